@@ -1,0 +1,182 @@
+//! The compiled catalog: what ferry serves, derived once at start-up from a document and a
+//! curation, by the pure function [`compile`].
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::curation::Curation;
+use crate::diagnostic::Diagnostic;
+use crate::openapi::Document;
+
+/// Every tool ferry serves, and who it says it is.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    pub server: ServerInfo,
+    /// Base URL every call goes to; `None` when neither the curation, a flag nor the
+    /// document's `servers` name one (then the catalog can be checked but not served).
+    pub upstream: Option<String>,
+    /// Sorted by name.
+    pub tools: Vec<Tool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerInfo {
+    pub name: String,
+    pub title: Option<String>,
+    pub version: String,
+    pub instructions: Option<String>,
+}
+
+/// One MCP tool and the HTTP request it becomes.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// A JSON Schema 2020-12 object schema with `additionalProperties: false`.
+    pub input_schema: Value,
+    pub annotations: Annotations,
+    pub plan: RequestPlan,
+    /// How each annotation was decided, for `ferry check`.
+    pub basis: AnnotationBasis,
+}
+
+/// MCP tool annotations; `None` means the hint is absent (MCP's default applies).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// Whether a tool's annotations are what its method justifies, or a claim of the curation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnnotationBasis {
+    /// Derived from the HTTP method alone.
+    Method,
+    /// Changed by the curation, and still sound for the method.
+    CurationSound,
+    /// Asserted by the curation (with `because:`), not justified by the method.
+    CurationAsserted,
+}
+
+/// How a tool call becomes one HTTP request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestPlan {
+    pub method: http::Method,
+    /// The path template as the document writes it, e.g. `/pets/{petId}`.
+    pub path: String,
+    /// Path, query, header and cookie parameters, in document order.
+    pub parameters: Vec<ParameterPlan>,
+    pub body: Option<BodyPlan>,
+    /// Credentials the operation's security requirements ask for; filled by ferry from its
+    /// own upstream configuration, never by the caller.
+    pub credentials: Vec<CredentialSlot>,
+}
+
+/// One parameter: which argument feeds it and how it is serialized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParameterPlan {
+    /// Property name in the tool's input schema.
+    pub argument: String,
+    /// Name on the wire.
+    pub name: String,
+    pub location: ParameterLocation,
+    pub style: ParameterStyle,
+    pub explode: bool,
+    pub allow_reserved: bool,
+    pub required: bool,
+    /// The parameter uses `content` with a JSON media type: the value is sent as JSON text.
+    pub json_content: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParameterLocation {
+    Path,
+    Query,
+    Header,
+    Cookie,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ParameterStyle {
+    Simple,
+    Label,
+    Matrix,
+    Form,
+    SpaceDelimited,
+    PipeDelimited,
+    DeepObject,
+}
+
+/// The request body: its media type and where its value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyPlan {
+    /// The media type sent as `Content-Type`, as the document writes it.
+    pub media_type: String,
+    pub encoding: BodyEncoding,
+    pub placement: BodyPlacement,
+    pub required: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyEncoding {
+    /// `application/json` and `+json` types: the value serialized as JSON.
+    Json,
+    /// `application/x-www-form-urlencoded`: an object's properties as form fields.
+    Form,
+    /// `multipart/form-data`: one part per property; the named properties are files,
+    /// carried as base64 strings in the arguments and sent as raw bytes.
+    Multipart { files: Vec<String> },
+    /// `text/*`: a string sent as it is.
+    Text,
+    /// Any other type: a base64 string argument, decoded and sent as raw bytes.
+    Binary,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyPlacement {
+    /// The body is the value of this one argument.
+    Argument(String),
+    /// The body is an object made of these top-level arguments (the body's own properties,
+    /// merged beside the parameters).
+    Merged(Vec<String>),
+}
+
+/// A credential the upstream expects, as the document's security schemes describe it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialSlot {
+    /// The security scheme's name in the document.
+    pub scheme: String,
+    pub kind: CredentialKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CredentialKind {
+    /// An `apiKey` scheme: a named header, query item or cookie.
+    ApiKey { location: ParameterLocation, name: String },
+    /// `http` bearer, OAuth 2 and OpenID Connect: `Authorization: Bearer`.
+    Bearer,
+    /// `http` basic.
+    Basic,
+    /// Any other `http` scheme, by its name.
+    Http(String),
+}
+
+/// Compiles a document and a curation into a catalog. Pure: reads nothing, awaits nothing.
+/// Every problem found is returned; tools that compiled are kept even when others failed.
+pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagnostic>) {
+    let _ = (document, curation);
+    todo!("catalog compiler")
+}

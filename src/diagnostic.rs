@@ -1,0 +1,89 @@
+//! Problems found while reading and compiling, each with where it is.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// One problem, with its severity and location. Compiling collects all of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub location: Location,
+    /// The operation it concerns, as `METHOD /path`, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// Where a problem is: a JSON pointer into a document file, or a key path in the curation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "in", rename_all = "lowercase")]
+pub enum Location {
+    /// `file` is relative to the root document's directory (empty for the root itself).
+    Document { file: String, pointer: String },
+    /// A dotted key path such as `tools.createPet.annotations`.
+    Curation { path: String },
+    /// The command line or the configuration as a whole.
+    General,
+}
+
+impl Diagnostic {
+    pub fn error(location: Location, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Error, location, operation: None, message: message.into() }
+    }
+
+    pub fn warning(location: Location, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Warning, location, operation: None, message: message.into() }
+    }
+
+    pub fn with_operation(mut self, operation: impl Into<String>) -> Self {
+        self.operation = Some(operation.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl Location {
+    pub fn document(file: &str, pointer: impl Into<String>) -> Self {
+        Location::Document { file: file.to_string(), pointer: pointer.into() }
+    }
+
+    pub fn curation(path: impl Into<String>) -> Self {
+        Location::Curation { path: path.into() }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Document { file, pointer } if file.is_empty() => write!(f, "openapi#{pointer}"),
+            Location::Document { file, pointer } => write!(f, "{file}#{pointer}"),
+            Location::Curation { path } => write!(f, "curation:{path}"),
+            Location::General => f.write_str("config"),
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let severity = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{severity}: {}", self.message)?;
+        if let Some(operation) = &self.operation {
+            write!(f, " ({operation})")?;
+        }
+        write!(f, "\n  --> {}", self.location)
+    }
+}

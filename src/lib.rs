@@ -1,0 +1,10 @@
+//! ferry: an OpenAPI description plus a curation file, compiled into an MCP server.
+//!
+//! The modules follow the pipeline: [`openapi`] and [`curation`] read what the user gave,
+//! [`catalog`] compiles it into tools, [`mcp`] answers protocol requests, [`transport`]
+//! carries them over HTTP and stdio, and [`upstream`] calls the real API.
+
+pub mod catalog;
+pub mod curation;
+pub mod diagnostic;
+pub mod openapi;
