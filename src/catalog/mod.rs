@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::curation::Curation;
+use crate::curation::{CallOptions, Curation};
 use crate::diagnostic::Diagnostic;
 use crate::openapi::Document;
 
@@ -39,6 +39,11 @@ pub struct Tool {
     pub plan: RequestPlan,
     /// How each annotation was decided, for `ferry check`.
     pub basis: AnnotationBasis,
+    /// JSON pointers (into `input_schema`) of `pattern` keywords that the linear-time regex
+    /// engine cannot compile: served as written, left out of argument validation.
+    pub unchecked_patterns: Vec<String>,
+    /// The curation's call options for this tool, over its file-wide defaults.
+    pub call: CallOptions,
 }
 
 /// MCP tool annotations; `None` means the hint is absent (MCP's default applies).

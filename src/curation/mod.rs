@@ -7,6 +7,10 @@ use std::path::PathBuf;
 
 use crate::diagnostic::Diagnostic;
 
+pub mod call;
+
+pub use call::CallOptions;
+
 /// The curation, as written (after flags that stand in for it are applied).
 #[derive(Debug, Clone, Default)]
 pub struct Curation {
@@ -25,6 +29,8 @@ pub struct Curation {
     pub tools: Vec<ToolEntry>,
     /// `tags:` entries, in file order.
     pub tags: Vec<TagEntry>,
+    /// Defaults for every tool's upstream call.
+    pub call: CallOptions,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,6 +53,9 @@ pub struct ToolEntry {
     pub annotations: AnnotationOverrides,
     /// Evidence for a claim the method does not justify.
     pub because: Option<String>,
+    /// Mirror these arguments into `Mcp-Param-{Name}` headers: argument name → Name.
+    pub mirror_headers: Vec<(String, String)>,
+    pub call: CallOptions,
 }
 
 /// Annotation values the curation sets; `None` leaves the derived value.
