@@ -8,3 +8,4 @@ pub mod catalog;
 pub mod curation;
 pub mod diagnostic;
 pub mod openapi;
+pub mod upstream;
