@@ -1,3 +1,20 @@
-//! The `ferry` command: parses arguments, sets up logging, calls the library.
+//! The `ferry` command: parses arguments, sets up logging, calls the library, and turns an
+//! error into an exit code (0 clean, 1 problems found, 2 could not run).
 
-fn main() {}
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod cli;
+
+fn main() -> ExitCode {
+    let args = cli::Args::parse();
+    cli::init_logging(args.verbose);
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("ferry: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
