@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::diagnostic::Diagnostic;
 
+pub mod auth;
 pub mod call;
 
 pub use call::CallOptions;

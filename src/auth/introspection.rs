@@ -1,0 +1,75 @@
+//! RFC 7662 token introspection: asking the authorization server whether an opaque token is
+//! active, and what it grants. ferry authenticates to the endpoint with HTTP basic
+//! (RFC 6749 §2.3.1), its client secret read from the environment at start.
+
+use serde_json::{Map, Value};
+use url::Url;
+
+use super::secret::Secret;
+
+/// Largest introspection response accepted.
+const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+
+pub(crate) struct Introspector {
+    endpoint: Url,
+    client_id: String,
+    client_secret: Secret,
+    client: reqwest::Client,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum IntrospectionError {
+    #[error("introspection request failed: {0}")]
+    Request(#[from] reqwest::Error),
+    #[error("introspection endpoint answered {0}")]
+    Status(http::StatusCode),
+    #[error("introspection response is not a JSON object")]
+    Shape,
+}
+
+impl Introspector {
+    pub fn new(endpoint: Url, client_id: String, client_secret: Secret, client: reqwest::Client) -> Introspector {
+        Introspector { endpoint, client_id, client_secret, client }
+    }
+
+    /// The endpoint's answer about `token`: the claims of an active token, or `None` when
+    /// the server says it is not active.
+    pub async fn introspect(&self, token: &str) -> Result<Option<Map<String, Value>>, IntrospectionError> {
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("token", token)
+            .append_pair("token_type_hint", "access_token")
+            .finish();
+        let mut response = self
+            .client
+            .post(self.endpoint.clone())
+            .header(http::header::AUTHORIZATION, basic_authorization(&self.client_id, self.client_secret.expose()))
+            .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(http::header::ACCEPT, "application/json")
+            .body(body)
+            .send()
+            .await?;
+        if !response.status().is_success() {
+            return Err(IntrospectionError::Status(response.status()));
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await? {
+            if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                return Err(IntrospectionError::Shape);
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let Ok(Value::Object(claims)) = serde_json::from_slice::<Value>(&bytes) else {
+            return Err(IntrospectionError::Shape);
+        };
+        let active = claims.get("active").and_then(Value::as_bool).unwrap_or(false);
+        Ok(active.then_some(claims))
+    }
+}
+
+/// `Basic base64(urlencode(id):urlencode(secret))`, as RFC 6749 §2.3.1 asks of OAuth clients.
+pub(crate) fn basic_authorization(client_id: &str, client_secret: &str) -> String {
+    use base64::Engine as _;
+    let encode = |text: &str| url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
+    let pair = format!("{}:{}", encode(client_id), encode(client_secret));
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
+}

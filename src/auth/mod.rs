@@ -1,0 +1,623 @@
+//! Who may use ferry, and with what: inbound authentication (none, static API keys, or
+//! OAuth 2.1 resource server), per-tool scopes, and the credentials ferry itself presents
+//! upstream ([`outbound`]).
+//!
+//! The transport asks an [`Authenticator`] about every request before dispatch:
+//! [`Authenticator::authenticate`] turns the `Authorization` header into a [`Principal`] or a
+//! [`Challenge`] (401), [`Authenticator::authorize`] refuses a tool the principal lacks a
+//! scope for (403), and [`Authenticator::may_use`] filters `tools/list`. The caller's token
+//! stays inside the [`Principal`]; it is never forwarded upstream.
+
+use std::collections::{BTreeSet, HashMap};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use url::Url;
+
+mod challenge;
+mod config;
+mod introspection;
+mod jwks;
+mod metadata;
+mod secret;
+
+pub use challenge::{Challenge, ChallengeKind};
+pub use config::{
+    ApiKey, AuthConfig, AuthMode, DEFAULT_JWKS_MAX_AGE_SECONDS, DEFAULT_JWKS_MIN_REFRESH_SECONDS,
+    DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, is_loopback_host, is_scope_token,
+    is_secure_or_loopback,
+};
+pub use secret::Secret;
+
+use challenge::ChallengeParams;
+use introspection::Introspector;
+use jwks::JwksCache;
+
+/// Who is calling, once authenticated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The token's `sub` (or `client_id`), or the API key's subject; `anonymous` without
+    /// authentication.
+    pub subject: String,
+    /// Granted scopes, sorted, without duplicates.
+    pub scopes: Vec<String>,
+    /// The validated bearer token, kept only for RFC 8693 token exchange.
+    token: Option<Secret>,
+}
+
+impl Principal {
+    pub fn new(subject: impl Into<String>, scopes: impl IntoIterator<Item = impl Into<String>>) -> Principal {
+        let scopes: BTreeSet<String> = scopes.into_iter().map(Into::into).collect();
+        Principal { subject: subject.into(), scopes: scopes.into_iter().collect(), token: None }
+    }
+
+    /// The principal of a server without authentication.
+    pub fn anonymous() -> Principal {
+        Principal::new("anonymous", Vec::<String>::new())
+    }
+
+    /// Attaches the validated token the principal presented (for token exchange).
+    pub fn with_token(mut self, token: Secret) -> Principal {
+        self.token = Some(token);
+        self
+    }
+
+    /// The OAuth access token this principal was authenticated with; `None` for API keys
+    /// and for the anonymous principal.
+    pub fn token(&self) -> Option<&Secret> {
+        self.token.as_ref()
+    }
+
+    pub fn has_scopes(&self, required: &[String]) -> bool {
+        required.iter().all(|scope| self.scopes.binary_search(scope).is_ok())
+    }
+}
+
+/// Whether a `tools/list` answer may be shared across callers (MCP `cacheScope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    Public,
+    Private,
+}
+
+impl CacheScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        }
+    }
+}
+
+/// The scopes each tool needs: its own list when the curation names one, else the default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolScopes {
+    default: Vec<String>,
+    tools: HashMap<String, Vec<String>>,
+}
+
+impl ToolScopes {
+    /// `explicit` holds the tools whose entry names `scopes:` (possibly empty).
+    pub fn new(default: Vec<String>, explicit: impl IntoIterator<Item = (String, Vec<String>)>) -> ToolScopes {
+        ToolScopes { default, tools: explicit.into_iter().collect() }
+    }
+
+    pub fn required(&self, tool: &str) -> &[String] {
+        self.tools.get(tool).unwrap_or(&self.default)
+    }
+
+    /// Whether some tool may need a scope.
+    pub fn any(&self) -> bool {
+        !self.default.is_empty() || self.tools.values().any(|scopes| !scopes.is_empty())
+    }
+
+    /// Every scope named, sorted: `scopes_supported` in the metadata.
+    pub fn all(&self) -> Vec<String> {
+        let all: BTreeSet<&String> = self.default.iter().chain(self.tools.values().flatten()).collect();
+        all.into_iter().cloned().collect()
+    }
+}
+
+/// Why an [`Authenticator`] could not be built from its configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("environment variable {variable} is not set (named by {location})")]
+    MissingEnv { variable: String, location: String },
+    #[error("environment variable {variable} does not hold a SHA-256 in hex (named by {location})")]
+    BadHashEnv { variable: String, location: String },
+    #[error("{0} must be https, or http to a loopback address")]
+    InsecureUrl(String),
+    #[error("cannot build the HTTP client for authorization: {0}")]
+    Client(#[from] reqwest::Error),
+}
+
+/// Refusal to serve without authentication on an address others can reach.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "refusing to listen on {listen} without authentication: add an `auth:` section to the curation \
+     (`auth: {{api_keys: [{{subject: NAME, sha256: HEX, scopes: [...]}}]}}` or \
+     `auth: {{oauth: {{resource: URL, issuer: URL, jwks_uri: URL}}}}`), or listen on 127.0.0.1"
+)]
+pub struct ExposureError {
+    pub listen: String,
+}
+
+/// Checks that ferry does not serve without authentication beyond loopback. `listen` is the
+/// listen address as given (`127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`, `0.0.0.0:80`).
+pub fn check_exposure(listen: &str, auth: Option<&AuthConfig>) -> Result<(), ExposureError> {
+    if auth.is_some() || is_loopback_listen(listen) {
+        return Ok(());
+    }
+    Err(ExposureError { listen: listen.to_string() })
+}
+
+/// Decides, on every request, who the caller is and which tools they reach.
+#[derive(Clone)]
+pub struct Authenticator {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    mode: Mode,
+    tool_scopes: ToolScopes,
+    /// The scopes a 401 asks for: every scope a tool needs.
+    scopes_supported: Vec<String>,
+}
+
+enum Mode {
+    None,
+    ApiKeys(Vec<StoredKey>),
+    OAuth(Box<OAuth>),
+}
+
+struct StoredKey {
+    subject: String,
+    digest: [u8; 32],
+    scopes: Vec<String>,
+}
+
+struct OAuth {
+    resource: Url,
+    issuer: String,
+    audiences: Vec<String>,
+    leeway: u64,
+    jwks: Option<Arc<JwksCache>>,
+    introspector: Option<Introspector>,
+    metadata_url: String,
+    metadata_path: String,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mode = match &self.inner.mode {
+            Mode::None => "none",
+            Mode::ApiKeys(_) => "api_keys",
+            Mode::OAuth(_) => "oauth",
+        };
+        f.debug_struct("Authenticator").field("mode", &mode).finish_non_exhaustive()
+    }
+}
+
+impl Authenticator {
+    /// No authentication: every caller is [`Principal::anonymous`] and reaches every tool.
+    pub fn none() -> Authenticator {
+        Authenticator {
+            inner: Arc::new(Inner {
+                mode: Mode::None,
+                tool_scopes: ToolScopes::default(),
+                scopes_supported: Vec::new(),
+            }),
+        }
+    }
+
+    /// Builds the authenticator for `config` (`None`: no authentication), reading the
+    /// environment variables it names. `tool_scopes` holds the tools whose curation entry
+    /// names `scopes:`; the others need the configured default.
+    pub fn new(
+        config: Option<&AuthConfig>,
+        tool_scopes: impl IntoIterator<Item = (String, Vec<String>)>,
+    ) -> Result<Authenticator, AuthError> {
+        Authenticator::with_env(config, tool_scopes, |name| std::env::var(name).ok())
+    }
+
+    /// [`Authenticator::new`] with the environment given as a function, for tests.
+    pub fn with_env(
+        config: Option<&AuthConfig>,
+        tool_scopes: impl IntoIterator<Item = (String, Vec<String>)>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Authenticator, AuthError> {
+        let Some(config) = config else { return Ok(Authenticator::none()) };
+        let tool_scopes = ToolScopes::new(config.default_scopes.clone(), tool_scopes);
+        let mode = match &config.mode {
+            AuthMode::ApiKeys(keys) => Mode::ApiKeys(stored_keys(keys, &env)?),
+            AuthMode::OAuth(oauth) => Mode::OAuth(Box::new(build_oauth(oauth, &env)?)),
+        };
+        let scopes_supported = tool_scopes.all();
+        Ok(Authenticator { inner: Arc::new(Inner { mode, tool_scopes, scopes_supported }) })
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        !matches!(self.inner.mode, Mode::None)
+    }
+
+    /// Fetches the signing keys ahead of the first request (OAuth with a JWKS only). A failure
+    /// is logged, not fatal: the keys are fetched again on demand.
+    pub async fn warm(&self) {
+        if let Mode::OAuth(oauth) = &self.inner.mode
+            && let Some(jwks) = &oauth.jwks
+        {
+            jwks.warm().await;
+        }
+    }
+
+    /// Who sent a request with this `Authorization` header value, or why it is refused.
+    pub async fn authenticate(&self, authorization_header: Option<&str>) -> Result<Principal, Challenge> {
+        let token = match &self.inner.mode {
+            Mode::None => return Ok(Principal::anonymous()),
+            _ => match bearer_token(authorization_header) {
+                BearerToken::Absent => return Err(self.challenge(ChallengeKind::Missing, None, &[])),
+                BearerToken::Malformed => {
+                    return Err(self.invalid_token("the Authorization header is not a bearer token"));
+                }
+                BearerToken::Token(token) => token,
+            },
+        };
+        match &self.inner.mode {
+            Mode::None => Ok(Principal::anonymous()),
+            Mode::ApiKeys(keys) => match find_key(keys, token) {
+                Some(key) => Ok(Principal::new(key.subject.clone(), key.scopes.iter().cloned())),
+                None => Err(self.invalid_token("unknown key")),
+            },
+            Mode::OAuth(oauth) => self.validate_oauth(oauth, token).await,
+        }
+    }
+
+    /// Refuses (403) a call to `tool` that needs a scope `principal` lacks.
+    pub fn authorize(&self, principal: &Principal, tool: &str) -> Result<(), Challenge> {
+        if self.may_use(principal, tool) {
+            return Ok(());
+        }
+        let required = self.inner.tool_scopes.required(tool);
+        Err(self.challenge(ChallengeKind::InsufficientScope, Some("the token lacks a scope this tool needs"), required))
+    }
+
+    /// Whether `principal` reaches `tool`: it holds every scope the tool needs.
+    pub fn may_use(&self, principal: &Principal, tool: &str) -> bool {
+        match self.inner.mode {
+            Mode::None => true,
+            _ => principal.has_scopes(self.inner.tool_scopes.required(tool)),
+        }
+    }
+
+    /// `private` when the tool list differs between callers (some tool needs a scope).
+    pub fn cache_scope(&self) -> CacheScope {
+        match self.inner.mode {
+            Mode::None => CacheScope::Public,
+            _ if self.inner.tool_scopes.any() => CacheScope::Private,
+            _ => CacheScope::Public,
+        }
+    }
+
+    /// The scopes `tool` needs (empty without authentication).
+    pub fn required_scopes(&self, tool: &str) -> &[String] {
+        match self.inner.mode {
+            Mode::None => &[],
+            _ => self.inner.tool_scopes.required(tool),
+        }
+    }
+
+    /// The RFC 9728 protected resource metadata URL (OAuth only).
+    pub fn metadata_url(&self) -> Option<&str> {
+        self.oauth().map(|oauth| oauth.metadata_url.as_str())
+    }
+
+    /// The path the metadata is served at: `/.well-known/oauth-protected-resource` plus the
+    /// resource URL's path (OAuth only).
+    pub fn metadata_path(&self) -> Option<&str> {
+        self.oauth().map(|oauth| oauth.metadata_path.as_str())
+    }
+
+    /// The RFC 9728 protected resource metadata document (OAuth only).
+    pub fn metadata_document(&self) -> Option<Value> {
+        self.oauth().map(|oauth| metadata::document(&oauth.resource, &oauth.issuer, &self.inner.scopes_supported))
+    }
+
+    /// Routes serving the metadata document at [`Authenticator::metadata_path`] and at the
+    /// root well-known path; empty without OAuth. Merge into the HTTP router.
+    pub fn metadata_router<S: Clone + Send + Sync + 'static>(&self) -> axum::Router<S> {
+        match (self.metadata_path(), self.metadata_document()) {
+            (Some(path), Some(document)) => metadata::router(path, &document),
+            _ => axum::Router::new(),
+        }
+    }
+
+    fn oauth(&self) -> Option<&OAuth> {
+        match &self.inner.mode {
+            Mode::OAuth(oauth) => Some(oauth),
+            _ => None,
+        }
+    }
+
+    async fn validate_oauth(&self, oauth: &OAuth, token: &str) -> Result<Principal, Challenge> {
+        let claims = if let Some(jwks) = oauth.jwks.as_ref().filter(|_| looks_like_jwt(token)) {
+            self.validate_jwt(oauth, jwks, token).await?
+        } else if let Some(introspector) = &oauth.introspector {
+            self.introspect(oauth, introspector, token).await?
+        } else {
+            return Err(self.invalid_token("the token is malformed"));
+        };
+        let Some(subject) = ["sub", "client_id"].iter().find_map(|name| claims.get(*name).and_then(Value::as_str))
+        else {
+            return Err(self.invalid_token("the token names no subject"));
+        };
+        Ok(Principal::new(subject, token_scopes(&claims)).with_token(Secret::new(token)))
+    }
+
+    async fn validate_jwt(
+        &self,
+        oauth: &OAuth,
+        jwks: &Arc<JwksCache>,
+        token: &str,
+    ) -> Result<Map<String, Value>, Challenge> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| self.invalid_token("the token is malformed"))?;
+        let Some(key) = jwks.find(header.kid.as_deref()).await else {
+            return Err(self.invalid_token("the token is signed with an unknown key"));
+        };
+        let mut validation = jsonwebtoken::Validation::new(key.algorithm);
+        validation.set_issuer(&[&oauth.issuer]);
+        validation.set_audience(&oauth.audiences);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        validation.validate_nbf = true;
+        validation.leeway = oauth.leeway;
+        match jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation) {
+            Ok(data) => Ok(data.claims),
+            Err(error) => {
+                tracing::debug!(error = ?error.kind(), "refused a JWT");
+                Err(self.invalid_token(jwt_error_description(error.kind())))
+            }
+        }
+    }
+
+    async fn introspect(
+        &self,
+        oauth: &OAuth,
+        introspector: &Introspector,
+        token: &str,
+    ) -> Result<Map<String, Value>, Challenge> {
+        let claims = match introspector.introspect(token).await {
+            Ok(Some(claims)) => claims,
+            Ok(None) => return Err(self.invalid_token("the token is not active")),
+            Err(error) => {
+                tracing::warn!(%error, "cannot introspect a token");
+                return Err(self.challenge(ChallengeKind::Unavailable, None, &[]));
+            }
+        };
+        let now = unix_now();
+        let number = |name: &str| claims.get(name).and_then(Value::as_u64);
+        if number("exp").is_some_and(|exp| exp.saturating_add(oauth.leeway) < now) {
+            return Err(self.invalid_token("the token has expired"));
+        }
+        if number("nbf").is_some_and(|nbf| nbf > now.saturating_add(oauth.leeway)) {
+            return Err(self.invalid_token("the token is not valid yet"));
+        }
+        if let Some(issuer) = claims.get("iss")
+            && issuer.as_str() != Some(oauth.issuer.as_str())
+        {
+            return Err(self.invalid_token("the token was issued by another authorization server"));
+        }
+        // RFC 8707: a token must name this resource; one without an audience might be meant
+        // for any resource, so it is refused too.
+        let audience_ok = match claims.get("aud") {
+            Some(Value::String(audience)) => oauth.audiences.contains(audience),
+            Some(Value::Array(audiences)) => audiences
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|audience| oauth.audiences.iter().any(|ours| ours == audience)),
+            _ => false,
+        };
+        if !audience_ok {
+            return Err(self.invalid_token("the token was issued for another resource"));
+        }
+        Ok(claims)
+    }
+
+    fn invalid_token(&self, description: &str) -> Challenge {
+        self.challenge(ChallengeKind::InvalidToken, Some(description), &[])
+    }
+
+    fn challenge(&self, kind: ChallengeKind, description: Option<&str>, scopes: &[String]) -> Challenge {
+        let scopes = match kind {
+            ChallengeKind::InsufficientScope => scopes,
+            _ => self.inner.scopes_supported.as_slice(),
+        };
+        Challenge::new(kind, ChallengeParams { description, scopes, resource_metadata: self.metadata_url() })
+    }
+}
+
+enum BearerToken<'a> {
+    Absent,
+    Malformed,
+    Token(&'a str),
+}
+
+/// The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1). Another scheme
+/// counts as no token: the client has not tried bearer authentication yet.
+fn bearer_token(header: Option<&str>) -> BearerToken<'_> {
+    let Some(header) = header else { return BearerToken::Absent };
+    let header = header.trim();
+    let Some((scheme, token)) = header.split_once(' ') else {
+        return if header.eq_ignore_ascii_case("bearer") { BearerToken::Malformed } else { BearerToken::Absent };
+    };
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return BearerToken::Absent;
+    }
+    let token = token.trim_start();
+    let token68 = |byte: u8| byte.is_ascii_alphanumeric() || b"-._~+/=".contains(&byte);
+    if token.is_empty() || !token.bytes().all(token68) {
+        return BearerToken::Malformed;
+    }
+    BearerToken::Token(token)
+}
+
+/// Hashes the presented key and compares it with every stored hash in constant time, so the
+/// time taken says nothing about how much of a hash matched.
+fn find_key<'a>(keys: &'a [StoredKey], presented: &str) -> Option<&'a StoredKey> {
+    let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+    let mut found = None;
+    for key in keys {
+        if constant_time_eq(&key.digest, &digest) && found.is_none() {
+            found = Some(key);
+        }
+    }
+    found
+}
+
+fn constant_time_eq(left: &[u8; 32], right: &[u8; 32]) -> bool {
+    let difference = left.iter().zip(right).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    std::hint::black_box(difference) == 0
+}
+
+fn stored_keys(keys: &[ApiKey], env: &impl Fn(&str) -> Option<String>) -> Result<Vec<StoredKey>, AuthError> {
+    keys.iter()
+        .enumerate()
+        .map(|(index, key)| {
+            let location = format!("auth.api_keys[{index}]");
+            let read = |variable: &str| {
+                env(variable)
+                    .ok_or_else(|| AuthError::MissingEnv { variable: variable.to_string(), location: location.clone() })
+            };
+            let digest = match &key.key {
+                KeySource::Sha256(hex) => parse_sha256(hex),
+                KeySource::Sha256Env(variable) => parse_sha256(read(variable)?.trim()),
+                KeySource::KeyEnv(variable) => Some(Sha256::digest(read(variable)?.as_bytes()).into()),
+            };
+            let digest = digest.ok_or_else(|| AuthError::BadHashEnv {
+                variable: match &key.key {
+                    KeySource::Sha256Env(variable) | KeySource::KeyEnv(variable) => variable.clone(),
+                    KeySource::Sha256(_) => "sha256".to_string(),
+                },
+                location: location.clone(),
+            })?;
+            let scopes: BTreeSet<String> = key.scopes.iter().cloned().collect();
+            Ok(StoredKey { subject: key.subject.clone(), digest, scopes: scopes.into_iter().collect() })
+        })
+        .collect()
+}
+
+/// 64 hex digits (either case) as 32 bytes.
+pub(crate) fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
+    let bytes = hex.as_bytes();
+    if bytes.len() != 64 {
+        return None;
+    }
+    let mut digest = [0u8; 32];
+    for (index, pair) in bytes.chunks(2).enumerate() {
+        let text = std::str::from_utf8(pair).ok()?;
+        digest[index] = u8::from_str_radix(text, 16).ok()?;
+    }
+    Some(digest)
+}
+
+fn build_oauth(config: &OAuthConfig, env: &impl Fn(&str) -> Option<String>) -> Result<OAuth, AuthError> {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(10))
+        .user_agent(concat!("ferry/", env!("CARGO_PKG_VERSION")))
+        .build()?;
+    let jwks = match &config.jwks_uri {
+        Some(uri) if !is_secure_or_loopback(uri) => {
+            return Err(AuthError::InsecureUrl("auth.oauth.jwks_uri".to_string()));
+        }
+        Some(uri) => Some(Arc::new(JwksCache::new(
+            uri.clone(),
+            client.clone(),
+            Duration::from_secs(config.jwks_min_refresh_seconds),
+            Duration::from_secs(config.jwks_max_age_seconds),
+        ))),
+        None => None,
+    };
+    let introspector = match &config.introspection {
+        Some(introspection) if !is_secure_or_loopback(&introspection.endpoint) => {
+            return Err(AuthError::InsecureUrl("auth.oauth.introspection.endpoint".to_string()));
+        }
+        Some(introspection) => {
+            let secret = env(&introspection.client_secret_env).ok_or_else(|| AuthError::MissingEnv {
+                variable: introspection.client_secret_env.clone(),
+                location: "auth.oauth.introspection.client_secret".to_string(),
+            })?;
+            Some(Introspector::new(
+                introspection.endpoint.clone(),
+                introspection.client_id.clone(),
+                Secret::from(secret),
+                client,
+            ))
+        }
+        None => None,
+    };
+    let audiences =
+        if config.audiences.is_empty() { vec![config.resource.to_string()] } else { config.audiences.clone() };
+    let (metadata_url, metadata_path) = metadata::location(&config.resource);
+    Ok(OAuth {
+        resource: config.resource.clone(),
+        issuer: config.issuer.clone(),
+        audiences,
+        leeway: config.leeway_seconds,
+        jwks,
+        introspector,
+        metadata_url,
+        metadata_path,
+    })
+}
+
+/// Three base64url segments: a JWS in compact form.
+fn looks_like_jwt(token: &str) -> bool {
+    token.split('.').count() == 3
+}
+
+/// Granted scopes: `scope` (space-separated, RFC 9068 and RFC 7662), or `scp` (a list or a
+/// string, as some servers write it).
+fn token_scopes(claims: &Map<String, Value>) -> Vec<String> {
+    let split = |text: &str| text.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    match (claims.get("scope"), claims.get("scp")) {
+        (Some(Value::String(scope)), _) => split(scope),
+        (_, Some(Value::String(scp))) => split(scp),
+        (_, Some(Value::Array(scp))) => scp.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn jwt_error_description(kind: &jsonwebtoken::errors::ErrorKind) -> &'static str {
+    use jsonwebtoken::errors::ErrorKind;
+    match kind {
+        ErrorKind::ExpiredSignature => "the token has expired",
+        ErrorKind::ImmatureSignature => "the token is not valid yet",
+        ErrorKind::InvalidAudience => "the token was issued for another resource",
+        ErrorKind::InvalidIssuer => "the token was issued by another authorization server",
+        ErrorKind::InvalidAlgorithm => "the token's algorithm does not match its key",
+        ErrorKind::InvalidSignature => "the token's signature does not verify",
+        ErrorKind::MissingRequiredClaim(_) => "the token lacks a required claim",
+        _ => "the token is malformed",
+    }
+}
+
+fn is_loopback_listen(listen: &str) -> bool {
+    if let Ok(address) = listen.parse::<SocketAddr>() {
+        return address.ip().is_loopback();
+    }
+    let host = listen.rsplit_once(':').map_or(listen, |(host, _)| host);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,280 @@
+//! Unit tests of inbound authorization that need no network: configuration, API keys,
+//! challenges, scopes, metadata and the loopback rule. JWTs against a live JWKS are in
+//! `tests/it/auth.rs`.
+
+use expect_test::{Expect, expect};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::*;
+use crate::curation::auth::{parse_auth, parse_tool_scopes};
+use crate::diagnostic::Diagnostic;
+
+fn parse(yaml: &str) -> (Option<AuthConfig>, Vec<Diagnostic>) {
+    let value: Value = serde_saphyr::from_str(yaml).expect("test YAML parses");
+    let mut diagnostics = Vec::new();
+    let config = parse_auth(&value, "auth", &mut diagnostics);
+    (config, diagnostics)
+}
+
+fn check_diagnostics(yaml: &str, expect: Expect) {
+    let (_, diagnostics) = parse(yaml);
+    let text: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+    expect.assert_eq(&text.join("\n"));
+}
+
+fn hex_sha256(key: &str) -> String {
+    Sha256::digest(key.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn api_key_authenticator(env: &[(&str, &str)]) -> Authenticator {
+    let yaml = format!(
+        "api_keys:\n  - {{subject: ci-bot, sha256: {}, scopes: [pets:read]}}\n  - {{subject: ops, key: {{env: OPS_KEY}}, scopes: [pets:read, pets:write]}}\n  - {{subject: audit, sha256: {{env: AUDIT_HASH}}}}\n",
+        hex_sha256("ci-secret")
+    );
+    let (config, diagnostics) = parse(&yaml);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let env: Vec<(String, String)> = env.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect();
+    let tools = [("createPet".to_string(), vec!["pets:write".to_string()]), ("ping".to_string(), vec![])];
+    Authenticator::with_env(config.as_ref(), tools, |name| {
+        env.iter().find(|(variable, _)| variable == name).map(|(_, value)| value.clone())
+    })
+    .expect("authenticator builds")
+}
+
+fn standard_env() -> [(&'static str, &'static str); 2] {
+    [("OPS_KEY", "ops-secret"), ("AUDIT_HASH", "7e1f6a3e3d7ff33b43c5d2ca1d1c0b3c8ab2b0b6d4a1f1a7d1c8f0b6c9e9a3f1")]
+}
+
+#[test]
+fn oauth_section_parses_with_defaults() {
+    let (config, diagnostics) = parse(
+        "default_scopes: [pets:read]\noauth:\n  resource: https://mcp.example.com/mcp\n  issuer: https://auth.example.com\n  jwks_uri: https://auth.example.com/jwks.json\n",
+    );
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let config = config.expect("config");
+    assert_eq!(config.default_scopes, ["pets:read"]);
+    let AuthMode::OAuth(oauth) = config.mode else { panic!("expected oauth") };
+    assert_eq!(oauth.resource.as_str(), "https://mcp.example.com/mcp");
+    assert_eq!(oauth.leeway_seconds, DEFAULT_LEEWAY_SECONDS);
+    assert_eq!(oauth.jwks_min_refresh_seconds, DEFAULT_JWKS_MIN_REFRESH_SECONDS);
+    assert_eq!(oauth.jwks_max_age_seconds, DEFAULT_JWKS_MAX_AGE_SECONDS);
+    assert!(oauth.audiences.is_empty());
+    assert!(oauth.introspection.is_none());
+}
+
+#[test]
+fn auth_section_problems_are_all_reported_with_their_paths() {
+    check_diagnostics(
+        "oauth:\n  resource: https://mcp.example.com/mcp#frag\n  jwks_uri: http://auth.example.com/jwks.json\n  leeway: 5\n",
+        expect![[r#"
+            error: unknown key `leeway` (expected one of: resource, issuer, jwks_uri, audiences, leeway_seconds, jwks_min_refresh_seconds, jwks_max_age_seconds, introspection)
+              --> curation:auth.oauth.leeway
+            error: the resource URL is an http(s) URL without query or fragment
+              --> curation:auth.oauth.resource
+            error: missing `issuer:`
+              --> curation:auth.oauth
+            error: expected an https URL (plain http only for loopback addresses)
+              --> curation:auth.oauth.jwks_uri"#]],
+    );
+}
+
+#[test]
+fn jwks_over_plain_http_is_allowed_for_loopback_only() {
+    let (config, diagnostics) = parse(
+        "oauth: {resource: http://127.0.0.1:8080/mcp, issuer: http://127.0.0.1:9000, jwks_uri: http://127.0.0.1:9000/jwks}\n",
+    );
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    assert!(config.is_some());
+    check_diagnostics(
+        "oauth: {resource: https://mcp.example.com/mcp, issuer: https://a.example.com, jwks_uri: http://10.0.0.1/jwks}\n",
+        expect![[r#"
+            error: expected an https URL (plain http only for loopback addresses)
+              --> curation:auth.oauth.jwks_uri"#]],
+    );
+}
+
+#[test]
+fn literal_keys_are_refused_in_the_file() {
+    check_diagnostics(
+        "api_keys:\n  - {subject: ci-bot, key: hunter2}\n  - {subject: x, sha256: abc}\n  - {sha256: {env: H}}\n",
+        expect![[r#"
+            error: a key is never written in the file: give its SHA-256 (`sha256:`) or an environment variable (`key: {env: VAR}`)
+              --> curation:auth.api_keys[0].key
+            error: expected the key's SHA-256 as 64 hex digits
+              --> curation:auth.api_keys[1].sha256
+            error: missing `subject:`
+              --> curation:auth.api_keys[2]"#]],
+    );
+}
+
+#[test]
+fn both_modes_at_once_are_refused() {
+    check_diagnostics(
+        "api_keys: []\noauth: {}\n",
+        expect![[r#"
+            error: choose one of `api_keys:` and `oauth:`
+              --> curation:auth"#]],
+    );
+}
+
+#[test]
+fn scopes_must_be_scope_tokens() {
+    check_diagnostics(
+        "default_scopes: [\"pets read\"]\napi_keys: [{subject: a, sha256: {env: H}}]\n",
+        expect![[r#"
+            error: "pets read" is not a scope: scopes are printable ASCII without spaces, quotes or backslashes
+              --> curation:auth.default_scopes"#]],
+    );
+    let tool: Value = serde_json::json!({"scopes": ["pets:write", "offline_access"]});
+    let mut diagnostics = Vec::new();
+    let scopes = parse_tool_scopes(tool.as_object().expect("object"), "tools.createPet", &mut diagnostics);
+    assert_eq!(scopes, None);
+    expect![[r#"
+        error: `offline_access` is not a scope a tool can require
+          --> curation:tools.createPet.scopes"#]]
+    .assert_eq(&diagnostics[0].to_string());
+}
+
+#[tokio::test]
+async fn api_keys_authenticate_by_hash_and_env() {
+    let authenticator = api_key_authenticator(&standard_env());
+    let ci = authenticator.authenticate(Some("Bearer ci-secret")).await.expect("ci key");
+    assert_eq!((ci.subject.as_str(), ci.scopes.as_slice()), ("ci-bot", &["pets:read".to_string()][..]));
+    assert!(ci.token().is_none(), "an API key is not a token to exchange");
+    let ops = authenticator.authenticate(Some("bearer ops-secret")).await.expect("ops key from env");
+    assert_eq!(ops.subject, "ops");
+    let refused = authenticator.authenticate(Some("Bearer wrong")).await.expect_err("unknown key");
+    assert_eq!(refused.status(), http::StatusCode::UNAUTHORIZED);
+    expect![[r#"Bearer error="invalid_token", scope="pets:write", error_description="unknown key""#]]
+        .assert_eq(refused.www_authenticate().unwrap_or_default());
+    let missing = authenticator.authenticate(None).await.expect_err("no header");
+    expect![[r#"Bearer scope="pets:write""#]].assert_eq(missing.www_authenticate().unwrap_or_default());
+    let basic = authenticator.authenticate(Some("Basic Y2k6c2VjcmV0")).await.expect_err("not bearer");
+    assert_eq!(basic.kind(), ChallengeKind::Missing);
+}
+
+#[test]
+fn a_missing_environment_variable_is_named_without_any_value() {
+    let yaml = "api_keys: [{subject: ops, key: {env: OPS_KEY}}]";
+    let (config, _) = parse(yaml);
+    let error = Authenticator::with_env(config.as_ref(), [], |_| None).expect_err("missing env");
+    expect!["environment variable OPS_KEY is not set (named by auth.api_keys[0])"].assert_eq(&error.to_string());
+}
+
+#[tokio::test]
+async fn scopes_decide_which_tools_a_principal_reaches() {
+    let authenticator = api_key_authenticator(&standard_env());
+    let ci = authenticator.authenticate(Some("Bearer ci-secret")).await.expect("ci key");
+    let ops = authenticator.authenticate(Some("Bearer ops-secret")).await.expect("ops key");
+    assert!(authenticator.may_use(&ci, "ping"));
+    assert!(authenticator.may_use(&ci, "getPet"), "no default scope: tools without scopes are open");
+    assert!(!authenticator.may_use(&ci, "createPet"));
+    assert!(authenticator.may_use(&ops, "createPet"));
+    let refused = authenticator.authorize(&ci, "createPet").expect_err("lacks pets:write");
+    assert_eq!(refused.status(), http::StatusCode::FORBIDDEN);
+    expect![[r#"Bearer error="insufficient_scope", scope="pets:write", error_description="the token lacks a scope this tool needs""#]]
+        .assert_eq(refused.www_authenticate().unwrap_or_default());
+    assert_eq!(authenticator.cache_scope(), CacheScope::Private);
+}
+
+#[test]
+fn without_scopes_the_tool_list_stays_public() {
+    let (config, _) = parse("api_keys: [{subject: a, key: {env: K}}]");
+    let authenticator = Authenticator::with_env(config.as_ref(), [], |_| Some("k".to_string())).expect("builds");
+    assert_eq!(authenticator.cache_scope(), CacheScope::Public);
+    assert_eq!(Authenticator::none().cache_scope(), CacheScope::Public);
+}
+
+#[tokio::test]
+async fn without_authentication_everyone_is_anonymous_and_reaches_everything() {
+    let authenticator =
+        Authenticator::new(None, [("createPet".to_string(), vec!["pets:write".to_string()])]).expect("none");
+    let principal = authenticator.authenticate(Some("Bearer whatever")).await.expect("anonymous");
+    assert_eq!(principal, Principal::anonymous());
+    assert!(authenticator.authorize(&principal, "createPet").is_ok());
+}
+
+#[test]
+fn default_scopes_apply_to_tools_without_their_own() {
+    let scopes =
+        ToolScopes::new(vec!["pets:read".into()], [("admin".into(), vec!["admin".into()]), ("open".into(), vec![])]);
+    assert_eq!(scopes.required("getPet"), ["pets:read"]);
+    assert_eq!(scopes.required("admin"), ["admin"]);
+    assert!(scopes.required("open").is_empty());
+    assert_eq!(scopes.all(), ["admin", "pets:read"]);
+}
+
+#[test]
+fn bearer_header_parsing_follows_rfc_6750() {
+    let kind = |header: Option<&str>| match bearer_token(header) {
+        BearerToken::Absent => "absent".to_string(),
+        BearerToken::Malformed => "malformed".to_string(),
+        BearerToken::Token(token) => format!("token {token}"),
+    };
+    assert_eq!(kind(None), "absent");
+    assert_eq!(kind(Some("Basic abc")), "absent");
+    assert_eq!(kind(Some("Bearer")), "malformed");
+    assert_eq!(kind(Some("Bearer a b")), "malformed");
+    assert_eq!(kind(Some("Bearer a\"b")), "malformed");
+    assert_eq!(kind(Some("BEARER abc.def-_~+/=")), "token abc.def-_~+/=");
+}
+
+#[test]
+fn metadata_url_is_the_well_known_path_plus_the_resource_path() {
+    let url = |resource: &str| metadata::location(&Url::parse(resource).expect("url"));
+    assert_eq!(
+        url("https://mcp.example.com/public/mcp"),
+        (
+            "https://mcp.example.com/.well-known/oauth-protected-resource/public/mcp".to_string(),
+            "/.well-known/oauth-protected-resource/public/mcp".to_string()
+        )
+    );
+    assert_eq!(url("https://mcp.example.com/").1, "/.well-known/oauth-protected-resource");
+    assert_eq!(url("http://127.0.0.1:8080/mcp").0, "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp");
+}
+
+#[test]
+fn metadata_document_names_resource_issuer_and_scopes() {
+    let (config, _) = parse(
+        "default_scopes: [pets:read]\noauth: {resource: https://mcp.example.com/mcp, issuer: https://auth.example.com, jwks_uri: https://auth.example.com/jwks}\n",
+    );
+    let tools = [("createPet".to_string(), vec!["pets:write".to_string()])];
+    let authenticator = Authenticator::with_env(config.as_ref(), tools, |_| None).expect("builds");
+    let document = authenticator.metadata_document().expect("oauth has metadata");
+    expect![[r#"{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"],"bearer_methods_supported":["header"],"scopes_supported":["pets:read","pets:write"]}"#]]
+        .assert_eq(&document.to_string());
+    assert_eq!(authenticator.metadata_path(), Some("/.well-known/oauth-protected-resource/mcp"));
+}
+
+#[test]
+fn serving_without_authentication_is_only_allowed_on_loopback() {
+    for listen in ["127.0.0.1:8080", "[::1]:8080", "localhost:8080", "127.0.0.2:1"] {
+        assert!(check_exposure(listen, None).is_ok(), "{listen}");
+    }
+    for listen in ["0.0.0.0:8080", "[::]:8080", "192.168.1.10:80", "example.com:80"] {
+        assert!(check_exposure(listen, None).is_err(), "{listen}");
+    }
+    let (config, _) = parse("api_keys: [{subject: a, key: {env: K}}]");
+    assert!(check_exposure("0.0.0.0:8080", config.as_ref()).is_ok());
+    let error = check_exposure("0.0.0.0:8080", None).expect_err("exposed");
+    expect!["refusing to listen on 0.0.0.0:8080 without authentication: add an `auth:` section to the curation (`auth: {api_keys: [{subject: NAME, sha256: HEX, scopes: [...]}]}` or `auth: {oauth: {resource: URL, issuer: URL, jwks_uri: URL}}`), or listen on 127.0.0.1"]
+        .assert_eq(&error.to_string());
+}
+
+#[test]
+fn secrets_do_not_show_in_debug_output() {
+    let secret = Secret::from("s3cret-value");
+    assert_eq!(format!("{secret:?}"), "Secret(<redacted>)");
+    let principal = Principal::new("alice", ["a"]).with_token(secret);
+    assert!(!format!("{principal:?}").contains("s3cret"));
+}
+
+#[test]
+fn constant_time_comparison_matches_only_equal_digests() {
+    let a = [7u8; 32];
+    let mut b = a;
+    assert!(constant_time_eq(&a, &b));
+    b[31] ^= 1;
+    assert!(!constant_time_eq(&a, &b));
+}

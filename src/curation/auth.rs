@@ -1,0 +1,331 @@
+//! The curation's `auth:` section (who may use ferry) and the per-tool `scopes:` key.
+//!
+//! ```yaml
+//! auth:
+//!   default_scopes: [pets:read]          # what a tool without `scopes:` needs
+//!   oauth:
+//!     resource: https://mcp.example.com/mcp
+//!     issuer: https://auth.example.com
+//!     jwks_uri: https://auth.example.com/jwks.json
+//! # or
+//! auth:
+//!   api_keys:
+//!     - {subject: ci-bot, sha256: <hex>, scopes: [pets:read]}
+//!     - {subject: ops, key: {env: FERRY_OPS_KEY}, scopes: [pets:read, pets:write]}
+//! tools:
+//!   createPet: {scopes: [pets:write]}
+//! ```
+//!
+//! Secrets are never accepted as literals: a key is written as its SHA-256 or named by an
+//! environment variable, and so is the introspection client secret.
+
+use serde_json::{Map, Value};
+use url::Url;
+
+use crate::auth::{
+    ApiKey, AuthConfig, AuthMode, DEFAULT_JWKS_MAX_AGE_SECONDS, DEFAULT_JWKS_MIN_REFRESH_SECONDS,
+    DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, is_scope_token, is_secure_or_loopback,
+};
+use crate::diagnostic::{Diagnostic, Location};
+
+/// The top-level keys this module owns.
+pub const KEYS: &[&str] = &["auth"];
+
+/// The tool-entry keys this module owns.
+pub const TOOL_KEYS: &[&str] = &["scopes"];
+
+/// Reads the `auth:` value found at `path`, pushing a diagnostic for each problem; `None`
+/// when it is unusable (then the caller must not serve without authentication by mistake:
+/// the diagnostics are errors).
+pub fn parse_auth(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<AuthConfig> {
+    let map = as_map(value, path, "a mapping with `api_keys:` or `oauth:`", diagnostics)?;
+    unknown_keys(map, path, &["api_keys", "oauth", "default_scopes"], diagnostics);
+    let default_scopes = match map.get("default_scopes") {
+        Some(value) => scopes(value, &format!("{path}.default_scopes"), diagnostics)?,
+        None => Vec::new(),
+    };
+    let mode = match (map.get("api_keys"), map.get("oauth")) {
+        (Some(_), Some(_)) => {
+            diagnostics.push(error(path, "choose one of `api_keys:` and `oauth:`"));
+            return None;
+        }
+        (Some(keys), None) => AuthMode::ApiKeys(api_keys(keys, &format!("{path}.api_keys"), diagnostics)?),
+        (None, Some(oauth)) => AuthMode::OAuth(Box::new(oauth_config(oauth, &format!("{path}.oauth"), diagnostics)?)),
+        (None, None) => {
+            diagnostics.push(error(path, "`auth:` needs `api_keys:` or `oauth:`"));
+            return None;
+        }
+    };
+    Some(AuthConfig { mode, default_scopes })
+}
+
+/// Reads a tool entry's `scopes:` (in `map`, the entry at `path`): `None` when absent or
+/// invalid, so the tool falls back to the default.
+pub fn parse_tool_scopes(
+    map: &Map<String, Value>,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Vec<String>> {
+    scopes(map.get("scopes")?, &format!("{path}.scopes"), diagnostics)
+}
+
+fn api_keys(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Vec<ApiKey>> {
+    let Some(entries) = value.as_array().filter(|entries| !entries.is_empty()) else {
+        diagnostics.push(error(path, "expected a non-empty list of keys"));
+        return None;
+    };
+    let before = diagnostics.len();
+    let keys: Vec<ApiKey> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(index, entry)| api_key(entry, &format!("{path}[{index}]"), diagnostics))
+        .collect();
+    (diagnostics.len() == before).then_some(keys)
+}
+
+fn api_key(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<ApiKey> {
+    let map = as_map(value, path, "a mapping with `subject:` and `sha256:` or `key:`", diagnostics)?;
+    unknown_keys(map, path, &["subject", "sha256", "key", "scopes"], diagnostics);
+    let subject = required_string(map, path, "subject", diagnostics);
+    let key = match (map.get("sha256"), map.get("key")) {
+        (Some(Value::String(hex)), None) => {
+            if crate::auth::parse_sha256(hex).is_none() {
+                diagnostics.push(error(&format!("{path}.sha256"), "expected the key's SHA-256 as 64 hex digits"));
+                None
+            } else {
+                Some(KeySource::Sha256(hex.to_ascii_lowercase()))
+            }
+        }
+        (Some(value), None) => env_name(value, &format!("{path}.sha256"), diagnostics).map(KeySource::Sha256Env),
+        (None, Some(Value::String(_))) => {
+            diagnostics.push(error(
+                &format!("{path}.key"),
+                "a key is never written in the file: give its SHA-256 (`sha256:`) or an environment variable (`key: {env: VAR}`)",
+            ));
+            None
+        }
+        (None, Some(value)) => env_name(value, &format!("{path}.key"), diagnostics).map(KeySource::KeyEnv),
+        (Some(_), Some(_)) => {
+            diagnostics.push(error(path, "choose one of `sha256:` and `key:`"));
+            None
+        }
+        (None, None) => {
+            diagnostics.push(error(path, "a key needs `sha256:` or `key: {env: VAR}`"));
+            None
+        }
+    };
+    let scopes = match map.get("scopes") {
+        Some(value) => scopes(value, &format!("{path}.scopes"), diagnostics)?,
+        None => Vec::new(),
+    };
+    Some(ApiKey { subject: subject?, key: key?, scopes })
+}
+
+fn oauth_config(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<OAuthConfig> {
+    let map = as_map(value, path, "a mapping with `resource:`, `issuer:` and `jwks_uri:`", diagnostics)?;
+    let known = [
+        "resource",
+        "issuer",
+        "jwks_uri",
+        "audiences",
+        "leeway_seconds",
+        "jwks_min_refresh_seconds",
+        "jwks_max_age_seconds",
+        "introspection",
+    ];
+    unknown_keys(map, path, &known, diagnostics);
+    let before = diagnostics.len();
+    let resource = required_url(map, path, "resource", diagnostics).and_then(|resource| {
+        if resource.fragment().is_some() || resource.query().is_some() || !matches!(resource.scheme(), "https" | "http")
+        {
+            diagnostics.push(error(
+                &format!("{path}.resource"),
+                "the resource URL is an http(s) URL without query or fragment",
+            ));
+            return None;
+        }
+        if resource.scheme() == "http" && !crate::auth::is_loopback_host(&resource) {
+            diagnostics.push(Diagnostic::warning(
+                Location::curation(format!("{path}.resource")),
+                "the resource URL is plain http: tokens will cross the network in clear text",
+            ));
+        }
+        Some(resource)
+    });
+    let issuer = required_string(map, path, "issuer", diagnostics);
+    let jwks_uri = optional_url(map, path, "jwks_uri", diagnostics);
+    let audiences = match map.get("audiences") {
+        Some(value) => strings(value, &format!("{path}.audiences"), diagnostics)?,
+        None => Vec::new(),
+    };
+    let leeway_seconds = seconds(map, path, "leeway_seconds", DEFAULT_LEEWAY_SECONDS, 300, diagnostics);
+    let jwks_min_refresh_seconds =
+        seconds(map, path, "jwks_min_refresh_seconds", DEFAULT_JWKS_MIN_REFRESH_SECONDS, 86_400, diagnostics);
+    let jwks_max_age_seconds =
+        seconds(map, path, "jwks_max_age_seconds", DEFAULT_JWKS_MAX_AGE_SECONDS, 604_800, diagnostics);
+    let introspection = match map.get("introspection") {
+        Some(value) => Some(introspection(value, &format!("{path}.introspection"), diagnostics)?),
+        None => None,
+    };
+    if map.get("jwks_uri").is_none() && introspection.is_none() {
+        diagnostics
+            .push(error(path, "`oauth:` needs `jwks_uri:` (JWT access tokens) or `introspection:` (opaque tokens)"));
+    }
+    if diagnostics[before..].iter().any(Diagnostic::is_error) {
+        return None;
+    }
+    Some(OAuthConfig {
+        resource: resource?,
+        issuer: issuer?,
+        jwks_uri,
+        audiences,
+        leeway_seconds,
+        jwks_min_refresh_seconds,
+        jwks_max_age_seconds,
+        introspection,
+    })
+}
+
+fn introspection(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<IntrospectionConfig> {
+    let map = as_map(value, path, "a mapping with `endpoint:`, `client_id:` and `client_secret:`", diagnostics)?;
+    unknown_keys(map, path, &["endpoint", "client_id", "client_secret"], diagnostics);
+    let endpoint = required_url(map, path, "endpoint", diagnostics);
+    let client_id = required_string(map, path, "client_id", diagnostics);
+    let client_secret_env = match map.get("client_secret") {
+        Some(value) => env_name(value, &format!("{path}.client_secret"), diagnostics),
+        None => {
+            diagnostics.push(error(path, "missing `client_secret: {env: VAR}`"));
+            None
+        }
+    };
+    Some(IntrospectionConfig { endpoint: endpoint?, client_id: client_id?, client_secret_env: client_secret_env? })
+}
+
+fn required_string(
+    map: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<String> {
+    match map.get(key) {
+        Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
+        Some(_) => {
+            diagnostics.push(error(&format!("{path}.{key}"), "expected a non-empty string"));
+            None
+        }
+        None => {
+            diagnostics.push(error(path, format!("missing `{key}:`")));
+            None
+        }
+    }
+}
+
+fn required_url(map: &Map<String, Value>, path: &str, key: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Url> {
+    if !map.contains_key(key) {
+        diagnostics.push(error(path, format!("missing `{key}:`")));
+        return None;
+    }
+    optional_url(map, path, key, diagnostics)
+}
+
+/// An absolute URL; for anything ferry fetches (every key but `resource`), https or
+/// loopback http only.
+fn optional_url(map: &Map<String, Value>, path: &str, key: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Url> {
+    let value = map.get(key)?;
+    let key_path = format!("{path}.{key}");
+    let Some(url) = value.as_str().and_then(|text| Url::parse(text).ok()) else {
+        diagnostics.push(error(&key_path, "expected an absolute URL"));
+        return None;
+    };
+    if key != "resource" && !is_secure_or_loopback(&url) {
+        diagnostics.push(error(&key_path, "expected an https URL (plain http only for loopback addresses)"));
+        return None;
+    }
+    Some(url)
+}
+
+fn seconds(
+    map: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    default: u64,
+    max: u64,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> u64 {
+    match map.get(key) {
+        None => default,
+        Some(value) => match value.as_u64().filter(|seconds| *seconds <= max) {
+            Some(seconds) => seconds,
+            None => {
+                diagnostics.push(error(
+                    &format!("{path}.{key}"),
+                    format!("expected a whole number of seconds from 0 to {max}"),
+                ));
+                default
+            }
+        },
+    }
+}
+
+/// `{env: NAME}`: the name of the environment variable that holds a secret.
+fn env_name(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<String> {
+    let name = value.as_object().filter(|map| map.len() == 1).and_then(|map| map.get("env")).and_then(Value::as_str);
+    match name {
+        Some(name) if !name.is_empty() && !name.contains('=') && !name.contains('\0') => Some(name.to_string()),
+        _ => {
+            diagnostics.push(error(path, "expected `{env: VARIABLE_NAME}`"));
+            None
+        }
+    }
+}
+
+fn scopes(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Vec<String>> {
+    let list = strings(value, path, diagnostics)?;
+    let invalid: Vec<&String> = list.iter().filter(|scope| !is_scope_token(scope)).collect();
+    if let Some(scope) = invalid.first() {
+        diagnostics.push(error(
+            path,
+            format!("{scope:?} is not a scope: scopes are printable ASCII without spaces, quotes or backslashes"),
+        ));
+        return None;
+    }
+    if list.iter().any(|scope| scope == "offline_access") {
+        diagnostics.push(error(path, "`offline_access` is not a scope a tool can require"));
+        return None;
+    }
+    Some(list)
+}
+
+fn strings(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Vec<String>> {
+    let list = value.as_array().and_then(|items| items.iter().map(|item| item.as_str().map(str::to_string)).collect());
+    if list.is_none() {
+        diagnostics.push(error(path, "expected a list of strings"));
+    }
+    list
+}
+
+fn as_map<'a>(
+    value: &'a Value,
+    path: &str,
+    expected: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<&'a Map<String, Value>> {
+    let map = value.as_object();
+    if map.is_none() {
+        diagnostics.push(error(path, format!("expected {expected}")));
+    }
+    map
+}
+
+fn unknown_keys(map: &Map<String, Value>, path: &str, known: &[&str], diagnostics: &mut Vec<Diagnostic>) {
+    for key in map.keys().filter(|key| !known.contains(&key.as_str())) {
+        diagnostics.push(error(
+            &format!("{path}.{key}"),
+            format!("unknown key `{key}` (expected one of: {})", known.join(", ")),
+        ));
+    }
+}
+
+fn error(path: &str, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(Location::curation(path), message)
+}
