@@ -1,0 +1,426 @@
+//! Authorization with real cryptography: the test generates RSA, P-256 and Ed25519 keys,
+//! serves their JWKS from a local HTTP server, mints tokens, and checks the exact status and
+//! `WWW-Authenticate` each one gets.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _, RsaKeyPair};
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use expect_test::expect;
+use ferry::auth::{AuthConfig, Authenticator};
+use serde_json::{Value, json};
+
+const RESOURCE: &str = "https://mcp.example.com/mcp";
+const ISSUER: &str = "https://auth.example.com";
+
+/// A signing key of the test authorization server.
+enum TestKey {
+    Rsa(RsaKeyPair),
+    Ec(EcdsaKeyPair),
+    Ed(Ed25519KeyPair),
+}
+
+impl TestKey {
+    fn rsa() -> TestKey {
+        TestKey::Rsa(RsaKeyPair::generate(aws_lc_rs::rsa::KeySize::Rsa2048).expect("rsa key"))
+    }
+
+    fn ec() -> TestKey {
+        TestKey::Ec(EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_FIXED_SIGNING).expect("ec key"))
+    }
+
+    fn ed() -> TestKey {
+        TestKey::Ed(Ed25519KeyPair::generate().expect("ed25519 key"))
+    }
+
+    fn alg(&self) -> &'static str {
+        match self {
+            TestKey::Rsa(_) => "RS256",
+            TestKey::Ec(_) => "ES256",
+            TestKey::Ed(_) => "EdDSA",
+        }
+    }
+
+    fn jwk(&self, kid: &str) -> Value {
+        match self {
+            TestKey::Rsa(key) => {
+                let public = key.public_key();
+                json!({
+                    "kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
+                    "n": b64(public.modulus().big_endian_without_leading_zero()),
+                    "e": b64(public.exponent().big_endian_without_leading_zero()),
+                })
+            }
+            TestKey::Ec(key) => {
+                let point = key.public_key().as_ref();
+                json!({"kty": "EC", "kid": kid, "crv": "P-256", "x": b64(&point[1..33]), "y": b64(&point[33..65])})
+            }
+            TestKey::Ed(key) => {
+                json!({"kty": "OKP", "kid": kid, "crv": "Ed25519", "x": b64(key.public_key().as_ref())})
+            }
+        }
+    }
+
+    /// The public key's bytes, as an attacker would use them for an HMAC secret.
+    fn public_bytes(&self) -> Vec<u8> {
+        match self {
+            TestKey::Rsa(key) => key.public_key().as_ref().to_vec(),
+            TestKey::Ec(key) => key.public_key().as_ref().to_vec(),
+            TestKey::Ed(key) => key.public_key().as_ref().to_vec(),
+        }
+    }
+
+    fn sign(&self, message: &[u8]) -> Vec<u8> {
+        match self {
+            TestKey::Rsa(key) => {
+                let mut signature = vec![0; key.public_modulus_len()];
+                key.sign(&signature::RSA_PKCS1_SHA256, &SystemRandom::new(), message, &mut signature)
+                    .expect("rsa sign");
+                signature
+            }
+            TestKey::Ec(key) => key.sign(&SystemRandom::new(), message).expect("ec sign").as_ref().to_vec(),
+            TestKey::Ed(key) => key.sign(message).as_ref().to_vec(),
+        }
+    }
+
+    /// A compact JWS of `claims`, signed with this key under `kid`.
+    fn mint(&self, kid: &str, claims: &Value) -> String {
+        let header = json!({"alg": self.alg(), "typ": "at+jwt", "kid": kid});
+        let message = format!("{}.{}", b64(header.to_string().as_bytes()), b64(claims.to_string().as_bytes()));
+        format!("{message}.{}", b64(&self.sign(message.as_bytes())))
+    }
+}
+
+fn b64(bytes: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs() as i64)
+}
+
+fn claims(scope: &str) -> Value {
+    json!({"iss": ISSUER, "aud": RESOURCE, "sub": "alice", "scope": scope, "iat": now(), "exp": now() + 600})
+}
+
+fn with(mut claims: Value, key: &str, value: Value) -> Value {
+    claims[key] = value;
+    claims
+}
+
+/// A local authorization server publishing a JWKS that tests can change or take down.
+struct JwksServer {
+    address: SocketAddr,
+    state: Arc<JwksState>,
+}
+
+#[derive(Default)]
+struct JwksState {
+    keys: Mutex<Vec<Value>>,
+    fetches: AtomicUsize,
+    down: AtomicBool,
+}
+
+impl JwksServer {
+    async fn start(keys: Vec<Value>) -> JwksServer {
+        let state = Arc::new(JwksState { keys: Mutex::new(keys), ..JwksState::default() });
+        let router = Router::new().route("/jwks.json", get(serve_jwks)).with_state(state.clone());
+        let address = serve(router).await;
+        JwksServer { address, state }
+    }
+
+    fn uri(&self) -> String {
+        format!("http://{}/jwks.json", self.address)
+    }
+
+    fn fetches(&self) -> usize {
+        self.state.fetches.load(Ordering::SeqCst)
+    }
+
+    fn publish(&self, keys: Vec<Value>) {
+        *self.state.keys.lock().expect("keys lock") = keys;
+    }
+
+    fn go_down(&self) {
+        self.state.down.store(true, Ordering::SeqCst);
+    }
+}
+
+async fn serve_jwks(State(state): State<Arc<JwksState>>) -> axum::response::Response {
+    state.fetches.fetch_add(1, Ordering::SeqCst);
+    if state.down.load(Ordering::SeqCst) {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    let keys = state.keys.lock().expect("keys lock").clone();
+    ([(axum::http::header::CONTENT_TYPE, "application/json")], json!({"keys": keys}).to_string()).into_response()
+}
+
+async fn serve(router: Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let address = listener.local_addr().expect("local address");
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    address
+}
+
+fn auth_config(yaml: &str) -> AuthConfig {
+    let value: Value = serde_saphyr::from_str(yaml).expect("test YAML parses");
+    let mut diagnostics = Vec::new();
+    let config = ferry::curation::auth::parse_auth(&value, "auth", &mut diagnostics);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    config.expect("auth config")
+}
+
+/// An OAuth authenticator against `jwks`, with `extra` lines under `oauth:`; `getPet` needs
+/// `pets:read` (the default) and `createPet` needs `pets:write`.
+fn oauth(jwks: &JwksServer, extra: &str) -> Authenticator {
+    let yaml = format!(
+        "default_scopes: [pets:read]\noauth:\n  resource: {RESOURCE}\n  issuer: {ISSUER}\n  jwks_uri: {}\n{extra}",
+        jwks.uri()
+    );
+    let tools = [("createPet".to_string(), vec!["pets:write".to_string()])];
+    Authenticator::with_env(Some(&auth_config(&yaml)), tools, |_| None).expect("authenticator")
+}
+
+/// One line per case: the principal, or the status and `WWW-Authenticate`.
+async fn outcome(authenticator: &Authenticator, token: &str) -> String {
+    match authenticator.authenticate(Some(&format!("Bearer {token}"))).await {
+        Ok(principal) => format!("ok {} [{}]", principal.subject, principal.scopes.join(" ")),
+        Err(challenge) => format!("{} {}", challenge.status().as_u16(), challenge.www_authenticate().unwrap_or("-")),
+    }
+}
+
+#[tokio::test]
+async fn every_token_gets_the_status_and_challenge_it_must() {
+    let rsa = TestKey::rsa();
+    let ec = TestKey::ec();
+    let ed = TestKey::ed();
+    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1"), ec.jwk("ec-1"), ed.jwk("ed-1")]).await;
+    let authenticator = oauth(&jwks, "");
+
+    let valid = rsa.mint("rsa-1", &claims("pets:read"));
+    let (header, _, signature) = {
+        let mut parts = valid.split('.');
+        (parts.next().unwrap_or_default(), parts.next(), parts.next().unwrap_or_default())
+    };
+    let escalated = b64(claims("pets:read pets:write").to_string().as_bytes());
+    let none_header = b64(json!({"alg": "none", "kid": "rsa-1"}).to_string().as_bytes());
+    let claims_b64 = b64(claims("pets:read").to_string().as_bytes());
+    let hmac_header = b64(json!({"alg": "HS256", "kid": "rsa-1"}).to_string().as_bytes());
+    let hmac_message = format!("{hmac_header}.{claims_b64}");
+    let hmac_key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &rsa.public_bytes());
+    let hmac_signature = aws_lc_rs::hmac::sign(&hmac_key, hmac_message.as_bytes());
+
+    let cases = [
+        ("valid RS256", valid.clone()),
+        ("valid ES256", ec.mint("ec-1", &claims("pets:read pets:write"))),
+        ("valid EdDSA", ed.mint("ed-1", &claims("pets:read"))),
+        ("expired", rsa.mint("rsa-1", &with(claims("pets:read"), "exp", json!(now() - 3600)))),
+        ("expired within leeway", rsa.mint("rsa-1", &with(claims("pets:read"), "exp", json!(now() - 5)))),
+        ("not yet valid", rsa.mint("rsa-1", &with(claims("pets:read"), "nbf", json!(now() + 3600)))),
+        ("wrong issuer", rsa.mint("rsa-1", &with(claims("pets:read"), "iss", json!("https://evil.example.com")))),
+        (
+            "wrong audience",
+            rsa.mint("rsa-1", &with(claims("pets:read"), "aud", json!("https://other.example.com/mcp"))),
+        ),
+        ("no audience", rsa.mint("rsa-1", &with(claims("pets:read"), "aud", Value::Null))),
+        ("unknown kid", rsa.mint("rsa-9", &claims("pets:read"))),
+        ("ES256 token under the RSA kid", ec.mint("rsa-1", &claims("pets:read"))),
+        ("alg none", format!("{none_header}.{claims_b64}.")),
+        ("HMAC signed with the public key", format!("{hmac_message}.{}", b64(hmac_signature.as_ref()))),
+        ("tampered payload", format!("{header}.{escalated}.{signature}")),
+        ("opaque token without introspection", "2YotnFZFEjr1zCsicMWpAA".to_string()),
+    ];
+    let mut report = String::new();
+    for (name, token) in &cases {
+        writeln!(report, "{name}: {}", outcome(&authenticator, token).await).expect("write to string");
+    }
+    let missing = authenticator.authenticate(None).await.expect_err("no token");
+    writeln!(report, "no token: {} {}", missing.status().as_u16(), missing.www_authenticate().unwrap_or("-"))
+        .expect("write to string");
+    expect![[r#"
+        valid RS256: ok alice [pets:read]
+        valid ES256: ok alice [pets:read pets:write]
+        valid EdDSA: ok alice [pets:read]
+        expired: 401 Bearer error="invalid_token", scope="pets:read pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token has expired"
+        expired within leeway: ok alice [pets:read]
+        not yet valid: 401 Bearer error="invalid_token", scope="pets:read pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token is not valid yet"
+        wrong issuer: 401 Bearer error="invalid_token", scope="pets:read pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token was issued by another authorization server"
+        wrong audience: 401 Bearer error="invalid_token", scope="pets:read pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token was issued for another resource"
+        no audience: 401 Bearer error="invalid_token", scope="pets:read pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token lacks a required claim"
+        unknown kid: 401 Bearer error="invalid_token", scope="pets:read pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token is signed with an unknown key"
+        ES256 token under the RSA kid: 401 Bearer error="invalid_token", scope="pets:read pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token's algorithm does not match its key"
+        alg none: 401 Bearer error="invalid_token", scope="pets:read pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token is malformed"
+        HMAC signed with the public key: 401 Bearer error="invalid_token", scope="pets:read pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token's algorithm does not match its key"
+        tampered payload: 401 Bearer error="invalid_token", scope="pets:read pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token's signature does not verify"
+        opaque token without introspection: 401 Bearer error="invalid_token", scope="pets:read pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token is malformed"
+        no token: 401 Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="pets:read pets:write"
+    "#]]
+    .assert_eq(&report);
+}
+
+#[tokio::test]
+async fn a_token_without_a_tools_scope_gets_403_with_the_scopes_to_step_up_to() {
+    let rsa = TestKey::rsa();
+    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+    let authenticator = oauth(&jwks, "");
+    let reader = authenticator
+        .authenticate(Some(&format!("Bearer {}", rsa.mint("rsa-1", &claims("pets:read")))))
+        .await
+        .expect("valid token");
+    assert!(authenticator.may_use(&reader, "getPet"));
+    assert!(!authenticator.may_use(&reader, "createPet"));
+    let refused = authenticator.authorize(&reader, "createPet").expect_err("lacks pets:write");
+    assert_eq!(refused.status().as_u16(), 403);
+    expect![[r#"Bearer error="insufficient_scope", scope="pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token lacks a scope this tool needs""#]]
+        .assert_eq(refused.www_authenticate().unwrap_or_default());
+    let nobody = authenticator
+        .authenticate(Some(&format!("Bearer {}", rsa.mint("rsa-1", &with(claims(""), "scope", Value::Null)))))
+        .await
+        .expect("valid token without scopes");
+    assert!(!authenticator.may_use(&nobody, "getPet"), "the default scope applies");
+    assert_eq!(authenticator.cache_scope().as_str(), "private");
+}
+
+#[tokio::test]
+async fn the_validated_token_is_kept_for_token_exchange_only() {
+    let rsa = TestKey::rsa();
+    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+    let authenticator = oauth(&jwks, "");
+    let token = rsa.mint("rsa-1", &claims("pets:read"));
+    let principal = authenticator.authenticate(Some(&format!("Bearer {token}"))).await.expect("valid");
+    assert_eq!(principal.token().map(|secret| secret.expose()), Some(token.as_str()));
+    assert!(!format!("{principal:?}").contains(&token));
+}
+
+#[tokio::test]
+async fn a_rotated_key_is_fetched_when_its_kid_first_appears() {
+    let old = TestKey::rsa();
+    let new = TestKey::ec();
+    let jwks = JwksServer::start(vec![old.jwk("old")]).await;
+    let authenticator = oauth(&jwks, "  jwks_min_refresh_seconds: 0\n");
+    authenticator.warm().await;
+    assert_eq!(jwks.fetches(), 1);
+    jwks.publish(vec![old.jwk("old"), new.jwk("new")]);
+    let outcome = outcome(&authenticator, &new.mint("new", &claims("pets:read"))).await;
+    assert_eq!(outcome, "ok alice [pets:read]");
+    assert_eq!(jwks.fetches(), 2);
+}
+
+#[tokio::test]
+async fn unknown_kids_cannot_flood_the_key_server() {
+    let rsa = TestKey::rsa();
+    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+    let authenticator = oauth(&jwks, "");
+    authenticator.warm().await;
+    let attempts = (0..50).map(|index| {
+        let authenticator = authenticator.clone();
+        let token = rsa.mint(&format!("made-up-{index}"), &claims("pets:read"));
+        tokio::spawn(async move { authenticator.authenticate(Some(&format!("Bearer {token}"))).await.is_err() })
+    });
+    for attempt in attempts {
+        assert!(attempt.await.expect("task"), "an unknown kid is refused");
+    }
+    assert_eq!(jwks.fetches(), 1, "within the minimum interval, no refetch");
+}
+
+#[tokio::test]
+async fn concurrent_first_requests_share_one_jwks_fetch() {
+    let rsa = TestKey::rsa();
+    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+    let authenticator = oauth(&jwks, "");
+    let token = rsa.mint("rsa-1", &claims("pets:read"));
+    let calls: Vec<_> = (0..20)
+        .map(|_| {
+            let authenticator = authenticator.clone();
+            let header = format!("Bearer {token}");
+            tokio::spawn(async move { authenticator.authenticate(Some(&header)).await.is_ok() })
+        })
+        .collect();
+    for call in calls {
+        assert!(call.await.expect("task"));
+    }
+    assert_eq!(jwks.fetches(), 1);
+}
+
+#[tokio::test]
+async fn cached_keys_keep_working_while_the_jwks_host_is_down() {
+    let rsa = TestKey::rsa();
+    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+    // Keys are stale at once and may be refetched at once: every request tries the host.
+    let authenticator = oauth(&jwks, "  jwks_min_refresh_seconds: 0\n  jwks_max_age_seconds: 0\n");
+    authenticator.warm().await;
+    jwks.go_down();
+    for _ in 0..3 {
+        assert_eq!(outcome(&authenticator, &rsa.mint("rsa-1", &claims("pets:read"))).await, "ok alice [pets:read]");
+        tokio::task::yield_now().await;
+    }
+    let unknown = outcome(&authenticator, &rsa.mint("rsa-2", &claims("pets:read"))).await;
+    assert!(unknown.starts_with("401 "), "{unknown}");
+    assert!(jwks.fetches() >= 2, "the host was asked again and failed");
+}
+
+#[tokio::test]
+async fn hmac_keys_in_a_jwks_are_never_used() {
+    let secret = b"shared-secret-shared-secret-1234";
+    let jwks = JwksServer::start(vec![json!({"kty": "oct", "kid": "hmac", "k": b64(secret), "alg": "HS256"})]).await;
+    let authenticator = oauth(&jwks, "");
+    let header = b64(json!({"alg": "HS256", "kid": "hmac"}).to_string().as_bytes());
+    let message = format!("{header}.{}", b64(claims("pets:read").to_string().as_bytes()));
+    let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, secret);
+    let token = format!("{message}.{}", b64(aws_lc_rs::hmac::sign(&key, message.as_bytes()).as_ref()));
+    let outcome = outcome(&authenticator, &token).await;
+    assert!(outcome.ends_with("error_description=\"the token is signed with an unknown key\""), "{outcome}");
+}
+
+#[tokio::test]
+async fn metadata_and_challenges_are_served_over_http() {
+    let rsa = TestKey::rsa();
+    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+    let authenticator = oauth(&jwks, "");
+    let guard = authenticator.clone();
+    let protected = get(move |headers: axum::http::HeaderMap| {
+        let authenticator = guard.clone();
+        async move {
+            let header = headers.get(axum::http::header::AUTHORIZATION).and_then(|value| value.to_str().ok());
+            match authenticator.authenticate(header).await {
+                Ok(principal) => principal.subject.into_response(),
+                Err(challenge) => challenge.into_response(),
+            }
+        }
+    });
+    let router = Router::new().route("/mcp", protected).merge(authenticator.metadata_router());
+    let address = serve(router).await;
+    let client = reqwest::Client::new();
+
+    for path in ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"] {
+        let response = client.get(format!("http://{address}{path}")).send().await.expect("metadata");
+        assert_eq!(response.status(), 200, "{path}");
+        let document: Value = serde_json::from_slice(&response.bytes().await.expect("body")).expect("json");
+        expect![[r#"{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"],"bearer_methods_supported":["header"],"scopes_supported":["pets:read","pets:write"]}"#]]
+            .assert_eq(&document.to_string());
+    }
+
+    let anonymous = client.get(format!("http://{address}/mcp")).send().await.expect("request");
+    assert_eq!(anonymous.status(), 401);
+    expect![[r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="pets:read pets:write""#]]
+        .assert_eq(anonymous.headers()["www-authenticate"].to_str().unwrap_or_default());
+    let valid = client
+        .get(format!("http://{address}/mcp"))
+        .bearer_auth(rsa.mint("rsa-1", &claims("pets:read")))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(valid.status(), 200);
+    assert_eq!(valid.text().await.expect("body"), "alice");
+}
