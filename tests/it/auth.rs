@@ -424,3 +424,71 @@ async fn metadata_and_challenges_are_served_over_http() {
     assert_eq!(valid.status(), 200);
     assert_eq!(valid.text().await.expect("body"), "alice");
 }
+
+/// A local RFC 7662 endpoint that knows a few opaque tokens and records how ferry
+/// authenticated to it.
+async fn introspection_server(seen_authorization: Arc<Mutex<Vec<String>>>) -> SocketAddr {
+    let handler = move |headers: axum::http::HeaderMap, body: String| {
+        let seen = seen_authorization.clone();
+        async move {
+            let authorization = headers.get("authorization").and_then(|value| value.to_str().ok()).unwrap_or_default();
+            seen.lock().expect("seen lock").push(authorization.to_string());
+            let token = url::form_urlencoded::parse(body.as_bytes())
+                .find(|(name, _)| name == "token")
+                .map(|(_, value)| value.into_owned())
+                .unwrap_or_default();
+            let answer = match token.as_str() {
+                "opaque-good" => {
+                    json!({"active": true, "sub": "bob", "scope": "pets:read", "aud": [RESOURCE], "iss": ISSUER, "exp": now() + 600})
+                }
+                "opaque-other-resource" => {
+                    json!({"active": true, "sub": "bob", "aud": "https://other.example.com", "exp": now() + 600})
+                }
+                "opaque-expired" => json!({"active": true, "sub": "bob", "aud": RESOURCE, "exp": now() - 3600}),
+                _ => json!({"active": false}),
+            };
+            ([(axum::http::header::CONTENT_TYPE, "application/json")], answer.to_string())
+        }
+    };
+    serve(Router::new().route("/introspect", axum::routing::post(handler))).await
+}
+
+#[tokio::test]
+async fn opaque_tokens_are_introspected() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let address = introspection_server(seen.clone()).await;
+    let yaml = format!(
+        "oauth:\n  resource: {RESOURCE}\n  issuer: {ISSUER}\n  introspection:\n    endpoint: http://{address}/introspect\n    client_id: ferry\n    client_secret: {{env: INTROSPECTION_SECRET}}\n"
+    );
+    let env = |name: &str| (name == "INTROSPECTION_SECRET").then(|| "s3cret".to_string());
+    let authenticator = Authenticator::with_env(Some(&auth_config(&yaml)), [], env).expect("authenticator");
+    let mut report = String::new();
+    for token in ["opaque-good", "opaque-other-resource", "opaque-expired", "opaque-revoked"] {
+        writeln!(report, "{token}: {}", outcome(&authenticator, token).await).expect("write to string");
+    }
+    expect![[r#"
+        opaque-good: ok bob [pets:read]
+        opaque-other-resource: 401 Bearer error="invalid_token", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token was issued for another resource"
+        opaque-expired: 401 Bearer error="invalid_token", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token has expired"
+        opaque-revoked: 401 Bearer error="invalid_token", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token is not active"
+    "#]]
+    .assert_eq(&report);
+    let expected = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("ferry:s3cret"));
+    assert!(seen.lock().expect("seen lock").iter().all(|authorization| *authorization == expected));
+}
+
+#[tokio::test]
+async fn an_unreachable_introspection_endpoint_is_503_not_a_bad_token() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("address")
+    };
+    let yaml = format!(
+        "oauth:\n  resource: {RESOURCE}\n  issuer: {ISSUER}\n  introspection: {{endpoint: 'http://{closed}/introspect', client_id: ferry, client_secret: {{env: S}}}}\n"
+    );
+    let authenticator =
+        Authenticator::with_env(Some(&auth_config(&yaml)), [], |_| Some("s".to_string())).expect("authenticator");
+    let refused = authenticator.authenticate(Some("Bearer opaque-good")).await.expect_err("unreachable");
+    assert_eq!(refused.status().as_u16(), 503);
+    assert_eq!(refused.www_authenticate(), None);
+}
