@@ -23,6 +23,7 @@ mod config;
 mod introspection;
 mod jwks;
 mod metadata;
+pub mod outbound;
 mod secret;
 
 pub use challenge::{Challenge, ChallengeKind};

@@ -16,12 +16,27 @@
 //!   createPet: {scopes: [pets:write]}
 //! ```
 //!
+//! It also reads the upstream credentials ferry obtains itself (`upstream_auth:` kinds
+//! `basic`, `client_credentials` and `token_exchange`) and `upstream_identity:`, the header
+//! that names the caller upstream:
+//!
+//! ```yaml
+//! upstream_auth:
+//!   client_credentials:
+//!     token_url: https://auth.example.com/token
+//!     client_id: ferry
+//!     client_secret: {env: FERRY_CLIENT_SECRET}
+//!     scopes: [pets.read]
+//! upstream_identity: {header: X-Ferry-Subject}
+//! ```
+//!
 //! Secrets are never accepted as literals: a key is written as its SHA-256 or named by an
 //! environment variable, and so is the introspection client secret.
 
 use serde_json::{Map, Value};
 use url::Url;
 
+use crate::auth::outbound::{ClientAuth, EnvOrLiteral, OutboundCredential, TokenClientConfig, is_credential_header};
 use crate::auth::{
     ApiKey, AuthConfig, AuthMode, DEFAULT_JWKS_MAX_AGE_SECONDS, DEFAULT_JWKS_MIN_REFRESH_SECONDS,
     DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, is_scope_token, is_secure_or_loopback,
@@ -29,7 +44,11 @@ use crate::auth::{
 use crate::diagnostic::{Diagnostic, Location};
 
 /// The top-level keys this module owns.
-pub const KEYS: &[&str] = &["auth"];
+pub const KEYS: &[&str] = &["auth", "upstream_identity"];
+
+/// The credential kinds under `upstream_auth:` this module parses (beside `api_key` and
+/// `bearer`, which the upstream client's parser reads).
+pub const UPSTREAM_AUTH_KINDS: &[&str] = &["basic", "client_credentials", "token_exchange"];
 
 /// The tool-entry keys this module owns.
 pub const TOOL_KEYS: &[&str] = &["scopes"];
@@ -67,6 +86,136 @@ pub fn parse_tool_scopes(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Vec<String>> {
     scopes(map.get("scopes")?, &format!("{path}.scopes"), diagnostics)
+}
+
+/// Reads one `upstream_auth:` credential of a kind in [`UPSTREAM_AUTH_KINDS`]: `kind` is the
+/// key, `settings` its value, `path` where that value is (`upstream_auth.basic`).
+pub fn parse_upstream_credential(
+    kind: &str,
+    settings: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<OutboundCredential> {
+    let map = as_map(settings, path, "a mapping", diagnostics)?;
+    match kind {
+        "basic" => {
+            unknown_keys(map, path, &["username", "password"], diagnostics);
+            let username = match map.get("username") {
+                Some(value) => env_or_literal(value, &format!("{path}.username"), diagnostics),
+                None => {
+                    diagnostics.push(error(path, "missing `username:`"));
+                    None
+                }
+            };
+            let password_env = secret_env(map, path, "password", diagnostics);
+            Some(OutboundCredential::Basic { username: username?, password_env: password_env? })
+        }
+        "client_credentials" => Some(OutboundCredential::ClientCredentials(token_client(map, path, diagnostics)?)),
+        "token_exchange" => Some(OutboundCredential::TokenExchange(token_client(map, path, diagnostics)?)),
+        _ => {
+            diagnostics.push(error(path, format!("unknown credential kind `{kind}`")));
+            None
+        }
+    }
+}
+
+/// Reads `upstream_identity: {header: NAME}`: the header that carries the caller's subject
+/// (the token's `sub` or the API key's subject) to the upstream.
+pub fn parse_upstream_identity(
+    value: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<http::HeaderName> {
+    let map = as_map(value, path, "`{header: NAME}`", diagnostics)?;
+    unknown_keys(map, path, &["header"], diagnostics);
+    let header_path = format!("{path}.header");
+    let Some(name) = map.get("header").and_then(Value::as_str) else {
+        diagnostics.push(error(path, "missing `header:`, the header that names the caller upstream"));
+        return None;
+    };
+    match http::HeaderName::from_bytes(name.as_bytes()) {
+        Ok(header) if is_credential_header(&header) => {
+            diagnostics.push(error(&header_path, format!("`{name}` carries credentials; choose another header")));
+            None
+        }
+        Ok(header) => Some(header),
+        Err(_) => {
+            diagnostics.push(error(&header_path, format!("`{name}` is not a valid header name")));
+            None
+        }
+    }
+}
+
+fn token_client(map: &Map<String, Value>, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<TokenClientConfig> {
+    let known = ["token_url", "client_id", "client_secret", "client_auth", "scopes", "audience", "resource"];
+    unknown_keys(map, path, &known, diagnostics);
+    let token_url = required_url(map, path, "token_url", diagnostics);
+    let client_id = match map.get("client_id") {
+        Some(value) => env_or_literal(value, &format!("{path}.client_id"), diagnostics),
+        None => {
+            diagnostics.push(error(path, "missing `client_id:`"));
+            None
+        }
+    };
+    let client_secret_env = secret_env(map, path, "client_secret", diagnostics);
+    let client_auth = match map.get("client_auth").map(Value::as_str) {
+        None | Some(Some("client_secret_basic")) => Some(ClientAuth::Basic),
+        Some(Some("client_secret_post")) => Some(ClientAuth::Post),
+        Some(_) => {
+            diagnostics
+                .push(error(&format!("{path}.client_auth"), "expected client_secret_basic or client_secret_post"));
+            None
+        }
+    };
+    let scopes = match map.get("scopes") {
+        Some(value) => scopes(value, &format!("{path}.scopes"), diagnostics),
+        None => Some(Vec::new()),
+    };
+    let text = |key: &str, diagnostics: &mut Vec<Diagnostic>| match map.get(key) {
+        None => Some(None),
+        Some(Value::String(text)) if !text.is_empty() => Some(Some(text.clone())),
+        Some(_) => {
+            diagnostics.push(error(&format!("{path}.{key}"), "expected a non-empty string"));
+            None
+        }
+    };
+    let audience = text("audience", diagnostics);
+    let resource = text("resource", diagnostics);
+    Some(TokenClientConfig {
+        token_url: token_url?,
+        client_id: client_id?,
+        client_secret_env: client_secret_env?,
+        client_auth: client_auth?,
+        scopes: scopes?,
+        audience: audience?,
+        resource: resource?,
+    })
+}
+
+/// A secret's `{env: VAR}` under `key`; a literal is refused.
+fn secret_env(map: &Map<String, Value>, path: &str, key: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<String> {
+    let key_path = format!("{path}.{key}");
+    match map.get(key) {
+        Some(Value::String(_)) => {
+            diagnostics.push(error(
+                &key_path,
+                "a secret is never written in the file: name its environment variable (`{env: VAR}`)",
+            ));
+            None
+        }
+        Some(value) => env_name(value, &key_path, diagnostics),
+        None => {
+            diagnostics.push(error(path, format!("missing `{key}: {{env: VAR}}`")));
+            None
+        }
+    }
+}
+
+fn env_or_literal(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<EnvOrLiteral> {
+    match value {
+        Value::String(text) if !text.is_empty() => Some(EnvOrLiteral::Literal(text.clone())),
+        _ => env_name(value, path, diagnostics).map(EnvOrLiteral::Env),
+    }
 }
 
 fn api_keys(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Vec<ApiKey>> {

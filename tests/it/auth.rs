@@ -2,6 +2,7 @@
 //! serves their JWKS from a local HTTP server, mints tokens, and checks the exact status and
 //! `WWW-Authenticate` each one gets.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -18,7 +19,8 @@ use axum::routing::get;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use expect_test::expect;
-use ferry::auth::{AuthConfig, Authenticator};
+use ferry::auth::outbound::{CredentialSource, identity_header};
+use ferry::auth::{AuthConfig, Authenticator, Principal, Secret};
 use serde_json::{Value, json};
 
 const RESOURCE: &str = "https://mcp.example.com/mcp";
@@ -491,4 +493,260 @@ async fn an_unreachable_introspection_endpoint_is_503_not_a_bad_token() {
     let refused = authenticator.authenticate(Some("Bearer opaque-good")).await.expect_err("unreachable");
     assert_eq!(refused.status().as_u16(), 503);
     assert_eq!(refused.www_authenticate(), None);
+}
+
+/// A local OAuth token endpoint: counts requests, remembers each form and `Authorization`,
+/// and issues `token-N` valid for `lifetime` seconds. It answers after a short pause, so
+/// concurrent callers really overlap.
+struct TokenEndpoint {
+    address: SocketAddr,
+    state: Arc<TokenState>,
+}
+
+struct TokenState {
+    issued: AtomicUsize,
+    lifetime: u64,
+    refuse: bool,
+    requests: Mutex<Vec<(String, Vec<(String, String)>)>>,
+}
+
+impl TokenEndpoint {
+    async fn start(lifetime: u64, refuse: bool) -> TokenEndpoint {
+        let state =
+            Arc::new(TokenState { issued: AtomicUsize::new(0), lifetime, refuse, requests: Mutex::new(Vec::new()) });
+        let router = Router::new().route("/token", axum::routing::post(issue_token)).with_state(state.clone());
+        TokenEndpoint { address: serve(router).await, state }
+    }
+
+    fn issued(&self) -> usize {
+        self.state.issued.load(Ordering::SeqCst)
+    }
+
+    fn requests(&self) -> Vec<(String, Vec<(String, String)>)> {
+        self.state.requests.lock().expect("requests lock").clone()
+    }
+
+    fn config(&self, kind: &str, extra: &str) -> ferry::auth::outbound::OutboundCredential {
+        let yaml = format!(
+            "token_url: http://{}/token\nclient_id: ferry\nclient_secret: {{env: FERRY_CLIENT_SECRET}}\n{extra}",
+            self.address
+        );
+        let value: Value = serde_saphyr::from_str(&yaml).expect("test YAML parses");
+        let mut diagnostics = Vec::new();
+        let path = format!("upstream_auth.{kind}");
+        let config = ferry::curation::auth::parse_upstream_credential(kind, &value, &path, &mut diagnostics);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        config.expect("credential config")
+    }
+
+    fn source(&self, kind: &str, extra: &str) -> CredentialSource {
+        let env = |name: &str| (name == "FERRY_CLIENT_SECRET").then(|| "client-s3cret".to_string());
+        CredentialSource::with_env(&self.config(kind, extra), reqwest::Client::new(), env).expect("credential source")
+    }
+}
+
+async fn issue_token(
+    State(state): State<Arc<TokenState>>,
+    headers: axum::http::HeaderMap,
+    body: String,
+) -> axum::response::Response {
+    let authorization = headers.get("authorization").and_then(|value| value.to_str().ok()).unwrap_or_default();
+    let form: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
+    state.requests.lock().expect("requests lock").push((authorization.to_string(), form));
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    if state.refuse {
+        let answer = json!({"error": "invalid_client", "error_description": "client-s3cret is wrong"});
+        return (StatusCode::UNAUTHORIZED, answer.to_string()).into_response();
+    }
+    let number = state.issued.fetch_add(1, Ordering::SeqCst) + 1;
+    let answer =
+        json!({"access_token": format!("token-{number}"), "token_type": "Bearer", "expires_in": state.lifetime});
+    ([(axum::http::header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response()
+}
+
+fn form_value<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    form.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+}
+
+async fn authorization(source: &Arc<CredentialSource>, principal: &Principal) -> String {
+    let value = source.authorization(principal).await.expect("credential");
+    value.to_str().expect("ascii").to_string()
+}
+
+#[tokio::test]
+async fn client_credentials_fetch_one_token_for_many_concurrent_calls() {
+    let endpoint = TokenEndpoint::start(3600, false).await;
+    let source =
+        Arc::new(endpoint.source("client_credentials", "scopes: [pets.read, pets.write]\naudience: pets-api\n"));
+    let calls: Vec<_> = (0..50)
+        .map(|_| {
+            let source = source.clone();
+            tokio::spawn(async move { authorization(&source, &Principal::anonymous()).await })
+        })
+        .collect();
+    for call in calls {
+        assert_eq!(call.await.expect("task"), "Bearer token-1");
+    }
+    assert_eq!(endpoint.issued(), 1);
+    let requests = endpoint.requests();
+    let (client_auth, form) = &requests[0];
+    let expected_basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("ferry:client-s3cret"));
+    assert_eq!(client_auth, &expected_basic);
+    assert_eq!(form_value(form, "grant_type"), Some("client_credentials"));
+    assert_eq!(form_value(form, "scope"), Some("pets.read pets.write"));
+    assert_eq!(form_value(form, "audience"), Some("pets-api"));
+    assert_eq!(form_value(form, "client_secret"), None, "the secret goes in the basic header only");
+}
+
+#[tokio::test]
+async fn a_token_is_refreshed_once_shortly_before_it_expires() {
+    let endpoint = TokenEndpoint::start(1, false).await;
+    let source = Arc::new(endpoint.source("client_credentials", "client_auth: client_secret_post\n"));
+    assert_eq!(authorization(&source, &Principal::anonymous()).await, "Bearer token-1");
+    assert_eq!(authorization(&source, &Principal::anonymous()).await, "Bearer token-1");
+    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+    let calls: Vec<_> = (0..10)
+        .map(|_| {
+            let source = source.clone();
+            tokio::spawn(async move { authorization(&source, &Principal::anonymous()).await })
+        })
+        .collect();
+    for call in calls {
+        assert_eq!(call.await.expect("task"), "Bearer token-2");
+    }
+    assert_eq!(endpoint.issued(), 2);
+    let requests = endpoint.requests();
+    assert_eq!(requests[0].0, "", "client_secret_post sends no Authorization header");
+    assert_eq!(form_value(&requests[0].1, "client_secret"), Some("client-s3cret"));
+}
+
+#[tokio::test]
+async fn a_token_the_upstream_refused_is_replaced() {
+    let endpoint = TokenEndpoint::start(3600, false).await;
+    let source = Arc::new(endpoint.source("client_credentials", ""));
+    let principal = Principal::anonymous();
+    let first = source.authorization(&principal).await.expect("first token");
+    source.invalidate(&principal, &first);
+    assert_eq!(authorization(&source, &principal).await, "Bearer token-2");
+    source.invalidate(&principal, &first);
+    assert_eq!(
+        authorization(&source, &principal).await,
+        "Bearer token-2",
+        "a stale refusal does not drop the new token"
+    );
+    assert_eq!(endpoint.issued(), 2);
+}
+
+#[tokio::test]
+async fn token_exchange_trades_each_callers_token_for_an_upstream_one() {
+    let endpoint = TokenEndpoint::start(3600, false).await;
+    let source =
+        Arc::new(endpoint.source("token_exchange", "audience: pets-api\nresource: https://pets.example.com\n"));
+    assert!(source.needs_caller_token());
+    let alice = Principal::new("alice", ["pets:read"]).with_token(Secret::from("caller-token-alice"));
+    let bob = Principal::new("bob", ["pets:read"]).with_token(Secret::from("caller-token-bob"));
+    let calls: Vec<_> = (0..20)
+        .map(|index| {
+            let source = source.clone();
+            let principal = if index % 2 == 0 { alice.clone() } else { bob.clone() };
+            tokio::spawn(async move { (principal.subject.clone(), authorization(&source, &principal).await) })
+        })
+        .collect();
+    let mut tokens: HashMap<String, String> = HashMap::new();
+    for call in calls {
+        let (subject, token) = call.await.expect("task");
+        let known = tokens.entry(subject).or_insert_with(|| token.clone());
+        assert_eq!(*known, token, "one exchanged token per caller");
+    }
+    assert_eq!(endpoint.issued(), 2, "one exchange per caller");
+    assert_ne!(tokens["alice"], tokens["bob"]);
+    let requests = endpoint.requests();
+    let subject_tokens: Vec<&str> = requests.iter().filter_map(|(_, form)| form_value(form, "subject_token")).collect();
+    assert!(subject_tokens.contains(&"caller-token-alice") && subject_tokens.contains(&"caller-token-bob"));
+    let form = &requests[0].1;
+    assert_eq!(form_value(form, "grant_type"), Some("urn:ietf:params:oauth:grant-type:token-exchange"));
+    assert_eq!(form_value(form, "subject_token_type"), Some("urn:ietf:params:oauth:token-type:access_token"));
+    assert_eq!(form_value(form, "requested_token_type"), Some("urn:ietf:params:oauth:token-type:access_token"));
+    assert_eq!(form_value(form, "audience"), Some("pets-api"));
+    assert_eq!(form_value(form, "resource"), Some("https://pets.example.com"));
+
+    let key_holder = Principal::new("ci-bot", ["pets:read"]);
+    let error = source.authorization(&key_holder).await.expect_err("no caller token");
+    expect!["token exchange needs the caller's OAuth access token, and this caller has none"]
+        .assert_eq(&error.to_string());
+}
+
+#[tokio::test]
+async fn a_refusing_token_endpoint_leaks_no_secret() {
+    let endpoint = TokenEndpoint::start(3600, true).await;
+    let source = endpoint.source("client_credentials", "");
+    let error = source.authorization(&Principal::anonymous()).await.expect_err("refused");
+    expect!["the token endpoint refused: 401 Unauthorized (invalid_client)"].assert_eq(&error.to_string());
+    let debug = format!("{error:?} {source:?}");
+    assert!(!debug.contains("s3cret"), "{debug}");
+}
+
+#[tokio::test]
+async fn basic_credentials_come_from_the_environment() {
+    let value: Value =
+        serde_saphyr::from_str("username: {env: PETS_USER}\npassword: {env: PETS_PASSWORD}\n").expect("yaml");
+    let mut diagnostics = Vec::new();
+    let config =
+        ferry::curation::auth::parse_upstream_credential("basic", &value, "upstream_auth.basic", &mut diagnostics)
+            .expect("basic config");
+    let env = |name: &str| match name {
+        "PETS_USER" => Some("ferry".to_string()),
+        "PETS_PASSWORD" => Some("pa:ss".to_string()),
+        _ => None,
+    };
+    let source = Arc::new(CredentialSource::with_env(&config, reqwest::Client::new(), env).expect("source"));
+    let expected = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("ferry:pa:ss"));
+    assert_eq!(authorization(&source, &Principal::anonymous()).await, expected);
+    assert!(!format!("{source:?}").contains("pa:ss"));
+    let missing = CredentialSource::with_env(&config, reqwest::Client::new(), |_| None).expect_err("missing env");
+    expect!["environment variable PETS_USER is not set (named by upstream_auth.basic)"].assert_eq(&missing.to_string());
+}
+
+#[test]
+fn upstream_secrets_are_never_literals_and_identity_headers_carry_no_credentials() {
+    let check = |kind: &str, yaml: &str| {
+        let value: Value = serde_saphyr::from_str(yaml).expect("yaml");
+        let mut diagnostics = Vec::new();
+        let path = format!("upstream_auth.{kind}");
+        let _ = ferry::curation::auth::parse_upstream_credential(kind, &value, &path, &mut diagnostics);
+        diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+    };
+    expect![[r#"
+        error: a secret is never written in the file: name its environment variable (`{env: VAR}`)
+          --> curation:upstream_auth.basic.password"#]]
+    .assert_eq(&check("basic", "username: ferry\npassword: hunter2\n"));
+    expect![[r#"
+        error: expected an https URL (plain http only for loopback addresses)
+          --> curation:upstream_auth.client_credentials.token_url
+        error: missing `client_secret: {env: VAR}`
+          --> curation:upstream_auth.client_credentials"#]]
+    .assert_eq(&check("client_credentials", "token_url: http://auth.example.com/token\nclient_id: ferry\n"));
+
+    let identity = |yaml: &str| {
+        let value: Value = serde_saphyr::from_str(yaml).expect("yaml");
+        let mut diagnostics = Vec::new();
+        let header = ferry::curation::auth::parse_upstream_identity(&value, "upstream_identity", &mut diagnostics);
+        (header.map(|name| name.to_string()), diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>())
+    };
+    assert_eq!(identity("header: X-Ferry-Subject"), (Some("x-ferry-subject".to_string()), vec![]));
+    let (header, diagnostics) = identity("header: Authorization");
+    assert_eq!(header, None);
+    expect![[r#"
+        error: `Authorization` carries credentials; choose another header
+          --> curation:upstream_identity.header"#]]
+    .assert_eq(&diagnostics.join("\n"));
+}
+
+#[test]
+fn the_identity_header_carries_the_callers_subject() {
+    let name = axum::http::HeaderName::from_static("x-ferry-subject");
+    let (_, value) = identity_header(&name, &Principal::new("alice@example.com", ["a"]));
+    assert_eq!(value, "alice@example.com");
+    let (_, value) = identity_header(&name, &Principal::new("zoë\n", ["a"]));
+    assert_eq!(value, "zo%C3%AB%0A");
 }
