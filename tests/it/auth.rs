@@ -503,11 +503,14 @@ struct TokenEndpoint {
     state: Arc<TokenState>,
 }
 
+/// The `Authorization` header and the form fields of one token request.
+type TokenRequest = (String, Vec<(String, String)>);
+
 struct TokenState {
     issued: AtomicUsize,
     lifetime: u64,
     refuse: bool,
-    requests: Mutex<Vec<(String, Vec<(String, String)>)>>,
+    requests: Mutex<Vec<TokenRequest>>,
 }
 
 impl TokenEndpoint {
@@ -522,7 +525,7 @@ impl TokenEndpoint {
         self.state.issued.load(Ordering::SeqCst)
     }
 
-    fn requests(&self) -> Vec<(String, Vec<(String, String)>)> {
+    fn requests(&self) -> Vec<TokenRequest> {
         self.state.requests.lock().expect("requests lock").clone()
     }
 
