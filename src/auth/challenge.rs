@@ -38,7 +38,10 @@ impl Challenge {
             ChallengeKind::Unavailable => None,
             _ => Some(bearer_header(kind, &params)),
         };
-        Challenge { kind, www_authenticate }
+        Challenge {
+            kind,
+            www_authenticate,
+        }
     }
 
     pub fn kind(&self) -> ChallengeKind {
@@ -62,11 +65,19 @@ impl Challenge {
 impl IntoResponse for Challenge {
     fn into_response(self) -> Response {
         let mut response = self.status().into_response();
-        if let Some(value) = self.www_authenticate.as_deref().and_then(|value| HeaderValue::from_str(value).ok()) {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        if let Some(value) = self
+            .www_authenticate
+            .as_deref()
+            .and_then(|value| HeaderValue::from_str(value).ok())
+        {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
         }
         if self.kind == ChallengeKind::Unavailable {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
         }
         response
     }
@@ -78,21 +89,36 @@ impl IntoResponse for Challenge {
 /// or a fixed description, none of which holds `"` or `\`.
 fn bearer_header(kind: ChallengeKind, params: &ChallengeParams<'_>) -> String {
     let mut parts: Vec<String> = Vec::new();
-    let scope = (!params.scopes.is_empty()).then(|| format!("scope=\"{}\"", params.scopes.join(" ")));
-    let metadata = params.resource_metadata.map(|url| format!("resource_metadata=\"{url}\""));
+    let scope =
+        (!params.scopes.is_empty()).then(|| format!("scope=\"{}\"", params.scopes.join(" ")));
+    let metadata = params
+        .resource_metadata
+        .map(|url| format!("resource_metadata=\"{url}\""));
     match kind {
         ChallengeKind::Missing => {
             parts.extend(metadata);
             parts.extend(scope);
         }
         ChallengeKind::InvalidToken | ChallengeKind::InsufficientScope => {
-            let error = if kind == ChallengeKind::InvalidToken { "invalid_token" } else { "insufficient_scope" };
+            let error = if kind == ChallengeKind::InvalidToken {
+                "invalid_token"
+            } else {
+                "insufficient_scope"
+            };
             parts.push(format!("error=\"{error}\""));
             parts.extend(scope);
             parts.extend(metadata);
-            parts.extend(params.description.map(|text| format!("error_description=\"{text}\"")));
+            parts.extend(
+                params
+                    .description
+                    .map(|text| format!("error_description=\"{text}\"")),
+            );
         }
         ChallengeKind::Unavailable => {}
     }
-    if parts.is_empty() { "Bearer".to_string() } else { format!("Bearer {}", parts.join(", ")) }
+    if parts.is_empty() {
+        "Bearer".to_string()
+    } else {
+        format!("Bearer {}", parts.join(", "))
+    }
 }

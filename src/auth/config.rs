@@ -104,5 +104,8 @@ pub fn is_loopback_host(url: &Url) -> bool {
 /// Whether `scope` is a valid OAuth scope token (RFC 6749 §3.3): printable ASCII without
 /// space, `"` or `\`, so it can be written inside a quoted header parameter as it is.
 pub fn is_scope_token(scope: &str) -> bool {
-    !scope.is_empty() && scope.bytes().all(|byte| matches!(byte, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+    !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|byte| matches!(byte, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }

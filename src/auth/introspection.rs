@@ -28,13 +28,26 @@ pub(crate) enum IntrospectionError {
 }
 
 impl Introspector {
-    pub fn new(endpoint: Url, client_id: String, client_secret: Secret, client: reqwest::Client) -> Introspector {
-        Introspector { endpoint, client_id, client_secret, client }
+    pub fn new(
+        endpoint: Url,
+        client_id: String,
+        client_secret: Secret,
+        client: reqwest::Client,
+    ) -> Introspector {
+        Introspector {
+            endpoint,
+            client_id,
+            client_secret,
+            client,
+        }
     }
 
     /// The endpoint's answer about `token`: the claims of an active token, or `None` when
     /// the server says it is not active.
-    pub async fn introspect(&self, token: &str) -> Result<Option<Map<String, Value>>, IntrospectionError> {
+    pub async fn introspect(
+        &self,
+        token: &str,
+    ) -> Result<Option<Map<String, Value>>, IntrospectionError> {
         let body = url::form_urlencoded::Serializer::new(String::new())
             .append_pair("token", token)
             .append_pair("token_type_hint", "access_token")
@@ -42,8 +55,14 @@ impl Introspector {
         let mut response = self
             .client
             .post(self.endpoint.clone())
-            .header(http::header::AUTHORIZATION, basic_authorization(&self.client_id, self.client_secret.expose()))
-            .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(
+                http::header::AUTHORIZATION,
+                basic_authorization(&self.client_id, self.client_secret.expose()),
+            )
+            .header(
+                http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
             .header(http::header::ACCEPT, "application/json")
             .body(body)
             .send()
@@ -61,7 +80,10 @@ impl Introspector {
         let Ok(Value::Object(claims)) = serde_json::from_slice::<Value>(&bytes) else {
             return Err(IntrospectionError::Shape);
         };
-        let active = claims.get("active").and_then(Value::as_bool).unwrap_or(false);
+        let active = claims
+            .get("active")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         Ok(active.then_some(claims))
     }
 }
@@ -69,7 +91,11 @@ impl Introspector {
 /// `Basic base64(urlencode(id):urlencode(secret))`, as RFC 6749 §2.3.1 asks of OAuth clients.
 pub(crate) fn basic_authorization(client_id: &str, client_secret: &str) -> String {
     use base64::Engine as _;
-    let encode = |text: &str| url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
+    let encode =
+        |text: &str| url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
     let pair = format!("{}:{}", encode(client_id), encode(client_secret));
-    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(pair)
+    )
 }

@@ -58,7 +58,12 @@ pub(crate) enum JwksError {
 }
 
 impl JwksCache {
-    pub fn new(uri: Url, client: reqwest::Client, min_refresh: Duration, max_age: Duration) -> JwksCache {
+    pub fn new(
+        uri: Url,
+        client: reqwest::Client,
+        min_refresh: Duration,
+        max_age: Duration,
+    ) -> JwksCache {
         JwksCache {
             uri,
             client,
@@ -74,7 +79,10 @@ impl JwksCache {
     pub async fn find(self: &Arc<Self>, kid: Option<&str>) -> Option<Arc<VerifyingKey>> {
         let snapshot = self.snapshot();
         if let Some(key) = snapshot.find(kid) {
-            if snapshot.fetched_at.is_some_and(|at| at.elapsed() >= self.max_age) {
+            if snapshot
+                .fetched_at
+                .is_some_and(|at| at.elapsed() >= self.max_age)
+            {
                 self.refresh_in_background();
             }
             return Some(key);
@@ -122,7 +130,9 @@ impl JwksCache {
     fn refresh_in_background(self: &Arc<Self>) {
         let cache = Arc::clone(self);
         tokio::spawn(async move {
-            let Ok(mut last) = cache.refresh.try_lock() else { return };
+            let Ok(mut last) = cache.refresh.try_lock() else {
+                return;
+            };
             if last.is_some_and(|at| at.elapsed() < cache.min_refresh) {
                 return;
             }
@@ -135,7 +145,10 @@ impl JwksCache {
         match self.fetch().await {
             Ok(keys) => {
                 tracing::debug!(jwks_uri = %self.uri, keys = keys.len(), "fetched signing keys");
-                self.replace(KeySet { keys, fetched_at: Some(Instant::now()) });
+                self.replace(KeySet {
+                    keys,
+                    fetched_at: Some(Instant::now()),
+                });
             }
             Err(error) => {
                 let cached = self.snapshot().keys.len();
@@ -145,8 +158,12 @@ impl JwksCache {
     }
 
     async fn fetch(&self) -> Result<Vec<Arc<VerifyingKey>>, JwksError> {
-        let mut response =
-            self.client.get(self.uri.clone()).header(http::header::ACCEPT, "application/json").send().await?;
+        let mut response = self
+            .client
+            .get(self.uri.clone())
+            .header(http::header::ACCEPT, "application/json")
+            .send()
+            .await?;
         if !response.status().is_success() {
             return Err(JwksError::Status(response.status()));
         }
@@ -164,7 +181,11 @@ impl JwksCache {
 impl KeySet {
     fn find(&self, kid: Option<&str>) -> Option<Arc<VerifyingKey>> {
         match kid {
-            Some(kid) => self.keys.iter().find(|key| key.kid.as_deref() == Some(kid)).cloned(),
+            Some(kid) => self
+                .keys
+                .iter()
+                .find(|key| key.kid.as_deref() == Some(kid))
+                .cloned(),
             None if self.keys.len() == 1 => self.keys.first().cloned(),
             None => None,
         }
@@ -175,41 +196,63 @@ impl KeySet {
 /// are skipped, each with a debug line.
 pub(crate) fn parse_jwks(body: &[u8]) -> Result<Vec<Arc<VerifyingKey>>, JwksError> {
     let document: Value = serde_json::from_slice(body).map_err(|_| JwksError::Shape)?;
-    let entries = document.get("keys").and_then(Value::as_array).ok_or(JwksError::Shape)?;
+    let entries = document
+        .get("keys")
+        .and_then(Value::as_array)
+        .ok_or(JwksError::Shape)?;
     let mut keys = Vec::new();
     for entry in entries {
         let kid = entry.get("kid").and_then(Value::as_str);
         let Ok(jwk) = serde_json::from_value::<Jwk>(entry.clone()) else {
-            tracing::debug!(kid, "skipping a JWKS entry that is not a key ferry understands");
+            tracing::debug!(
+                kid,
+                "skipping a JWKS entry that is not a key ferry understands"
+            );
             continue;
         };
         match verifying_key(&jwk) {
             Some(key) => keys.push(Arc::new(key)),
-            None => tracing::debug!(kid, "skipping a JWKS key that is not an RS256, ES256 or EdDSA signing key"),
+            None => tracing::debug!(
+                kid,
+                "skipping a JWKS key that is not an RS256, ES256 or EdDSA signing key"
+            ),
         }
     }
     Ok(keys)
 }
 
 fn verifying_key(jwk: &Jwk) -> Option<VerifyingKey> {
-    if jwk.common.public_key_use.as_ref().is_some_and(|key_use| *key_use != PublicKeyUse::Signature) {
+    if jwk
+        .common
+        .public_key_use
+        .as_ref()
+        .is_some_and(|key_use| *key_use != PublicKeyUse::Signature)
+    {
         return None;
     }
     let declared = jwk.common.key_algorithm;
     let algorithm = match &jwk.algorithm {
-        AlgorithmParameters::RSA(_) if matches!(declared, None | Some(KeyAlgorithm::RS256)) => Algorithm::RS256,
+        AlgorithmParameters::RSA(_) if matches!(declared, None | Some(KeyAlgorithm::RS256)) => {
+            Algorithm::RS256
+        }
         AlgorithmParameters::EllipticCurve(params)
-            if params.curve == EllipticCurve::P256 && matches!(declared, None | Some(KeyAlgorithm::ES256)) =>
+            if params.curve == EllipticCurve::P256
+                && matches!(declared, None | Some(KeyAlgorithm::ES256)) =>
         {
             Algorithm::ES256
         }
         AlgorithmParameters::OctetKeyPair(params)
-            if params.curve == EllipticCurve::Ed25519 && matches!(declared, None | Some(KeyAlgorithm::EdDSA)) =>
+            if params.curve == EllipticCurve::Ed25519
+                && matches!(declared, None | Some(KeyAlgorithm::EdDSA)) =>
         {
             Algorithm::EdDSA
         }
         _ => return None,
     };
     let key = DecodingKey::from_jwk(jwk).ok()?;
-    Some(VerifyingKey { kid: jwk.common.key_id.clone(), algorithm, key })
+    Some(VerifyingKey {
+        kid: jwk.common.key_id.clone(),
+        algorithm,
+        key,
+    })
 }

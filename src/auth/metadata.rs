@@ -17,7 +17,10 @@ const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 pub(crate) fn location(resource: &Url) -> (String, String) {
     let suffix = resource.path().trim_end_matches('/');
     let path = format!("{WELL_KNOWN}{suffix}");
-    (format!("{}{path}", resource.origin().ascii_serialization()), path)
+    (
+        format!("{}{path}", resource.origin().ascii_serialization()),
+        path,
+    )
 }
 
 pub(crate) fn document(resource: &Url, issuer: &str, scopes_supported: &[String]) -> Value {
@@ -41,9 +44,18 @@ pub(crate) fn router<S: Clone + Send + Sync + 'static>(path: &str, document: &Va
         async move {
             (
                 [
-                    (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
-                    (header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=3600")),
-                    (header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*")),
+                    (
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    ),
+                    (
+                        header::CACHE_CONTROL,
+                        HeaderValue::from_static("public, max-age=3600"),
+                    ),
+                    (
+                        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                        HeaderValue::from_static("*"),
+                    ),
                 ],
                 body,
             )

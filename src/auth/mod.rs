@@ -29,8 +29,8 @@ mod secret;
 pub use challenge::{Challenge, ChallengeKind};
 pub use config::{
     ApiKey, AuthConfig, AuthMode, DEFAULT_JWKS_MAX_AGE_SECONDS, DEFAULT_JWKS_MIN_REFRESH_SECONDS,
-    DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, is_loopback_host, is_scope_token,
-    is_secure_or_loopback,
+    DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, is_loopback_host,
+    is_scope_token, is_secure_or_loopback,
 };
 pub use secret::Secret;
 
@@ -51,9 +51,16 @@ pub struct Principal {
 }
 
 impl Principal {
-    pub fn new(subject: impl Into<String>, scopes: impl IntoIterator<Item = impl Into<String>>) -> Principal {
+    pub fn new(
+        subject: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Principal {
         let scopes: BTreeSet<String> = scopes.into_iter().map(Into::into).collect();
-        Principal { subject: subject.into(), scopes: scopes.into_iter().collect(), token: None }
+        Principal {
+            subject: subject.into(),
+            scopes: scopes.into_iter().collect(),
+            token: None,
+        }
     }
 
     /// The principal of a server without authentication.
@@ -74,7 +81,9 @@ impl Principal {
     }
 
     pub fn has_scopes(&self, required: &[String]) -> bool {
-        required.iter().all(|scope| self.scopes.binary_search(scope).is_ok())
+        required
+            .iter()
+            .all(|scope| self.scopes.binary_search(scope).is_ok())
     }
 }
 
@@ -104,8 +113,14 @@ pub struct ToolScopes {
 
 impl ToolScopes {
     /// `explicit` holds the tools whose entry names `scopes:` (possibly empty).
-    pub fn new(default: Vec<String>, explicit: impl IntoIterator<Item = (String, Vec<String>)>) -> ToolScopes {
-        ToolScopes { default, tools: explicit.into_iter().collect() }
+    pub fn new(
+        default: Vec<String>,
+        explicit: impl IntoIterator<Item = (String, Vec<String>)>,
+    ) -> ToolScopes {
+        ToolScopes {
+            default,
+            tools: explicit.into_iter().collect(),
+        }
     }
 
     pub fn required(&self, tool: &str) -> &[String] {
@@ -119,7 +134,11 @@ impl ToolScopes {
 
     /// Every scope named, sorted: `scopes_supported` in the metadata.
     pub fn all(&self) -> Vec<String> {
-        let all: BTreeSet<&String> = self.default.iter().chain(self.tools.values().flatten()).collect();
+        let all: BTreeSet<&String> = self
+            .default
+            .iter()
+            .chain(self.tools.values().flatten())
+            .collect();
         all.into_iter().cloned().collect()
     }
 }
@@ -154,7 +173,9 @@ pub fn check_exposure(listen: &str, auth: Option<&AuthConfig>) -> Result<(), Exp
     if auth.is_some() || is_loopback_listen(listen) {
         return Ok(());
     }
-    Err(ExposureError { listen: listen.to_string() })
+    Err(ExposureError {
+        listen: listen.to_string(),
+    })
 }
 
 /// Decides, on every request, who the caller is and which tools they reach.
@@ -200,7 +221,9 @@ impl std::fmt::Debug for Authenticator {
             Mode::ApiKeys(_) => "api_keys",
             Mode::OAuth(_) => "oauth",
         };
-        f.debug_struct("Authenticator").field("mode", &mode).finish_non_exhaustive()
+        f.debug_struct("Authenticator")
+            .field("mode", &mode)
+            .finish_non_exhaustive()
     }
 }
 
@@ -232,14 +255,22 @@ impl Authenticator {
         tool_scopes: impl IntoIterator<Item = (String, Vec<String>)>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Authenticator, AuthError> {
-        let Some(config) = config else { return Ok(Authenticator::none()) };
+        let Some(config) = config else {
+            return Ok(Authenticator::none());
+        };
         let tool_scopes = ToolScopes::new(config.default_scopes.clone(), tool_scopes);
         let mode = match &config.mode {
             AuthMode::ApiKeys(keys) => Mode::ApiKeys(stored_keys(keys, &env)?),
             AuthMode::OAuth(oauth) => Mode::OAuth(Box::new(build_oauth(oauth, &env)?)),
         };
         let scopes_supported = tool_scopes.all();
-        Ok(Authenticator { inner: Arc::new(Inner { mode, tool_scopes, scopes_supported }) })
+        Ok(Authenticator {
+            inner: Arc::new(Inner {
+                mode,
+                tool_scopes,
+                scopes_supported,
+            }),
+        })
     }
 
     pub fn is_enabled(&self) -> bool {
@@ -257,13 +288,20 @@ impl Authenticator {
     }
 
     /// Who sent a request with this `Authorization` header value, or why it is refused.
-    pub async fn authenticate(&self, authorization_header: Option<&str>) -> Result<Principal, Challenge> {
+    pub async fn authenticate(
+        &self,
+        authorization_header: Option<&str>,
+    ) -> Result<Principal, Challenge> {
         let token = match &self.inner.mode {
             Mode::None => return Ok(Principal::anonymous()),
             _ => match bearer_token(authorization_header) {
-                BearerToken::Absent => return Err(self.challenge(ChallengeKind::Missing, None, &[])),
+                BearerToken::Absent => {
+                    return Err(self.challenge(ChallengeKind::Missing, None, &[]));
+                }
                 BearerToken::Malformed => {
-                    return Err(self.invalid_token("the Authorization header is not a bearer token"));
+                    return Err(
+                        self.invalid_token("the Authorization header is not a bearer token")
+                    );
                 }
                 BearerToken::Token(token) => token,
             },
@@ -271,7 +309,10 @@ impl Authenticator {
         match &self.inner.mode {
             Mode::None => Ok(Principal::anonymous()),
             Mode::ApiKeys(keys) => match find_key(keys, token) {
-                Some(key) => Ok(Principal::new(key.subject.clone(), key.scopes.iter().cloned())),
+                Some(key) => Ok(Principal::new(
+                    key.subject.clone(),
+                    key.scopes.iter().cloned(),
+                )),
                 None => Err(self.invalid_token("unknown key")),
             },
             Mode::OAuth(oauth) => self.validate_oauth(oauth, token).await,
@@ -284,7 +325,11 @@ impl Authenticator {
             return Ok(());
         }
         let required = self.inner.tool_scopes.required(tool);
-        Err(self.challenge(ChallengeKind::InsufficientScope, Some("the token lacks a scope this tool needs"), required))
+        Err(self.challenge(
+            ChallengeKind::InsufficientScope,
+            Some("the token lacks a scope this tool needs"),
+            required,
+        ))
     }
 
     /// Whether `principal` reaches `tool`: it holds every scope the tool needs.
@@ -325,7 +370,9 @@ impl Authenticator {
 
     /// The RFC 9728 protected resource metadata document (OAuth only).
     pub fn metadata_document(&self) -> Option<Value> {
-        self.oauth().map(|oauth| metadata::document(&oauth.resource, &oauth.issuer, &self.inner.scopes_supported))
+        self.oauth().map(|oauth| {
+            metadata::document(&oauth.resource, &oauth.issuer, &self.inner.scopes_supported)
+        })
     }
 
     /// Routes serving the metadata document at [`Authenticator::metadata_path`] and at the
@@ -352,7 +399,9 @@ impl Authenticator {
         } else {
             return Err(self.invalid_token("the token is malformed"));
         };
-        let Some(subject) = ["sub", "client_id"].iter().find_map(|name| claims.get(*name).and_then(Value::as_str))
+        let Some(subject) = ["sub", "client_id"]
+            .iter()
+            .find_map(|name| claims.get(*name).and_then(Value::as_str))
         else {
             return Err(self.invalid_token("the token names no subject"));
         };
@@ -365,7 +414,8 @@ impl Authenticator {
         jwks: &Arc<JwksCache>,
         token: &str,
     ) -> Result<Map<String, Value>, Challenge> {
-        let header = jsonwebtoken::decode_header(token).map_err(|_| self.invalid_token("the token is malformed"))?;
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| self.invalid_token("the token is malformed"))?;
         let Some(key) = jwks.find(header.kid.as_deref()).await else {
             return Err(self.invalid_token("the token is signed with an unknown key"));
         };
@@ -431,12 +481,24 @@ impl Authenticator {
         self.challenge(ChallengeKind::InvalidToken, Some(description), &[])
     }
 
-    fn challenge(&self, kind: ChallengeKind, description: Option<&str>, scopes: &[String]) -> Challenge {
+    fn challenge(
+        &self,
+        kind: ChallengeKind,
+        description: Option<&str>,
+        scopes: &[String],
+    ) -> Challenge {
         let scopes = match kind {
             ChallengeKind::InsufficientScope => scopes,
             _ => self.inner.scopes_supported.as_slice(),
         };
-        Challenge::new(kind, ChallengeParams { description, scopes, resource_metadata: self.metadata_url() })
+        Challenge::new(
+            kind,
+            ChallengeParams {
+                description,
+                scopes,
+                resource_metadata: self.metadata_url(),
+            },
+        )
     }
 }
 
@@ -449,10 +511,16 @@ enum BearerToken<'a> {
 /// The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1). Another scheme
 /// counts as no token: the client has not tried bearer authentication yet.
 fn bearer_token(header: Option<&str>) -> BearerToken<'_> {
-    let Some(header) = header else { return BearerToken::Absent };
+    let Some(header) = header else {
+        return BearerToken::Absent;
+    };
     let header = header.trim();
     let Some((scheme, token)) = header.split_once(' ') else {
-        return if header.eq_ignore_ascii_case("bearer") { BearerToken::Malformed } else { BearerToken::Absent };
+        return if header.eq_ignore_ascii_case("bearer") {
+            BearerToken::Malformed
+        } else {
+            BearerToken::Absent
+        };
     };
     if !scheme.eq_ignore_ascii_case("bearer") {
         return BearerToken::Absent;
@@ -479,33 +547,49 @@ fn find_key<'a>(keys: &'a [StoredKey], presented: &str) -> Option<&'a StoredKey>
 }
 
 fn constant_time_eq(left: &[u8; 32], right: &[u8; 32]) -> bool {
-    let difference = left.iter().zip(right).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    let difference = left
+        .iter()
+        .zip(right)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b));
     std::hint::black_box(difference) == 0
 }
 
-fn stored_keys(keys: &[ApiKey], env: &impl Fn(&str) -> Option<String>) -> Result<Vec<StoredKey>, AuthError> {
+fn stored_keys(
+    keys: &[ApiKey],
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Vec<StoredKey>, AuthError> {
     keys.iter()
         .enumerate()
         .map(|(index, key)| {
             let location = format!("auth.api_keys[{index}]");
             let read = |variable: &str| {
-                env(variable)
-                    .ok_or_else(|| AuthError::MissingEnv { variable: variable.to_string(), location: location.clone() })
+                env(variable).ok_or_else(|| AuthError::MissingEnv {
+                    variable: variable.to_string(),
+                    location: location.clone(),
+                })
             };
             let digest = match &key.key {
                 KeySource::Sha256(hex) => parse_sha256(hex),
                 KeySource::Sha256Env(variable) => parse_sha256(read(variable)?.trim()),
-                KeySource::KeyEnv(variable) => Some(Sha256::digest(read(variable)?.as_bytes()).into()),
+                KeySource::KeyEnv(variable) => {
+                    Some(Sha256::digest(read(variable)?.as_bytes()).into())
+                }
             };
             let digest = digest.ok_or_else(|| AuthError::BadHashEnv {
                 variable: match &key.key {
-                    KeySource::Sha256Env(variable) | KeySource::KeyEnv(variable) => variable.clone(),
+                    KeySource::Sha256Env(variable) | KeySource::KeyEnv(variable) => {
+                        variable.clone()
+                    }
                     KeySource::Sha256(_) => "sha256".to_string(),
                 },
                 location: location.clone(),
             })?;
             let scopes: BTreeSet<String> = key.scopes.iter().cloned().collect();
-            Ok(StoredKey { subject: key.subject.clone(), digest, scopes: scopes.into_iter().collect() })
+            Ok(StoredKey {
+                subject: key.subject.clone(),
+                digest,
+                scopes: scopes.into_iter().collect(),
+            })
         })
         .collect()
 }
@@ -524,7 +608,10 @@ pub(crate) fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
     Some(digest)
 }
 
-fn build_oauth(config: &OAuthConfig, env: &impl Fn(&str) -> Option<String>) -> Result<OAuth, AuthError> {
+fn build_oauth(
+    config: &OAuthConfig,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<OAuth, AuthError> {
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(5))
@@ -545,13 +632,16 @@ fn build_oauth(config: &OAuthConfig, env: &impl Fn(&str) -> Option<String>) -> R
     };
     let introspector = match &config.introspection {
         Some(introspection) if !is_secure_or_loopback(&introspection.endpoint) => {
-            return Err(AuthError::InsecureUrl("auth.oauth.introspection.endpoint".to_string()));
+            return Err(AuthError::InsecureUrl(
+                "auth.oauth.introspection.endpoint".to_string(),
+            ));
         }
         Some(introspection) => {
-            let secret = env(&introspection.client_secret_env).ok_or_else(|| AuthError::MissingEnv {
-                variable: introspection.client_secret_env.clone(),
-                location: "auth.oauth.introspection.client_secret".to_string(),
-            })?;
+            let secret =
+                env(&introspection.client_secret_env).ok_or_else(|| AuthError::MissingEnv {
+                    variable: introspection.client_secret_env.clone(),
+                    location: "auth.oauth.introspection.client_secret".to_string(),
+                })?;
             Some(Introspector::new(
                 introspection.endpoint.clone(),
                 introspection.client_id.clone(),
@@ -561,8 +651,11 @@ fn build_oauth(config: &OAuthConfig, env: &impl Fn(&str) -> Option<String>) -> R
         }
         None => None,
     };
-    let audiences =
-        if config.audiences.is_empty() { vec![config.resource.to_string()] } else { config.audiences.clone() };
+    let audiences = if config.audiences.is_empty() {
+        vec![config.resource.to_string()]
+    } else {
+        config.audiences.clone()
+    };
     let (metadata_url, metadata_path) = metadata::location(&config.resource);
     Ok(OAuth {
         resource: config.resource.clone(),
@@ -584,11 +677,19 @@ fn looks_like_jwt(token: &str) -> bool {
 /// Granted scopes: `scope` (space-separated, RFC 9068 and RFC 7662), or `scp` (a list or a
 /// string, as some servers write it).
 fn token_scopes(claims: &Map<String, Value>) -> Vec<String> {
-    let split = |text: &str| text.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let split = |text: &str| {
+        text.split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
     match (claims.get("scope"), claims.get("scp")) {
         (Some(Value::String(scope)), _) => split(scope),
         (_, Some(Value::String(scp))) => split(scp),
-        (_, Some(Value::Array(scp))) => scp.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        (_, Some(Value::Array(scp))) => scp
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -613,11 +714,16 @@ fn is_loopback_listen(listen: &str) -> bool {
     }
     let host = listen.rsplit_once(':').map_or(listen, |(host, _)| host);
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn unix_now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
 }
 
 #[cfg(test)]

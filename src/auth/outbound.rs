@@ -25,7 +25,10 @@ use super::secret::Secret;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutboundCredential {
     /// `basic: {username: NAME | {env: VAR}, password: {env: VAR}}`.
-    Basic { username: EnvOrLiteral, password_env: String },
+    Basic {
+        username: EnvOrLiteral,
+        password_env: String,
+    },
     /// `client_credentials: {token_url, client_id, client_secret: {env: VAR}, scopes, audience, resource}`.
     ClientCredentials(TokenClientConfig),
     /// `token_exchange: {token_url, client_id, client_secret: {env: VAR}, audience, resource, scopes}`.
@@ -68,7 +71,9 @@ pub enum ClientAuth {
 pub enum OutboundError {
     #[error("environment variable {variable} is not set (named by {location})")]
     MissingEnv { variable: String, location: String },
-    #[error("environment variable {variable} holds a value that cannot be sent in a header (named by {location})")]
+    #[error(
+        "environment variable {variable} holds a value that cannot be sent in a header (named by {location})"
+    )]
     InvalidEnv { variable: String, location: String },
     #[error("{0} must be https, or http to a loopback address")]
     InsecureUrl(String),
@@ -81,7 +86,10 @@ pub enum CredentialError {
     #[error("cannot reach the token endpoint: {0}")]
     Request(#[from] reqwest::Error),
     #[error("the token endpoint refused: {status}{}", oauth_error.as_deref().map(|code| format!(" ({code})")).unwrap_or_default())]
-    Refused { status: http::StatusCode, oauth_error: Option<String> },
+    Refused {
+        status: http::StatusCode,
+        oauth_error: Option<String>,
+    },
     #[error("the token endpoint's answer has no usable bearer access_token")]
     Shape,
     #[error("token exchange needs the caller's OAuth access token, and this caller has none")]
@@ -107,14 +115,19 @@ impl std::fmt::Debug for CredentialSource {
             SourceKind::ClientCredentials(_) => "client_credentials",
             SourceKind::TokenExchange(_) => "token_exchange",
         };
-        f.debug_struct("CredentialSource").field("kind", &kind).finish_non_exhaustive()
+        f.debug_struct("CredentialSource")
+            .field("kind", &kind)
+            .finish_non_exhaustive()
     }
 }
 
 impl CredentialSource {
     /// Reads the secrets `config` names from the environment. `client` is the HTTP client
     /// token requests go through (the upstream client's own pool will do).
-    pub fn new(config: &OutboundCredential, client: reqwest::Client) -> Result<CredentialSource, OutboundError> {
+    pub fn new(
+        config: &OutboundCredential,
+        client: reqwest::Client,
+    ) -> Result<CredentialSource, OutboundError> {
         CredentialSource::with_env(config, client, |name| std::env::var(name).ok())
     }
 
@@ -125,26 +138,28 @@ impl CredentialSource {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<CredentialSource, OutboundError> {
         let kind = match config {
-            OutboundCredential::Basic { username, password_env } => {
+            OutboundCredential::Basic {
+                username,
+                password_env,
+            } => {
                 let location = "upstream_auth.basic";
                 let username = resolve(username, &env, location)?;
                 let password = read_env(password_env, &env, location)?;
                 let mut value =
-                    HeaderValue::from_str(&basic_authorization_plain(&username, &password)).map_err(|_| {
-                        OutboundError::InvalidEnv { variable: password_env.clone(), location: location.to_string() }
-                    })?;
+                    HeaderValue::from_str(&basic_authorization_plain(&username, &password))
+                        .map_err(|_| OutboundError::InvalidEnv {
+                            variable: password_env.clone(),
+                            location: location.to_string(),
+                        })?;
                 value.set_sensitive(true);
                 SourceKind::Static(value)
             }
-            OutboundCredential::ClientCredentials(config) => SourceKind::ClientCredentials(TokenClient::new(
-                config,
-                client,
-                &env,
-                "upstream_auth.client_credentials",
-            )?),
-            OutboundCredential::TokenExchange(config) => {
-                SourceKind::TokenExchange(TokenClient::new(config, client, &env, "upstream_auth.token_exchange")?)
-            }
+            OutboundCredential::ClientCredentials(config) => SourceKind::ClientCredentials(
+                TokenClient::new(config, client, &env, "upstream_auth.client_credentials")?,
+            ),
+            OutboundCredential::TokenExchange(config) => SourceKind::TokenExchange(
+                TokenClient::new(config, client, &env, "upstream_auth.token_exchange")?,
+            ),
         };
         Ok(CredentialSource { kind })
     }
@@ -157,15 +172,21 @@ impl CredentialSource {
 
     /// The `Authorization` header value to send upstream now on behalf of `principal`
     /// (marked sensitive, so it is left out of HTTP debug output).
-    pub async fn authorization(&self, principal: &Principal) -> Result<HeaderValue, CredentialError> {
+    pub async fn authorization(
+        &self,
+        principal: &Principal,
+    ) -> Result<HeaderValue, CredentialError> {
         match &self.kind {
             SourceKind::Static(value) => Ok(value.clone()),
             SourceKind::ClientCredentials(client) => {
-                client.cached(CacheKey::Shared, || client.client_credentials()).await
+                client
+                    .cached(CacheKey::Shared, || client.client_credentials())
+                    .await
             }
             SourceKind::TokenExchange(client) => {
                 let subject_token = principal.token().ok_or(CredentialError::NoCallerToken)?;
-                let key = CacheKey::Caller(Sha256::digest(subject_token.expose().as_bytes()).into());
+                let key =
+                    CacheKey::Caller(Sha256::digest(subject_token.expose().as_bytes()).into());
                 client.cached(key, || client.exchange(subject_token)).await
             }
         }
@@ -178,7 +199,10 @@ impl CredentialSource {
             SourceKind::Static(_) => return,
             SourceKind::ClientCredentials(client) => (client, CacheKey::Shared),
             SourceKind::TokenExchange(client) => match principal.token() {
-                Some(token) => (client, CacheKey::Caller(Sha256::digest(token.expose().as_bytes()).into())),
+                Some(token) => (
+                    client,
+                    CacheKey::Caller(Sha256::digest(token.expose().as_bytes()).into()),
+                ),
                 None => return,
             },
         };
@@ -189,14 +213,22 @@ impl CredentialSource {
 /// The header naming the caller upstream (`upstream_identity: {header: NAME}`), with the
 /// principal's subject as its value; control and non-ASCII characters are percent-encoded.
 pub fn identity_header(name: &HeaderName, principal: &Principal) -> (HeaderName, HeaderValue) {
-    let encoded = percent_encoding::utf8_percent_encode(&principal.subject, percent_encoding::CONTROLS).to_string();
-    let value = HeaderValue::from_str(&encoded).unwrap_or_else(|_| HeaderValue::from_static("unknown"));
+    let encoded =
+        percent_encoding::utf8_percent_encode(&principal.subject, percent_encoding::CONTROLS)
+            .to_string();
+    let value =
+        HeaderValue::from_str(&encoded).unwrap_or_else(|_| HeaderValue::from_static("unknown"));
     (name.clone(), value)
 }
 
 /// Headers that carry credentials and must never be used to name the caller.
 pub fn is_credential_header(name: &HeaderName) -> bool {
-    [http::header::AUTHORIZATION, http::header::PROXY_AUTHORIZATION, http::header::COOKIE].contains(name)
+    [
+        http::header::AUTHORIZATION,
+        http::header::PROXY_AUTHORIZATION,
+        http::header::COOKIE,
+    ]
+    .contains(name)
 }
 
 /// Time before expiry at which a cached token is replaced, at most.
@@ -264,7 +296,10 @@ impl TokenClient {
     }
 
     fn slot(&self, key: &CacheKey) -> Arc<Slot> {
-        let mut slots = self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut slots = self
+            .slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if !slots.contains_key(key) && slots.len() >= MAX_CACHED_CALLERS {
             let now = Instant::now();
             slots.retain(|_, slot| slot.fresh_at(now));
@@ -291,20 +326,37 @@ impl TokenClient {
             return Ok(value);
         }
         let (token, lifetime) = fetch().await?;
-        let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| CredentialError::Shape)?;
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| CredentialError::Shape)?;
         value.set_sensitive(true);
         let margin = REFRESH_MARGIN.min(lifetime / 10);
         let refresh_at = Instant::now() + lifetime.saturating_sub(margin);
-        *slot.token.write().unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Some(CachedToken { value: value.clone(), refresh_at });
+        *slot
+            .token
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(CachedToken {
+            value: value.clone(),
+            refresh_at,
+        });
         Ok(value)
     }
 
     fn invalidate(&self, key: &CacheKey, rejected: &HeaderValue) {
-        let slot = self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(key).cloned();
+        let slot = self
+            .slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(key)
+            .cloned();
         if let Some(slot) = slot {
-            let mut token = slot.token.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if token.as_ref().is_some_and(|cached| cached.value == rejected) {
+            let mut token = slot
+                .token
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if token
+                .as_ref()
+                .is_some_and(|cached| cached.value == rejected)
+            {
                 *token = None;
             }
         }
@@ -316,10 +368,16 @@ impl TokenClient {
         self.request(form).await
     }
 
-    async fn exchange(&self, subject_token: &Secret) -> Result<(String, Duration), CredentialError> {
+    async fn exchange(
+        &self,
+        subject_token: &Secret,
+    ) -> Result<(String, Duration), CredentialError> {
         const ACCESS_TOKEN: &str = "urn:ietf:params:oauth:token-type:access_token";
         let mut form = vec![
-            ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange".to_string()),
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange".to_string(),
+            ),
             ("subject_token", subject_token.expose().to_string()),
             ("subject_token_type", ACCESS_TOKEN.to_string()),
             ("requested_token_type", ACCESS_TOKEN.to_string()),
@@ -332,17 +390,33 @@ impl TokenClient {
         if !self.scopes.is_empty() {
             form.push(("scope", self.scopes.join(" ")));
         }
-        form.extend(self.audience.iter().map(|audience| ("audience", audience.clone())));
-        form.extend(self.resource.iter().map(|resource| ("resource", resource.clone())));
+        form.extend(
+            self.audience
+                .iter()
+                .map(|audience| ("audience", audience.clone())),
+        );
+        form.extend(
+            self.resource
+                .iter()
+                .map(|resource| ("resource", resource.clone())),
+        );
     }
 
-    async fn request(&self, mut form: Vec<(&'static str, String)>) -> Result<(String, Duration), CredentialError> {
-        let mut request = self.client.post(self.token_url.clone()).header(http::header::ACCEPT, "application/json");
+    async fn request(
+        &self,
+        mut form: Vec<(&'static str, String)>,
+    ) -> Result<(String, Duration), CredentialError> {
+        let mut request = self
+            .client
+            .post(self.token_url.clone())
+            .header(http::header::ACCEPT, "application/json");
         match self.client_auth {
             ClientAuth::Basic => {
-                let mut value =
-                    HeaderValue::from_str(&basic_authorization(&self.client_id, self.client_secret.expose()))
-                        .map_err(|_| CredentialError::Shape)?;
+                let mut value = HeaderValue::from_str(&basic_authorization(
+                    &self.client_id,
+                    self.client_secret.expose(),
+                ))
+                .map_err(|_| CredentialError::Shape)?;
                 value.set_sensitive(true);
                 request = request.header(http::header::AUTHORIZATION, value);
             }
@@ -351,9 +425,14 @@ impl TokenClient {
                 form.push(("client_secret", self.client_secret.expose().to_string()));
             }
         }
-        let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(form).finish();
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
         let mut response = request
-            .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(
+                http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
             .body(body)
             .send()
             .await
@@ -372,17 +451,32 @@ impl TokenClient {
             let oauth_error = answer
                 .get("error")
                 .and_then(Value::as_str)
-                .filter(|code| code.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_'))
+                .filter(|code| {
+                    code.bytes()
+                        .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
+                })
                 .map(str::to_string);
             tracing::warn!(token_url = %self.token_url, %status, oauth_error, "token request refused");
-            return Err(CredentialError::Refused { status, oauth_error });
+            return Err(CredentialError::Refused {
+                status,
+                oauth_error,
+            });
         }
-        let token_type = answer.get("token_type").and_then(Value::as_str).unwrap_or("Bearer");
-        let token = answer.get("access_token").and_then(Value::as_str).filter(|token| !token.is_empty());
+        let token_type = answer
+            .get("token_type")
+            .and_then(Value::as_str)
+            .unwrap_or("Bearer");
+        let token = answer
+            .get("access_token")
+            .and_then(Value::as_str)
+            .filter(|token| !token.is_empty());
         let (Some(token), true) = (token, token_type.eq_ignore_ascii_case("bearer")) else {
             return Err(CredentialError::Shape);
         };
-        let lifetime = answer.get("expires_in").and_then(Value::as_u64).map_or(DEFAULT_LIFETIME, Duration::from_secs);
+        let lifetime = answer
+            .get("expires_in")
+            .and_then(Value::as_u64)
+            .map_or(DEFAULT_LIFETIME, Duration::from_secs);
         tracing::debug!(token_url = %self.token_url, lifetime_s = lifetime.as_secs(), "fetched an upstream token");
         Ok((token.to_string(), lifetime))
     }
@@ -390,12 +484,21 @@ impl TokenClient {
 
 impl Slot {
     fn current(&self) -> Option<HeaderValue> {
-        let token = self.token.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        token.as_ref().filter(|cached| Instant::now() < cached.refresh_at).map(|cached| cached.value.clone())
+        let token = self
+            .token
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        token
+            .as_ref()
+            .filter(|cached| Instant::now() < cached.refresh_at)
+            .map(|cached| cached.value.clone())
     }
 
     fn fresh_at(&self, now: Instant) -> bool {
-        let token = self.token.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let token = self
+            .token
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         token.as_ref().is_some_and(|cached| now < cached.refresh_at)
     }
 }
@@ -403,13 +506,23 @@ impl Slot {
 /// `Basic base64(user:password)` as RFC 7617 has it (no form encoding, unlike OAuth clients).
 fn basic_authorization_plain(username: &str, password: &str) -> String {
     use base64::Engine as _;
-    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}")))
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"))
+    )
 }
 
-fn read_env(variable: &str, env: &impl Fn(&str) -> Option<String>, location: &str) -> Result<String, OutboundError> {
+fn read_env(
+    variable: &str,
+    env: &impl Fn(&str) -> Option<String>,
+    location: &str,
+) -> Result<String, OutboundError> {
     env(variable)
         .filter(|value| !value.is_empty())
-        .ok_or_else(|| OutboundError::MissingEnv { variable: variable.to_string(), location: location.to_string() })
+        .ok_or_else(|| OutboundError::MissingEnv {
+            variable: variable.to_string(),
+            location: location.to_string(),
+        })
 }
 
 fn resolve(

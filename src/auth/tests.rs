@@ -24,7 +24,10 @@ fn check_diagnostics(yaml: &str, expect: Expect) {
 }
 
 fn hex_sha256(key: &str) -> String {
-    Sha256::digest(key.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
+    Sha256::digest(key.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 fn api_key_authenticator(env: &[(&str, &str)]) -> Authenticator {
@@ -34,16 +37,30 @@ fn api_key_authenticator(env: &[(&str, &str)]) -> Authenticator {
     );
     let (config, diagnostics) = parse(&yaml);
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    let env: Vec<(String, String)> = env.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect();
-    let tools = [("createPet".to_string(), vec!["pets:write".to_string()]), ("ping".to_string(), vec![])];
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
+    let tools = [
+        ("createPet".to_string(), vec!["pets:write".to_string()]),
+        ("ping".to_string(), vec![]),
+    ];
     Authenticator::with_env(config.as_ref(), tools, |name| {
-        env.iter().find(|(variable, _)| variable == name).map(|(_, value)| value.clone())
+        env.iter()
+            .find(|(variable, _)| variable == name)
+            .map(|(_, value)| value.clone())
     })
     .expect("authenticator builds")
 }
 
 fn standard_env() -> [(&'static str, &'static str); 2] {
-    [("OPS_KEY", "ops-secret"), ("AUDIT_HASH", "7e1f6a3e3d7ff33b43c5d2ca1d1c0b3c8ab2b0b6d4a1f1a7d1c8f0b6c9e9a3f1")]
+    [
+        ("OPS_KEY", "ops-secret"),
+        (
+            "AUDIT_HASH",
+            "7e1f6a3e3d7ff33b43c5d2ca1d1c0b3c8ab2b0b6d4a1f1a7d1c8f0b6c9e9a3f1",
+        ),
+    ]
 }
 
 #[test]
@@ -54,10 +71,15 @@ fn oauth_section_parses_with_defaults() {
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     let config = config.expect("config");
     assert_eq!(config.default_scopes, ["pets:read"]);
-    let AuthMode::OAuth(oauth) = config.mode else { panic!("expected oauth") };
+    let AuthMode::OAuth(oauth) = config.mode else {
+        panic!("expected oauth")
+    };
     assert_eq!(oauth.resource.as_str(), "https://mcp.example.com/mcp");
     assert_eq!(oauth.leeway_seconds, DEFAULT_LEEWAY_SECONDS);
-    assert_eq!(oauth.jwks_min_refresh_seconds, DEFAULT_JWKS_MIN_REFRESH_SECONDS);
+    assert_eq!(
+        oauth.jwks_min_refresh_seconds,
+        DEFAULT_JWKS_MIN_REFRESH_SECONDS
+    );
     assert_eq!(oauth.jwks_max_age_seconds, DEFAULT_JWKS_MAX_AGE_SECONDS);
     assert!(oauth.audiences.is_empty());
     assert!(oauth.introspection.is_none());
@@ -128,7 +150,11 @@ fn scopes_must_be_scope_tokens() {
     );
     let tool: Value = serde_json::json!({"scopes": ["pets:write", "offline_access"]});
     let mut diagnostics = Vec::new();
-    let scopes = parse_tool_scopes(tool.as_object().expect("object"), "tools.createPet", &mut diagnostics);
+    let scopes = parse_tool_scopes(
+        tool.as_object().expect("object"),
+        "tools.createPet",
+        &mut diagnostics,
+    );
     assert_eq!(scopes, None);
     expect![[r#"
         error: `offline_access` is not a scope a tool can require
@@ -139,18 +165,42 @@ fn scopes_must_be_scope_tokens() {
 #[tokio::test]
 async fn api_keys_authenticate_by_hash_and_env() {
     let authenticator = api_key_authenticator(&standard_env());
-    let ci = authenticator.authenticate(Some("Bearer ci-secret")).await.expect("ci key");
-    assert_eq!((ci.subject.as_str(), ci.scopes.as_slice()), ("ci-bot", &["pets:read".to_string()][..]));
-    assert!(ci.token().is_none(), "an API key is not a token to exchange");
-    let ops = authenticator.authenticate(Some("bearer ops-secret")).await.expect("ops key from env");
+    let ci = authenticator
+        .authenticate(Some("Bearer ci-secret"))
+        .await
+        .expect("ci key");
+    assert_eq!(
+        (ci.subject.as_str(), ci.scopes.as_slice()),
+        ("ci-bot", &["pets:read".to_string()][..])
+    );
+    assert!(
+        ci.token().is_none(),
+        "an API key is not a token to exchange"
+    );
+    let ops = authenticator
+        .authenticate(Some("bearer ops-secret"))
+        .await
+        .expect("ops key from env");
     assert_eq!(ops.subject, "ops");
-    let refused = authenticator.authenticate(Some("Bearer wrong")).await.expect_err("unknown key");
+    let refused = authenticator
+        .authenticate(Some("Bearer wrong"))
+        .await
+        .expect_err("unknown key");
     assert_eq!(refused.status(), http::StatusCode::UNAUTHORIZED);
-    expect![[r#"Bearer error="invalid_token", scope="pets:write", error_description="unknown key""#]]
-        .assert_eq(refused.www_authenticate().unwrap_or_default());
-    let missing = authenticator.authenticate(None).await.expect_err("no header");
-    expect![[r#"Bearer scope="pets:write""#]].assert_eq(missing.www_authenticate().unwrap_or_default());
-    let basic = authenticator.authenticate(Some("Basic Y2k6c2VjcmV0")).await.expect_err("not bearer");
+    expect![[
+        r#"Bearer error="invalid_token", scope="pets:write", error_description="unknown key""#
+    ]]
+    .assert_eq(refused.www_authenticate().unwrap_or_default());
+    let missing = authenticator
+        .authenticate(None)
+        .await
+        .expect_err("no header");
+    expect![[r#"Bearer scope="pets:write""#]]
+        .assert_eq(missing.www_authenticate().unwrap_or_default());
+    let basic = authenticator
+        .authenticate(Some("Basic Y2k6c2VjcmV0"))
+        .await
+        .expect_err("not bearer");
     assert_eq!(basic.kind(), ChallengeKind::Missing);
 }
 
@@ -159,19 +209,31 @@ fn a_missing_environment_variable_is_named_without_any_value() {
     let yaml = "api_keys: [{subject: ops, key: {env: OPS_KEY}}]";
     let (config, _) = parse(yaml);
     let error = Authenticator::with_env(config.as_ref(), [], |_| None).expect_err("missing env");
-    expect!["environment variable OPS_KEY is not set (named by auth.api_keys[0])"].assert_eq(&error.to_string());
+    expect!["environment variable OPS_KEY is not set (named by auth.api_keys[0])"]
+        .assert_eq(&error.to_string());
 }
 
 #[tokio::test]
 async fn scopes_decide_which_tools_a_principal_reaches() {
     let authenticator = api_key_authenticator(&standard_env());
-    let ci = authenticator.authenticate(Some("Bearer ci-secret")).await.expect("ci key");
-    let ops = authenticator.authenticate(Some("Bearer ops-secret")).await.expect("ops key");
+    let ci = authenticator
+        .authenticate(Some("Bearer ci-secret"))
+        .await
+        .expect("ci key");
+    let ops = authenticator
+        .authenticate(Some("Bearer ops-secret"))
+        .await
+        .expect("ops key");
     assert!(authenticator.may_use(&ci, "ping"));
-    assert!(authenticator.may_use(&ci, "getPet"), "no default scope: tools without scopes are open");
+    assert!(
+        authenticator.may_use(&ci, "getPet"),
+        "no default scope: tools without scopes are open"
+    );
     assert!(!authenticator.may_use(&ci, "createPet"));
     assert!(authenticator.may_use(&ops, "createPet"));
-    let refused = authenticator.authorize(&ci, "createPet").expect_err("lacks pets:write");
+    let refused = authenticator
+        .authorize(&ci, "createPet")
+        .expect_err("lacks pets:write");
     assert_eq!(refused.status(), http::StatusCode::FORBIDDEN);
     expect![[r#"Bearer error="insufficient_scope", scope="pets:write", error_description="the token lacks a scope this tool needs""#]]
         .assert_eq(refused.www_authenticate().unwrap_or_default());
@@ -181,24 +243,36 @@ async fn scopes_decide_which_tools_a_principal_reaches() {
 #[test]
 fn without_scopes_the_tool_list_stays_public() {
     let (config, _) = parse("api_keys: [{subject: a, key: {env: K}}]");
-    let authenticator = Authenticator::with_env(config.as_ref(), [], |_| Some("k".to_string())).expect("builds");
+    let authenticator =
+        Authenticator::with_env(config.as_ref(), [], |_| Some("k".to_string())).expect("builds");
     assert_eq!(authenticator.cache_scope(), CacheScope::Public);
     assert_eq!(Authenticator::none().cache_scope(), CacheScope::Public);
 }
 
 #[tokio::test]
 async fn without_authentication_everyone_is_anonymous_and_reaches_everything() {
-    let authenticator =
-        Authenticator::new(None, [("createPet".to_string(), vec!["pets:write".to_string()])]).expect("none");
-    let principal = authenticator.authenticate(Some("Bearer whatever")).await.expect("anonymous");
+    let authenticator = Authenticator::new(
+        None,
+        [("createPet".to_string(), vec!["pets:write".to_string()])],
+    )
+    .expect("none");
+    let principal = authenticator
+        .authenticate(Some("Bearer whatever"))
+        .await
+        .expect("anonymous");
     assert_eq!(principal, Principal::anonymous());
     assert!(authenticator.authorize(&principal, "createPet").is_ok());
 }
 
 #[test]
 fn default_scopes_apply_to_tools_without_their_own() {
-    let scopes =
-        ToolScopes::new(vec!["pets:read".into()], [("admin".into(), vec!["admin".into()]), ("open".into(), vec![])]);
+    let scopes = ToolScopes::new(
+        vec!["pets:read".into()],
+        [
+            ("admin".into(), vec!["admin".into()]),
+            ("open".into(), vec![]),
+        ],
+    );
     assert_eq!(scopes.required("getPet"), ["pets:read"]);
     assert_eq!(scopes.required("admin"), ["admin"]);
     assert!(scopes.required("open").is_empty());
@@ -230,8 +304,14 @@ fn metadata_url_is_the_well_known_path_plus_the_resource_path() {
             "/.well-known/oauth-protected-resource/public/mcp".to_string()
         )
     );
-    assert_eq!(url("https://mcp.example.com/").1, "/.well-known/oauth-protected-resource");
-    assert_eq!(url("http://127.0.0.1:8080/mcp").0, "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp");
+    assert_eq!(
+        url("https://mcp.example.com/").1,
+        "/.well-known/oauth-protected-resource"
+    );
+    assert_eq!(
+        url("http://127.0.0.1:8080/mcp").0,
+        "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"
+    );
 }
 
 #[test]
@@ -241,18 +321,33 @@ fn metadata_document_names_resource_issuer_and_scopes() {
     );
     let tools = [("createPet".to_string(), vec!["pets:write".to_string()])];
     let authenticator = Authenticator::with_env(config.as_ref(), tools, |_| None).expect("builds");
-    let document = authenticator.metadata_document().expect("oauth has metadata");
+    let document = authenticator
+        .metadata_document()
+        .expect("oauth has metadata");
     expect![[r#"{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"],"bearer_methods_supported":["header"],"scopes_supported":["pets:read","pets:write"]}"#]]
         .assert_eq(&document.to_string());
-    assert_eq!(authenticator.metadata_path(), Some("/.well-known/oauth-protected-resource/mcp"));
+    assert_eq!(
+        authenticator.metadata_path(),
+        Some("/.well-known/oauth-protected-resource/mcp")
+    );
 }
 
 #[test]
 fn serving_without_authentication_is_only_allowed_on_loopback() {
-    for listen in ["127.0.0.1:8080", "[::1]:8080", "localhost:8080", "127.0.0.2:1"] {
+    for listen in [
+        "127.0.0.1:8080",
+        "[::1]:8080",
+        "localhost:8080",
+        "127.0.0.2:1",
+    ] {
         assert!(check_exposure(listen, None).is_ok(), "{listen}");
     }
-    for listen in ["0.0.0.0:8080", "[::]:8080", "192.168.1.10:80", "example.com:80"] {
+    for listen in [
+        "0.0.0.0:8080",
+        "[::]:8080",
+        "192.168.1.10:80",
+        "example.com:80",
+    ] {
         assert!(check_exposure(listen, None).is_err(), "{listen}");
     }
     let (config, _) = parse("api_keys: [{subject: a, key: {env: K}}]");

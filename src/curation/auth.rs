@@ -36,10 +36,13 @@
 use serde_json::{Map, Value};
 use url::Url;
 
-use crate::auth::outbound::{ClientAuth, EnvOrLiteral, OutboundCredential, TokenClientConfig, is_credential_header};
+use crate::auth::outbound::{
+    ClientAuth, EnvOrLiteral, OutboundCredential, TokenClientConfig, is_credential_header,
+};
 use crate::auth::{
     ApiKey, AuthConfig, AuthMode, DEFAULT_JWKS_MAX_AGE_SECONDS, DEFAULT_JWKS_MIN_REFRESH_SECONDS,
-    DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, is_scope_token, is_secure_or_loopback,
+    DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, is_scope_token,
+    is_secure_or_loopback,
 };
 use crate::diagnostic::{Diagnostic, Location};
 
@@ -56,9 +59,23 @@ pub const TOOL_KEYS: &[&str] = &["scopes"];
 /// Reads the `auth:` value found at `path`, pushing a diagnostic for each problem; `None`
 /// when it is unusable (then the caller must not serve without authentication by mistake:
 /// the diagnostics are errors).
-pub fn parse_auth(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<AuthConfig> {
-    let map = as_map(value, path, "a mapping with `api_keys:` or `oauth:`", diagnostics)?;
-    unknown_keys(map, path, &["api_keys", "oauth", "default_scopes"], diagnostics);
+pub fn parse_auth(
+    value: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<AuthConfig> {
+    let map = as_map(
+        value,
+        path,
+        "a mapping with `api_keys:` or `oauth:`",
+        diagnostics,
+    )?;
+    unknown_keys(
+        map,
+        path,
+        &["api_keys", "oauth", "default_scopes"],
+        diagnostics,
+    );
     let default_scopes = match map.get("default_scopes") {
         Some(value) => scopes(value, &format!("{path}.default_scopes"), diagnostics)?,
         None => Vec::new(),
@@ -68,14 +85,23 @@ pub fn parse_auth(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) 
             diagnostics.push(error(path, "choose one of `api_keys:` and `oauth:`"));
             return None;
         }
-        (Some(keys), None) => AuthMode::ApiKeys(api_keys(keys, &format!("{path}.api_keys"), diagnostics)?),
-        (None, Some(oauth)) => AuthMode::OAuth(Box::new(oauth_config(oauth, &format!("{path}.oauth"), diagnostics)?)),
+        (Some(keys), None) => {
+            AuthMode::ApiKeys(api_keys(keys, &format!("{path}.api_keys"), diagnostics)?)
+        }
+        (None, Some(oauth)) => AuthMode::OAuth(Box::new(oauth_config(
+            oauth,
+            &format!("{path}.oauth"),
+            diagnostics,
+        )?)),
         (None, None) => {
             diagnostics.push(error(path, "`auth:` needs `api_keys:` or `oauth:`"));
             return None;
         }
     };
-    Some(AuthConfig { mode, default_scopes })
+    Some(AuthConfig {
+        mode,
+        default_scopes,
+    })
 }
 
 /// Reads a tool entry's `scopes:` (in `map`, the entry at `path`): `None` when absent or
@@ -108,10 +134,21 @@ pub fn parse_upstream_credential(
                 }
             };
             let password_env = secret_env(map, path, "password", diagnostics);
-            Some(OutboundCredential::Basic { username: username?, password_env: password_env? })
+            Some(OutboundCredential::Basic {
+                username: username?,
+                password_env: password_env?,
+            })
         }
-        "client_credentials" => Some(OutboundCredential::ClientCredentials(token_client(map, path, diagnostics)?)),
-        "token_exchange" => Some(OutboundCredential::TokenExchange(token_client(map, path, diagnostics)?)),
+        "client_credentials" => Some(OutboundCredential::ClientCredentials(token_client(
+            map,
+            path,
+            diagnostics,
+        )?)),
+        "token_exchange" => Some(OutboundCredential::TokenExchange(token_client(
+            map,
+            path,
+            diagnostics,
+        )?)),
         _ => {
             diagnostics.push(error(path, format!("unknown credential kind `{kind}`")));
             None
@@ -130,24 +167,45 @@ pub fn parse_upstream_identity(
     unknown_keys(map, path, &["header"], diagnostics);
     let header_path = format!("{path}.header");
     let Some(name) = map.get("header").and_then(Value::as_str) else {
-        diagnostics.push(error(path, "missing `header:`, the header that names the caller upstream"));
+        diagnostics.push(error(
+            path,
+            "missing `header:`, the header that names the caller upstream",
+        ));
         return None;
     };
     match http::HeaderName::from_bytes(name.as_bytes()) {
         Ok(header) if is_credential_header(&header) => {
-            diagnostics.push(error(&header_path, format!("`{name}` carries credentials; choose another header")));
+            diagnostics.push(error(
+                &header_path,
+                format!("`{name}` carries credentials; choose another header"),
+            ));
             None
         }
         Ok(header) => Some(header),
         Err(_) => {
-            diagnostics.push(error(&header_path, format!("`{name}` is not a valid header name")));
+            diagnostics.push(error(
+                &header_path,
+                format!("`{name}` is not a valid header name"),
+            ));
             None
         }
     }
 }
 
-fn token_client(map: &Map<String, Value>, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<TokenClientConfig> {
-    let known = ["token_url", "client_id", "client_secret", "client_auth", "scopes", "audience", "resource"];
+fn token_client(
+    map: &Map<String, Value>,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<TokenClientConfig> {
+    let known = [
+        "token_url",
+        "client_id",
+        "client_secret",
+        "client_auth",
+        "scopes",
+        "audience",
+        "resource",
+    ];
     unknown_keys(map, path, &known, diagnostics);
     let token_url = required_url(map, path, "token_url", diagnostics);
     let client_id = match map.get("client_id") {
@@ -162,8 +220,10 @@ fn token_client(map: &Map<String, Value>, path: &str, diagnostics: &mut Vec<Diag
         None | Some(Some("client_secret_basic")) => Some(ClientAuth::Basic),
         Some(Some("client_secret_post")) => Some(ClientAuth::Post),
         Some(_) => {
-            diagnostics
-                .push(error(&format!("{path}.client_auth"), "expected client_secret_basic or client_secret_post"));
+            diagnostics.push(error(
+                &format!("{path}.client_auth"),
+                "expected client_secret_basic or client_secret_post",
+            ));
             None
         }
     };
@@ -175,7 +235,10 @@ fn token_client(map: &Map<String, Value>, path: &str, diagnostics: &mut Vec<Diag
         None => Some(None),
         Some(Value::String(text)) if !text.is_empty() => Some(Some(text.clone())),
         Some(_) => {
-            diagnostics.push(error(&format!("{path}.{key}"), "expected a non-empty string"));
+            diagnostics.push(error(
+                &format!("{path}.{key}"),
+                "expected a non-empty string",
+            ));
             None
         }
     };
@@ -193,7 +256,12 @@ fn token_client(map: &Map<String, Value>, path: &str, diagnostics: &mut Vec<Diag
 }
 
 /// A secret's `{env: VAR}` under `key`; a literal is refused.
-fn secret_env(map: &Map<String, Value>, path: &str, key: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<String> {
+fn secret_env(
+    map: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<String> {
     let key_path = format!("{path}.{key}");
     match map.get(key) {
         Some(Value::String(_)) => {
@@ -211,7 +279,11 @@ fn secret_env(map: &Map<String, Value>, path: &str, key: &str, diagnostics: &mut
     }
 }
 
-fn env_or_literal(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<EnvOrLiteral> {
+fn env_or_literal(
+    value: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<EnvOrLiteral> {
     match value {
         Value::String(text) if !text.is_empty() => Some(EnvOrLiteral::Literal(text.clone())),
         _ => env_name(value, path, diagnostics).map(EnvOrLiteral::Env),
@@ -233,19 +305,34 @@ fn api_keys(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Opt
 }
 
 fn api_key(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<ApiKey> {
-    let map = as_map(value, path, "a mapping with `subject:` and `sha256:` or `key:`", diagnostics)?;
-    unknown_keys(map, path, &["subject", "sha256", "key", "scopes"], diagnostics);
+    let map = as_map(
+        value,
+        path,
+        "a mapping with `subject:` and `sha256:` or `key:`",
+        diagnostics,
+    )?;
+    unknown_keys(
+        map,
+        path,
+        &["subject", "sha256", "key", "scopes"],
+        diagnostics,
+    );
     let subject = required_string(map, path, "subject", diagnostics);
     let key = match (map.get("sha256"), map.get("key")) {
         (Some(Value::String(hex)), None) => {
             if crate::auth::parse_sha256(hex).is_none() {
-                diagnostics.push(error(&format!("{path}.sha256"), "expected the key's SHA-256 as 64 hex digits"));
+                diagnostics.push(error(
+                    &format!("{path}.sha256"),
+                    "expected the key's SHA-256 as 64 hex digits",
+                ));
                 None
             } else {
                 Some(KeySource::Sha256(hex.to_ascii_lowercase()))
             }
         }
-        (Some(value), None) => env_name(value, &format!("{path}.sha256"), diagnostics).map(KeySource::Sha256Env),
+        (Some(value), None) => {
+            env_name(value, &format!("{path}.sha256"), diagnostics).map(KeySource::Sha256Env)
+        }
         (None, Some(Value::String(_))) => {
             diagnostics.push(error(
                 &format!("{path}.key"),
@@ -253,7 +340,9 @@ fn api_key(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Opti
             ));
             None
         }
-        (None, Some(value)) => env_name(value, &format!("{path}.key"), diagnostics).map(KeySource::KeyEnv),
+        (None, Some(value)) => {
+            env_name(value, &format!("{path}.key"), diagnostics).map(KeySource::KeyEnv)
+        }
         (Some(_), Some(_)) => {
             diagnostics.push(error(path, "choose one of `sha256:` and `key:`"));
             None
@@ -267,11 +356,24 @@ fn api_key(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Opti
         Some(value) => scopes(value, &format!("{path}.scopes"), diagnostics)?,
         None => Vec::new(),
     };
-    Some(ApiKey { subject: subject?, key: key?, scopes })
+    Some(ApiKey {
+        subject: subject?,
+        key: key?,
+        scopes,
+    })
 }
 
-fn oauth_config(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<OAuthConfig> {
-    let map = as_map(value, path, "a mapping with `resource:`, `issuer:` and `jwks_uri:`", diagnostics)?;
+fn oauth_config(
+    value: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<OAuthConfig> {
+    let map = as_map(
+        value,
+        path,
+        "a mapping with `resource:`, `issuer:` and `jwks_uri:`",
+        diagnostics,
+    )?;
     let known = [
         "resource",
         "issuer",
@@ -285,7 +387,9 @@ fn oauth_config(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) ->
     unknown_keys(map, path, &known, diagnostics);
     let before = diagnostics.len();
     let resource = required_url(map, path, "resource", diagnostics).and_then(|resource| {
-        if resource.fragment().is_some() || resource.query().is_some() || !matches!(resource.scheme(), "https" | "http")
+        if resource.fragment().is_some()
+            || resource.query().is_some()
+            || !matches!(resource.scheme(), "https" | "http")
         {
             diagnostics.push(error(
                 &format!("{path}.resource"),
@@ -307,18 +411,43 @@ fn oauth_config(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) ->
         Some(value) => strings(value, &format!("{path}.audiences"), diagnostics)?,
         None => Vec::new(),
     };
-    let leeway_seconds = seconds(map, path, "leeway_seconds", DEFAULT_LEEWAY_SECONDS, 300, diagnostics);
-    let jwks_min_refresh_seconds =
-        seconds(map, path, "jwks_min_refresh_seconds", DEFAULT_JWKS_MIN_REFRESH_SECONDS, 86_400, diagnostics);
-    let jwks_max_age_seconds =
-        seconds(map, path, "jwks_max_age_seconds", DEFAULT_JWKS_MAX_AGE_SECONDS, 604_800, diagnostics);
+    let leeway_seconds = seconds(
+        map,
+        path,
+        "leeway_seconds",
+        DEFAULT_LEEWAY_SECONDS,
+        300,
+        diagnostics,
+    );
+    let jwks_min_refresh_seconds = seconds(
+        map,
+        path,
+        "jwks_min_refresh_seconds",
+        DEFAULT_JWKS_MIN_REFRESH_SECONDS,
+        86_400,
+        diagnostics,
+    );
+    let jwks_max_age_seconds = seconds(
+        map,
+        path,
+        "jwks_max_age_seconds",
+        DEFAULT_JWKS_MAX_AGE_SECONDS,
+        604_800,
+        diagnostics,
+    );
     let introspection = match map.get("introspection") {
-        Some(value) => Some(introspection(value, &format!("{path}.introspection"), diagnostics)?),
+        Some(value) => Some(introspection(
+            value,
+            &format!("{path}.introspection"),
+            diagnostics,
+        )?),
         None => None,
     };
     if map.get("jwks_uri").is_none() && introspection.is_none() {
-        diagnostics
-            .push(error(path, "`oauth:` needs `jwks_uri:` (JWT access tokens) or `introspection:` (opaque tokens)"));
+        diagnostics.push(error(
+            path,
+            "`oauth:` needs `jwks_uri:` (JWT access tokens) or `introspection:` (opaque tokens)",
+        ));
     }
     if diagnostics[before..].iter().any(Diagnostic::is_error) {
         return None;
@@ -335,9 +464,23 @@ fn oauth_config(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) ->
     })
 }
 
-fn introspection(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<IntrospectionConfig> {
-    let map = as_map(value, path, "a mapping with `endpoint:`, `client_id:` and `client_secret:`", diagnostics)?;
-    unknown_keys(map, path, &["endpoint", "client_id", "client_secret"], diagnostics);
+fn introspection(
+    value: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<IntrospectionConfig> {
+    let map = as_map(
+        value,
+        path,
+        "a mapping with `endpoint:`, `client_id:` and `client_secret:`",
+        diagnostics,
+    )?;
+    unknown_keys(
+        map,
+        path,
+        &["endpoint", "client_id", "client_secret"],
+        diagnostics,
+    );
     let endpoint = required_url(map, path, "endpoint", diagnostics);
     let client_id = required_string(map, path, "client_id", diagnostics);
     let client_secret_env = match map.get("client_secret") {
@@ -347,7 +490,11 @@ fn introspection(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -
             None
         }
     };
-    Some(IntrospectionConfig { endpoint: endpoint?, client_id: client_id?, client_secret_env: client_secret_env? })
+    Some(IntrospectionConfig {
+        endpoint: endpoint?,
+        client_id: client_id?,
+        client_secret_env: client_secret_env?,
+    })
 }
 
 fn required_string(
@@ -359,7 +506,10 @@ fn required_string(
     match map.get(key) {
         Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
         Some(_) => {
-            diagnostics.push(error(&format!("{path}.{key}"), "expected a non-empty string"));
+            diagnostics.push(error(
+                &format!("{path}.{key}"),
+                "expected a non-empty string",
+            ));
             None
         }
         None => {
@@ -369,7 +519,12 @@ fn required_string(
     }
 }
 
-fn required_url(map: &Map<String, Value>, path: &str, key: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Url> {
+fn required_url(
+    map: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Url> {
     if !map.contains_key(key) {
         diagnostics.push(error(path, format!("missing `{key}:`")));
         return None;
@@ -379,7 +534,12 @@ fn required_url(map: &Map<String, Value>, path: &str, key: &str, diagnostics: &m
 
 /// An absolute URL; for anything ferry fetches (every key but `resource`), https or
 /// loopback http only.
-fn optional_url(map: &Map<String, Value>, path: &str, key: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Url> {
+fn optional_url(
+    map: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Url> {
     let value = map.get(key)?;
     let key_path = format!("{path}.{key}");
     let Some(url) = value.as_str().and_then(|text| Url::parse(text).ok()) else {
@@ -387,7 +547,10 @@ fn optional_url(map: &Map<String, Value>, path: &str, key: &str, diagnostics: &m
         return None;
     };
     if key != "resource" && !is_secure_or_loopback(&url) {
-        diagnostics.push(error(&key_path, "expected an https URL (plain http only for loopback addresses)"));
+        diagnostics.push(error(
+            &key_path,
+            "expected an https URL (plain http only for loopback addresses)",
+        ));
         return None;
     }
     Some(url)
@@ -418,9 +581,15 @@ fn seconds(
 
 /// `{env: NAME}`: the name of the environment variable that holds a secret.
 fn env_name(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<String> {
-    let name = value.as_object().filter(|map| map.len() == 1).and_then(|map| map.get("env")).and_then(Value::as_str);
+    let name = value
+        .as_object()
+        .filter(|map| map.len() == 1)
+        .and_then(|map| map.get("env"))
+        .and_then(Value::as_str);
     match name {
-        Some(name) if !name.is_empty() && !name.contains('=') && !name.contains('\0') => Some(name.to_string()),
+        Some(name) if !name.is_empty() && !name.contains('=') && !name.contains('\0') => {
+            Some(name.to_string())
+        }
         _ => {
             diagnostics.push(error(path, "expected `{env: VARIABLE_NAME}`"));
             None
@@ -439,14 +608,22 @@ fn scopes(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Optio
         return None;
     }
     if list.iter().any(|scope| scope == "offline_access") {
-        diagnostics.push(error(path, "`offline_access` is not a scope a tool can require"));
+        diagnostics.push(error(
+            path,
+            "`offline_access` is not a scope a tool can require",
+        ));
         return None;
     }
     Some(list)
 }
 
 fn strings(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Vec<String>> {
-    let list = value.as_array().and_then(|items| items.iter().map(|item| item.as_str().map(str::to_string)).collect());
+    let list = value.as_array().and_then(|items| {
+        items
+            .iter()
+            .map(|item| item.as_str().map(str::to_string))
+            .collect()
+    });
     if list.is_none() {
         diagnostics.push(error(path, "expected a list of strings"));
     }
@@ -466,11 +643,19 @@ fn as_map<'a>(
     map
 }
 
-fn unknown_keys(map: &Map<String, Value>, path: &str, known: &[&str], diagnostics: &mut Vec<Diagnostic>) {
+fn unknown_keys(
+    map: &Map<String, Value>,
+    path: &str,
+    known: &[&str],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     for key in map.keys().filter(|key| !known.contains(&key.as_str())) {
         diagnostics.push(error(
             &format!("{path}.{key}"),
-            format!("unknown key `{key}` (expected one of: {})", known.join(", ")),
+            format!(
+                "unknown key `{key}` (expected one of: {})",
+                known.join(", ")
+            ),
         ));
     }
 }

@@ -39,7 +39,9 @@ impl TestKey {
     }
 
     fn ec() -> TestKey {
-        TestKey::Ec(EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_FIXED_SIGNING).expect("ec key"))
+        TestKey::Ec(
+            EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_FIXED_SIGNING).expect("ec key"),
+        )
     }
 
     fn ed() -> TestKey {
@@ -87,11 +89,20 @@ impl TestKey {
         match self {
             TestKey::Rsa(key) => {
                 let mut signature = vec![0; key.public_modulus_len()];
-                key.sign(&signature::RSA_PKCS1_SHA256, &SystemRandom::new(), message, &mut signature)
-                    .expect("rsa sign");
+                key.sign(
+                    &signature::RSA_PKCS1_SHA256,
+                    &SystemRandom::new(),
+                    message,
+                    &mut signature,
+                )
+                .expect("rsa sign");
                 signature
             }
-            TestKey::Ec(key) => key.sign(&SystemRandom::new(), message).expect("ec sign").as_ref().to_vec(),
+            TestKey::Ec(key) => key
+                .sign(&SystemRandom::new(), message)
+                .expect("ec sign")
+                .as_ref()
+                .to_vec(),
             TestKey::Ed(key) => key.sign(message).as_ref().to_vec(),
         }
     }
@@ -99,7 +110,11 @@ impl TestKey {
     /// A compact JWS of `claims`, signed with this key under `kid`.
     fn mint(&self, kid: &str, claims: &Value) -> String {
         let header = json!({"alg": self.alg(), "typ": "at+jwt", "kid": kid});
-        let message = format!("{}.{}", b64(header.to_string().as_bytes()), b64(claims.to_string().as_bytes()));
+        let message = format!(
+            "{}.{}",
+            b64(header.to_string().as_bytes()),
+            b64(claims.to_string().as_bytes())
+        );
         format!("{message}.{}", b64(&self.sign(message.as_bytes())))
     }
 }
@@ -109,7 +124,9 @@ fn b64(bytes: &[u8]) -> String {
 }
 
 fn now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs() as i64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs() as i64)
 }
 
 fn claims(scope: &str) -> Value {
@@ -136,8 +153,13 @@ struct JwksState {
 
 impl JwksServer {
     async fn start(keys: Vec<Value>) -> JwksServer {
-        let state = Arc::new(JwksState { keys: Mutex::new(keys), ..JwksState::default() });
-        let router = Router::new().route("/jwks.json", get(serve_jwks)).with_state(state.clone());
+        let state = Arc::new(JwksState {
+            keys: Mutex::new(keys),
+            ..JwksState::default()
+        });
+        let router = Router::new()
+            .route("/jwks.json", get(serve_jwks))
+            .with_state(state.clone());
         let address = serve(router).await;
         JwksServer { address, state }
     }
@@ -165,11 +187,17 @@ async fn serve_jwks(State(state): State<Arc<JwksState>>) -> axum::response::Resp
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     }
     let keys = state.keys.lock().expect("keys lock").clone();
-    ([(axum::http::header::CONTENT_TYPE, "application/json")], json!({"keys": keys}).to_string()).into_response()
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        json!({"keys": keys}).to_string(),
+    )
+        .into_response()
 }
 
 async fn serve(router: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
     let address = listener.local_addr().expect("local address");
     tokio::spawn(async move { axum::serve(listener, router).await });
     address
@@ -196,9 +224,16 @@ fn oauth(jwks: &JwksServer, extra: &str) -> Authenticator {
 
 /// One line per case: the principal, or the status and `WWW-Authenticate`.
 async fn outcome(authenticator: &Authenticator, token: &str) -> String {
-    match authenticator.authenticate(Some(&format!("Bearer {token}"))).await {
+    match authenticator
+        .authenticate(Some(&format!("Bearer {token}")))
+        .await
+    {
         Ok(principal) => format!("ok {} [{}]", principal.subject, principal.scopes.join(" ")),
-        Err(challenge) => format!("{} {}", challenge.status().as_u16(), challenge.www_authenticate().unwrap_or("-")),
+        Err(challenge) => format!(
+            "{} {}",
+            challenge.status().as_u16(),
+            challenge.www_authenticate().unwrap_or("-")
+        ),
     }
 }
 
@@ -213,43 +248,110 @@ async fn every_token_gets_the_status_and_challenge_it_must() {
     let valid = rsa.mint("rsa-1", &claims("pets:read"));
     let (header, _, signature) = {
         let mut parts = valid.split('.');
-        (parts.next().unwrap_or_default(), parts.next(), parts.next().unwrap_or_default())
+        (
+            parts.next().unwrap_or_default(),
+            parts.next(),
+            parts.next().unwrap_or_default(),
+        )
     };
     let escalated = b64(claims("pets:read pets:write").to_string().as_bytes());
-    let none_header = b64(json!({"alg": "none", "kid": "rsa-1"}).to_string().as_bytes());
+    let none_header = b64(json!({"alg": "none", "kid": "rsa-1"})
+        .to_string()
+        .as_bytes());
     let claims_b64 = b64(claims("pets:read").to_string().as_bytes());
-    let hmac_header = b64(json!({"alg": "HS256", "kid": "rsa-1"}).to_string().as_bytes());
+    let hmac_header = b64(json!({"alg": "HS256", "kid": "rsa-1"})
+        .to_string()
+        .as_bytes());
     let hmac_message = format!("{hmac_header}.{claims_b64}");
     let hmac_key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &rsa.public_bytes());
     let hmac_signature = aws_lc_rs::hmac::sign(&hmac_key, hmac_message.as_bytes());
 
     let cases = [
         ("valid RS256", valid.clone()),
-        ("valid ES256", ec.mint("ec-1", &claims("pets:read pets:write"))),
+        (
+            "valid ES256",
+            ec.mint("ec-1", &claims("pets:read pets:write")),
+        ),
         ("valid EdDSA", ed.mint("ed-1", &claims("pets:read"))),
-        ("expired", rsa.mint("rsa-1", &with(claims("pets:read"), "exp", json!(now() - 3600)))),
-        ("expired within leeway", rsa.mint("rsa-1", &with(claims("pets:read"), "exp", json!(now() - 5)))),
-        ("not yet valid", rsa.mint("rsa-1", &with(claims("pets:read"), "nbf", json!(now() + 3600)))),
-        ("wrong issuer", rsa.mint("rsa-1", &with(claims("pets:read"), "iss", json!("https://evil.example.com")))),
+        (
+            "expired",
+            rsa.mint(
+                "rsa-1",
+                &with(claims("pets:read"), "exp", json!(now() - 3600)),
+            ),
+        ),
+        (
+            "expired within leeway",
+            rsa.mint("rsa-1", &with(claims("pets:read"), "exp", json!(now() - 5))),
+        ),
+        (
+            "not yet valid",
+            rsa.mint(
+                "rsa-1",
+                &with(claims("pets:read"), "nbf", json!(now() + 3600)),
+            ),
+        ),
+        (
+            "wrong issuer",
+            rsa.mint(
+                "rsa-1",
+                &with(
+                    claims("pets:read"),
+                    "iss",
+                    json!("https://evil.example.com"),
+                ),
+            ),
+        ),
         (
             "wrong audience",
-            rsa.mint("rsa-1", &with(claims("pets:read"), "aud", json!("https://other.example.com/mcp"))),
+            rsa.mint(
+                "rsa-1",
+                &with(
+                    claims("pets:read"),
+                    "aud",
+                    json!("https://other.example.com/mcp"),
+                ),
+            ),
         ),
-        ("no audience", rsa.mint("rsa-1", &with(claims("pets:read"), "aud", Value::Null))),
+        (
+            "no audience",
+            rsa.mint("rsa-1", &with(claims("pets:read"), "aud", Value::Null)),
+        ),
         ("unknown kid", rsa.mint("rsa-9", &claims("pets:read"))),
-        ("ES256 token under the RSA kid", ec.mint("rsa-1", &claims("pets:read"))),
+        (
+            "ES256 token under the RSA kid",
+            ec.mint("rsa-1", &claims("pets:read")),
+        ),
         ("alg none", format!("{none_header}.{claims_b64}.")),
-        ("HMAC signed with the public key", format!("{hmac_message}.{}", b64(hmac_signature.as_ref()))),
-        ("tampered payload", format!("{header}.{escalated}.{signature}")),
-        ("opaque token without introspection", "2YotnFZFEjr1zCsicMWpAA".to_string()),
+        (
+            "HMAC signed with the public key",
+            format!("{hmac_message}.{}", b64(hmac_signature.as_ref())),
+        ),
+        (
+            "tampered payload",
+            format!("{header}.{escalated}.{signature}"),
+        ),
+        (
+            "opaque token without introspection",
+            "2YotnFZFEjr1zCsicMWpAA".to_string(),
+        ),
     ];
     let mut report = String::new();
     for (name, token) in &cases {
-        writeln!(report, "{name}: {}", outcome(&authenticator, token).await).expect("write to string");
+        writeln!(report, "{name}: {}", outcome(&authenticator, token).await)
+            .expect("write to string");
     }
-    let missing = authenticator.authenticate(None).await.expect_err("no token");
-    writeln!(report, "no token: {} {}", missing.status().as_u16(), missing.www_authenticate().unwrap_or("-"))
-        .expect("write to string");
+    let missing = authenticator
+        .authenticate(None)
+        .await
+        .expect_err("no token");
+    writeln!(
+        report,
+        "no token: {} {}",
+        missing.status().as_u16(),
+        missing.www_authenticate().unwrap_or("-")
+    )
+    .expect("write to string");
     expect![[r#"
         valid RS256: ok alice [pets:read]
         valid ES256: ok alice [pets:read pets:write]
@@ -277,20 +379,31 @@ async fn a_token_without_a_tools_scope_gets_403_with_the_scopes_to_step_up_to() 
     let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
     let authenticator = oauth(&jwks, "");
     let reader = authenticator
-        .authenticate(Some(&format!("Bearer {}", rsa.mint("rsa-1", &claims("pets:read")))))
+        .authenticate(Some(&format!(
+            "Bearer {}",
+            rsa.mint("rsa-1", &claims("pets:read"))
+        )))
         .await
         .expect("valid token");
     assert!(authenticator.may_use(&reader, "getPet"));
     assert!(!authenticator.may_use(&reader, "createPet"));
-    let refused = authenticator.authorize(&reader, "createPet").expect_err("lacks pets:write");
+    let refused = authenticator
+        .authorize(&reader, "createPet")
+        .expect_err("lacks pets:write");
     assert_eq!(refused.status().as_u16(), 403);
     expect![[r#"Bearer error="insufficient_scope", scope="pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token lacks a scope this tool needs""#]]
         .assert_eq(refused.www_authenticate().unwrap_or_default());
     let nobody = authenticator
-        .authenticate(Some(&format!("Bearer {}", rsa.mint("rsa-1", &with(claims(""), "scope", Value::Null)))))
+        .authenticate(Some(&format!(
+            "Bearer {}",
+            rsa.mint("rsa-1", &with(claims(""), "scope", Value::Null))
+        )))
         .await
         .expect("valid token without scopes");
-    assert!(!authenticator.may_use(&nobody, "getPet"), "the default scope applies");
+    assert!(
+        !authenticator.may_use(&nobody, "getPet"),
+        "the default scope applies"
+    );
     assert_eq!(authenticator.cache_scope().as_str(), "private");
 }
 
@@ -300,8 +413,14 @@ async fn the_validated_token_is_kept_for_token_exchange_only() {
     let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
     let authenticator = oauth(&jwks, "");
     let token = rsa.mint("rsa-1", &claims("pets:read"));
-    let principal = authenticator.authenticate(Some(&format!("Bearer {token}"))).await.expect("valid");
-    assert_eq!(principal.token().map(|secret| secret.expose()), Some(token.as_str()));
+    let principal = authenticator
+        .authenticate(Some(&format!("Bearer {token}")))
+        .await
+        .expect("valid");
+    assert_eq!(
+        principal.token().map(|secret| secret.expose()),
+        Some(token.as_str())
+    );
     assert!(!format!("{principal:?}").contains(&token));
 }
 
@@ -328,7 +447,12 @@ async fn unknown_kids_cannot_flood_the_key_server() {
     let attempts = (0..50).map(|index| {
         let authenticator = authenticator.clone();
         let token = rsa.mint(&format!("made-up-{index}"), &claims("pets:read"));
-        tokio::spawn(async move { authenticator.authenticate(Some(&format!("Bearer {token}"))).await.is_err() })
+        tokio::spawn(async move {
+            authenticator
+                .authenticate(Some(&format!("Bearer {token}")))
+                .await
+                .is_err()
+        })
     });
     for attempt in attempts {
         assert!(attempt.await.expect("task"), "an unknown kid is refused");
@@ -360,11 +484,17 @@ async fn cached_keys_keep_working_while_the_jwks_host_is_down() {
     let rsa = TestKey::rsa();
     let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
     // Keys are stale at once and may be refetched at once: every request tries the host.
-    let authenticator = oauth(&jwks, "  jwks_min_refresh_seconds: 0\n  jwks_max_age_seconds: 0\n");
+    let authenticator = oauth(
+        &jwks,
+        "  jwks_min_refresh_seconds: 0\n  jwks_max_age_seconds: 0\n",
+    );
     authenticator.warm().await;
     jwks.go_down();
     for _ in 0..3 {
-        assert_eq!(outcome(&authenticator, &rsa.mint("rsa-1", &claims("pets:read"))).await, "ok alice [pets:read]");
+        assert_eq!(
+            outcome(&authenticator, &rsa.mint("rsa-1", &claims("pets:read"))).await,
+            "ok alice [pets:read]"
+        );
         tokio::task::yield_now().await;
     }
     let unknown = outcome(&authenticator, &rsa.mint("rsa-2", &claims("pets:read"))).await;
@@ -375,14 +505,28 @@ async fn cached_keys_keep_working_while_the_jwks_host_is_down() {
 #[tokio::test]
 async fn hmac_keys_in_a_jwks_are_never_used() {
     let secret = b"shared-secret-shared-secret-1234";
-    let jwks = JwksServer::start(vec![json!({"kty": "oct", "kid": "hmac", "k": b64(secret), "alg": "HS256"})]).await;
+    let jwks = JwksServer::start(vec![
+        json!({"kty": "oct", "kid": "hmac", "k": b64(secret), "alg": "HS256"}),
+    ])
+    .await;
     let authenticator = oauth(&jwks, "");
-    let header = b64(json!({"alg": "HS256", "kid": "hmac"}).to_string().as_bytes());
-    let message = format!("{header}.{}", b64(claims("pets:read").to_string().as_bytes()));
+    let header = b64(json!({"alg": "HS256", "kid": "hmac"})
+        .to_string()
+        .as_bytes());
+    let message = format!(
+        "{header}.{}",
+        b64(claims("pets:read").to_string().as_bytes())
+    );
     let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, secret);
-    let token = format!("{message}.{}", b64(aws_lc_rs::hmac::sign(&key, message.as_bytes()).as_ref()));
+    let token = format!(
+        "{message}.{}",
+        b64(aws_lc_rs::hmac::sign(&key, message.as_bytes()).as_ref())
+    );
     let outcome = outcome(&authenticator, &token).await;
-    assert!(outcome.ends_with("error_description=\"the token is signed with an unknown key\""), "{outcome}");
+    assert!(
+        outcome.ends_with("error_description=\"the token is signed with an unknown key\""),
+        "{outcome}"
+    );
 }
 
 #[tokio::test]
@@ -394,26 +538,42 @@ async fn metadata_and_challenges_are_served_over_http() {
     let protected = get(move |headers: axum::http::HeaderMap| {
         let authenticator = guard.clone();
         async move {
-            let header = headers.get(axum::http::header::AUTHORIZATION).and_then(|value| value.to_str().ok());
+            let header = headers
+                .get(axum::http::header::AUTHORIZATION)
+                .and_then(|value| value.to_str().ok());
             match authenticator.authenticate(header).await {
                 Ok(principal) => principal.subject.into_response(),
                 Err(challenge) => challenge.into_response(),
             }
         }
     });
-    let router = Router::new().route("/mcp", protected).merge(authenticator.metadata_router());
+    let router = Router::new()
+        .route("/mcp", protected)
+        .merge(authenticator.metadata_router());
     let address = serve(router).await;
     let client = reqwest::Client::new();
 
-    for path in ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"] {
-        let response = client.get(format!("http://{address}{path}")).send().await.expect("metadata");
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let response = client
+            .get(format!("http://{address}{path}"))
+            .send()
+            .await
+            .expect("metadata");
         assert_eq!(response.status(), 200, "{path}");
-        let document: Value = serde_json::from_slice(&response.bytes().await.expect("body")).expect("json");
+        let document: Value =
+            serde_json::from_slice(&response.bytes().await.expect("body")).expect("json");
         expect![[r#"{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"],"bearer_methods_supported":["header"],"scopes_supported":["pets:read","pets:write"]}"#]]
             .assert_eq(&document.to_string());
     }
 
-    let anonymous = client.get(format!("http://{address}/mcp")).send().await.expect("request");
+    let anonymous = client
+        .get(format!("http://{address}/mcp"))
+        .send()
+        .await
+        .expect("request");
     assert_eq!(anonymous.status(), 401);
     expect![[r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="pets:read pets:write""#]]
         .assert_eq(anonymous.headers()["www-authenticate"].to_str().unwrap_or_default());
@@ -433,8 +593,13 @@ async fn introspection_server(seen_authorization: Arc<Mutex<Vec<String>>>) -> So
     let handler = move |headers: axum::http::HeaderMap, body: String| {
         let seen = seen_authorization.clone();
         async move {
-            let authorization = headers.get("authorization").and_then(|value| value.to_str().ok()).unwrap_or_default();
-            seen.lock().expect("seen lock").push(authorization.to_string());
+            let authorization = headers
+                .get("authorization")
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default();
+            seen.lock()
+                .expect("seen lock")
+                .push(authorization.to_string());
             let token = url::form_urlencoded::parse(body.as_bytes())
                 .find(|(name, _)| name == "token")
                 .map(|(_, value)| value.into_owned())
@@ -446,10 +611,15 @@ async fn introspection_server(seen_authorization: Arc<Mutex<Vec<String>>>) -> So
                 "opaque-other-resource" => {
                     json!({"active": true, "sub": "bob", "aud": "https://other.example.com", "exp": now() + 600})
                 }
-                "opaque-expired" => json!({"active": true, "sub": "bob", "aud": RESOURCE, "exp": now() - 3600}),
+                "opaque-expired" => {
+                    json!({"active": true, "sub": "bob", "aud": RESOURCE, "exp": now() - 3600})
+                }
                 _ => json!({"active": false}),
             };
-            ([(axum::http::header::CONTENT_TYPE, "application/json")], answer.to_string())
+            (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                answer.to_string(),
+            )
         }
     };
     serve(Router::new().route("/introspect", axum::routing::post(handler))).await
@@ -463,10 +633,17 @@ async fn opaque_tokens_are_introspected() {
         "oauth:\n  resource: {RESOURCE}\n  issuer: {ISSUER}\n  introspection:\n    endpoint: http://{address}/introspect\n    client_id: ferry\n    client_secret: {{env: INTROSPECTION_SECRET}}\n"
     );
     let env = |name: &str| (name == "INTROSPECTION_SECRET").then(|| "s3cret".to_string());
-    let authenticator = Authenticator::with_env(Some(&auth_config(&yaml)), [], env).expect("authenticator");
+    let authenticator =
+        Authenticator::with_env(Some(&auth_config(&yaml)), [], env).expect("authenticator");
     let mut report = String::new();
-    for token in ["opaque-good", "opaque-other-resource", "opaque-expired", "opaque-revoked"] {
-        writeln!(report, "{token}: {}", outcome(&authenticator, token).await).expect("write to string");
+    for token in [
+        "opaque-good",
+        "opaque-other-resource",
+        "opaque-expired",
+        "opaque-revoked",
+    ] {
+        writeln!(report, "{token}: {}", outcome(&authenticator, token).await)
+            .expect("write to string");
     }
     expect![[r#"
         opaque-good: ok bob [pets:read]
@@ -475,8 +652,16 @@ async fn opaque_tokens_are_introspected() {
         opaque-revoked: 401 Bearer error="invalid_token", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token is not active"
     "#]]
     .assert_eq(&report);
-    let expected = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("ferry:s3cret"));
-    assert!(seen.lock().expect("seen lock").iter().all(|authorization| *authorization == expected));
+    let expected = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("ferry:s3cret")
+    );
+    assert!(
+        seen.lock()
+            .expect("seen lock")
+            .iter()
+            .all(|authorization| *authorization == expected)
+    );
 }
 
 #[tokio::test]
@@ -489,8 +674,12 @@ async fn an_unreachable_introspection_endpoint_is_503_not_a_bad_token() {
         "oauth:\n  resource: {RESOURCE}\n  issuer: {ISSUER}\n  introspection: {{endpoint: 'http://{closed}/introspect', client_id: ferry, client_secret: {{env: S}}}}\n"
     );
     let authenticator =
-        Authenticator::with_env(Some(&auth_config(&yaml)), [], |_| Some("s".to_string())).expect("authenticator");
-    let refused = authenticator.authenticate(Some("Bearer opaque-good")).await.expect_err("unreachable");
+        Authenticator::with_env(Some(&auth_config(&yaml)), [], |_| Some("s".to_string()))
+            .expect("authenticator");
+    let refused = authenticator
+        .authenticate(Some("Bearer opaque-good"))
+        .await
+        .expect_err("unreachable");
     assert_eq!(refused.status().as_u16(), 503);
     assert_eq!(refused.www_authenticate(), None);
 }
@@ -515,10 +704,19 @@ struct TokenState {
 
 impl TokenEndpoint {
     async fn start(lifetime: u64, refuse: bool) -> TokenEndpoint {
-        let state =
-            Arc::new(TokenState { issued: AtomicUsize::new(0), lifetime, refuse, requests: Mutex::new(Vec::new()) });
-        let router = Router::new().route("/token", axum::routing::post(issue_token)).with_state(state.clone());
-        TokenEndpoint { address: serve(router).await, state }
+        let state = Arc::new(TokenState {
+            issued: AtomicUsize::new(0),
+            lifetime,
+            refuse,
+            requests: Mutex::new(Vec::new()),
+        });
+        let router = Router::new()
+            .route("/token", axum::routing::post(issue_token))
+            .with_state(state.clone());
+        TokenEndpoint {
+            address: serve(router).await,
+            state,
+        }
     }
 
     fn issued(&self) -> usize {
@@ -537,14 +735,16 @@ impl TokenEndpoint {
         let value: Value = serde_saphyr::from_str(&yaml).expect("test YAML parses");
         let mut diagnostics = Vec::new();
         let path = format!("upstream_auth.{kind}");
-        let config = ferry::curation::auth::parse_upstream_credential(kind, &value, &path, &mut diagnostics);
+        let config =
+            ferry::curation::auth::parse_upstream_credential(kind, &value, &path, &mut diagnostics);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
         config.expect("credential config")
     }
 
     fn source(&self, kind: &str, extra: &str) -> CredentialSource {
         let env = |name: &str| (name == "FERRY_CLIENT_SECRET").then(|| "client-s3cret".to_string());
-        CredentialSource::with_env(&self.config(kind, extra), reqwest::Client::new(), env).expect("credential source")
+        CredentialSource::with_env(&self.config(kind, extra), reqwest::Client::new(), env)
+            .expect("credential source")
     }
 }
 
@@ -553,22 +753,37 @@ async fn issue_token(
     headers: axum::http::HeaderMap,
     body: String,
 ) -> axum::response::Response {
-    let authorization = headers.get("authorization").and_then(|value| value.to_str().ok()).unwrap_or_default();
-    let form: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
-    state.requests.lock().expect("requests lock").push((authorization.to_string(), form));
+    let authorization = headers
+        .get("authorization")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    let form: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes())
+        .into_owned()
+        .collect();
+    state
+        .requests
+        .lock()
+        .expect("requests lock")
+        .push((authorization.to_string(), form));
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     if state.refuse {
-        let answer = json!({"error": "invalid_client", "error_description": "client-s3cret is wrong"});
+        let answer =
+            json!({"error": "invalid_client", "error_description": "client-s3cret is wrong"});
         return (StatusCode::UNAUTHORIZED, answer.to_string()).into_response();
     }
     let number = state.issued.fetch_add(1, Ordering::SeqCst) + 1;
-    let answer =
-        json!({"access_token": format!("token-{number}"), "token_type": "Bearer", "expires_in": state.lifetime});
-    ([(axum::http::header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response()
+    let answer = json!({"access_token": format!("token-{number}"), "token_type": "Bearer", "expires_in": state.lifetime});
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        answer.to_string(),
+    )
+        .into_response()
 }
 
 fn form_value<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    form.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+    form.iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.as_str())
 }
 
 async fn authorization(source: &Arc<CredentialSource>, principal: &Principal) -> String {
@@ -579,8 +794,10 @@ async fn authorization(source: &Arc<CredentialSource>, principal: &Principal) ->
 #[tokio::test]
 async fn client_credentials_fetch_one_token_for_many_concurrent_calls() {
     let endpoint = TokenEndpoint::start(3600, false).await;
-    let source =
-        Arc::new(endpoint.source("client_credentials", "scopes: [pets.read, pets.write]\naudience: pets-api\n"));
+    let source = Arc::new(endpoint.source(
+        "client_credentials",
+        "scopes: [pets.read, pets.write]\naudience: pets-api\n",
+    ));
     let calls: Vec<_> = (0..50)
         .map(|_| {
             let source = source.clone();
@@ -593,20 +810,34 @@ async fn client_credentials_fetch_one_token_for_many_concurrent_calls() {
     assert_eq!(endpoint.issued(), 1);
     let requests = endpoint.requests();
     let (client_auth, form) = &requests[0];
-    let expected_basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("ferry:client-s3cret"));
+    let expected_basic = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("ferry:client-s3cret")
+    );
     assert_eq!(client_auth, &expected_basic);
     assert_eq!(form_value(form, "grant_type"), Some("client_credentials"));
     assert_eq!(form_value(form, "scope"), Some("pets.read pets.write"));
     assert_eq!(form_value(form, "audience"), Some("pets-api"));
-    assert_eq!(form_value(form, "client_secret"), None, "the secret goes in the basic header only");
+    assert_eq!(
+        form_value(form, "client_secret"),
+        None,
+        "the secret goes in the basic header only"
+    );
 }
 
 #[tokio::test]
 async fn a_token_is_refreshed_once_shortly_before_it_expires() {
     let endpoint = TokenEndpoint::start(1, false).await;
-    let source = Arc::new(endpoint.source("client_credentials", "client_auth: client_secret_post\n"));
-    assert_eq!(authorization(&source, &Principal::anonymous()).await, "Bearer token-1");
-    assert_eq!(authorization(&source, &Principal::anonymous()).await, "Bearer token-1");
+    let source =
+        Arc::new(endpoint.source("client_credentials", "client_auth: client_secret_post\n"));
+    assert_eq!(
+        authorization(&source, &Principal::anonymous()).await,
+        "Bearer token-1"
+    );
+    assert_eq!(
+        authorization(&source, &Principal::anonymous()).await,
+        "Bearer token-1"
+    );
     tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
     let calls: Vec<_> = (0..10)
         .map(|_| {
@@ -619,8 +850,14 @@ async fn a_token_is_refreshed_once_shortly_before_it_expires() {
     }
     assert_eq!(endpoint.issued(), 2);
     let requests = endpoint.requests();
-    assert_eq!(requests[0].0, "", "client_secret_post sends no Authorization header");
-    assert_eq!(form_value(&requests[0].1, "client_secret"), Some("client-s3cret"));
+    assert_eq!(
+        requests[0].0, "",
+        "client_secret_post sends no Authorization header"
+    );
+    assert_eq!(
+        form_value(&requests[0].1, "client_secret"),
+        Some("client-s3cret")
+    );
 }
 
 #[tokio::test]
@@ -643,16 +880,28 @@ async fn a_token_the_upstream_refused_is_replaced() {
 #[tokio::test]
 async fn token_exchange_trades_each_callers_token_for_an_upstream_one() {
     let endpoint = TokenEndpoint::start(3600, false).await;
-    let source =
-        Arc::new(endpoint.source("token_exchange", "audience: pets-api\nresource: https://pets.example.com\n"));
+    let source = Arc::new(endpoint.source(
+        "token_exchange",
+        "audience: pets-api\nresource: https://pets.example.com\n",
+    ));
     assert!(source.needs_caller_token());
-    let alice = Principal::new("alice", ["pets:read"]).with_token(Secret::from("caller-token-alice"));
+    let alice =
+        Principal::new("alice", ["pets:read"]).with_token(Secret::from("caller-token-alice"));
     let bob = Principal::new("bob", ["pets:read"]).with_token(Secret::from("caller-token-bob"));
     let calls: Vec<_> = (0..20)
         .map(|index| {
             let source = source.clone();
-            let principal = if index % 2 == 0 { alice.clone() } else { bob.clone() };
-            tokio::spawn(async move { (principal.subject.clone(), authorization(&source, &principal).await) })
+            let principal = if index % 2 == 0 {
+                alice.clone()
+            } else {
+                bob.clone()
+            };
+            tokio::spawn(async move {
+                (
+                    principal.subject.clone(),
+                    authorization(&source, &principal).await,
+                )
+            })
         })
         .collect();
     let mut tokens: HashMap<String, String> = HashMap::new();
@@ -664,17 +913,38 @@ async fn token_exchange_trades_each_callers_token_for_an_upstream_one() {
     assert_eq!(endpoint.issued(), 2, "one exchange per caller");
     assert_ne!(tokens["alice"], tokens["bob"]);
     let requests = endpoint.requests();
-    let subject_tokens: Vec<&str> = requests.iter().filter_map(|(_, form)| form_value(form, "subject_token")).collect();
-    assert!(subject_tokens.contains(&"caller-token-alice") && subject_tokens.contains(&"caller-token-bob"));
+    let subject_tokens: Vec<&str> = requests
+        .iter()
+        .filter_map(|(_, form)| form_value(form, "subject_token"))
+        .collect();
+    assert!(
+        subject_tokens.contains(&"caller-token-alice")
+            && subject_tokens.contains(&"caller-token-bob")
+    );
     let form = &requests[0].1;
-    assert_eq!(form_value(form, "grant_type"), Some("urn:ietf:params:oauth:grant-type:token-exchange"));
-    assert_eq!(form_value(form, "subject_token_type"), Some("urn:ietf:params:oauth:token-type:access_token"));
-    assert_eq!(form_value(form, "requested_token_type"), Some("urn:ietf:params:oauth:token-type:access_token"));
+    assert_eq!(
+        form_value(form, "grant_type"),
+        Some("urn:ietf:params:oauth:grant-type:token-exchange")
+    );
+    assert_eq!(
+        form_value(form, "subject_token_type"),
+        Some("urn:ietf:params:oauth:token-type:access_token")
+    );
+    assert_eq!(
+        form_value(form, "requested_token_type"),
+        Some("urn:ietf:params:oauth:token-type:access_token")
+    );
     assert_eq!(form_value(form, "audience"), Some("pets-api"));
-    assert_eq!(form_value(form, "resource"), Some("https://pets.example.com"));
+    assert_eq!(
+        form_value(form, "resource"),
+        Some("https://pets.example.com")
+    );
 
     let key_holder = Principal::new("ci-bot", ["pets:read"]);
-    let error = source.authorization(&key_holder).await.expect_err("no caller token");
+    let error = source
+        .authorization(&key_holder)
+        .await
+        .expect_err("no caller token");
     expect!["token exchange needs the caller's OAuth access token, and this caller has none"]
         .assert_eq(&error.to_string());
 }
@@ -683,8 +953,12 @@ async fn token_exchange_trades_each_callers_token_for_an_upstream_one() {
 async fn a_refusing_token_endpoint_leaks_no_secret() {
     let endpoint = TokenEndpoint::start(3600, true).await;
     let source = endpoint.source("client_credentials", "");
-    let error = source.authorization(&Principal::anonymous()).await.expect_err("refused");
-    expect!["the token endpoint refused: 401 Unauthorized (invalid_client)"].assert_eq(&error.to_string());
+    let error = source
+        .authorization(&Principal::anonymous())
+        .await
+        .expect_err("refused");
+    expect!["the token endpoint refused: 401 Unauthorized (invalid_client)"]
+        .assert_eq(&error.to_string());
     let debug = format!("{error:?} {source:?}");
     assert!(!debug.contains("s3cret"), "{debug}");
 }
@@ -692,22 +966,36 @@ async fn a_refusing_token_endpoint_leaks_no_secret() {
 #[tokio::test]
 async fn basic_credentials_come_from_the_environment() {
     let value: Value =
-        serde_saphyr::from_str("username: {env: PETS_USER}\npassword: {env: PETS_PASSWORD}\n").expect("yaml");
+        serde_saphyr::from_str("username: {env: PETS_USER}\npassword: {env: PETS_PASSWORD}\n")
+            .expect("yaml");
     let mut diagnostics = Vec::new();
-    let config =
-        ferry::curation::auth::parse_upstream_credential("basic", &value, "upstream_auth.basic", &mut diagnostics)
-            .expect("basic config");
+    let config = ferry::curation::auth::parse_upstream_credential(
+        "basic",
+        &value,
+        "upstream_auth.basic",
+        &mut diagnostics,
+    )
+    .expect("basic config");
     let env = |name: &str| match name {
         "PETS_USER" => Some("ferry".to_string()),
         "PETS_PASSWORD" => Some("pa:ss".to_string()),
         _ => None,
     };
-    let source = Arc::new(CredentialSource::with_env(&config, reqwest::Client::new(), env).expect("source"));
-    let expected = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("ferry:pa:ss"));
-    assert_eq!(authorization(&source, &Principal::anonymous()).await, expected);
+    let source =
+        Arc::new(CredentialSource::with_env(&config, reqwest::Client::new(), env).expect("source"));
+    let expected = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("ferry:pa:ss")
+    );
+    assert_eq!(
+        authorization(&source, &Principal::anonymous()).await,
+        expected
+    );
     assert!(!format!("{source:?}").contains("pa:ss"));
-    let missing = CredentialSource::with_env(&config, reqwest::Client::new(), |_| None).expect_err("missing env");
-    expect!["environment variable PETS_USER is not set (named by upstream_auth.basic)"].assert_eq(&missing.to_string());
+    let missing = CredentialSource::with_env(&config, reqwest::Client::new(), |_| None)
+        .expect_err("missing env");
+    expect!["environment variable PETS_USER is not set (named by upstream_auth.basic)"]
+        .assert_eq(&missing.to_string());
 }
 
 #[test]
@@ -716,8 +1004,13 @@ fn upstream_secrets_are_never_literals_and_identity_headers_carry_no_credentials
         let value: Value = serde_saphyr::from_str(yaml).expect("yaml");
         let mut diagnostics = Vec::new();
         let path = format!("upstream_auth.{kind}");
-        let _ = ferry::curation::auth::parse_upstream_credential(kind, &value, &path, &mut diagnostics);
-        diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+        let _ =
+            ferry::curation::auth::parse_upstream_credential(kind, &value, &path, &mut diagnostics);
+        diagnostics
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     expect![[r#"
         error: a secret is never written in the file: name its environment variable (`{env: VAR}`)
@@ -728,15 +1021,31 @@ fn upstream_secrets_are_never_literals_and_identity_headers_carry_no_credentials
           --> curation:upstream_auth.client_credentials.token_url
         error: missing `client_secret: {env: VAR}`
           --> curation:upstream_auth.client_credentials"#]]
-    .assert_eq(&check("client_credentials", "token_url: http://auth.example.com/token\nclient_id: ferry\n"));
+    .assert_eq(&check(
+        "client_credentials",
+        "token_url: http://auth.example.com/token\nclient_id: ferry\n",
+    ));
 
     let identity = |yaml: &str| {
         let value: Value = serde_saphyr::from_str(yaml).expect("yaml");
         let mut diagnostics = Vec::new();
-        let header = ferry::curation::auth::parse_upstream_identity(&value, "upstream_identity", &mut diagnostics);
-        (header.map(|name| name.to_string()), diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>())
+        let header = ferry::curation::auth::parse_upstream_identity(
+            &value,
+            "upstream_identity",
+            &mut diagnostics,
+        );
+        (
+            header.map(|name| name.to_string()),
+            diagnostics
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+        )
     };
-    assert_eq!(identity("header: X-Ferry-Subject"), (Some("x-ferry-subject".to_string()), vec![]));
+    assert_eq!(
+        identity("header: X-Ferry-Subject"),
+        (Some("x-ferry-subject".to_string()), vec![])
+    );
     let (header, diagnostics) = identity("header: Authorization");
     assert_eq!(header, None);
     expect![[r#"
