@@ -2,7 +2,12 @@
 //! active, and what it grants. ferry authenticates to the endpoint with HTTP basic
 //! (RFC 6749 §2.3.1), its client secret read from the environment at start.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 use url::Url;
 
 use super::secret::Secret;
@@ -10,12 +15,23 @@ use super::secret::Secret;
 /// Largest introspection response accepted.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 
+/// How long an active answer is reused at most. A token revoked at the authorization server
+/// stays accepted for up to this long; its `exp` shortens it.
+const CACHE_TTL: Duration = Duration::from_secs(30);
+/// Answers kept at most.
+const MAX_CACHED: usize = 4096;
+
 pub(crate) struct Introspector {
     endpoint: Url,
     client_id: String,
     client_secret: Secret,
     client: reqwest::Client,
+    /// Active answers by SHA-256 of the token (the token itself is never a key).
+    cache: Mutex<HashMap<[u8; 32], CachedAnswer>>,
 }
+
+/// An active answer, and until when it is reused.
+type CachedAnswer = (Instant, Map<String, Value>);
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum IntrospectionError {
@@ -39,7 +55,48 @@ impl Introspector {
             client_id,
             client_secret,
             client,
+            cache: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// [`Introspector::introspect`], reusing an active answer for a short while so a busy
+    /// caller does not cost one round trip per request. Inactive answers are not kept.
+    pub async fn introspect_cached(
+        &self,
+        token: &str,
+    ) -> Result<Option<Map<String, Value>>, IntrospectionError> {
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let now = Instant::now();
+        {
+            let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((until, claims)) = cache.get(&key)
+                && now < *until
+            {
+                return Ok(Some(claims.clone()));
+            }
+        }
+        let answer = self.introspect(token).await?;
+        if let Some(claims) = &answer {
+            let unix_now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_secs());
+            let remaining = claims
+                .get("exp")
+                .and_then(Value::as_u64)
+                .map_or(CACHE_TTL, |exp| {
+                    Duration::from_secs(exp.saturating_sub(unix_now))
+                });
+            let until = now + remaining.min(CACHE_TTL);
+            let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+            if cache.len() >= MAX_CACHED {
+                cache.retain(|_, (until, _)| now < *until);
+                if cache.len() >= MAX_CACHED {
+                    cache.clear();
+                }
+            }
+            cache.insert(key, (until, claims.clone()));
+        }
+        Ok(answer)
     }
 
     /// The endpoint's answer about `token`: the claims of an active token, or `None` when

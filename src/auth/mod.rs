@@ -210,6 +210,9 @@ struct OAuth {
     leeway: u64,
     jwks: Option<Arc<JwksCache>>,
     introspector: Option<Introspector>,
+    /// The checks for each algorithm a JWKS key may have, built once: the algorithm comes
+    /// from the key, never from the token.
+    validations: Vec<(jsonwebtoken::Algorithm, jsonwebtoken::Validation)>,
     metadata_url: String,
     metadata_path: String,
 }
@@ -419,13 +422,14 @@ impl Authenticator {
         let Some(key) = jwks.find(header.kid.as_deref()).await else {
             return Err(self.invalid_token("the token is signed with an unknown key"));
         };
-        let mut validation = jsonwebtoken::Validation::new(key.algorithm);
-        validation.set_issuer(&[&oauth.issuer]);
-        validation.set_audience(&oauth.audiences);
-        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-        validation.validate_nbf = true;
-        validation.leeway = oauth.leeway;
-        match jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation) {
+        let Some((_, validation)) = oauth
+            .validations
+            .iter()
+            .find(|(algorithm, _)| *algorithm == key.algorithm)
+        else {
+            return Err(self.invalid_token("the token's algorithm does not match its key"));
+        };
+        match jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, validation) {
             Ok(data) => Ok(data.claims),
             Err(error) => {
                 tracing::debug!(error = ?error.kind(), "refused a JWT");
@@ -440,7 +444,7 @@ impl Authenticator {
         introspector: &Introspector,
         token: &str,
     ) -> Result<Map<String, Value>, Challenge> {
-        let claims = match introspector.introspect(token).await {
+        let claims = match introspector.introspect_cached(token).await {
             Ok(Some(claims)) => claims,
             Ok(None) => return Err(self.invalid_token("the token is not active")),
             Err(error) => {
@@ -657,6 +661,22 @@ fn build_oauth(
         config.audiences.clone()
     };
     let (metadata_url, metadata_path) = metadata::location(&config.resource);
+    let validations = [
+        jsonwebtoken::Algorithm::RS256,
+        jsonwebtoken::Algorithm::ES256,
+        jsonwebtoken::Algorithm::EdDSA,
+    ]
+    .into_iter()
+    .map(|algorithm| {
+        let mut validation = jsonwebtoken::Validation::new(algorithm);
+        validation.set_issuer(&[&config.issuer]);
+        validation.set_audience(&audiences);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        validation.validate_nbf = true;
+        validation.leeway = config.leeway_seconds;
+        (algorithm, validation)
+    })
+    .collect();
     Ok(OAuth {
         resource: config.resource.clone(),
         issuer: config.issuer.clone(),
@@ -664,6 +684,7 @@ fn build_oauth(
         leeway: config.leeway_seconds,
         jwks,
         introspector,
+        validations,
         metadata_url,
         metadata_path,
     })

@@ -652,6 +652,15 @@ async fn opaque_tokens_are_introspected() {
         opaque-revoked: 401 Bearer error="invalid_token", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token is not active"
     "#]]
     .assert_eq(&report);
+    assert_eq!(
+        outcome(&authenticator, "opaque-good").await,
+        "ok bob [pets:read]"
+    );
+    assert_eq!(
+        seen.lock().expect("seen lock").len(),
+        4,
+        "an active answer is reused for a while"
+    );
     let expected = format!(
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode("ferry:s3cret")
