@@ -9,4 +9,5 @@ pub mod catalog;
 pub mod curation;
 pub mod diagnostic;
 pub mod openapi;
+pub mod tls;
 pub mod upstream;

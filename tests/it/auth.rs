@@ -1071,3 +1071,86 @@ fn the_identity_header_carries_the_callers_subject() {
     let (_, value) = identity_header(&name, &Principal::new("zoë\n", ["a"]));
     assert_eq!(value, "zo%C3%AB%0A");
 }
+
+const TLS_DATA: &str = "tests/data/tls";
+
+#[tokio::test]
+async fn ferry_can_terminate_tls_itself() {
+    let config = ferry::tls::server_config(
+        std::path::Path::new(&format!("{TLS_DATA}/localhost.crt")),
+        std::path::Path::new(&format!("{TLS_DATA}/localhost.key")),
+    )
+    .expect("test certificate loads");
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let listener = ferry::tls::TlsListener::new(tcp, config).expect("listener");
+    let port = axum::serve::Listener::local_addr(&listener)
+        .expect("address")
+        .port();
+    let router = Router::new().route("/mcp", get(|| async { "over tls" }));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let ca = std::fs::read(format!("{TLS_DATA}/ca.crt")).expect("test CA");
+    let client = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(&ca).expect("CA parses")])
+        .build()
+        .expect("client");
+    let response = client
+        .get(format!("https://localhost:{port}/mcp"))
+        .send()
+        .await
+        .expect("https request");
+    assert_eq!(response.version(), reqwest::Version::HTTP_2, "h2 by ALPN");
+    assert_eq!(response.text().await.expect("body"), "over tls");
+
+    // A client that does not trust the certificate, and one speaking plain HTTP, get nothing.
+    let untrusting = reqwest::Client::builder()
+        .tls_certs_only([])
+        .build()
+        .expect("client");
+    assert!(
+        untrusting
+            .get(format!("https://localhost:{port}/mcp"))
+            .send()
+            .await
+            .is_err()
+    );
+    let plain = reqwest::Client::new()
+        .get(format!("http://127.0.0.1:{port}/mcp"))
+        .send()
+        .await;
+    assert!(plain.is_err() || plain.is_ok_and(|response| !response.status().is_success()));
+    let again = client
+        .get(format!("https://localhost:{port}/mcp"))
+        .send()
+        .await
+        .expect("still serving after failed handshakes");
+    assert!(again.status().is_success());
+}
+
+#[test]
+fn unusable_tls_files_are_named_in_the_error() {
+    let missing = ferry::tls::server_config(
+        std::path::Path::new(&format!("{TLS_DATA}/missing.crt")),
+        std::path::Path::new(&format!("{TLS_DATA}/localhost.key")),
+    )
+    .expect_err("no such file");
+    assert!(
+        missing
+            .to_string()
+            .starts_with("cannot read the certificate chain tests/data/tls/missing.crt"),
+        "{missing}"
+    );
+    let mismatched = ferry::tls::server_config(
+        std::path::Path::new(&format!("{TLS_DATA}/localhost.crt")),
+        std::path::Path::new(&format!("{TLS_DATA}/ca.crt")),
+    )
+    .expect_err("a certificate is not a key");
+    assert!(
+        mismatched
+            .to_string()
+            .starts_with("cannot read the private key"),
+        "{mismatched}"
+    );
+}
