@@ -109,3 +109,14 @@ pub fn is_scope_token(scope: &str) -> bool {
             .bytes()
             .all(|byte| matches!(byte, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }
+
+/// The resource URL in MCP's canonical form: as parsed, without the trailing `/` that a
+/// URL with an empty path gets (`https://mcp.example.com/` → `https://mcp.example.com`).
+pub fn canonical_resource(resource: &Url) -> String {
+    let text = resource.as_str();
+    if resource.path() == "/" && resource.query().is_none() && resource.fragment().is_none() {
+        text.trim_end_matches('/').to_string()
+    } else {
+        text.to_string()
+    }
+}

@@ -28,6 +28,15 @@ pub(crate) struct VerifyingKey {
     pub key: DecodingKey,
 }
 
+/// The answer to a key lookup.
+pub(crate) enum Lookup {
+    Found(Arc<VerifyingKey>),
+    /// The key set was fetched and has no such key.
+    Unknown,
+    /// The key set has never been fetched: whether the key exists is not known.
+    Unavailable,
+}
+
 pub(crate) struct JwksCache {
     uri: Url,
     client: reqwest::Client,
@@ -76,7 +85,7 @@ impl JwksCache {
 
     /// The key for `kid` (or the only key, when the token names none), fetching the JWKS
     /// when the key is not cached and the rate limit allows.
-    pub async fn find(self: &Arc<Self>, kid: Option<&str>) -> Option<Arc<VerifyingKey>> {
+    pub async fn find(self: &Arc<Self>, kid: Option<&str>) -> Lookup {
         let snapshot = self.snapshot();
         if let Some(key) = snapshot.find(kid) {
             if snapshot
@@ -85,10 +94,15 @@ impl JwksCache {
             {
                 self.refresh_in_background();
             }
-            return Some(key);
+            return Lookup::Found(key);
         }
         self.refresh_rate_limited(&snapshot).await;
-        self.snapshot().find(kid)
+        let snapshot = self.snapshot();
+        match snapshot.find(kid) {
+            Some(key) => Lookup::Found(key),
+            None if snapshot.fetched_at.is_none() => Lookup::Unavailable,
+            None => Lookup::Unknown,
+        }
     }
 
     /// Fetches the keys once now, so the first request does not wait; a failure is logged

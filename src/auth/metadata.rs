@@ -25,7 +25,7 @@ pub(crate) fn location(resource: &Url) -> (String, String) {
 
 pub(crate) fn document(resource: &Url, issuer: &str, scopes_supported: &[String]) -> Value {
     let mut document = json!({
-        "resource": resource.as_str(),
+        "resource": super::canonical_resource(resource),
         "authorization_servers": [issuer],
         "bearer_methods_supported": ["header"],
     });

@@ -29,8 +29,8 @@ mod secret;
 pub use challenge::{Challenge, ChallengeKind};
 pub use config::{
     ApiKey, AuthConfig, AuthMode, DEFAULT_JWKS_MAX_AGE_SECONDS, DEFAULT_JWKS_MIN_REFRESH_SECONDS,
-    DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, is_loopback_host,
-    is_scope_token, is_secure_or_loopback,
+    DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, canonical_resource,
+    is_loopback_host, is_scope_token, is_secure_or_loopback,
 };
 pub use secret::Secret;
 
@@ -419,8 +419,14 @@ impl Authenticator {
     ) -> Result<Map<String, Value>, Challenge> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| self.invalid_token("the token is malformed"))?;
-        let Some(key) = jwks.find(header.kid.as_deref()).await else {
-            return Err(self.invalid_token("the token is signed with an unknown key"));
+        let key = match jwks.find(header.kid.as_deref()).await {
+            jwks::Lookup::Found(key) => key,
+            jwks::Lookup::Unknown => {
+                return Err(self.invalid_token("the token is signed with an unknown key"));
+            }
+            jwks::Lookup::Unavailable => {
+                return Err(self.challenge(ChallengeKind::Unavailable, None, &[]));
+            }
         };
         let Some((_, validation)) = oauth
             .validations
@@ -656,7 +662,14 @@ fn build_oauth(
         None => None,
     };
     let audiences = if config.audiences.is_empty() {
-        vec![config.resource.to_string()]
+        // A root resource is written both ways in the wild (`https://host`, `https://host/`).
+        let canonical = canonical_resource(&config.resource);
+        let written = config.resource.to_string();
+        if canonical == written {
+            vec![written]
+        } else {
+            vec![canonical, written]
+        }
     } else {
         config.audiences.clone()
     };

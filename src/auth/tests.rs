@@ -373,3 +373,24 @@ fn constant_time_comparison_matches_only_equal_digests() {
     b[31] ^= 1;
     assert!(!constant_time_eq(&a, &b));
 }
+
+#[test]
+fn a_root_resource_is_canonical_without_its_trailing_slash() {
+    let (config, _) = parse(
+        "oauth: {resource: 'https://mcp.example.com/', issuer: https://auth.example.com, jwks_uri: https://auth.example.com/jwks}\n",
+    );
+    let authenticator = Authenticator::with_env(config.as_ref(), [], |_| None).expect("builds");
+    let document = authenticator.metadata_document().expect("metadata");
+    assert_eq!(document["resource"], "https://mcp.example.com");
+    assert_eq!(
+        authenticator.metadata_url(),
+        Some("https://mcp.example.com/.well-known/oauth-protected-resource")
+    );
+    let Mode::OAuth(oauth) = &authenticator.inner.mode else {
+        panic!("expected oauth")
+    };
+    assert_eq!(
+        oauth.audiences,
+        ["https://mcp.example.com", "https://mcp.example.com/"]
+    );
+}

@@ -1154,3 +1154,22 @@ fn unusable_tls_files_are_named_in_the_error() {
         "{mismatched}"
     );
 }
+
+#[tokio::test]
+async fn a_key_server_never_reached_is_503_not_a_bad_token() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("address")
+    };
+    let yaml = format!(
+        "oauth: {{resource: {RESOURCE}, issuer: {ISSUER}, jwks_uri: 'http://{closed}/jwks.json'}}\n"
+    );
+    let authenticator =
+        Authenticator::with_env(Some(&auth_config(&yaml)), [], |_| None).expect("authenticator");
+    let token = TestKey::rsa().mint("rsa-1", &claims("pets:read"));
+    let refused = authenticator
+        .authenticate(Some(&format!("Bearer {token}")))
+        .await
+        .expect_err("no keys yet");
+    assert_eq!(refused.status().as_u16(), 503);
+}
