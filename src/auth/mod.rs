@@ -290,6 +290,29 @@ impl Authenticator {
         }
     }
 
+    /// [`Authenticator::authenticate`] for an HTTP request's headers. More than one
+    /// `Authorization` header, or one that is not text, is a malformed token.
+    pub async fn authenticate_headers(
+        &self,
+        headers: &http::HeaderMap,
+    ) -> Result<Principal, Challenge> {
+        let mut values = headers.get_all(http::header::AUTHORIZATION).iter();
+        match (values.next(), values.next()) {
+            (None, _) => self.authenticate(None).await,
+            (Some(value), None) => match value.to_str() {
+                Ok(text) => self.authenticate(Some(text)).await,
+                Err(_) if self.is_enabled() => {
+                    Err(self.invalid_token("the Authorization header is not a bearer token"))
+                }
+                Err(_) => Ok(Principal::anonymous()),
+            },
+            (Some(_), Some(_)) if self.is_enabled() => {
+                Err(self.invalid_token("more than one Authorization header"))
+            }
+            (Some(_), Some(_)) => Ok(Principal::anonymous()),
+        }
+    }
+
     /// Who sent a request with this `Authorization` header value, or why it is refused.
     pub async fn authenticate(
         &self,

@@ -394,3 +394,35 @@ fn a_root_resource_is_canonical_without_its_trailing_slash() {
         ["https://mcp.example.com", "https://mcp.example.com/"]
     );
 }
+
+#[tokio::test]
+async fn request_headers_carry_exactly_one_authorization() {
+    let authenticator = api_key_authenticator(&standard_env());
+    let mut headers = http::HeaderMap::new();
+    assert_eq!(
+        authenticator
+            .authenticate_headers(&headers)
+            .await
+            .expect_err("none")
+            .kind(),
+        ChallengeKind::Missing
+    );
+    headers.append(
+        http::header::AUTHORIZATION,
+        http::HeaderValue::from_static("Bearer ci-secret"),
+    );
+    let principal = authenticator
+        .authenticate_headers(&headers)
+        .await
+        .expect("one key");
+    assert_eq!(principal.subject, "ci-bot");
+    headers.append(
+        http::header::AUTHORIZATION,
+        http::HeaderValue::from_static("Bearer ops-secret"),
+    );
+    let refused = authenticator
+        .authenticate_headers(&headers)
+        .await
+        .expect_err("two headers");
+    assert_eq!(refused.kind(), ChallengeKind::InvalidToken);
+}
