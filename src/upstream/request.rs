@@ -13,8 +13,8 @@ use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode
 use serde_json::{Map, Value};
 
 use crate::catalog::{
-    BodyEncoding, BodyPlacement, BodyPlan, ParameterLocation, ParameterPlan, ParameterStyle,
-    RequestPlan,
+    BodyEncoding, BodyPlacement, BodyPlan, FieldEncoding, ParameterLocation, ParameterPlan,
+    ParameterStyle, RequestPlan,
 };
 
 /// The request for one call, relative to the upstream's base URL.
@@ -623,21 +623,11 @@ fn build_body(
             let Value::Object(map) = value.as_ref() else {
                 return Err(invalid_body("must be an object to be sent as a form"));
             };
-            let mut form = url::form_urlencoded::Serializer::new(String::new());
-            for (key, item) in map {
-                match item {
-                    Value::Null => {}
-                    Value::Array(items) => {
-                        for item in items {
-                            form.append_pair(key, &primitive(item));
-                        }
-                    }
-                    other => {
-                        form.append_pair(key, &primitive(other));
-                    }
-                }
+            let mut form = String::new();
+            for (key, item) in map.iter().filter(|(_, item)| !item.is_null()) {
+                expand_query(&form_field(plan, key), item, &mut form);
             }
-            form.finish().into_bytes()
+            form.into_bytes()
         }
         BodyEncoding::Multipart { files } => {
             let Value::Object(map) = value.as_ref() else {
@@ -645,7 +635,7 @@ fn build_body(
                     "must be an object to be sent as multipart/form-data",
                 ));
             };
-            let (bytes, boundary) = multipart(map, files)?;
+            let (bytes, boundary) = multipart(map, files, &plan.fields)?;
             let content_type =
                 HeaderValue::from_str(&format!("multipart/form-data; boundary={boundary}"))
                     .map_err(|_| invalid_body("its media type cannot be sent"))?;
@@ -671,12 +661,30 @@ fn build_body(
     }))
 }
 
+/// A form body's property as a form-style query item: its declared encoding, or `form`
+/// exploded.
+fn form_field(plan: &BodyPlan, name: &str) -> ParameterPlan {
+    let declared = plan.fields.iter().find(|field| field.name == name);
+    ParameterPlan {
+        argument: name.to_string(),
+        name: name.to_string(),
+        location: ParameterLocation::Query,
+        style: declared.map_or(ParameterStyle::Form, |field| field.style),
+        explode: declared.is_none_or(|field| field.explode),
+        allow_reserved: declared.is_some_and(|field| field.allow_reserved),
+        required: false,
+        json_content: false,
+    }
+}
+
 /// One part per property, in argument order. File properties (a base64 string, or a list
 /// of them) become `application/octet-stream` parts with the property name as file name;
-/// objects become `application/json` parts; other values are text parts.
+/// objects become `application/json` parts; other values are text parts. A part's declared
+/// `contentType` (the media type's `encoding`) replaces these defaults.
 fn multipart(
     map: &Map<String, Value>,
     files: &[String],
+    fields: &[FieldEncoding],
 ) -> Result<(Vec<u8>, String), ArgumentError> {
     let boundary = format!("ferry-{}", random_hex::<12>());
     let mut out = Vec::new();
@@ -690,6 +698,11 @@ fn multipart(
             other => vec![other],
         };
         let quoted = name.replace(['"', '\r', '\n'], "_");
+        let declared = fields
+            .iter()
+            .find(|field| &field.name == name)
+            .and_then(|field| field.content_type.as_deref())
+            .filter(|content_type| !content_type.contains(['\r', '\n']));
         for item in items {
             let _ = write!(PartWriter(&mut out), "--{boundary}\r\n");
             if is_file {
@@ -705,13 +718,21 @@ fn multipart(
                 })?;
                 let _ = write!(
                     PartWriter(&mut out),
-                    "Content-Disposition: form-data; name=\"{quoted}\"; filename=\"{quoted}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                    "Content-Disposition: form-data; name=\"{quoted}\"; filename=\"{quoted}\"\r\nContent-Type: {}\r\n\r\n",
+                    declared.unwrap_or("application/octet-stream")
                 );
                 out.extend_from_slice(&bytes);
             } else if item.is_object() || item.is_array() {
                 let _ = write!(
                     PartWriter(&mut out),
-                    "Content-Disposition: form-data; name=\"{quoted}\"\r\nContent-Type: application/json\r\n\r\n{item}"
+                    "Content-Disposition: form-data; name=\"{quoted}\"\r\nContent-Type: {}\r\n\r\n{item}",
+                    declared.unwrap_or("application/json")
+                );
+            } else if let Some(content_type) = declared {
+                let _ = write!(
+                    PartWriter(&mut out),
+                    "Content-Disposition: form-data; name=\"{quoted}\"\r\nContent-Type: {content_type}\r\n\r\n{}",
+                    primitive(item)
                 );
             } else {
                 let _ = write!(

@@ -390,6 +390,7 @@ fn body_plan(encoding: BodyEncoding, media_type: &str, placement: BodyPlacement)
             encoding,
             placement,
             required: true,
+            fields: Vec::new(),
         }),
         credentials: Vec::new(),
     }
@@ -429,7 +430,7 @@ fn bodies_are_encoded_by_their_media_type() {
     );
     expect![[r#"
         application/x-www-form-urlencoded
-        name=R+x%26y&tags=a&tags=b"#]]
+        name=R%20x%26y&tags=a&tags=b"#]]
     .assert_eq(&body_of(
         &form_plan,
         json!({"name": "R x&y", "tags": ["a", "b"]}),
