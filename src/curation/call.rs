@@ -1,9 +1,8 @@
 //! Curation keys that shape how a tool calls the upstream: timeouts, size caps, retries,
 //! pagination, projection and the upstream's credentials.
 //!
-//! Every key may be written at the top level (a default for every tool) or in a tool entry
-//! (for that tool), except `connect_timeout_ms` and `upstream_auth`, which concern the one
-//! client shared by every tool and are top-level only.
+//! Every call option may be written at the top level (a default for every tool) or in a tool
+//! entry (for that tool); `upstream_auth` is top-level only.
 
 use serde_json::{Map, Value};
 
@@ -16,7 +15,7 @@ use crate::diagnostic::{Diagnostic, Location};
 pub struct CallOptions {
     /// Total time for one tool call, retries and backoff included (`timeout_ms`).
     pub timeout_ms: Option<u64>,
-    /// Time to establish a connection (`connect_timeout_ms`, top level only).
+    /// Time to establish a connection (`connect_timeout_ms`).
     pub connect_timeout_ms: Option<u64>,
     /// Cap on the response body; past it the body is cut (`max_response_bytes`).
     pub max_response_bytes: Option<u64>,
@@ -195,7 +194,6 @@ pub fn parse_call_options(
         let here = join(path, key);
         match key.as_str() {
             "timeout_ms" => options.timeout_ms = positive_integer(value, &here, diagnostics),
-            "connect_timeout_ms" if in_tool => top_level_only(&here, diagnostics),
             "connect_timeout_ms" => {
                 options.connect_timeout_ms = positive_integer(value, &here, diagnostics)
             }

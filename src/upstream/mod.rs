@@ -43,8 +43,8 @@ pub struct ToolResult {
     pub meta: Map<String, Value>,
 }
 
-/// What the client needs beside the catalog: the file-wide call options (for the settings
-/// of the shared client, such as `connect_timeout_ms`) and the upstream's credentials.
+/// What the client needs beside the catalog: the file-wide call options (for the default
+/// `connect_timeout_ms`) and the upstream's credentials.
 #[derive(Debug, Clone, Default)]
 pub struct UpstreamConfig {
     pub call: CallOptions,
@@ -97,35 +97,39 @@ impl Upstream {
             Some(auth) => credential(auth, &env)?,
             None => (None, Vec::new()),
         };
-        let connect_timeout = config
+        let default_connect = config
             .call
             .connect_timeout_ms
             .unwrap_or(defaults::CONNECT_TIMEOUT_MS);
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("ferry/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_millis(connect_timeout))
-            .pool_idle_timeout(Duration::from_secs(90))
-            .pool_max_idle_per_host(64)
-            .tcp_nodelay(true)
-            .referer(false)
-            .build()
-            .map_err(UpstreamError::Client)?;
-        let tools = catalog
-            .tools
-            .iter()
-            .map(|tool| (tool.name.clone(), Settings::new(tool)))
-            .collect();
+        // One pooled client per distinct connect timeout (usually just one): the timeout
+        // belongs to the client, not to a request.
+        let mut clients = vec![(default_connect, http_client(default_connect)?)];
+        let mut tools = HashMap::with_capacity(catalog.tools.len());
+        for tool in &catalog.tools {
+            let mut settings = Settings::new(tool, default_connect);
+            settings.client = match clients
+                .iter()
+                .position(|(ms, _)| *ms == settings.connect_timeout_ms)
+            {
+                Some(index) => index,
+                None => {
+                    let ms = settings.connect_timeout_ms;
+                    clients.push((ms, http_client(ms)?));
+                    clients.len() - 1
+                }
+            };
+            tools.insert(tool.name.clone(), settings);
+        }
         let base = base_url.as_str().trim_end_matches('/').to_string();
         Ok(Upstream {
             inner: Arc::new(Inner {
-                client,
+                clients,
                 base,
                 base_url,
                 credential,
                 secrets,
                 tools,
-                connect_timeout,
+                default_connect,
             }),
         })
     }
@@ -138,7 +142,14 @@ impl Upstream {
         let settings = match self.inner.tools.get(&tool.name) {
             Some(settings) => settings,
             None => {
-                built = Settings::new(tool);
+                let mut settings = Settings::new(tool, self.inner.default_connect);
+                settings.client = self
+                    .inner
+                    .clients
+                    .iter()
+                    .position(|(ms, _)| *ms == settings.connect_timeout_ms)
+                    .unwrap_or(0);
+                built = settings;
                 &built
             }
         };
@@ -177,7 +188,8 @@ impl Upstream {
 }
 
 struct Inner {
-    client: reqwest::Client,
+    /// Pooled clients by connect timeout in milliseconds; the first is the file's default.
+    clients: Vec<(u64, reqwest::Client)>,
     /// The base URL as text, without a trailing `/`: paths are appended to it.
     base: String,
     base_url: reqwest::Url,
@@ -185,7 +197,7 @@ struct Inner {
     /// Secret values (and their encoded forms) redacted from anything a result carries.
     secrets: Vec<String>,
     tools: HashMap<String, Settings>,
-    connect_timeout: u64,
+    default_connect: u64,
 }
 
 impl fmt::Debug for Inner {
@@ -224,6 +236,9 @@ impl fmt::Debug for Credential {
 #[derive(Debug)]
 struct Settings {
     route: request::Route,
+    connect_timeout_ms: u64,
+    /// Index of the pooled client with that connect timeout.
+    client: usize,
     timeout: Duration,
     max_bytes: u64,
     retries: u32,
@@ -237,7 +252,7 @@ struct Settings {
 }
 
 impl Settings {
-    fn new(tool: &Tool) -> Settings {
+    fn new(tool: &Tool, default_connect: u64) -> Settings {
         let call = &tool.call;
         let mut report_headers: Vec<HeaderName> = REPORTED_HEADERS
             .iter()
@@ -261,6 +276,8 @@ impl Settings {
         });
         Settings {
             route: request::Route::new(&tool.plan),
+            connect_timeout_ms: call.connect_timeout_ms.unwrap_or(default_connect),
+            client: 0,
             timeout: Duration::from_millis(call.timeout_ms.unwrap_or(defaults::TIMEOUT_MS)),
             max_bytes: call
                 .max_response_bytes
@@ -338,8 +355,11 @@ impl Upstream {
             }
             Some(Credential::Query { .. }) | None => {}
         }
-        if let Some(name) = &settings.idempotency_header {
-            // One fresh key per tool call, reused by each retry of the call.
+        if let Some(name) = &settings.idempotency_header
+            && !headers.contains_key(name)
+        {
+            // One fresh key per tool call, reused by each retry of the call; a key the
+            // caller gave as an argument is kept.
             if let Ok(value) = HeaderValue::from_str(&uuid_v4()) {
                 headers.insert(name.clone(), value);
             }
@@ -387,8 +407,11 @@ impl Upstream {
                     "ferry could not form the upstream request for this call",
                 );
             };
-            let outcome =
-                tokio::time::timeout_at(deadline, self.attempt(this, settings.max_bytes)).await;
+            let outcome = tokio::time::timeout_at(
+                deadline,
+                self.attempt(settings.client, this, settings.max_bytes),
+            )
+            .await;
             let retry_delay = |after: Option<Duration>| {
                 if !retryable || attempt >= settings.retries {
                     return None;
@@ -432,7 +455,7 @@ impl Upstream {
                     let message = if error.is_timeout() && error.is_connect() {
                         format!(
                             "could not connect to the upstream within {} ms",
-                            inner.connect_timeout
+                            settings.connect_timeout_ms
                         )
                     } else if error.is_timeout() {
                         format!("the upstream did not answer within {timeout_ms} ms")
@@ -465,8 +488,9 @@ impl Upstream {
         }
     }
 
-    async fn attempt(&self, request: reqwest::Request, max_bytes: u64) -> Attempt {
-        let mut response = match self.inner.client.execute(request).await {
+    async fn attempt(&self, client: usize, request: reqwest::Request, max_bytes: u64) -> Attempt {
+        let client = &self.inner.clients[client.min(self.inner.clients.len() - 1)].1;
+        let mut response = match client.execute(request).await {
             Ok(response) => response,
             Err(error) => return Attempt::Send(error),
         };
@@ -502,6 +526,19 @@ impl Upstream {
             truncated,
         })
     }
+}
+
+fn http_client(connect_timeout_ms: u64) -> Result<reqwest::Client, UpstreamError> {
+    reqwest::Client::builder()
+        .user_agent(concat!("ferry/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_millis(connect_timeout_ms))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .pool_max_idle_per_host(64)
+        .tcp_nodelay(true)
+        .referer(false)
+        .build()
+        .map_err(UpstreamError::Client)
 }
 
 fn base_url(text: &str) -> Result<reqwest::Url, UpstreamError> {

@@ -697,6 +697,33 @@ async fn post_with_an_idempotency_key_reuses_one_key_per_call() {
 }
 
 #[tokio::test]
+async fn an_idempotency_key_the_caller_gives_is_kept() {
+    let upstream = TestUpstream::start(|_, _| json_reply(201, json!({}))).await;
+    let mut tool = tool(
+        "createPet",
+        Method::POST,
+        "/pets",
+        vec![parameter(
+            "Idempotency-Key",
+            ParameterLocation::Header,
+            ParameterStyle::Simple,
+            false,
+        )],
+    );
+    tool.call.idempotency_key_header = Some("Idempotency-Key".into());
+    let result = call(&upstream.base, &tool, json!({"Idempotency-Key": "mine-1"})).await;
+    assert!(!result.is_error);
+    let requests = upstream.requests();
+    let keys: Vec<&str> = requests[0]
+        .headers
+        .get_all("idempotency-key")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    assert_eq!(keys, ["mine-1"]);
+}
+
+#[tokio::test]
 async fn retry_after_is_honoured_within_the_time_budget() {
     let upstream = TestUpstream::start(|_, count| match count {
         0 => Reply::Now(respond(503, &[("retry-after", "1")], "")),
@@ -1042,7 +1069,6 @@ fn call_options_are_read_with_their_paths() {
             "error: \"/a~2b\" is not a valid JSON pointer (`~` must be followed by 0 or 1)\n  --> curation:tools.getPet.fields.1",
             "error: unknown key; expected one of: size_argument, size, next, cursor_argument\n  --> curation:tools.getPet.pagination.extra",
             "error: must be `link` or a JSON pointer into the response body, like /next_cursor\n  --> curation:tools.getPet.pagination.next",
-            "error: is only allowed at the top level of the file\n  --> curation:tools.getPet.connect_timeout_ms",
             "error: is only allowed at the top level of the file\n  --> curation:tools.getPet.upstream_auth",
         ]
     "#]]
