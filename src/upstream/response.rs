@@ -242,7 +242,7 @@ fn success(
     }
     match essence {
         Some(essence) if is_json(essence) => {
-            let Ok(value) = serde_json::from_slice::<Value>(body) else {
+            let Ok(value) = parse_json(body) else {
                 tracing::warn!(
                     tool = shaping.tool,
                     status = observed.status.as_u16(),
@@ -336,7 +336,7 @@ fn failed(
     // A problem is data only when it is complete, valid JSON: a cut or broken body is
     // passed on as text, not labelled as something a program would parse.
     let parsed_json = if !observed.truncated && essence.is_some_and(is_json) {
-        serde_json::from_slice::<Value>(body).ok()
+        parse_json(body).ok()
     } else {
         None
     };
@@ -481,6 +481,11 @@ fn page(cursor: Option<String>, more: bool, done: &mut Map<String, Value>) {
         done.insert("nextCursor".into(), Value::String(cursor));
     }
     done.insert("more".into(), Value::Bool(more));
+}
+
+/// JSON from a body, past a UTF-8 byte order mark if there is one.
+fn parse_json(body: &[u8]) -> Result<Value, serde_json::Error> {
+    serde_json::from_slice(body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body))
 }
 
 const REDACTED: &str = "[redacted]";

@@ -666,3 +666,15 @@ fn echoed_credentials_are_redacted() {
     assert!(!result.contains("s3cret-token"), "{result}");
     assert!(result.contains("bad key [redacted]"), "{result}");
 }
+
+#[test]
+fn a_byte_order_mark_does_not_make_json_undecodable() {
+    let report = report_headers();
+    let result = shaped(
+        200,
+        &[("content-type", "application/json")],
+        "\u{feff}{\"a\":1}",
+        shaping(&report, &[]),
+    );
+    assert!(result.contains("\"structuredContent\": {"), "{result}");
+}
