@@ -678,3 +678,36 @@ fn a_byte_order_mark_does_not_make_json_undecodable() {
     );
     assert!(result.contains("\"structuredContent\": {"), "{result}");
 }
+
+#[test]
+fn undecodable_and_binary_bodies_are_errors_or_blobs_never_mislabelled() {
+    let report = report_headers();
+    let broken = shaped(
+        200,
+        &[("content-type", "application/json")],
+        "{oops",
+        shaping(&report, &[]),
+    );
+    let broken: Value = serde_json::from_str(&broken).unwrap();
+    assert_eq!(broken["isError"], true);
+    assert_eq!(broken["content"][1]["resource"]["mimeType"], "text/plain");
+    assert_eq!(broken["content"][1]["resource"]["text"], "{oops");
+
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    let observed = Observed {
+        status: StatusCode::BAD_REQUEST,
+        headers,
+        body: vec![0xff, 0xfe, 0x00],
+        truncated: false,
+    };
+    let result = serde_json::to_value(shape(observed, &shaping(&report, &[]))).unwrap();
+    assert_eq!(result["content"][1]["resource"]["blob"], "//4A");
+    assert_eq!(
+        result["content"][1]["resource"]["mimeType"],
+        "application/octet-stream"
+    );
+}

@@ -1136,3 +1136,41 @@ fn upstream_auth_is_read_with_its_paths() {
     expect![[r#"None ["unknown key; expected one of: env", "needs `env`, the environment variable holding the secret"]"#]]
         .assert_eq(&parse(json!({"bearer": {"token": "literal"}})));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_share_one_client_across_threads() {
+    let upstream =
+        TestUpstream::start(|request, _| json_reply(200, json!({"uri": request.uri}))).await;
+    let tool = tool(
+        "getPet",
+        Method::GET,
+        "/pets/{petId}",
+        vec![parameter(
+            "petId",
+            ParameterLocation::Path,
+            ParameterStyle::Simple,
+            false,
+        )],
+    );
+    let client = client(&upstream.base, &tool);
+    let calls: Vec<_> = (0..16)
+        .map(|id| {
+            let (client, tool) = (client.clone(), tool.clone());
+            tokio::spawn(async move {
+                let arguments = json!({ "petId": id });
+                let result = client
+                    .call(&tool, arguments.as_object().expect("object"))
+                    .await;
+                (id, result)
+            })
+        })
+        .collect();
+    for call in calls {
+        let (id, result) = call.await.expect("task");
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"uri": format!("/pets/{id}")}))
+        );
+    }
+    assert_eq!(upstream.requests().len(), 16);
+}
