@@ -33,6 +33,7 @@ const DROPPED_KEYWORDS: &[&str] = &[
     "$id",
     "$anchor",
     "$dynamicAnchor",
+    "$recursiveAnchor",
     "$schema",
     "$defs",
     "definitions",
@@ -52,6 +53,8 @@ pub struct SchemaBuilder<'d> {
     pub errors: Vec<(String, String)>,
     /// Patterns met, for the caller to check once per pattern.
     pub patterns: Vec<String>,
+    /// The `$defs` entry being copied, which a 2019-09 `$recursiveRef: "#"` points back to.
+    current_def: Option<String>,
 }
 
 impl<'d> SchemaBuilder<'d> {
@@ -62,6 +65,7 @@ impl<'d> SchemaBuilder<'d> {
             names: HashMap::new(),
             errors: Vec::new(),
             patterns: Vec::new(),
+            current_def: None,
         }
     }
 
@@ -112,6 +116,20 @@ impl<'d> SchemaBuilder<'d> {
                 return Value::Object(Map::new());
             }
         };
+        if let Some(reference) = map.get("$recursiveRef").or_else(|| map.get("$dynamicRef")) {
+            // The documents' recursive refs name the schema they sit in (`"#"`); that schema
+            // is the `$defs` entry being copied.
+            return match (&self.current_def, reference.as_str()) {
+                (Some(name), Some(r)) if r.starts_with('#') => def_ref(name),
+                _ => {
+                    self.errors.push((
+                        pointer.to_string(),
+                        "a recursive reference outside a named schema".to_string(),
+                    ));
+                    Value::Object(Map::new())
+                }
+            };
+        }
         if let Some(reference) = map.get("$ref") {
             let target = self.reference(file, pointer, reference);
             // 3.1 schemas may have keywords beside `$ref`; earlier versions ignore them.
@@ -305,7 +323,9 @@ impl<'d> SchemaBuilder<'d> {
         // A placeholder first, so a recursive schema finds its own name while being copied.
         self.defs.insert(name.clone(), Value::Bool(true));
         let target_pointer = target.pointer.to_string();
+        let outer = self.current_def.replace(name.clone());
         let copy = self.translate(target.file, &target_pointer, target.value, 0);
+        self.current_def = outer;
         self.defs.insert(name.clone(), copy);
         def_ref(&name)
     }

@@ -139,10 +139,11 @@ pub fn parse(
     let value: Value = if text.trim().is_empty() {
         Value::Object(Map::new())
     } else {
-        serde_saphyr::from_str(text).map_err(|error| CurationError::Syntax {
-            name: name.to_string(),
-            message: error.to_string(),
-        })?
+        serde_saphyr::from_str_with_options(text, serde_saphyr::options! { strict_booleans: true })
+            .map_err(|error| CurationError::Syntax {
+                name: name.to_string(),
+                message: error.to_string(),
+            })?
     };
     let mut diagnostics = Vec::new();
     let curation = from_value(&value, dir, &mut diagnostics);

@@ -156,10 +156,12 @@ pub fn parse(text: &str, name: &str) -> Result<Value, LoadError> {
     {
         return Ok(value);
     }
-    serde_saphyr::from_str(text).map_err(|error| LoadError::Syntax {
-        name: name.to_string(),
-        message: error.to_string(),
-    })
+    // YAML 1.2 booleans only: in YAML 1.1 a property named `y` or `no` would turn into one.
+    serde_saphyr::from_str_with_options(text, serde_saphyr::options! { strict_booleans: true })
+        .map_err(|error| LoadError::Syntax {
+            name: name.to_string(),
+            message: error.to_string(),
+        })
 }
 
 /// Looks up an RFC 6901 pointer (with a leading `/`, or empty for the whole value);

@@ -1,3 +1,6 @@
-//! The integration tests: one binary, one module per area.
+//! Integration tests: one binary, a module per area.
 
 mod auth;
+mod catalog;
+mod problem_details;
+mod upstream;
