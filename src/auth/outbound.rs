@@ -35,6 +35,30 @@ pub enum OutboundCredential {
     TokenExchange(TokenClientConfig),
 }
 
+impl OutboundCredential {
+    /// The environment variables this credential reads.
+    pub fn env_vars(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        let (username, secret, client_id) = match self {
+            OutboundCredential::Basic {
+                username,
+                password_env,
+            } => (Some(username), password_env, None),
+            OutboundCredential::ClientCredentials(config)
+            | OutboundCredential::TokenExchange(config) => {
+                (None, &config.client_secret_env, Some(&config.client_id))
+            }
+        };
+        for value in [username, client_id].into_iter().flatten() {
+            if let EnvOrLiteral::Env(name) = value {
+                names.push(name.as_str());
+            }
+        }
+        names.push(secret.as_str());
+        names
+    }
+}
+
 /// A value that is not secret but may still come from the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnvOrLiteral {

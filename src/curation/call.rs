@@ -71,6 +71,9 @@ pub enum UpstreamAuth {
     },
     /// `bearer: {env: VAR}`: `Authorization: Bearer <value>`.
     Bearer { env: String },
+    /// `basic`, `client_credentials` or `token_exchange`: a credential ferry obtains (or
+    /// builds) itself, parsed and run by [`crate::auth::outbound`].
+    Obtained(crate::auth::outbound::OutboundCredential),
 }
 
 /// Defaults applied where neither a tool nor the file sets a value.
@@ -147,6 +150,7 @@ impl UpstreamAuth {
     pub fn env_vars(&self) -> Vec<&str> {
         match self {
             UpstreamAuth::ApiKey { env, .. } | UpstreamAuth::Bearer { env } => vec![env.as_str()],
+            UpstreamAuth::Obtained(credential) => credential.env_vars(),
         }
     }
 }
@@ -251,6 +255,15 @@ pub fn parse_upstream_auth(
         return None;
     };
     let here = join(path, kind);
+    if crate::curation::auth::UPSTREAM_AUTH_KINDS.contains(&kind.as_str()) {
+        return crate::curation::auth::parse_upstream_credential(
+            kind,
+            settings,
+            &here,
+            diagnostics,
+        )
+        .map(UpstreamAuth::Obtained);
+    }
     let Some(settings) = settings.as_object() else {
         error(&here, "must be a mapping", diagnostics);
         return None;
@@ -313,7 +326,13 @@ pub fn parse_upstream_auth(
 }
 
 const MAX_RETRIES: u64 = 10;
-const AUTH_KINDS: &[&str] = &["api_key", "bearer"];
+const AUTH_KINDS: &[&str] = &[
+    "api_key",
+    "bearer",
+    "basic",
+    "client_credentials",
+    "token_exchange",
+];
 
 fn join(path: &str, key: &str) -> String {
     if path.is_empty() {

@@ -19,6 +19,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
+use crate::auth::Principal;
+use crate::auth::outbound::{CredentialSource, identity_header};
 use crate::catalog::{Catalog, ParameterLocation, Tool};
 use crate::curation::call::{CallOptions, NextPage, UpstreamAuth, defaults};
 
@@ -49,6 +51,8 @@ pub struct ToolResult {
 pub struct UpstreamConfig {
     pub call: CallOptions,
     pub auth: Option<UpstreamAuth>,
+    /// The header that names the caller upstream (`upstream_identity:`); `None` sends none.
+    pub identity_header: Option<HeaderName>,
 }
 
 /// The pooled client that calls one upstream API for every tool of a catalog. Cheap to
@@ -72,6 +76,8 @@ pub enum UpstreamError {
     InvalidSecret { env: String },
     #[error("cannot build the HTTP client: {0}")]
     Client(#[source] reqwest::Error),
+    #[error(transparent)]
+    Credential(#[from] crate::auth::outbound::OutboundError),
 }
 
 impl Upstream {
@@ -93,17 +99,18 @@ impl Upstream {
             .as_deref()
             .ok_or(UpstreamError::NoBaseUrl)?;
         let base_url = base_url(base)?;
-        let (credential, secrets) = match &config.auth {
-            Some(auth) => credential(auth, &env)?,
-            None => (None, Vec::new()),
-        };
         let default_connect = config
             .call
             .connect_timeout_ms
             .unwrap_or(defaults::CONNECT_TIMEOUT_MS);
         // One pooled client per distinct connect timeout (usually just one): the timeout
         // belongs to the client, not to a request.
-        let mut clients = vec![(default_connect, http_client(default_connect)?)];
+        let default_client = http_client(default_connect)?;
+        let (credential, secrets) = match &config.auth {
+            Some(auth) => credential(auth, &env, &default_client)?,
+            None => (None, Vec::new()),
+        };
+        let mut clients = vec![(default_connect, default_client)];
         let mut tools = HashMap::with_capacity(catalog.tools.len());
         for tool in &catalog.tools {
             let mut settings = Settings::new(tool, default_connect);
@@ -128,6 +135,7 @@ impl Upstream {
                 base_url,
                 credential,
                 secrets,
+                identity_header: config.identity_header.clone(),
                 tools,
                 default_connect,
             }),
@@ -137,6 +145,18 @@ impl Upstream {
     /// Calls `tool` with arguments already validated against its input schema. Never fails:
     /// every outcome, the upstream's refusal included, is a tool result.
     pub async fn call(&self, tool: &Tool, arguments: &Map<String, Value>) -> ToolResult {
+        self.call_as(tool, arguments, &Principal::anonymous()).await
+    }
+
+    /// [`Upstream::call`] on behalf of `principal`: its subject goes in the identity header
+    /// when one is configured, and its validated token is what token exchange trades. The
+    /// caller's own credentials are never sent.
+    pub async fn call_as(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        principal: &Principal,
+    ) -> ToolResult {
         let started = Instant::now();
         let built;
         let settings = match self.inner.tools.get(&tool.name) {
@@ -173,10 +193,43 @@ impl Upstream {
                 return response::failure(error.to_string());
             }
         };
-        let Some(request) = self.request(tool, settings, prepared) else {
+        let obtained = match &inner.credential {
+            Some(Credential::Obtained(source)) => match source.authorization(principal).await {
+                Ok(value) => Some((source.as_ref(), value)),
+                Err(error) => {
+                    tracing::warn!(tool = %tool.name, %error, "no upstream credential for this call");
+                    return response::failure(
+                        "ferry could not obtain its credential for the upstream",
+                    );
+                }
+            },
+            _ => None,
+        };
+        let authorization = obtained.as_ref().map(|(_, value)| value);
+        let Some(request) = self.request(tool, settings, prepared, authorization, principal) else {
             return response::failure("ferry could not form the upstream request for this call");
         };
-        let result = self.send(tool, settings, request, started).await;
+        // An obtained token the upstream echoes is redacted like a configured secret, and
+        // one it refuses is forgotten so the next call fetches a new one.
+        let secrets: Option<Vec<String>> = authorization.and_then(|value| {
+            let token = value.to_str().ok()?.split_once(' ')?.1.to_string();
+            let mut secrets = inner.secrets.clone();
+            secrets.push(token);
+            Some(secrets)
+        });
+        let forget = obtained
+            .as_ref()
+            .map(|(source, value)| move || source.invalidate(principal, value));
+        let result = self
+            .send(
+                tool,
+                settings,
+                request,
+                started,
+                secrets.as_deref().unwrap_or(&inner.secrets),
+                forget.as_ref().map(|forget| forget as &(dyn Fn() + Sync)),
+            )
+            .await;
         tracing::debug!(
             tool = %tool.name,
             is_error = result.is_error,
@@ -196,6 +249,7 @@ struct Inner {
     credential: Option<Credential>,
     /// Secret values (and their encoded forms) redacted from anything a result carries.
     secrets: Vec<String>,
+    identity_header: Option<HeaderName>,
     tools: HashMap<String, Settings>,
     default_connect: u64,
 }
@@ -220,6 +274,8 @@ enum Credential {
     },
     /// `name=value`, encoded.
     Cookie(String),
+    /// Built or fetched per call (basic, client credentials, token exchange).
+    Obtained(Arc<CredentialSource>),
 }
 
 impl fmt::Debug for Credential {
@@ -228,6 +284,7 @@ impl fmt::Debug for Credential {
             Credential::Header(name, _) => write!(f, "Header({name}: [redacted])"),
             Credential::Query { name, .. } => write!(f, "Query({name}=[redacted])"),
             Credential::Cookie(_) => f.write_str("Cookie([redacted])"),
+            Credential::Obtained(source) => write!(f, "Obtained({source:?})"),
         }
     }
 }
@@ -314,6 +371,8 @@ impl Upstream {
         tool: &Tool,
         settings: &Settings,
         prepared: request::Prepared,
+        authorization: Option<&HeaderValue>,
+        principal: &Principal,
     ) -> Option<reqwest::Request> {
         let inner = &self.inner;
         let mut text = String::with_capacity(inner.base.len() + prepared.path_and_query.len());
@@ -353,7 +412,16 @@ impl Upstream {
                 value.set_sensitive(true);
                 headers.insert(header::COOKIE, value);
             }
+            Some(Credential::Obtained(_)) => {
+                if let Some(value) = authorization {
+                    headers.insert(header::AUTHORIZATION, value.clone());
+                }
+            }
             Some(Credential::Query { .. }) | None => {}
+        }
+        if let Some(name) = &inner.identity_header {
+            let (name, value) = identity_header(name, principal);
+            headers.insert(name, value);
         }
         if let Some(name) = &settings.idempotency_header
             && !headers.contains_key(name)
@@ -377,6 +445,8 @@ impl Upstream {
         settings: &Settings,
         request: reqwest::Request,
         started: Instant,
+        secrets: &[String],
+        on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> ToolResult {
         let inner = &self.inner;
         let deadline = started + settings.timeout;
@@ -393,7 +463,7 @@ impl Upstream {
             fields: settings.fields.as_deref(),
             next: settings.next.as_ref(),
             authenticated: inner.credential.is_some(),
-            secrets: &inner.secrets,
+            secrets,
             query_credential: match &inner.credential {
                 Some(Credential::Query { name, .. }) => Some(name),
                 _ => None,
@@ -428,6 +498,11 @@ impl Upstream {
                 }
                 Ok(Attempt::Answer(observed)) => {
                     let status = observed.status.as_u16();
+                    if status == 401
+                        && let Some(forget) = on_unauthorized
+                    {
+                        forget();
+                    }
                     if matches!(status, 502..=504)
                         && let Some(delay) = retry_delay(retry_after(&observed.headers))
                     {
@@ -575,6 +650,7 @@ const CREDENTIAL_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALP
 fn credential(
     auth: &UpstreamAuth,
     env: &impl Fn(&str) -> Option<String>,
+    client: &reqwest::Client,
 ) -> Result<(Option<Credential>, Vec<String>), UpstreamError> {
     let secret = |name: &str| match env(name) {
         Some(value) if !value.is_empty() => Ok(value),
@@ -586,6 +662,10 @@ fn credential(
         env: name.to_string(),
     };
     match auth {
+        UpstreamAuth::Obtained(config) => {
+            let source = CredentialSource::with_env(config, client.clone(), env)?;
+            Ok((Some(Credential::Obtained(Arc::new(source))), Vec::new()))
+        }
         UpstreamAuth::Bearer { env: name } => {
             let token = secret(name)?;
             let mut value =

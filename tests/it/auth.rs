@@ -1173,3 +1173,127 @@ async fn a_key_server_never_reached_is_503_not_a_bad_token() {
         .expect_err("no keys yet");
     assert_eq!(refused.status().as_u16(), 503);
 }
+
+/// An upstream client for one `GET /pets` tool on `upstream`, with `upstream_auth:` as
+/// written in `auth_yaml` and the caller named in `X-Ferry-Subject`.
+fn upstream_client(
+    upstream: &crate::upstream::TestUpstream,
+    auth_yaml: &str,
+) -> (ferry::upstream::Upstream, ferry::catalog::Tool) {
+    let value: Value = serde_saphyr::from_str(auth_yaml).expect("test YAML parses");
+    let mut diagnostics = Vec::new();
+    let auth =
+        ferry::curation::call::parse_upstream_auth(&value, "upstream_auth", &mut diagnostics);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let tool = crate::upstream::tool("listPets", http::Method::GET, "/pets", Vec::new());
+    let config = ferry::upstream::UpstreamConfig {
+        auth,
+        identity_header: Some(http::HeaderName::from_static("x-ferry-subject")),
+        ..Default::default()
+    };
+    let env = |name: &str| (name == "FERRY_CLIENT_SECRET").then(|| "client-s3cret".to_string());
+    let catalog = crate::upstream::catalog(&upstream.base, std::slice::from_ref(&tool));
+    let client = ferry::upstream::Upstream::with_env(&catalog, &config, env).expect("client");
+    (client, tool)
+}
+
+/// Whether `needle` appears anywhere in what the upstream received.
+fn upstream_saw(upstream: &crate::upstream::TestUpstream, needle: &str) -> bool {
+    upstream.requests().iter().any(|request| {
+        request.uri.contains(needle)
+            || String::from_utf8_lossy(&request.body).contains(needle)
+            || request
+                .headers
+                .values()
+                .any(|value| String::from_utf8_lossy(value.as_bytes()).contains(needle))
+    })
+}
+
+#[tokio::test]
+async fn the_upstream_sees_ferrys_token_and_the_callers_name_never_the_callers_token() {
+    let endpoint = TokenEndpoint::start(3600, false).await;
+    let upstream = crate::upstream::TestUpstream::start(|request, _| {
+        let status = if request.header("authorization") == Some("Bearer token-1") {
+            401
+        } else {
+            200
+        };
+        crate::upstream::Reply::Now(crate::upstream::respond(status, &[], "{}"))
+    })
+    .await;
+    let yaml = format!(
+        "client_credentials: {{token_url: 'http://{}/token', client_id: ferry, client_secret: {{env: FERRY_CLIENT_SECRET}}}}",
+        endpoint.address
+    );
+    let (client, tool) = upstream_client(&upstream, &yaml);
+    let caller_token = "caller-access-token-never-forwarded";
+    let alice = Principal::new("alice", ["pets:read"]).with_token(Secret::from(caller_token));
+
+    let refused = client.call_as(&tool, &serde_json::Map::new(), &alice).await;
+    assert!(refused.is_error, "the upstream refused token-1");
+    let accepted = client.call_as(&tool, &serde_json::Map::new(), &alice).await;
+    assert!(
+        !accepted.is_error,
+        "token-1 was forgotten and token-2 fetched"
+    );
+
+    let requests = upstream.requests();
+    let sent: Vec<(Option<&str>, Option<&str>)> = requests
+        .iter()
+        .map(|request| {
+            (
+                request.header("authorization"),
+                request.header("x-ferry-subject"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            (Some("Bearer token-1"), Some("alice")),
+            (Some("Bearer token-2"), Some("alice"))
+        ]
+    );
+    assert!(!upstream_saw(&upstream, caller_token));
+    assert!(!upstream_saw(&upstream, "client-s3cret"));
+}
+
+#[tokio::test]
+async fn token_exchange_sends_the_upstream_a_token_issued_for_it() {
+    let endpoint = TokenEndpoint::start(3600, false).await;
+    let upstream = crate::upstream::TestUpstream::start(|_, _| {
+        crate::upstream::Reply::Now(crate::upstream::respond(200, &[], "{}"))
+    })
+    .await;
+    let yaml = format!(
+        "token_exchange: {{token_url: 'http://{}/token', client_id: ferry, client_secret: {{env: FERRY_CLIENT_SECRET}}, audience: pets-api}}",
+        endpoint.address
+    );
+    let (client, tool) = upstream_client(&upstream, &yaml);
+    let caller_token = "caller-access-token-for-ferry-only";
+    let alice = Principal::new("alice", ["pets:read"]).with_token(Secret::from(caller_token));
+    let result = client.call_as(&tool, &serde_json::Map::new(), &alice).await;
+    assert!(!result.is_error);
+    let requests = upstream.requests();
+    assert_eq!(requests[0].header("authorization"), Some("Bearer token-1"));
+    assert!(!upstream_saw(&upstream, caller_token));
+    let exchanged = endpoint.requests();
+    assert_eq!(
+        form_value(&exchanged[0].1, "subject_token"),
+        Some(caller_token)
+    );
+
+    let without_token = client
+        .call_as(
+            &tool,
+            &serde_json::Map::new(),
+            &Principal::new("ci-bot", ["pets:read"]),
+        )
+        .await;
+    assert!(without_token.is_error);
+    assert_eq!(
+        upstream.requests().len(),
+        1,
+        "nothing is sent without a credential"
+    );
+}

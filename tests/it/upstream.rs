@@ -821,6 +821,7 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
         let config = UpstreamConfig {
             call: CallOptions::default(),
             auth: Some(auth),
+            identity_header: None,
         };
         let client = Upstream::with_env(&catalog, &config, &env).expect("client");
         let result = client.call(&tool, &Map::new()).await;
@@ -842,6 +843,7 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
         auth: Some(UpstreamAuth::Bearer {
             env: "PETS_TOKEN".into(),
         }),
+        identity_header: None,
     };
     let client = Upstream::with_env(
         &self::catalog(&upstream.base, std::slice::from_ref(&denied)),
@@ -873,6 +875,7 @@ fn missing_secrets_and_base_urls_fail_at_start_without_values() {
         auth: Some(UpstreamAuth::Bearer {
             env: "FERRY_TEST_UNSET_TOKEN".into(),
         }),
+        identity_header: None,
     };
     let catalog_with = |base: Option<&str>| {
         let mut catalog = catalog("http://127.0.0.1:1", std::slice::from_ref(&tool));
@@ -945,6 +948,7 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
             name: "key".into(),
             env: "KEY".into(),
         }),
+        identity_header: None,
     };
     let client = Upstream::with_env(
         &catalog(&upstream.base, std::slice::from_ref(&tool)),
@@ -1128,9 +1132,9 @@ fn upstream_auth_is_read_with_its_paths() {
     expect![[r#"Some(ApiKey { location: Header, name: "X-Api-Key", env: "K" }) []"#]].assert_eq(
         &parse(json!({"api_key": {"name": "X-Api-Key", "env": "K"}})),
     );
-    expect![[r#"None ["unknown credential kind; expected one of: api_key, bearer"]"#]]
+    expect![[r#"None ["unknown credential kind; expected one of: api_key, bearer, basic, client_credentials, token_exchange"]"#]]
         .assert_eq(&parse(json!({"oauth": {}})));
-    expect![[r#"None ["must have exactly one key: api_key, bearer"]"#]].assert_eq(&parse(
+    expect![[r#"None ["must have exactly one key: api_key, bearer, basic, client_credentials, token_exchange"]"#]].assert_eq(&parse(
         json!({"bearer": {"env": "A"}, "api_key": {"name": "x", "env": "B"}}),
     ));
     expect![[r#"None ["unknown key; expected one of: env", "needs `env`, the environment variable holding the secret"]"#]]
