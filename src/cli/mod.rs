@@ -160,6 +160,7 @@ pub fn load_catalog(source: &SourceArgs) -> anyhow::Result<Loaded> {
     Ok(Loaded {
         catalog,
         diagnostics,
+        curation,
     })
 }
 
