@@ -46,7 +46,7 @@ pub fn load_with(path: &Path, options: &LoadOptions) -> Result<Document, LoadErr
     };
     let name = relative_name(&root_dir, &canonical).ok_or_else(|| LoadError::OutsideRoot {
         name: display.clone(),
-        root: root_dir.display().to_string(),
+        root: format!("the root directory {}", root_dir.display()),
     })?;
     let text = read_local(&root_dir, &name, options.max_file_bytes)?;
     let mut loader = Loader::new(options, Some(root_dir));

@@ -137,7 +137,7 @@ pub enum LoadError {
     TooDeep { name: String, limit: usize },
     #[error("{name} is over budget: {message}")]
     Budget { name: String, message: String },
-    #[error("{name} is outside the directory {root}")]
+    #[error("{name} is outside {root}")]
     OutsideRoot { name: String, root: String },
     #[error("cannot fetch {url}: {message}")]
     Fetch { url: String, message: String },

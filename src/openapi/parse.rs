@@ -42,7 +42,7 @@ pub fn parse_with(text: &str, name: &str, options: &LoadOptions) -> Result<Value
     } else {
         None
     };
-    match serde_saphyr::from_str_with_options::<Value>(text, yaml_options(options)) {
+    match parse_yaml(text, options) {
         Ok(value) => Ok(value),
         Err(yaml_error) => Err(match json_error {
             Some(error) => LoadError::Syntax {
@@ -53,6 +53,35 @@ pub fn parse_with(text: &str, name: &str, options: &LoadOptions) -> Result<Value
         }),
     }
 }
+
+/// serde-saphyr's deserializer recurses once per nesting level, with frames of up to 20 KiB in
+/// a debug build: a document at the depth budget would overflow a 2 MiB thread stack. So YAML
+/// is parsed on a thread whose stack is sized for the budget (the memory is only reserved).
+fn parse_yaml(text: &str, options: &LoadOptions) -> Result<Value, serde_saphyr::Error> {
+    let stack = STACK_PER_LEVEL * options.max_depth.min(4096) + 1024 * 1024;
+    let parse = || serde_saphyr::from_str_with_options::<Value>(text, yaml_options(options));
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .stack_size(stack)
+            .spawn_scoped(scope, parse)
+        {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: parse here, with the budget at a depth this stack surely holds.
+            Err(_) => {
+                let shallow = LoadOptions {
+                    max_depth: options.max_depth.min(32),
+                    ..options.clone()
+                };
+                serde_saphyr::from_str_with_options::<Value>(text, yaml_options(&shallow))
+            }
+        }
+    })
+}
+
+/// Stack reserved per level of YAML nesting: three times what a debug build was measured to use.
+const STACK_PER_LEVEL: usize = 64 * 1024;
 
 /// The YAML budget: generous for real documents (the largest in the research set has a few
 /// hundred thousand nodes per file), tight on what only attacks need (alias replay).
@@ -75,6 +104,8 @@ fn yaml_options(options: &LoadOptions) -> Options {
     yaml.null_as_string = true;
     // `0755` stays the string it was written as, not a number that lost its zeros.
     yaml.leading_zero_numbers_as_strings = true;
+    // YAML 1.2 booleans only (OpenAPI 3.1 requires YAML 1.2): `no` and `on` stay strings.
+    yaml.strict_booleans = true;
     yaml.alias_limits.max_total_replayed_events = options.max_yaml_alias_events;
     yaml.alias_limits.max_replay_stack_depth = 16;
     yaml
@@ -82,7 +113,10 @@ fn yaml_options(options: &LoadOptions) -> Options {
 
 fn yaml_load_error(name: &str, error: &serde_saphyr::Error, options: &LoadOptions) -> LoadError {
     let message = first_line(&error.to_string());
-    if message.contains("depth") || message.contains("nesting") {
+    if ["depth", "nesting", "recursion"]
+        .iter()
+        .any(|word| message.contains(word))
+    {
         return LoadError::TooDeep {
             name: name.to_string(),
             limit: options.max_depth,
