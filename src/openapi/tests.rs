@@ -674,3 +674,230 @@ fn a_document_in_memory_lists_its_dangling_references() {
         "##]],
     );
 }
+
+// ---- over http ----
+
+/// An HTTP server on 127.0.0.1:0 serving fixed texts by path, on a thread with its own runtime
+/// so that synchronous tests can use it too; stopped when dropped.
+struct TextServer {
+    address: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TextServer {
+    fn start(texts: &[(&str, String)]) -> TextServer {
+        let texts: std::sync::Arc<std::collections::HashMap<String, String>> = std::sync::Arc::new(
+            texts
+                .iter()
+                .map(|(p, t)| (p.to_string(), t.clone()))
+                .collect(),
+        );
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let address = listener.local_addr().expect("address");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                let app = axum::Router::new().fallback(move |uri: http::Uri| {
+                    let texts = texts.clone();
+                    async move {
+                        match texts.get(uri.path()) {
+                            Some(text) => (http::StatusCode::OK, text.clone()),
+                            None => (http::StatusCode::NOT_FOUND, String::new()),
+                        }
+                    }
+                });
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stopped.await;
+                    })
+                    .await
+                    .expect("serve");
+            });
+        });
+        TextServer {
+            address,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+}
+
+impl Drop for TextServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn api_server() -> TextServer {
+    let root = format!(
+        "{HEAD}components:\n  schemas:\n    Pet: {{$ref: 'schemas/pet.yaml'}}\n    Local: {{$ref: 'file:///etc/passwd'}}\n    Up: {{$ref: '../../../etc/passwd'}}\n"
+    );
+    TextServer::start(&[
+        ("/api/openapi.yaml", root),
+        (
+            "/api/schemas/pet.yaml",
+            "type: object\nproperties:\n  tag: {$ref: tag.json}\n".into(),
+        ),
+        ("/api/schemas/tag.json", "{\"type\": \"string\"}".into()),
+        ("/big.yaml", format!("{HEAD}x: '{}'\n", "x".repeat(10_000))),
+    ])
+}
+
+#[tokio::test]
+async fn a_fetched_document_leaves_its_references_alone_by_default() {
+    let server = api_server();
+    let document = load_url(&server.url("/api/openapi.yaml"), &LoadOptions::default())
+        .await
+        .expect("load");
+    assert_eq!(names(&document), [server.url("/api/openapi.yaml")]);
+    let errors: Vec<String> = document
+        .problems()
+        .iter()
+        .map(|p| p.error.to_string())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "`$ref` \"schemas/pet.yaml\" is remote, and remote references are not allowed",
+            "`$ref` \"file:///etc/passwd\" leaves the document's directory",
+            "`$ref` \"../../../etc/passwd\" is remote, and remote references are not allowed",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_fetched_document_follows_its_references_when_allowed() {
+    let server = api_server();
+    let options = LoadOptions {
+        allow_remote: true,
+        ..LoadOptions::default()
+    };
+    let document = load_url(&server.url("/api/openapi.yaml"), &options)
+        .await
+        .expect("load");
+    assert_eq!(
+        names(&document),
+        [
+            server.url("/api/openapi.yaml"),
+            server.url("/api/schemas/pet.yaml"),
+            server.url("/api/schemas/tag.json")
+        ]
+    );
+    let pet = document
+        .resolve(FileId(0), "schemas/pet.yaml")
+        .expect("pet");
+    let tag = document.resolve(pet.file, "tag.json").expect("tag");
+    assert_eq!(tag.value, &json!({"type": "string"}));
+    // A fetched document reaches nothing on the local disk: `..` stays on the server.
+    let errors: Vec<String> = document
+        .problems()
+        .iter()
+        .map(|p| p.error.to_string())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "`$ref` \"file:///etc/passwd\" leaves the document's directory".to_string(),
+            format!(
+                "`$ref` \"../../../etc/passwd\" names a file that could not be loaded: cannot fetch {}: the server answered 404 Not Found",
+                server.url("/etc/passwd")
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn fetching_a_root_document_is_bounded_and_checked() {
+    let server = api_server();
+    let small = LoadOptions {
+        max_file_bytes: 1000,
+        ..LoadOptions::default()
+    };
+    let error = load_url(&server.url("/big.yaml"), &small)
+        .await
+        .expect_err("too large");
+    assert!(matches!(error, LoadError::TooLarge { .. }), "{error}");
+    let error = load_url(&server.url("/nothing.yaml"), &small)
+        .await
+        .expect_err("missing");
+    assert!(
+        error
+            .to_string()
+            .ends_with("the server answered 404 Not Found"),
+        "{error}"
+    );
+    let error = load_url("file:///etc/passwd", &small)
+        .await
+        .expect_err("scheme");
+    expect!["cannot fetch file:///etc/passwd: only http and https URLs can be fetched"]
+        .assert_eq(&error.to_string());
+}
+
+#[test]
+fn a_local_document_reaches_http_references_only_when_allowed() {
+    let server = api_server();
+    let tree = TempTree::new();
+    let pet = server.url("/api/schemas/pet.yaml");
+    tree.write(
+        "openapi.yaml",
+        &format!("{HEAD}x-pet: {{$ref: '{pet}#/properties'}}\n"),
+    );
+
+    let document = load(&tree.path("openapi.yaml")).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml"]);
+    let error = document
+        .resolve(FileId(0), &format!("{pet}#/properties"))
+        .expect_err("remote");
+    assert!(matches!(error, RefError::Remote(_)), "{error}");
+
+    let options = LoadOptions {
+        allow_remote: true,
+        ..LoadOptions::default()
+    };
+    let document = load_with(&tree.path("openapi.yaml"), &options).expect("load");
+    assert_eq!(
+        names(&document),
+        [
+            "openapi.yaml".to_string(),
+            pet.clone(),
+            server.url("/api/schemas/tag.json")
+        ]
+    );
+    let target = document
+        .resolve(FileId(0), &format!("{pet}#/properties/tag"))
+        .expect("resolve");
+    assert_eq!(
+        (target.file, target.pointer.as_str()),
+        (FileId(1), "/properties/tag")
+    );
+}
+
+#[tokio::test]
+async fn loading_with_remote_references_works_inside_a_runtime() {
+    let server = api_server();
+    let tree = TempTree::new();
+    let pet = server.url("/api/schemas/pet.yaml");
+    tree.write("openapi.yaml", &format!("{HEAD}x-pet: {{$ref: '{pet}'}}\n"));
+    let options = LoadOptions {
+        allow_remote: true,
+        ..LoadOptions::default()
+    };
+    let document = load_with(&tree.path("openapi.yaml"), &options).expect("load");
+    assert_eq!(document.files.len(), 3);
+}
