@@ -17,7 +17,7 @@ use super::{FileId, is_remote, pointer};
 
 /// Objects nested deeper than this are not searched; parsed files cannot get there (their
 /// depth is budgeted), only values built in memory could.
-const MAX_WALK_DEPTH: usize = 4096;
+pub(crate) const MAX_WALK_DEPTH: usize = 512;
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Index {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::index::MAX_WALK_DEPTH;
 use super::{Document, FileKey, LoadError, LoadOptions, SourceFile, SpecVersion};
 use super::{detect_version, file_key, is_remote, parse_with};
 
@@ -217,7 +218,7 @@ fn parse_referenced(name: &str, text: String, options: &LoadOptions) -> Result<V
 
 /// Calls `f` with every `$ref` string in `value`.
 fn each_reference(value: &Value, depth: usize, f: &mut impl FnMut(&str)) {
-    if depth > 4096 {
+    if depth > MAX_WALK_DEPTH {
         return;
     }
     match value {

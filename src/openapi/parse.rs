@@ -97,6 +97,7 @@ fn yaml_options(options: &LoadOptions) -> Options {
     budget.max_depth = options.max_depth;
     budget.flow_nesting_limit = options.max_depth;
     budget.max_documents = 1;
+    budget.max_recorded_anchor_events = options.max_yaml_alias_events;
     let mut yaml = Options::default();
     yaml.budget = Some(budget);
     // `~: x` is a key spelled `~`, not a null that JSON objects cannot hold as a key; null

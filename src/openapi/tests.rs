@@ -438,6 +438,32 @@ fn a_yaml_alias_bomb_is_refused() {
 }
 
 #[test]
+fn many_alias_replays_are_refused_but_a_shared_schema_is_not() {
+    let items: String = (0..100).map(|i| format!("k{i}: v\n  ")).collect();
+    let mut text = format!("openapi: 3.1.0\nshared: &shared\n  {items}\nuses:\n");
+    for _ in 0..1000 {
+        text.push_str("  - *shared\n");
+    }
+    let error = parse(&text, "replays.yaml").expect_err("replays");
+    assert!(matches!(error, LoadError::Budget { .. }), "{error}");
+
+    let text = "openapi: 3.1.0\nshared: &id {type: string, format: uuid}\na: *id\nb: *id\n";
+    let value = parse(text, "shared.yaml").expect("parse");
+    assert_eq!(value["b"], json!({"type": "string", "format": "uuid"}));
+}
+
+#[test]
+fn a_yaml_stream_of_several_documents_is_refused_and_an_empty_one_is_null() {
+    let error = parse("openapi: 3.1.0\n---\nopenapi: 3.0.0\n", "two.yaml").expect_err("two");
+    assert!(matches!(error, LoadError::Budget { .. }), "{error}");
+    assert_eq!(parse("", "empty.yaml").expect("empty"), json!(null));
+    assert_eq!(
+        parse("# nothing\n", "comment.yaml").expect("comment"),
+        json!(null)
+    );
+}
+
+#[test]
 fn deeply_nested_json_is_refused() {
     let text = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let error = parse(&text, "deep.json").expect_err("deep");
