@@ -33,7 +33,7 @@ pub(crate) struct Index {
 #[derive(Debug)]
 pub(crate) struct RefSite {
     pub file: FileId,
-    /// Pointer to the object holding the `$ref`.
+    /// Pointer to the `$ref` itself.
     pub pointer: String,
     pub reference: String,
 }
@@ -130,7 +130,7 @@ impl Walker<'_> {
                 if let Some(Value::String(reference)) = map.get("$ref") {
                     self.sites.push(RefSite {
                         file: self.file,
-                        pointer: self.pointer.clone(),
+                        pointer: format!("{}/$ref", self.pointer),
                         reference: reference.clone(),
                     });
                 }

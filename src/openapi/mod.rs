@@ -77,7 +77,7 @@ pub struct Target<'a> {
 pub struct Problem {
     /// The file the `$ref` is written in.
     pub file: FileId,
-    /// Where the object holding the `$ref` is, as a JSON pointer into `file`.
+    /// Where the `$ref` is (`.../$ref`), as a JSON pointer into `file`.
     pub pointer: String,
     pub error: RefError,
 }
@@ -164,7 +164,8 @@ pub enum RefError {
 }
 
 impl Document {
-    /// A document already in memory, with no other files (tests, fetched documents).
+    /// A document already in memory, with no other files; its references to other files resolve
+    /// to [`RefError::NotLoaded`].
     pub fn from_value(value: Value) -> Result<Document, LoadError> {
         let version = detect_version(&value, "openapi document")?;
         let files = vec![SourceFile {

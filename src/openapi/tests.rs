@@ -132,10 +132,10 @@ fn petstore_separate_reaches_its_common_folder_only_when_the_root_is_widened() {
     check_problems(
         &document,
         expect![[r#"
-            swagger.yaml#/paths/~1pets/get/responses/default/schema: `$ref` "../common/Error.yaml" leaves the document's directory
-            swagger.yaml#/paths/~1pets/post/responses/default/schema: `$ref` "../common/Error.yaml" leaves the document's directory
-            swagger.yaml#/paths/~1pets~1{id}/get/responses/default/schema: `$ref` "../common/Error.yaml" leaves the document's directory
-            swagger.yaml#/paths/~1pets~1{id}/delete/responses/default/schema: `$ref` "../common/Error.yaml" leaves the document's directory
+            swagger.yaml#/paths/~1pets/get/responses/default/schema/$ref: `$ref` "../common/Error.yaml" leaves the document's directory
+            swagger.yaml#/paths/~1pets/post/responses/default/schema/$ref: `$ref` "../common/Error.yaml" leaves the document's directory
+            swagger.yaml#/paths/~1pets~1{id}/get/responses/default/schema/$ref: `$ref` "../common/Error.yaml" leaves the document's directory
+            swagger.yaml#/paths/~1pets~1{id}/delete/responses/default/schema/$ref: `$ref` "../common/Error.yaml" leaves the document's directory
         "#]],
     );
 
@@ -171,8 +171,8 @@ fn redocly_missing_code_samples_only_affect_their_refs() {
     check_problems(
         &document,
         expect![[r#"
-            paths/menu.yaml#/get/x-codeSamples/0/source: `$ref` "../code_samples/C_sharp/menu/get.cs" names a file that could not be loaded: cannot read code_samples/C_sharp/menu/get.cs: No such file or directory (os error 2)
-            paths/menu.yaml#/get/x-codeSamples/1/source: `$ref` "../code_samples/PHP/menu/get.php" names a file that could not be loaded: cannot read code_samples/PHP/menu/get.php: No such file or directory (os error 2)
+            paths/menu.yaml#/get/x-codeSamples/0/source/$ref: `$ref` "../code_samples/C_sharp/menu/get.cs" names a file that could not be loaded: cannot read code_samples/C_sharp/menu/get.cs: No such file or directory (os error 2)
+            paths/menu.yaml#/get/x-codeSamples/1/source/$ref: `$ref` "../code_samples/PHP/menu/get.php" names a file that could not be loaded: cannot read code_samples/PHP/menu/get.php: No such file or directory (os error 2)
         "#]],
     );
     // A file name with braces, referenced as written.
@@ -233,8 +233,8 @@ fn a_dotdot_reference_out_of_the_root_directory_is_refused() {
     check_problems(
         &document,
         expect![[r#"
-            openapi.yaml#/x-a: `$ref` "../secret.yaml" leaves the document's directory
-            openapi.yaml#/x-b: `$ref` "sub/../../secret.yaml#/password" leaves the document's directory
+            openapi.yaml#/x-a/$ref: `$ref` "../secret.yaml" leaves the document's directory
+            openapi.yaml#/x-b/$ref: `$ref` "sub/../../secret.yaml#/password" leaves the document's directory
         "#]],
     );
 }
@@ -284,8 +284,8 @@ fn a_symlink_out_of_the_root_directory_is_refused() {
     check_problems(
         &document,
         expect![[r#"
-            openapi.yaml#/x-a: `$ref` "link.yaml#/password" names a file that could not be loaded: link.yaml is outside the root directory
-            openapi.yaml#/x-b: `$ref` "dir/secret.yaml" names a file that could not be loaded: dir/secret.yaml is outside the root directory
+            openapi.yaml#/x-a/$ref: `$ref` "link.yaml#/password" names a file that could not be loaded: link.yaml is outside the root directory
+            openapi.yaml#/x-b/$ref: `$ref` "dir/secret.yaml" names a file that could not be loaded: dir/secret.yaml is outside the root directory
         "#]],
     );
 }
@@ -353,8 +353,8 @@ fn a_missing_or_broken_file_only_affects_the_references_to_it() {
     check_problems(
         &document,
         expect![[r#"
-            openapi.yaml#/components/schemas/Gone: `$ref` "schemas/gone.yaml" names a file that could not be loaded: cannot read schemas/gone.yaml: No such file or directory (os error 2)
-            openapi.yaml#/components/schemas/Broken: `$ref` "schemas/broken.yaml#/a" names a file that could not be loaded: schemas/broken.yaml is not valid JSON or YAML: error: line 1 column 4: unclosed bracket '['
+            openapi.yaml#/components/schemas/Gone/$ref: `$ref` "schemas/gone.yaml" names a file that could not be loaded: cannot read schemas/gone.yaml: No such file or directory (os error 2)
+            openapi.yaml#/components/schemas/Broken/$ref: `$ref` "schemas/broken.yaml#/a" names a file that could not be loaded: schemas/broken.yaml is not valid JSON or YAML: error: line 1 column 4: unclosed bracket '['
         "#]],
     );
 }
@@ -516,8 +516,8 @@ fn files_over_the_size_or_count_limits_are_recorded() {
     check_problems(
         &document,
         expect![[r#"
-            openapi.yaml#/x-a: `$ref` "big.yaml" names a file that could not be loaded: big.yaml is larger than the limit of 1000 bytes
-            openapi.yaml#/x-c: `$ref` "two.yaml" names a file that could not be loaded: two.yaml is over budget: the document spans more than 2 files
+            openapi.yaml#/x-a/$ref: `$ref` "big.yaml" names a file that could not be loaded: big.yaml is larger than the limit of 1000 bytes
+            openapi.yaml#/x-c/$ref: `$ref` "two.yaml" names a file that could not be loaded: two.yaml is over budget: the document spans more than 2 files
         "#]],
     );
 
@@ -695,8 +695,8 @@ fn a_document_in_memory_lists_its_dangling_references() {
     check_problems(
         &document,
         expect![[r##"
-            #/definitions/A: `$ref` "#/definitions/B" points at nothing
-            #/x-other: `$ref` "other.yaml#/x" names a file that was not loaded
+            #/definitions/A/$ref: `$ref` "#/definitions/B" points at nothing
+            #/x-other/$ref: `$ref` "other.yaml#/x" names a file that was not loaded
         "##]],
     );
 }
