@@ -198,7 +198,17 @@ impl<'a> Loader<'a> {
     }
 
     fn finish(self, version: SpecVersion) -> Document {
-        Document::assemble(version, self.files, self.failed, self.options.allow_remote)
+        let failed = self.failed.len();
+        let document =
+            Document::assemble(version, self.files, self.failed, self.options.allow_remote);
+        tracing::debug!(
+            files = document.files.len(),
+            failed,
+            bytes = self.total_bytes,
+            problems = document.problems().len(),
+            "document loaded"
+        );
+        document
     }
 }
 

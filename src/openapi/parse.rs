@@ -42,40 +42,42 @@ pub fn parse_with(text: &str, name: &str, options: &LoadOptions) -> Result<Value
     } else {
         None
     };
-    match parse_yaml(text, options) {
-        Ok(value) => Ok(value),
-        Err(yaml_error) => Err(match json_error {
-            Some(error) => LoadError::Syntax {
-                name: name.to_string(),
-                message: error.to_string(),
-            },
-            None => yaml_load_error(name, &yaml_error, options),
-        }),
-    }
+    parse_yaml(text, name, options).map_err(|yaml_error| match json_error {
+        Some(error) => LoadError::Syntax {
+            name: name.to_string(),
+            message: error.to_string(),
+        },
+        None => yaml_error,
+    })
 }
 
 /// serde-saphyr's deserializer recurses once per nesting level, with frames of up to 20 KiB in
 /// a debug build: a document at the depth budget would overflow a 2 MiB thread stack. So YAML
 /// is parsed on a thread whose stack is sized for the budget (the memory is only reserved).
-fn parse_yaml(text: &str, options: &LoadOptions) -> Result<Value, serde_saphyr::Error> {
+///
+/// A panic in the parser (a bug, on some input nobody tried) fails this file, not ferry.
+fn parse_yaml(text: &str, name: &str, options: &LoadOptions) -> Result<Value, LoadError> {
     let stack = STACK_PER_LEVEL * options.max_depth.min(4096) + 1024 * 1024;
-    let parse = || serde_saphyr::from_str_with_options::<Value>(text, yaml_options(options));
+    let parse = |options: &LoadOptions| {
+        serde_saphyr::from_str_with_options::<Value>(text, yaml_options(options))
+            .map_err(|error| yaml_load_error(name, &error, options))
+    };
     std::thread::scope(|scope| {
-        match std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .stack_size(stack)
-            .spawn_scoped(scope, parse)
-        {
-            Ok(thread) => thread
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            .spawn_scoped(scope, || parse(options));
+        match thread {
+            Ok(thread) => thread.join().unwrap_or_else(|_| {
+                Err(LoadError::Syntax {
+                    name: name.to_string(),
+                    message: "the YAML parser failed on this text".to_string(),
+                })
+            }),
             // No thread to be had: parse here, with the budget at a depth this stack surely holds.
-            Err(_) => {
-                let shallow = LoadOptions {
-                    max_depth: options.max_depth.min(32),
-                    ..options.clone()
-                };
-                serde_saphyr::from_str_with_options::<Value>(text, yaml_options(&shallow))
-            }
+            Err(_) => parse(&LoadOptions {
+                max_depth: options.max_depth.min(32),
+                ..options.clone()
+            }),
         }
     })
 }

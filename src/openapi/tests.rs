@@ -474,6 +474,12 @@ fn deeply_nested_json_is_refused() {
     let error = parse(&text, "deep.json").expect_err("deep");
     assert!(matches!(error, LoadError::TooDeep { .. }), "{error}");
 
+    // At the limit is fine (on a test thread's 2 MiB stack, in a debug build).
+    let text = format!("{}{}", "[".repeat(128), "]".repeat(128));
+    assert!(parse(&text, "deep.json").is_ok());
+    let text = format!("{}1{}", "{\"a\":".repeat(128), "}".repeat(128));
+    assert!(parse(&text, "deep.json").is_ok());
+
     // Brackets inside strings are text, not nesting.
     let text = format!("{{\"a\": \"{}\"}}", "[".repeat(1000));
     assert!(parse(&text, "text.json").is_ok());
@@ -492,6 +498,13 @@ fn deeply_nested_yaml_is_refused() {
     }
     let error = parse(&text, "deep.yaml").expect_err("deep");
     assert!(matches!(error, LoadError::TooDeep { .. }), "{error}");
+
+    let mut text = String::new();
+    for depth in 0..127 {
+        text.push_str(&" ".repeat(depth));
+        text.push_str("a:\n");
+    }
+    assert!(parse(&text, "deep.yaml").is_ok());
 }
 
 #[test]
