@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::index::MAX_WALK_DEPTH;
+use super::parse::on_deep_stack;
 use super::{Document, FileKey, LoadError, LoadOptions, SourceFile, SpecVersion};
 use super::{detect_version, file_key, is_remote, parse_with};
 
@@ -27,6 +28,13 @@ pub fn load(path: &Path) -> Result<Document, LoadError> {
 /// Remote references, when allowed, are fetched on a thread of their own, so this may be called
 /// from inside an async runtime as well as outside one.
 pub fn load_with(path: &Path, options: &LoadOptions) -> Result<Document, LoadError> {
+    let load = || load_here(path, options);
+    on_deep_stack(options.max_depth, load).unwrap_or_else(|_| load_here(path, options))
+}
+
+/// [`load_with`] on the current thread, which is where its YAML files are parsed unless the
+/// thread's stack is known to be deep enough.
+fn load_here(path: &Path, options: &LoadOptions) -> Result<Document, LoadError> {
     let display = path.display().to_string();
     let read_error = |source| LoadError::Read {
         path: display.clone(),

@@ -53,33 +53,56 @@ pub fn parse_with(text: &str, name: &str, options: &LoadOptions) -> Result<Value
 
 /// serde-saphyr's deserializer recurses once per nesting level, with frames of up to 20 KiB in
 /// a debug build: a document at the depth budget would overflow a 2 MiB thread stack. So YAML
-/// is parsed on a thread whose stack is sized for the budget (the memory is only reserved).
+/// is parsed on a thread whose stack is sized for the budget (see [`on_deep_stack`]).
 ///
 /// A panic in the parser (a bug, on some input nobody tried) fails this file, not ferry.
 fn parse_yaml(text: &str, name: &str, options: &LoadOptions) -> Result<Value, LoadError> {
-    let stack = STACK_PER_LEVEL * options.max_depth.min(4096) + 1024 * 1024;
-    let parse = |options: &LoadOptions| {
-        serde_saphyr::from_str_with_options::<Value>(text, yaml_options(options))
-            .map_err(|error| yaml_load_error(name, &error, options))
+    let failed = |message: &str| LoadError::Syntax {
+        name: name.to_string(),
+        message: message.to_string(),
     };
-    std::thread::scope(|scope| {
-        let thread = std::thread::Builder::new()
-            .stack_size(stack)
-            .spawn_scoped(scope, || parse(options));
-        match thread {
-            Ok(thread) => thread.join().unwrap_or_else(|_| {
-                Err(LoadError::Syntax {
-                    name: name.to_string(),
-                    message: "the YAML parser failed on this text".to_string(),
-                })
-            }),
-            // No thread to be had: parse here, with the budget at a depth this stack surely holds.
-            Err(_) => parse(&LoadOptions {
-                max_depth: options.max_depth.min(32),
-                ..options.clone()
-            }),
+    let parse = || {
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            serde_saphyr::from_str_with_options::<Value>(text, yaml_options(options))
+        }));
+        match parsed {
+            Ok(parsed) => parsed.map_err(|error| yaml_load_error(name, &error, options)),
+            Err(_) => Err(failed("the YAML parser failed on this text")),
         }
+    };
+    on_deep_stack(options.max_depth, parse)
+        .unwrap_or_else(|_| Err(failed("no thread could be started for the YAML parser")))
+}
+
+/// Runs `f` where the stack holds YAML nested `depth` levels deep: right here when this thread
+/// was started for that, otherwise on a new thread with such a stack (the memory is only
+/// reserved). Loading many files runs all of them on one such thread, as starting one per
+/// file costs a quarter of a millisecond each. `Err` when no thread could be started.
+pub(crate) fn on_deep_stack<T: Send>(
+    depth: usize,
+    f: impl FnOnce() -> T + Send,
+) -> Result<T, std::io::Error> {
+    if STACK_DEPTH.get() >= depth {
+        return Ok(f());
+    }
+    let stack = STACK_PER_LEVEL * depth.min(4096) + 1024 * 1024;
+    std::thread::scope(|scope| {
+        let thread =
+            std::thread::Builder::new()
+                .stack_size(stack)
+                .spawn_scoped(scope, move || {
+                    STACK_DEPTH.set(depth);
+                    f()
+                })?;
+        Ok(thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     })
+}
+
+thread_local! {
+    /// The YAML depth this thread's stack was sized for by [`on_deep_stack`]; 0 on others.
+    static STACK_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Stack reserved per level of YAML nesting: three times what a debug build was measured to use.

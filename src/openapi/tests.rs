@@ -508,6 +508,30 @@ fn deeply_nested_yaml_is_refused() {
 }
 
 #[test]
+fn a_too_deep_referenced_file_is_recorded_and_one_at_the_limit_loads() {
+    let nested = |levels: usize| -> String {
+        (0..levels)
+            .map(|depth| format!("{}a:\n", " ".repeat(depth)))
+            .collect()
+    };
+    let tree = TempTree::new();
+    tree.write("deep.yaml", &nested(300));
+    tree.write("fine.yaml", &nested(127));
+    tree.write(
+        "openapi.yaml",
+        &format!("{HEAD}x-a: {{$ref: deep.yaml}}\nx-b: {{$ref: fine.yaml}}\n"),
+    );
+    let document = load(&tree.path("openapi.yaml")).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml", "fine.yaml"]);
+    check_problems(
+        &document,
+        expect![[r#"
+        openapi.yaml#/x-a/$ref: `$ref` "deep.yaml" names a file that could not be loaded: deep.yaml nests arrays and objects deeper than the limit of 128
+    "#]],
+    );
+}
+
+#[test]
 fn files_over_the_size_or_count_limits_are_recorded() {
     let tree = TempTree::new();
     tree.write("big.yaml", &format!("a: '{}'\n", "x".repeat(2000)));
