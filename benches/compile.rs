@@ -13,17 +13,26 @@ use ferry::openapi;
 
 #[allow(clippy::print_stdout)] // a benchmark reports on stdout
 fn main() {
-    let path = std::env::var_os("FERRY_BENCH_DOC").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/research-data/openapi/github/api.github.com.json")
-    });
-    let rounds: usize = std::env::var("FERRY_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(10);
+    let path = std::env::var_os("FERRY_BENCH_DOC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/research-data/openapi/github/api.github.com.json")
+        });
+    let rounds: usize = std::env::var("FERRY_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(10);
     let mut times = Vec::with_capacity(rounds);
     let mut size = 0;
     let mut tools = 0;
     for _ in 0..rounds {
         let start = Instant::now();
         let document = openapi::load(&path).expect("document loads");
-        let curation = Curation { all: true, ..Curation::default() };
+        let curation = Curation {
+            all: true,
+            ..Curation::default()
+        };
         let (catalog, _) = catalog::compile(&document, &curation);
         let bytes = serde_json::to_vec(&catalog::tools_json(&catalog)).expect("serializes");
         times.push(start.elapsed());
@@ -34,7 +43,9 @@ fn main() {
     let median = times[times.len() / 2];
     println!(
         "compile {}: {tools} tools, tools/list {:.1} MiB; min {}, median {}, max {}; peak memory {}",
-        path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
         size as f64 / (1024.0 * 1024.0),
         ms(times[0]),
         ms(median),
