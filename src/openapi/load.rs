@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::index::MAX_WALK_DEPTH;
-use super::parse::on_deep_stack;
+use super::parse::{on_deep_stack, on_new_deep_thread};
 use super::{Document, FileKey, LoadError, LoadOptions, SourceFile, SpecVersion};
 use super::{detect_version, file_key, is_remote, parse_with};
 
@@ -98,6 +98,23 @@ pub async fn load_url(url: &str, options: &LoadOptions) -> Result<Document, Load
         loader.accept(name, fetched);
     }
     Ok(loader.finish(version))
+}
+
+/// [`load_url`] for synchronous callers, inside an async runtime or not: it runs on a thread
+/// of its own, with a runtime of its own.
+pub fn load_url_blocking(url: &str, options: &LoadOptions) -> Result<Document, LoadError> {
+    let fetch_error = |message: String| LoadError::Fetch {
+        url: url.to_string(),
+        message,
+    };
+    let load = || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| fetch_error(error.to_string()))?;
+        runtime.block_on(load_url(url, options))
+    };
+    on_new_deep_thread(options.max_depth, load).map_err(|error| fetch_error(error.to_string()))?
 }
 
 /// What has been loaded, what failed, and what is still wanted.

@@ -85,6 +85,14 @@ pub(crate) fn on_deep_stack<T: Send>(
     if STACK_DEPTH.get() >= depth {
         return Ok(f());
     }
+    on_new_deep_thread(depth, f)
+}
+
+/// Runs `f` on a new thread whose stack holds YAML nested `depth` levels deep, and waits for it.
+pub(crate) fn on_new_deep_thread<T: Send>(
+    depth: usize,
+    f: impl FnOnce() -> T + Send,
+) -> Result<T, std::io::Error> {
     let stack = STACK_PER_LEVEL * depth.min(4096) + 1024 * 1024;
     std::thread::scope(|scope| {
         let thread =

@@ -913,6 +913,14 @@ async fn fetching_a_root_document_is_bounded_and_checked() {
 }
 
 #[test]
+fn a_document_can_be_fetched_from_synchronous_code() {
+    let server = api_server();
+    let document =
+        load_url_blocking(&server.url("/api/openapi.yaml"), &LoadOptions::default()).expect("load");
+    assert_eq!(names(&document), [server.url("/api/openapi.yaml")]);
+}
+
+#[test]
 fn a_local_document_reaches_http_references_only_when_allowed() {
     let server = api_server();
     let tree = TempTree::new();
