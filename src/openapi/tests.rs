@@ -180,6 +180,11 @@ fn redocly_missing_code_samples_only_affect_their_refs() {
         .resolve(FileId(0), "paths/orders_{orderId}.yaml")
         .expect("resolve");
     assert!(target.value.get("get").is_some());
+    // The same file, percent-encoded as a URI reference may spell it.
+    let encoded = document
+        .resolve(FileId(0), "paths/orders_%7BorderId%7D.yaml")
+        .expect("resolve");
+    assert_eq!(encoded.file, target.file);
 }
 
 #[test]
