@@ -88,7 +88,9 @@ fn discover_is_served_from_prepared_bytes_with_the_id_spliced_in() {
     request["id"] = json!("abc");
     check(
         &handle(&server, &request, None),
-        expect![[r#"200 {"jsonrpc":"2.0","id":"abc","result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"instructions":"use it","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#]],
+        expect![[
+            r#"200 {"jsonrpc":"2.0","id":"abc","result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"instructions":"use it","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
+        ]],
     );
 }
 
@@ -109,7 +111,9 @@ fn legacy_initialize_never_answers_the_modern_version() {
         "params": {"protocolVersion": "2026-07-28", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
     check(
         &handle(&server, &request, None),
-        expect![[r#"200 {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"pets","version":"1.0.0"},"instructions":"use it"}}"#]],
+        expect![[
+            r#"200 {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"pets","version":"1.0.0"},"instructions":"use it"}}"#
+        ]],
     );
 }
 
@@ -119,7 +123,9 @@ fn invalid_arguments_are_a_tool_error_naming_each_argument() {
     let request = modern("tools/call", json!({"name": "get_pet", "arguments": {"petId": "seven", "extra": 1}}));
     check(
         &handle(&server, &request, None),
-        expect![[r#"200 {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"invalid arguments; nothing was sent to the API:\n- /petId: \"seven\" is not of type \"integer\"\n- (arguments): Additional properties are not allowed ('extra' was unexpected)"}],"isError":true,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#]],
+        expect![[
+            r#"200 {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"invalid arguments; nothing was sent to the API:\n- /petId: \"seven\" is not of type \"integer\"\n- (arguments): Additional properties are not allowed ('extra' was unexpected)"}],"isError":true,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
+        ]],
     );
 }
 
@@ -148,7 +154,9 @@ fn mirrored_header_must_match_the_argument() {
     headers.insert("mcp-param-region", HeaderValue::from_static("us"));
     check(
         &handle(&server, &request, Some(&headers)),
-        expect![[r#"400 {"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"header mismatch: Mcp-Param-Region header value 'us' does not match body value 'eu'"}}"#]],
+        expect![[
+            r#"400 {"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"header mismatch: Mcp-Param-Region header value 'us' does not match body value 'eu'"}}"#
+        ]],
     );
     headers.insert("mcp-param-region", HeaderValue::from_static("=?base64?ZXU=?="));
     let outgoing = handle(&server, &request, Some(&headers));

@@ -1,0 +1,6 @@
+//! Integration tests: one binary, a module per area.
+
+mod http;
+mod mcp;
+mod stdio;
+mod support;

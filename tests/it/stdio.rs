@@ -1,0 +1,64 @@
+//! stdio, through the built binary: newline-delimited JSON-RPC, nothing else on stdout.
+//!
+//! `ferry serve --stdio` needs the catalog compiler, which is not on this branch yet; these
+//! tests drive the transport in-process over a pipe until it is, with the same dispatcher.
+
+use std::sync::Arc;
+
+use ferry::transport::stdio;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::support::*;
+
+async fn exchange(input: &str, max_line: usize) -> Vec<Value> {
+    let (mut client, server_side) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = tokio::spawn(stdio::serve(Arc::new(server()), BufReader::new(server_read), server_write, max_line));
+    client.write_all(input.as_bytes()).await.expect("write");
+    client.shutdown().await.expect("close stdin");
+    let mut lines = BufReader::new(client).lines();
+    let mut messages = Vec::new();
+    while let Some(line) = lines.next_line().await.expect("read") {
+        messages.push(
+            serde_json::from_str(&line).unwrap_or_else(|error| panic!("stdout line is not JSON ({error}): {line}")),
+        );
+    }
+    serving.await.expect("task").expect("serve");
+    messages
+}
+
+#[tokio::test]
+async fn stdio_answers_each_request_on_its_own_line_and_notifications_not_at_all() {
+    let discover = json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {"_meta": meta()}});
+    let input = format!(
+        "{}\n{}\n{}\n\n{}\n",
+        initialize(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        legacy("tools/list", json!({})).replace("\"id\":1", "\"id\":2"),
+        discover,
+    );
+    let mut messages = exchange(&input, 1 << 20).await;
+    messages.sort_by_key(|message| message["id"].as_i64());
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    assert_schema(LEGACY, "InitializeResult", &messages[0]["result"]);
+    assert_schema(LEGACY, "ListToolsResult", &messages[1]["result"]);
+    assert_schema(MODERN, "DiscoverResultResponse", &messages[2]);
+}
+
+#[tokio::test]
+async fn stdio_skips_lines_over_the_limit_with_an_error() {
+    let long = legacy("ping", json!({"padding": "x".repeat(200)}));
+    let input = format!("{long}\n{}\n", legacy("ping", json!({})));
+    let messages = exchange(&input, 100).await;
+    assert_eq!(messages.len(), 2, "{messages:#?}");
+    assert_eq!(messages[0]["error"]["code"], -32600);
+    assert_eq!(messages[1], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+}
+
+#[tokio::test]
+async fn stdio_checks_meta_but_not_headers() {
+    let request = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": meta()}});
+    let messages = exchange(&format!("{request}\n"), 1 << 20).await;
+    assert_schema(MODERN, "ListToolsResultResponse", &messages[0]);
+}
