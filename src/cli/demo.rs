@@ -16,7 +16,9 @@ pub struct DemoArgs {
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
-        let upstream = ferry::demo::start().await.context("starting the pets API")?;
+        let upstream = ferry::demo::start()
+            .await
+            .context("starting the pets API")?;
         tracing::info!(%upstream, "pets API listening");
         let (catalog, diagnostics) = ferry::demo::catalog(&upstream)?;
         for diagnostic in &diagnostics {
@@ -26,7 +28,16 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("the bundled demo catalog has errors");
         }
         let announce = |endpoint: &str| eprintln!("{}", announcement(endpoint));
-        serve(catalog, &args.transport, if args.transport.stdio { None } else { Some(&announce) }).await
+        serve(
+            catalog,
+            &args.transport,
+            if args.transport.stdio {
+                None
+            } else {
+                Some(&announce)
+            },
+        )
+        .await
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -37,11 +37,19 @@ pub struct TransportArgs {
     pub listen: SocketAddr,
     /// A host name accepted in the Host header besides localhost, 127.0.0.1, [::1] and the
     /// listen address (repeat, or comma-separate in the variable); for a proxy in front.
-    #[arg(long = "allowed-host", env = "FERRY_ALLOWED_HOSTS", value_delimiter = ',')]
+    #[arg(
+        long = "allowed-host",
+        env = "FERRY_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
     pub allowed_hosts: Vec<String>,
     /// An Origin accepted besides loopback ones, as scheme://host[:port] (repeat, or
     /// comma-separate in the variable). Requests without Origin are always accepted.
-    #[arg(long = "allowed-origin", env = "FERRY_ALLOWED_ORIGINS", value_delimiter = ',')]
+    #[arg(
+        long = "allowed-origin",
+        env = "FERRY_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
     pub allowed_origins: Vec<String>,
     /// Largest request body (HTTP) or line (stdio), in bytes.
     #[arg(long, env = "FERRY_BODY_LIMIT", default_value_t = 4 * 1024 * 1024)]
@@ -52,22 +60,23 @@ pub struct TransportArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let (catalog, diagnostics) = load(&args.source)?;
-    serve_catalog(catalog, &diagnostics, &args.transport)
-}
-
-// Stands in for `cli::load_catalog` until the catalog compiler lands.
-fn load(source: &SourceArgs) -> anyhow::Result<(Catalog, Vec<Diagnostic>)> {
-    let _ = source;
-    todo!("cli::load_catalog")
+    let loaded = super::load_catalog(&args.source)?;
+    serve_catalog(loaded.catalog, &loaded.diagnostics, &args.transport)
 }
 
 /// Prints every diagnostic on stderr; serves `catalog` only when none is an error.
-pub fn serve_catalog(catalog: Catalog, diagnostics: &[Diagnostic], args: &TransportArgs) -> anyhow::Result<ExitCode> {
+pub fn serve_catalog(
+    catalog: Catalog,
+    diagnostics: &[Diagnostic],
+    args: &TransportArgs,
+) -> anyhow::Result<ExitCode> {
     for diagnostic in diagnostics {
         eprintln!("{diagnostic}");
     }
-    let errors = diagnostics.iter().filter(|diagnostic| diagnostic.is_error()).count();
+    let errors = diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.is_error())
+        .count();
     if errors > 0 {
         eprintln!("ferry: refusing to serve: {errors} error(s) in the catalog");
         return Ok(ExitCode::from(1));
@@ -79,18 +88,31 @@ pub fn serve_catalog(catalog: Catalog, diagnostics: &[Diagnostic], args: &Transp
 
 /// Serves `catalog` until stdin closes (stdio) or SIGINT/SIGTERM (HTTP). `announce` is called
 /// with the endpoint URL once HTTP is listening.
-pub async fn serve(catalog: Catalog, args: &TransportArgs, announce: Option<&dyn Fn(&str)>) -> anyhow::Result<()> {
+pub async fn serve(
+    catalog: Catalog,
+    args: &TransportArgs,
+    announce: Option<&dyn Fn(&str)>,
+) -> anyhow::Result<()> {
     let upstream = Upstream::new(&catalog).context("setting up the upstream client")?;
-    let server = Arc::new(Server::new(&catalog, Some(upstream), ServerOptions::default()));
+    let server = Arc::new(Server::new(
+        &catalog,
+        Some(upstream),
+        ServerOptions::default(),
+    ));
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
     if args.stdio {
         let input = tokio::io::BufReader::new(tokio::io::stdin());
-        stdio::serve(server, input, tokio::io::stdout(), args.body_limit).await.context("serving stdio")?;
+        stdio::serve(server, input, tokio::io::stdout(), args.body_limit)
+            .await
+            .context("serving stdio")?;
         return Ok(());
     }
-    let listener =
-        tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("listening on {}", args.listen))?;
-    let local = listener.local_addr().context("reading the listen address")?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("listening on {}", args.listen))?;
+    let local = listener
+        .local_addr()
+        .context("reading the listen address")?;
     let endpoint = format!("http://{local}{}", http::ENDPOINT);
     tracing::info!(%endpoint, "serving MCP over Streamable HTTP");
     if let Some(announce) = announce {
@@ -103,7 +125,9 @@ pub async fn serve(catalog: Catalog, args: &TransportArgs, announce: Option<&dyn
         request_timeout: Duration::from_secs(args.request_timeout),
         ..HttpOptions::default()
     };
-    http::serve(server, listener, options, shutdown_signal()).await.context("serving HTTP")?;
+    http::serve(server, listener, options, shutdown_signal())
+        .await
+        .context("serving HTTP")?;
     tracing::info!("stopped");
     Ok(())
 }

@@ -23,7 +23,11 @@ pub const KEYS: &[&str] = &[];
 
 /// Reads the call-option keys of `map` (a top-level or tool mapping) found at `path`,
 /// pushing a diagnostic for each bad value.
-pub fn parse_call_options(map: &Map<String, Value>, path: &str, diagnostics: &mut Vec<Diagnostic>) -> CallOptions {
+pub fn parse_call_options(
+    map: &Map<String, Value>,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> CallOptions {
     let _ = (map, path, diagnostics);
     CallOptions::default()
 }

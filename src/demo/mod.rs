@@ -37,7 +37,8 @@ pub enum DemoError {
 /// Compiles the bundled document and curation, calling the pets API at `upstream`.
 pub fn catalog(upstream: &str) -> Result<(Catalog, Vec<Diagnostic>), DemoError> {
     let document = Document::from_value(openapi::parse(OPENAPI, "openapi.yaml")?)?;
-    let (mut curation, mut diagnostics) = curation::parse(CURATION, "ferry.yaml", PathBuf::from("."))?;
+    let (mut curation, mut diagnostics) =
+        curation::parse(CURATION, "ferry.yaml", PathBuf::from("."))?;
     curation.upstream = Some(upstream.to_owned());
     let (catalog, compiled) = catalog::compile(&document, &curation);
     diagnostics.extend(compiled);
@@ -59,10 +60,25 @@ pub async fn start() -> std::io::Result<String> {
 /// The pets API, seeded with three pets.
 pub fn router() -> Router {
     let mut pets = BTreeMap::new();
-    for (id, name, species, age) in [(1, "Tom", "cat", 3), (2, "Rex", "dog", 5), (3, "Tweety", "bird", 1)] {
-        pets.insert(id, Pet { id, name: name.into(), species: species.into(), age: Some(age) });
+    for (id, name, species, age) in [
+        (1, "Tom", "cat", 3),
+        (2, "Rex", "dog", 5),
+        (3, "Tweety", "bird", 1),
+    ] {
+        pets.insert(
+            id,
+            Pet {
+                id,
+                name: name.into(),
+                species: species.into(),
+                age: Some(age),
+            },
+        );
     }
-    let store = Arc::new(Store { pets: Mutex::new(pets), next_id: Mutex::new(4) });
+    let store = Arc::new(Store {
+        pets: Mutex::new(pets),
+        next_id: Mutex::new(4),
+    });
     Router::new()
         .route("/pets", get(list_pets).post(create_pet))
         .route("/pets/{pet_id}", get(get_pet).delete(delete_pet))
@@ -101,19 +117,34 @@ async fn list_pets(State(store): State<Arc<Store>>, RawQuery(query): RawQuery) -
             "species" => species = Some(value.into_owned()),
             "limit" => match value.parse::<usize>() {
                 Ok(parsed) if (1..=100).contains(&parsed) => limit = parsed,
-                _ => return problem(StatusCode::BAD_REQUEST, "Bad limit", "limit must be an integer from 1 to 100"),
+                _ => {
+                    return problem(
+                        StatusCode::BAD_REQUEST,
+                        "Bad limit",
+                        "limit must be an integer from 1 to 100",
+                    );
+                }
             },
             _ => {}
         }
     }
     let pets = lock(&store.pets);
-    let listed: Vec<&Pet> =
-        pets.values().filter(|pet| species.as_deref().is_none_or(|wanted| pet.species == wanted)).take(limit).collect();
+    let listed: Vec<&Pet> = pets
+        .values()
+        .filter(|pet| {
+            species
+                .as_deref()
+                .is_none_or(|wanted| pet.species == wanted)
+        })
+        .take(limit)
+        .collect();
     json_response(StatusCode::OK, &json!(listed))
 }
 
 async fn get_pet(State(store): State<Arc<Store>>, Path(pet_id): Path<String>) -> Response {
-    let Ok(id) = pet_id.parse::<u64>() else { return not_found(&pet_id) };
+    let Ok(id) = pet_id.parse::<u64>() else {
+        return not_found(&pet_id);
+    };
     match lock(&store.pets).get(&id) {
         Some(pet) => json_response(StatusCode::OK, &json!(pet)),
         None => not_found(&pet_id),
@@ -123,10 +154,20 @@ async fn get_pet(State(store): State<Arc<Store>>, Path(pet_id): Path<String>) ->
 async fn create_pet(State(store): State<Arc<Store>>, body: Bytes) -> Response {
     let new: NewPet = match serde_json::from_slice(&body) {
         Ok(new) => new,
-        Err(error) => return problem(StatusCode::UNPROCESSABLE_ENTITY, "Invalid pet", &error.to_string()),
+        Err(error) => {
+            return problem(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Invalid pet",
+                &error.to_string(),
+            );
+        }
     };
     if new.name.is_empty() || !SPECIES.contains(&new.species.as_str()) {
-        return problem(StatusCode::UNPROCESSABLE_ENTITY, "Invalid pet", "a pet needs a name and a known species");
+        return problem(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid pet",
+            "a pet needs a name and a known species",
+        );
     }
     let id = {
         let mut next = lock(&store.next_id);
@@ -134,13 +175,20 @@ async fn create_pet(State(store): State<Arc<Store>>, body: Bytes) -> Response {
         *next += 1;
         id
     };
-    let pet = Pet { id, name: new.name, species: new.species, age: new.age };
+    let pet = Pet {
+        id,
+        name: new.name,
+        species: new.species,
+        age: new.age,
+    };
     lock(&store.pets).insert(id, pet.clone());
     json_response(StatusCode::CREATED, &json!(pet))
 }
 
 async fn delete_pet(State(store): State<Arc<Store>>, Path(pet_id): Path<String>) -> Response {
-    let Ok(id) = pet_id.parse::<u64>() else { return not_found(&pet_id) };
+    let Ok(id) = pet_id.parse::<u64>() else {
+        return not_found(&pet_id);
+    };
     match lock(&store.pets).remove(&id) {
         Some(_) => StatusCode::NO_CONTENT.into_response(),
         None => not_found(&pet_id),
@@ -148,7 +196,11 @@ async fn delete_pet(State(store): State<Arc<Store>>, Path(pet_id): Path<String>)
 }
 
 fn not_found(pet_id: &str) -> Response {
-    problem(StatusCode::NOT_FOUND, "Pet not found", &format!("no pet has id {pet_id}"))
+    problem(
+        StatusCode::NOT_FOUND,
+        "Pet not found",
+        &format!("no pet has id {pet_id}"),
+    )
 }
 
 /// An RFC 9457 Problem Details answer.
@@ -160,16 +212,24 @@ fn problem(status: StatusCode, title: &str, detail: &str) -> Response {
         "detail": detail,
     });
     let mut response = json_response(status, &body);
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/problem+json"),
+    );
     response
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
     let mut response = (status, body.to_string()).into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     response
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

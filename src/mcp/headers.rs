@@ -26,7 +26,9 @@ pub fn mirrored_headers(schema: &Value) -> Vec<MirroredHeader> {
 }
 
 fn walk(schema: &Value, path: &mut Vec<String>, found: &mut Vec<MirroredHeader>) {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
     for (property, subschema) in properties {
         path.push(property.clone());
         if let Some(name) = subschema.get("x-mcp-header").and_then(Value::as_str) {
@@ -44,15 +46,24 @@ fn walk(schema: &Value, path: &mut Vec<String>, found: &mut Vec<MirroredHeader>)
 /// A header's value, base64-decoded when it uses the `=?base64?…?=` form. `Err` names what is
 /// wrong with it.
 pub(super) fn decoded(headers: &HeaderMap, name: &str) -> Result<Option<String>, String> {
-    let Some(value) = headers.get(name) else { return Ok(None) };
-    let text = value.to_str().map_err(|_| "value is not visible ASCII".to_owned())?;
+    let Some(value) = headers.get(name) else {
+        return Ok(None);
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| "value is not visible ASCII".to_owned())?;
     decode_value(text).map(Some)
 }
 
 pub(super) fn decode_value(text: &str) -> Result<String, String> {
-    match text.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
+    match text
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    {
         Some(encoded) => {
-            let bytes = STANDARD.decode(encoded).map_err(|_| "value is not valid base64".to_owned())?;
+            let bytes = STANDARD
+                .decode(encoded)
+                .map_err(|_| "value is not valid base64".to_owned())?;
             String::from_utf8(bytes).map_err(|_| "value does not decode to UTF-8".to_owned())
         }
         None => Ok(text.to_owned()),
@@ -68,15 +79,19 @@ pub(super) fn check_param(
 ) -> Result<(), String> {
     let display = format!("Mcp-Param-{}", mirrored.name);
     let body = lookup(arguments, &mirrored.path).filter(|value| !value.is_null());
-    let header = decoded(headers, &mirrored.header).map_err(|problem| format!("{display} header {problem}"))?;
+    let header = decoded(headers, &mirrored.header)
+        .map_err(|problem| format!("{display} header {problem}"))?;
     match (header, body) {
         (None, None) => Ok(()),
         (None, Some(_)) => Err(format!("missing {display} header")),
-        (Some(header), None) => Err(format!("{display} header value '{header}' has no argument in the body")),
+        (Some(header), None) => Err(format!(
+            "{display} header value '{header}' has no argument in the body"
+        )),
         (Some(header), Some(body)) if agrees(&header, body) => Ok(()),
-        (Some(header), Some(body)) => {
-            Err(format!("{display} header value '{header}' does not match body value '{}'", plain(body)))
-        }
+        (Some(header), Some(body)) => Err(format!(
+            "{display} header value '{header}' does not match body value '{}'",
+            plain(body)
+        )),
     }
 }
 

@@ -75,7 +75,10 @@ impl Default for ServerOptions {
     fn default() -> Self {
         // The catalog is compiled once and never changes while ferry runs; five minutes
         // bounds how long a client keeps a list after ferry is restarted with another one.
-        ServerOptions { ttl_ms: 300_000, cache_scope: CacheScope::Public }
+        ServerOptions {
+            ttl_ms: 300_000,
+            cache_scope: CacheScope::Public,
+        }
     }
 }
 
@@ -154,7 +157,10 @@ impl Server {
         if let Some(title) = &catalog.server.title {
             server_info.insert("title".into(), Value::String(title.clone()));
         }
-        server_info.insert("version".into(), Value::String(catalog.server.version.clone()));
+        server_info.insert(
+            "version".into(),
+            Value::String(catalog.server.version.clone()),
+        );
         let server_info = Value::Object(server_info);
 
         let mut tools: Vec<ServedTool> = catalog
@@ -169,8 +175,12 @@ impl Server {
         // The catalog promises sorted tools; sorting again keeps the listing deterministic
         // even for a catalog built by hand.
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
-        let by_name = tools.iter().enumerate().map(|(index, served)| (served.tool.name.clone(), index)).collect();
-        let listed: Vec<Value> = tools.iter().map(|served| tool_json(&served.tool)).collect();
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(index, served)| (served.tool.name.clone(), index))
+            .collect();
+        let listed: Vec<Value> = tools.iter().map(|served| served.tool.to_json()).collect();
 
         let cache_scope = match options.cache_scope {
             CacheScope::Public => "public",
@@ -230,7 +240,11 @@ impl Server {
             let cancels = (request.method.as_ref() == "notifications/cancelled")
                 .then(|| cancelled_request_id(request.params))
                 .flatten();
-            return Outgoing { status: StatusCode::ACCEPTED, body: Bytes::new(), kind: Kind::Accepted { cancels } };
+            return Outgoing {
+                status: StatusCode::ACCEPTED,
+                body: Bytes::new(),
+                kind: Kind::Accepted { cancels },
+            };
         };
         match self.dispatch(&request, id, incoming.headers).await {
             Ok(outgoing) => outgoing,
@@ -245,23 +259,29 @@ impl Server {
         headers: Option<&HeaderMap>,
     ) -> Result<Outgoing, Failure> {
         let params = Params::parse(request.params);
-        let header_version = match headers.map(|headers| header_str(headers, "mcp-protocol-version")) {
-            Some(Err(())) => {
-                return Err(Failure::new(
-                    StatusCode::BAD_REQUEST,
-                    code::HEADER_MISMATCH,
-                    "MCP-Protocol-Version header is not visible ASCII",
-                ));
-            }
-            Some(Ok(value)) => value,
-            None => None,
-        };
-        let header_is_modern = header_version.is_some_and(|version| !LEGACY_VERSIONS.contains(&version));
-        let meta_is_modern = params.as_ref().is_ok_and(|params| params.meta_version.is_some());
+        let header_version =
+            match headers.map(|headers| header_str(headers, "mcp-protocol-version")) {
+                Some(Err(())) => {
+                    return Err(Failure::new(
+                        StatusCode::BAD_REQUEST,
+                        code::HEADER_MISMATCH,
+                        "MCP-Protocol-Version header is not visible ASCII",
+                    ));
+                }
+                Some(Ok(value)) => value,
+                None => None,
+            };
+        let header_is_modern =
+            header_version.is_some_and(|version| !LEGACY_VERSIONS.contains(&version));
+        let meta_is_modern = params
+            .as_ref()
+            .is_ok_and(|params| params.meta_version.is_some());
         let method = request.method.as_ref();
 
         if !(header_is_modern || meta_is_modern) {
-            return self.dispatch_legacy(method, id, params, header_version).await;
+            return self
+                .dispatch_legacy(method, id, params, header_version)
+                .await;
         }
 
         // (1) A version header naming a version ferry does not serve.
@@ -275,16 +295,28 @@ impl Server {
         let meta_version = match &params.meta_version {
             Some(MetaString::Text(version)) => version.clone(),
             Some(MetaString::NotText) => {
-                return Err(Failure::missing_meta(&format!("_meta \"{META_PROTOCOL_VERSION}\" is not a string")));
+                return Err(Failure::missing_meta(&format!(
+                    "_meta \"{META_PROTOCOL_VERSION}\" is not a string"
+                )));
             }
-            None => return Err(Failure::missing_meta(&format!("missing _meta \"{META_PROTOCOL_VERSION}\""))),
+            None => {
+                return Err(Failure::missing_meta(&format!(
+                    "missing _meta \"{META_PROTOCOL_VERSION}\""
+                )));
+            }
         };
         match params.meta_capabilities {
             Some(true) => {}
             Some(false) => {
-                return Err(Failure::missing_meta(&format!("_meta \"{META_CLIENT_CAPABILITIES}\" is not an object")));
+                return Err(Failure::missing_meta(&format!(
+                    "_meta \"{META_CLIENT_CAPABILITIES}\" is not an object"
+                )));
             }
-            None => return Err(Failure::missing_meta(&format!("missing _meta \"{META_CLIENT_CAPABILITIES}\""))),
+            None => {
+                return Err(Failure::missing_meta(&format!(
+                    "missing _meta \"{META_CLIENT_CAPABILITIES}\""
+                )));
+            }
         }
         // Arguments are needed by the header check of `tools/call`, so they are read once here.
         let call = (method == "tools/call").then(|| self.call_target(&params));
@@ -308,8 +340,12 @@ impl Server {
                 self.call(id, target, Era::Modern).await
             }
             "subscriptions/listen" => Ok(self.listen(id)),
-            _ => Err(Failure::new(StatusCode::NOT_FOUND, code::METHOD_NOT_FOUND, "method not found")
-                .with_data(json!({ "method": method }))),
+            _ => Err(Failure::new(
+                StatusCode::NOT_FOUND,
+                code::METHOD_NOT_FOUND,
+                "method not found",
+            )
+            .with_data(json!({ "method": method }))),
         }
     }
 
@@ -334,17 +370,21 @@ impl Server {
         match method {
             "ping" => Ok(self.ping.respond(id)),
             "tools/list" => {
-                let params = params.map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
+                let params = params
+                    .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 check_no_cursor(&params).map_err(legacy)?;
                 Ok(self.tools_list_legacy.respond(id))
             }
             "tools/call" => {
-                let params = params.map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
+                let params = params
+                    .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 let target = self.call_target(&params).map_err(legacy)?;
                 self.call(id, target, Era::Legacy).await.map_err(legacy)
             }
-            _ => Err(Failure::new(StatusCode::OK, code::METHOD_NOT_FOUND, "method not found")
-                .with_data(json!({ "method": method }))),
+            _ => Err(
+                Failure::new(StatusCode::OK, code::METHOD_NOT_FOUND, "method not found")
+                    .with_data(json!({ "method": method })),
+            ),
         }
     }
 
@@ -352,7 +392,9 @@ impl Server {
     fn call_target(&self, params: &Params<'_>) -> Result<CallTarget<'_>, Failure> {
         let name = match &params.name {
             Some(MetaString::Text(name)) => name,
-            Some(MetaString::NotText) => return Err(Failure::invalid_params("params.name is not a string")),
+            Some(MetaString::NotText) => {
+                return Err(Failure::invalid_params("params.name is not a string"));
+            }
             None => return Err(Failure::invalid_params("params.name is missing")),
         };
         let arguments = match params.arguments {
@@ -360,14 +402,20 @@ impl Server {
             Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
                 Ok(Value::Object(arguments)) => arguments,
                 Ok(Value::Null) => Map::new(),
-                Ok(_) | Err(_) => return Err(Failure::invalid_params("params.arguments is not an object")),
+                Ok(_) | Err(_) => {
+                    return Err(Failure::invalid_params("params.arguments is not an object"));
+                }
             },
         };
         // A tool the curation did not choose does not exist, whatever the document holds.
         let Some(&index) = self.by_name.get(name.as_str()) else {
-            return Err(Failure::invalid_params(&format!("unknown tool {name:?}")).with_data(json!({ "name": name })));
+            return Err(Failure::invalid_params(&format!("unknown tool {name:?}"))
+                .with_data(json!({ "name": name })));
         };
-        Ok(CallTarget { served: &self.tools[index], arguments })
+        Ok(CallTarget {
+            served: &self.tools[index],
+            arguments,
+        })
     }
 
     fn check_headers(
@@ -385,7 +433,11 @@ impl Server {
                     "MCP-Protocol-Version header value '{version}' does not match _meta value '{meta_version}'"
                 )));
             }
-            Ok(None) | Err(()) => return Err(Failure::header_mismatch("missing MCP-Protocol-Version header".into())),
+            Ok(None) | Err(()) => {
+                return Err(Failure::header_mismatch(
+                    "missing MCP-Protocol-Version header".into(),
+                ));
+            }
         }
         match header_str(headers, "mcp-method") {
             Ok(Some(value)) if value == method => {}
@@ -395,7 +447,11 @@ impl Server {
                 )));
             }
             Ok(None) => return Err(Failure::header_mismatch("missing Mcp-Method header".into())),
-            Err(()) => return Err(Failure::header_mismatch("Mcp-Method header is not visible ASCII".into())),
+            Err(()) => {
+                return Err(Failure::header_mismatch(
+                    "Mcp-Method header is not visible ASCII".into(),
+                ));
+            }
         }
         let name_source = match method {
             "tools/call" | "prompts/get" => Some(&params.name),
@@ -416,23 +472,35 @@ impl Server {
                 }
                 // The body has no name: the request's own shape is wrong, reported as -32602.
                 (Ok(_), None) => {}
-                (Ok(None), Some(_)) => return Err(Failure::header_mismatch("missing Mcp-Name header".into())),
-                (Err(problem), _) => return Err(Failure::header_mismatch(format!("Mcp-Name header {problem}"))),
+                (Ok(None), Some(_)) => {
+                    return Err(Failure::header_mismatch("missing Mcp-Name header".into()));
+                }
+                (Err(problem), _) => {
+                    return Err(Failure::header_mismatch(format!(
+                        "Mcp-Name header {problem}"
+                    )));
+                }
             }
         }
         if let Some(Ok(target)) = call {
             for mirrored in &target.served.headers {
-                headers::check_param(headers, mirrored, &target.arguments).map_err(Failure::header_mismatch)?;
+                headers::check_param(headers, mirrored, &target.arguments)
+                    .map_err(Failure::header_mismatch)?;
             }
         }
         Ok(())
     }
 
-    async fn call(&self, id: &RawValue, target: CallTarget<'_>, era: Era) -> Result<Outgoing, Failure> {
+    async fn call(
+        &self,
+        id: &RawValue,
+        target: CallTarget<'_>,
+        era: Era,
+    ) -> Result<Outgoing, Failure> {
         let CallTarget { served, arguments } = target;
-        let validator = served
-            .validator
-            .get_or_init(|| validate::compile(&served.tool.input_schema, &served.tool.unchecked_patterns));
+        let validator = served.validator.get_or_init(|| {
+            validate::compile(&served.tool.input_schema, &served.tool.unchecked_patterns)
+        });
         let validator = match validator {
             Ok(validator) => validator,
             Err(detail) => {
@@ -452,7 +520,9 @@ impl Server {
                     tracing::error!(tool = %served.tool.name, "no upstream client to call");
                     return Err(Failure::internal());
                 };
-                let Value::Object(arguments) = &arguments else { return Err(Failure::internal()) };
+                let Value::Object(arguments) = &arguments else {
+                    return Err(Failure::internal());
+                };
                 upstream.call(&served.tool, arguments).await
             }
         };
@@ -466,11 +536,15 @@ impl Server {
     /// Adds what each era's `CallToolResult` needs around the era-free result.
     fn shape_result(&self, result: ToolResult, era: Era) -> Result<Value, serde_json::Error> {
         let mut value = serde_json::to_value(result)?;
-        let Value::Object(object) = &mut value else { return Ok(value) };
+        let Value::Object(object) = &mut value else {
+            return Ok(value);
+        };
         match era {
             Era::Modern => {
                 object.insert("resultType".into(), Value::String("complete".into()));
-                let meta = object.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+                let meta = object
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Map::new()));
                 if let Value::Object(meta) = meta {
                     meta.insert(META_SERVER_INFO.into(), self.server_info.clone());
                 }
@@ -507,7 +581,9 @@ impl Server {
         Outgoing {
             status: StatusCode::OK,
             body: Bytes::from(acknowledgement.to_string()),
-            kind: Kind::Subscription { end: respond_value(id, &end).body },
+            kind: Kind::Subscription {
+                end: respond_value(id, &end).body,
+            },
         }
     }
 }
@@ -567,7 +643,11 @@ fn parse_request(body: &[u8]) -> Result<Request<'_>, Failure> {
     let envelope: Envelope<'_> = match serde_json::from_slice(body) {
         Ok(envelope) => envelope,
         Err(error) if error.is_syntax() || error.is_eof() || error.is_io() => {
-            return Err(Failure::new(StatusCode::BAD_REQUEST, code::PARSE_ERROR, "parse error: body is not JSON"));
+            return Err(Failure::new(
+                StatusCode::BAD_REQUEST,
+                code::PARSE_ERROR,
+                "parse error: body is not JSON",
+            ));
         }
         Err(_) => {
             let message = if body.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'[') {
@@ -575,22 +655,34 @@ fn parse_request(body: &[u8]) -> Result<Request<'_>, Failure> {
             } else {
                 "invalid request: not a JSON-RPC request object"
             };
-            return Err(Failure::new(StatusCode::BAD_REQUEST, code::INVALID_REQUEST, message));
+            return Err(Failure::new(
+                StatusCode::BAD_REQUEST,
+                code::INVALID_REQUEST,
+                message,
+            ));
         }
     };
-    let invalid = |message: &str| Failure::new(StatusCode::BAD_REQUEST, code::INVALID_REQUEST, message);
+    let invalid =
+        |message: &str| Failure::new(StatusCode::BAD_REQUEST, code::INVALID_REQUEST, message);
     if envelope.jsonrpc.as_deref() != Some("2.0") {
-        return Err(invalid("invalid request: jsonrpc must be \"2.0\"").with_id(envelope.id.filter(|id| valid_id(id))));
+        return Err(invalid("invalid request: jsonrpc must be \"2.0\"")
+            .with_id(envelope.id.filter(|id| valid_id(id))));
     }
     if let Some(id) = envelope.id
         && !valid_id(id)
     {
-        return Err(invalid("invalid request: id must be a string or an integer"));
+        return Err(invalid(
+            "invalid request: id must be a string or an integer",
+        ));
     }
     let Some(method) = envelope.method else {
         return Err(invalid("invalid request: method is missing").with_id(envelope.id));
     };
-    Ok(Request { id: envelope.id, method, params: envelope.params })
+    Ok(Request {
+        id: envelope.id,
+        method,
+        params: envelope.params,
+    })
 }
 
 /// MCP's `RequestId`: a string or an integer (never `null`, never a fraction).
@@ -598,7 +690,9 @@ fn valid_id(id: &RawValue) -> bool {
     let text = id.get();
     match text.as_bytes().first() {
         Some(b'"') => true,
-        Some(b'-' | b'0'..=b'9') => text.bytes().all(|byte| byte == b'-' || byte.is_ascii_digit()),
+        Some(b'-' | b'0'..=b'9') => text
+            .bytes()
+            .all(|byte| byte == b'-' || byte.is_ascii_digit()),
         _ => false,
     }
 }
@@ -645,11 +739,23 @@ impl<'a> Params<'a> {
     /// `Err` when `params` is present but not an object. Absent params read as empty.
     fn parse(raw: Option<&'a RawValue>) -> Result<Params<'a>, ()> {
         let raw_params: RawParams<'a> = match raw {
-            None => RawParams { meta: None, name: None, uri: None, arguments: None, cursor: None },
-            Some(raw) if raw.get().starts_with('{') => serde_json::from_str(raw.get()).map_err(|_| ())?,
-            Some(raw) if raw.get() == "null" => {
-                RawParams { meta: None, name: None, uri: None, arguments: None, cursor: None }
+            None => RawParams {
+                meta: None,
+                name: None,
+                uri: None,
+                arguments: None,
+                cursor: None,
+            },
+            Some(raw) if raw.get().starts_with('{') => {
+                serde_json::from_str(raw.get()).map_err(|_| ())?
             }
+            Some(raw) if raw.get() == "null" => RawParams {
+                meta: None,
+                name: None,
+                uri: None,
+                arguments: None,
+                cursor: None,
+            },
             Some(_) => return Err(()),
         };
         let meta: Option<RawMeta<'a>> = raw_params
@@ -659,7 +765,8 @@ impl<'a> Params<'a> {
         let (meta_version, meta_capabilities) = match meta {
             Some(meta) => (
                 meta.protocol_version.map(string_of),
-                meta.client_capabilities.map(|capabilities| capabilities.get().starts_with('{')),
+                meta.client_capabilities
+                    .map(|capabilities| capabilities.get().starts_with('{')),
             ),
             None => (None, None),
         };
@@ -684,7 +791,9 @@ fn string_of(raw: &RawValue) -> MetaString {
 /// ferry serves every tool in one page and never issues a cursor, so any cursor is invalid.
 fn check_no_cursor(params: &Params<'_>) -> Result<(), Failure> {
     if params.cursor {
-        return Err(Failure::invalid_params("invalid cursor: tools/list has a single page"));
+        return Err(Failure::invalid_params(
+            "invalid cursor: tools/list has a single page",
+        ));
     }
     Ok(())
 }
@@ -707,23 +816,6 @@ fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>,
     }
 }
 
-fn tool_json(tool: &Tool) -> Value {
-    let mut object = Map::new();
-    object.insert("name".into(), Value::String(tool.name.clone()));
-    if let Some(title) = &tool.title {
-        object.insert("title".into(), Value::String(title.clone()));
-    }
-    if let Some(description) = &tool.description {
-        object.insert("description".into(), Value::String(description.clone()));
-    }
-    object.insert("inputSchema".into(), tool.input_schema.clone());
-    let annotations = serde_json::to_value(&tool.annotations).unwrap_or_else(|_| json!({}));
-    if annotations.as_object().is_some_and(|annotations| !annotations.is_empty()) {
-        object.insert("annotations".into(), annotations);
-    }
-    Value::Object(object)
-}
-
 const ID_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 
 impl Prepared {
@@ -741,7 +833,11 @@ impl Prepared {
         body.extend_from_slice(ID_PREFIX);
         body.extend_from_slice(id);
         body.extend_from_slice(&self.suffix);
-        Outgoing { status: StatusCode::OK, body: Bytes::from(body), kind: Kind::Json }
+        Outgoing {
+            status: StatusCode::OK,
+            body: Bytes::from(body),
+            kind: Kind::Json,
+        }
     }
 }
 
@@ -766,7 +862,13 @@ struct FailureBody {
 
 impl Failure {
     fn new(status: StatusCode, code: i32, message: &str) -> Failure {
-        Failure(Box::new(FailureBody { status, code, message: message.to_owned(), data: None, id: None }))
+        Failure(Box::new(FailureBody {
+            status,
+            code,
+            message: message.to_owned(),
+            data: None,
+            id: None,
+        }))
     }
 
     fn with_data(mut self, data: Value) -> Failure {
@@ -780,24 +882,44 @@ impl Failure {
     }
 
     fn missing_meta(detail: &str) -> Failure {
-        Failure::new(StatusCode::BAD_REQUEST, code::INVALID_PARAMS, &format!("invalid params: {detail}"))
+        Failure::new(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_PARAMS,
+            &format!("invalid params: {detail}"),
+        )
     }
 
     fn invalid_params(detail: &str) -> Failure {
-        Failure::new(StatusCode::OK, code::INVALID_PARAMS, &format!("invalid params: {detail}"))
+        Failure::new(
+            StatusCode::OK,
+            code::INVALID_PARAMS,
+            &format!("invalid params: {detail}"),
+        )
     }
 
     fn header_mismatch(detail: String) -> Failure {
-        Failure::new(StatusCode::BAD_REQUEST, code::HEADER_MISMATCH, &format!("header mismatch: {detail}"))
+        Failure::new(
+            StatusCode::BAD_REQUEST,
+            code::HEADER_MISMATCH,
+            &format!("header mismatch: {detail}"),
+        )
     }
 
     fn unsupported_version(requested: &str) -> Failure {
-        Failure::new(StatusCode::BAD_REQUEST, code::UNSUPPORTED_PROTOCOL_VERSION, "unsupported protocol version")
-            .with_data(json!({ "supported": SUPPORTED_VERSIONS, "requested": requested }))
+        Failure::new(
+            StatusCode::BAD_REQUEST,
+            code::UNSUPPORTED_PROTOCOL_VERSION,
+            "unsupported protocol version",
+        )
+        .with_data(json!({ "supported": SUPPORTED_VERSIONS, "requested": requested }))
     }
 
     fn internal() -> Failure {
-        Failure::new(StatusCode::INTERNAL_SERVER_ERROR, code::INTERNAL_ERROR, "internal error")
+        Failure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            code::INTERNAL_ERROR,
+            "internal error",
+        )
     }
 
     /// Legacy clients get in-band errors with 200, except ferry's own faults.
@@ -827,7 +949,11 @@ impl Failure {
         body.push_str(r#""error":"#);
         body.push_str(&Value::Object(error).to_string());
         body.push('}');
-        Outgoing { status: failure.status, body: Bytes::from(body), kind: Kind::Json }
+        Outgoing {
+            status: failure.status,
+            body: Bytes::from(body),
+            kind: Kind::Json,
+        }
     }
 }
 

@@ -16,7 +16,10 @@ fn tool(name: &str, input_schema: Value) -> Tool {
         title: None,
         description: Some(format!("{name} description")),
         input_schema,
-        annotations: Annotations { read_only_hint: Some(true), ..Annotations::default() },
+        annotations: Annotations {
+            read_only_hint: Some(true),
+            ..Annotations::default()
+        },
         plan: RequestPlan {
             method: http::Method::GET,
             path: format!("/{name}"),
@@ -39,6 +42,7 @@ fn server() -> Server {
             instructions: Some("use it".into()),
         },
         upstream: None,
+        operations: Vec::new(),
         tools: vec![
             tool(
                 "get_pet",
@@ -64,7 +68,10 @@ fn handle(server: &Server, body: &Value, headers: Option<&HeaderMap>) -> Outgoin
     tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime")
-        .block_on(server.handle(Incoming { body: body.as_bytes(), headers }))
+        .block_on(server.handle(Incoming {
+            body: body.as_bytes(),
+            headers,
+        }))
 }
 
 fn check(outgoing: &Outgoing, expected: Expect) {
@@ -99,8 +106,12 @@ fn tools_are_listed_in_name_order() {
     let server = server();
     let outgoing = handle(&server, &modern("tools/list", json!({})), None);
     let body: Value = serde_json::from_slice(&outgoing.body).expect("json");
-    let names: Vec<&str> =
-        body["result"]["tools"].as_array().expect("tools").iter().filter_map(|tool| tool["name"].as_str()).collect();
+    let names: Vec<&str> = body["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
     assert_eq!(names, ["find", "get_pet"]);
 }
 
@@ -120,7 +131,10 @@ fn legacy_initialize_never_answers_the_modern_version() {
 #[test]
 fn invalid_arguments_are_a_tool_error_naming_each_argument() {
     let server = server();
-    let request = modern("tools/call", json!({"name": "get_pet", "arguments": {"petId": "seven", "extra": 1}}));
+    let request = modern(
+        "tools/call",
+        json!({"name": "get_pet", "arguments": {"petId": "seven", "extra": 1}}),
+    );
     check(
         &handle(&server, &request, None),
         expect![[
@@ -134,21 +148,38 @@ fn unchecked_patterns_are_left_out_of_validation() {
     let server = server();
     // `(?=a)` is lookahead, which the linear-time engine cannot compile: were it kept, the
     // validator would not build and the call would be an internal error.
-    let request = modern("tools/call", json!({"name": "find", "arguments": {"code": "zzz"}}));
+    let request = modern(
+        "tools/call",
+        json!({"name": "find", "arguments": {"code": "zzz"}}),
+    );
     let outgoing = handle(&server, &request, None);
     let schema = &server.tools[0].tool.input_schema;
-    assert!(validate::compile(schema, &[]).is_err(), "lookahead does not compile with the regex engine");
+    assert!(
+        validate::compile(schema, &[]).is_err(),
+        "lookahead does not compile with the regex engine"
+    );
     assert!(validate::compile(schema, &["/properties/code/pattern".to_owned()]).is_ok());
     // Valid arguments reach the (absent) upstream: an internal error, not a validation one.
-    check(&outgoing, expect![[r#"500 {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}"#]]);
+    check(
+        &outgoing,
+        expect![[
+            r#"500 {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}"#
+        ]],
+    );
 }
 
 #[test]
 fn mirrored_header_must_match_the_argument() {
     let server = server();
-    let request = modern("tools/call", json!({"name": "get_pet", "arguments": {"petId": 7, "region": "eu"}}));
+    let request = modern(
+        "tools/call",
+        json!({"name": "get_pet", "arguments": {"petId": 7, "region": "eu"}}),
+    );
     let mut headers = HeaderMap::new();
-    headers.insert("mcp-protocol-version", HeaderValue::from_static("2026-07-28"));
+    headers.insert(
+        "mcp-protocol-version",
+        HeaderValue::from_static("2026-07-28"),
+    );
     headers.insert("mcp-method", HeaderValue::from_static("tools/call"));
     headers.insert("mcp-name", HeaderValue::from_static("get_pet"));
     headers.insert("mcp-param-region", HeaderValue::from_static("us"));
@@ -158,9 +189,16 @@ fn mirrored_header_must_match_the_argument() {
             r#"400 {"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"header mismatch: Mcp-Param-Region header value 'us' does not match body value 'eu'"}}"#
         ]],
     );
-    headers.insert("mcp-param-region", HeaderValue::from_static("=?base64?ZXU=?="));
+    headers.insert(
+        "mcp-param-region",
+        HeaderValue::from_static("=?base64?ZXU=?="),
+    );
     let outgoing = handle(&server, &request, Some(&headers));
-    assert_eq!(outgoing.status, StatusCode::INTERNAL_SERVER_ERROR, "headers agree, so the call goes on");
+    assert_eq!(
+        outgoing.status,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "headers agree, so the call goes on"
+    );
 }
 
 #[test]
@@ -168,12 +206,20 @@ fn cancellation_names_the_request() {
     let server = server();
     let request = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "r1"}});
     let outgoing = handle(&server, &request, None);
-    assert_eq!(outgoing.kind, Kind::Accepted { cancels: Some("\"r1\"".into()) });
+    assert_eq!(
+        outgoing.kind,
+        Kind::Accepted {
+            cancels: Some("\"r1\"".into())
+        }
+    );
 }
 
 #[test]
 fn base64_sentinel_values_are_decoded() {
-    assert_eq!(decode_value("=?base64?SGVsbG8sIOS4lueVjA==?=").as_deref(), Ok("Hello, 世界"));
+    assert_eq!(
+        decode_value("=?base64?SGVsbG8sIOS4lueVjA==?=").as_deref(),
+        Ok("Hello, 世界")
+    );
     assert_eq!(decode_value("plain").as_deref(), Ok("plain"));
     assert!(decode_value("=?base64?***?=").is_err());
 }
@@ -197,13 +243,18 @@ fn mirrored_headers_are_found_through_properties_only() {
             "list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Nope"}},
         },
     });
-    let found: Vec<(String, Vec<String>)> =
-        mirrored_headers(&schema).into_iter().map(|header| (header.name, header.path)).collect();
+    let found: Vec<(String, Vec<String>)> = mirrored_headers(&schema)
+        .into_iter()
+        .map(|header| (header.name, header.path))
+        .collect();
     assert_eq!(
         found,
         vec![
             ("Region".to_owned(), vec!["region".to_owned()]),
-            ("Tenant".to_owned(), vec!["options".to_owned(), "tenant".to_owned()]),
+            (
+                "Tenant".to_owned(),
+                vec!["options".to_owned(), "tenant".to_owned()]
+            ),
         ]
     );
 }

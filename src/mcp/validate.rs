@@ -32,16 +32,26 @@ pub(super) fn problems(validator: &Validator, arguments: &Value) -> Option<Strin
     let mut text = String::from("invalid arguments; nothing was sent to the API:");
     for error in validator.iter_errors(arguments) {
         let path = error.instance_path().to_string();
-        let at = if path.is_empty() { "(arguments)".to_owned() } else { path };
+        let at = if path.is_empty() {
+            "(arguments)".to_owned()
+        } else {
+            path
+        };
         let _ = write!(text, "\n- {at}: {error}");
     }
     Some(text)
 }
 
 fn remove_pointer(value: &mut Value, pointer: &str) {
-    let Some((parent, last)) = pointer.rsplit_once('/') else { return };
+    let Some((parent, last)) = pointer.rsplit_once('/') else {
+        return;
+    };
     let key = last.replace("~1", "/").replace("~0", "~");
-    let target = if parent.is_empty() { Some(value) } else { value.pointer_mut(parent) };
+    let target = if parent.is_empty() {
+        Some(value)
+    } else {
+        value.pointer_mut(parent)
+    };
     if let Some(Value::Object(object)) = target {
         object.remove(&key);
     }

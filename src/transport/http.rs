@@ -81,7 +81,12 @@ pub fn router(
 ) -> Router {
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()];
     hosts.push(host_name_of(local.ip()));
-    hosts.extend(options.allowed_hosts.iter().map(|host| host.to_ascii_lowercase()));
+    hosts.extend(
+        options
+            .allowed_hosts
+            .iter()
+            .map(|host| host.to_ascii_lowercase()),
+    );
     let state = Arc::new(HttpState {
         server,
         hosts,
@@ -111,7 +116,12 @@ struct HttpState {
     shutdown: watch::Receiver<bool>,
 }
 
-async fn post_mcp(State(state): State<Arc<HttpState>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn post_mcp(
+    State(state): State<Arc<HttpState>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     if let Err(reason) = check_host(&state, &uri, &headers) {
         tracing::warn!(%reason, "request refused");
         return forbidden(reason);
@@ -120,17 +130,24 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, uri: Uri, headers: Header
         tracing::warn!(%reason, "request refused");
         return forbidden(reason);
     }
-    let incoming = Incoming { body: &body, headers: Some(&headers) };
+    let incoming = Incoming {
+        body: &body,
+        headers: Some(&headers),
+    };
     // Awaited in place, not spawned: when the client goes away hyper drops this future, and
     // with it the upstream call in flight.
-    let outgoing = match tokio::time::timeout(state.request_timeout, state.server.handle(incoming)).await {
-        Ok(outgoing) => outgoing,
-        Err(_) => {
-            tracing::warn!(timeout_ms = state.request_timeout.as_millis() as u64, "request timed out");
-            let body = timed_out(mcp::request_id(&body));
-            return json_response(StatusCode::GATEWAY_TIMEOUT, body);
-        }
-    };
+    let outgoing =
+        match tokio::time::timeout(state.request_timeout, state.server.handle(incoming)).await {
+            Ok(outgoing) => outgoing,
+            Err(_) => {
+                tracing::warn!(
+                    timeout_ms = state.request_timeout.as_millis() as u64,
+                    "request timed out"
+                );
+                let body = timed_out(mcp::request_id(&body));
+                return json_response(StatusCode::GATEWAY_TIMEOUT, body);
+            }
+        };
     match outgoing.kind {
         Kind::Json => json_response(outgoing.status, outgoing.body),
         Kind::Accepted { .. } => StatusCode::ACCEPTED.into_response(),
@@ -140,19 +157,27 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, uri: Uri, headers: Header
 
 async fn method_not_allowed() -> Response {
     let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
-    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
     response
 }
 
 fn json_response(status: StatusCode, body: Bytes) -> Response {
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     response
 }
 
 fn forbidden(reason: &'static str) -> Response {
-    json_response(StatusCode::FORBIDDEN, mcp::error_without_id(mcp::code::INVALID_REQUEST, reason))
+    json_response(
+        StatusCode::FORBIDDEN,
+        mcp::error_without_id(mcp::code::INVALID_REQUEST, reason),
+    )
 }
 
 fn timed_out(id: Option<String>) -> Bytes {
@@ -168,21 +193,37 @@ fn timed_out(id: Option<String>) -> Bytes {
 fn check_host(state: &HttpState, uri: &Uri, headers: &HeaderMap) -> Result<(), &'static str> {
     let authority = match headers.get(header::HOST) {
         Some(host) => host.to_str().map_err(|_| "host not allowed")?,
-        None => uri.authority().map(|authority| authority.as_str()).ok_or("host header missing")?,
+        None => uri
+            .authority()
+            .map(|authority| authority.as_str())
+            .ok_or("host header missing")?,
     };
     let name = strip_port(authority).to_ascii_lowercase();
-    if state.hosts.contains(&name) { Ok(()) } else { Err("host not allowed") }
+    if state.hosts.contains(&name) {
+        Ok(())
+    } else {
+        Err("host not allowed")
+    }
 }
 
 /// An absent `Origin` is a non-browser client; a loopback one is a local page; anything else
 /// must be configured.
 fn check_origin(state: &HttpState, headers: &HeaderMap) -> Result<(), &'static str> {
-    let Some(origin) = headers.get(header::ORIGIN) else { return Ok(()) };
-    let origin = origin.to_str().map_err(|_| "origin not allowed")?.trim_end_matches('/').to_ascii_lowercase();
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin = origin
+        .to_str()
+        .map_err(|_| "origin not allowed")?
+        .trim_end_matches('/')
+        .to_ascii_lowercase();
     if state.origins.contains(&origin) {
         return Ok(());
     }
-    let host = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")).map(strip_port);
+    let host = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .map(strip_port);
     match host {
         Some("localhost" | "127.0.0.1" | "[::1]") => Ok(()),
         _ => Err("origin not allowed"),
@@ -233,12 +274,18 @@ fn subscription(state: &HttpState, acknowledgement: Bytes, end: Bytes) -> Respon
                 }
                 Step::Ended => return None,
             };
-            Some((Ok::<_, std::convert::Infallible>(event.0), (event.1, shutdown)))
+            Some((
+                Ok::<_, std::convert::Infallible>(event.0),
+                (event.1, shutdown),
+            ))
         }
     });
     let mut response = Response::new(Body::from_stream(stream));
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response

@@ -19,7 +19,12 @@ use crate::mcp::{self, Incoming, Kind, Server};
 pub const DEFAULT_MAX_LINE: usize = 4 * 1024 * 1024;
 
 /// Serves `server` until `input` ends, then waits for requests in flight and returns.
-pub async fn serve<R, W>(server: Arc<Server>, mut input: R, output: W, max_line: usize) -> std::io::Result<()>
+pub async fn serve<R, W>(
+    server: Arc<Server>,
+    mut input: R,
+    output: W,
+    max_line: usize,
+) -> std::io::Result<()>
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -34,7 +39,10 @@ where
             Line::End => break,
             Line::TooLong => {
                 tracing::warn!(max_line, "message longer than the line limit, skipped");
-                let _ = send.send(mcp::error_without_id(mcp::code::INVALID_REQUEST, "message exceeds the line limit"));
+                let _ = send.send(mcp::error_without_id(
+                    mcp::code::INVALID_REQUEST,
+                    "message exceeds the line limit",
+                ));
                 continue;
             }
             Line::Read => {}
@@ -46,7 +54,12 @@ where
         let body = Bytes::from(std::mem::take(&mut line));
         let Some(id) = mcp::request_id(&body) else {
             // Notifications (and unreadable lines) are answered at once, in order.
-            let outgoing = server.handle(Incoming { body: &body, headers: None }).await;
+            let outgoing = server
+                .handle(Incoming {
+                    body: &body,
+                    headers: None,
+                })
+                .await;
             match outgoing.kind {
                 Kind::Accepted { cancels: Some(id) } => {
                     if let Some(task) = lock(&in_flight).remove(&id) {
@@ -69,7 +82,12 @@ where
         // once cannot leave its entry behind.
         let mut registered = lock(&in_flight);
         let handle = tasks.spawn(async move {
-            let outgoing = server.handle(Incoming { body: &body, headers: None }).await;
+            let outgoing = server
+                .handle(Incoming {
+                    body: &body,
+                    headers: None,
+                })
+                .await;
             // Deregister before answering, so a late cancel cannot race the answer.
             lock(&registry).remove(&key);
             match outgoing.kind {
@@ -96,7 +114,11 @@ enum Line {
 }
 
 /// Reads one line into `line` (without its newline), never holding more than `max` bytes.
-async fn read_line<R: AsyncBufRead + Unpin>(input: &mut R, line: &mut Vec<u8>, max: usize) -> std::io::Result<Line> {
+async fn read_line<R: AsyncBufRead + Unpin>(
+    input: &mut R,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Line> {
     line.clear();
     let mut too_long = false;
     loop {
@@ -144,5 +166,7 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding this lock leaves a map of abort handles that is still usable.
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, a module per area.
 
+mod catalog;
 mod http;
 mod mcp;
 mod stdio;

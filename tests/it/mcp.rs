@@ -16,7 +16,9 @@ async fn rmcp_client_discovers_lists_and_validates_at_2026_07_28() {
     let client = ()
         .serve_with_lifecycle(
             transport,
-            ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
         )
         .await
         .expect("discover");
@@ -26,13 +28,20 @@ async fn rmcp_client_discovers_lists_and_validates_at_2026_07_28() {
     let arguments = json!({"petId": "seven", "region": "eu"});
     let result = client
         .call_tool(
-            CallToolRequestParams::new("get_pet").with_arguments(arguments.as_object().cloned().unwrap_or_default()),
+            CallToolRequestParams::new("get_pet")
+                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
         )
         .await
         .expect("tools/call");
     assert_eq!(result.is_error, Some(true));
-    let error = client.call_tool(CallToolRequestParams::new("nope")).await.expect_err("unknown tool");
-    assert!(error.to_string().contains("-32602") || error.to_string().contains("unknown tool"), "{error}");
+    let error = client
+        .call_tool(CallToolRequestParams::new("nope"))
+        .await
+        .expect_err("unknown tool");
+    assert!(
+        error.to_string().contains("-32602") || error.to_string().contains("unknown tool"),
+        "{error}"
+    );
     client.cancel().await.expect("close");
 }
 
@@ -45,7 +54,10 @@ async fn rmcp_client_initializes_and_lists_at_2025_11_25() {
     assert_eq!(info.protocol_version, ProtocolVersion::V_2025_11_25);
     let tools = client.list_all_tools().await.expect("tools/list");
     assert_eq!(tools.len(), 2);
-    let result = client.call_tool(CallToolRequestParams::new("get_pet")).await.expect("tools/call");
+    let result = client
+        .call_tool(CallToolRequestParams::new("get_pet"))
+        .await
+        .expect("tools/call");
     assert_eq!(result.is_error, Some(true), "petId is required");
     client.cancel().await.expect("close");
 }

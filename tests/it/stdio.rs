@@ -14,14 +14,20 @@ use crate::support::*;
 async fn exchange(input: &str, max_line: usize) -> Vec<Value> {
     let (mut client, server_side) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_side);
-    let serving = tokio::spawn(stdio::serve(Arc::new(server()), BufReader::new(server_read), server_write, max_line));
+    let serving = tokio::spawn(stdio::serve(
+        Arc::new(server()),
+        BufReader::new(server_read),
+        server_write,
+        max_line,
+    ));
     client.write_all(input.as_bytes()).await.expect("write");
     client.shutdown().await.expect("close stdin");
     let mut lines = BufReader::new(client).lines();
     let mut messages = Vec::new();
     while let Some(line) = lines.next_line().await.expect("read") {
         messages.push(
-            serde_json::from_str(&line).unwrap_or_else(|error| panic!("stdout line is not JSON ({error}): {line}")),
+            serde_json::from_str(&line)
+                .unwrap_or_else(|error| panic!("stdout line is not JSON ({error}): {line}")),
         );
     }
     serving.await.expect("task").expect("serve");
@@ -53,12 +59,16 @@ async fn stdio_skips_lines_over_the_limit_with_an_error() {
     let messages = exchange(&input, 100).await;
     assert_eq!(messages.len(), 2, "{messages:#?}");
     assert_eq!(messages[0]["error"]["code"], -32600);
-    assert_eq!(messages[1], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    assert_eq!(
+        messages[1],
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+    );
 }
 
 #[tokio::test]
 async fn stdio_checks_meta_but_not_headers() {
-    let request = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": meta()}});
+    let request =
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": meta()}});
     let messages = exchange(&format!("{request}\n"), 1 << 20).await;
     assert_schema(MODERN, "ListToolsResultResponse", &messages[0]);
 }

@@ -21,7 +21,10 @@ pub fn tool(name: &str, input_schema: Value) -> Tool {
         title: None,
         description: Some(format!("The {name} operation.")),
         input_schema,
-        annotations: Annotations { read_only_hint: Some(true), ..Annotations::default() },
+        annotations: Annotations {
+            read_only_hint: Some(true),
+            ..Annotations::default()
+        },
         plan: RequestPlan {
             method: http::Method::GET,
             path: format!("/{name}"),
@@ -45,6 +48,7 @@ pub fn catalog() -> Catalog {
             instructions: Some("A pet is read by its id.".into()),
         },
         upstream: None,
+        operations: Vec::new(),
         tools: vec![
             tool(
                 "get_pet",
@@ -54,7 +58,10 @@ pub fn catalog() -> Catalog {
                     "tenant": {"type": "integer", "x-mcp-header": "Tenant"},
                 }, "required": ["petId"], "additionalProperties": false}),
             ),
-            tool("list_pets", json!({"type": "object", "additionalProperties": false})),
+            tool(
+                "list_pets",
+                json!({"type": "object", "additionalProperties": false}),
+            ),
         ],
     }
 }
@@ -91,13 +98,19 @@ impl Drop for Running {
 }
 
 pub async fn start(server: Server, options: HttpOptions) -> Running {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let address = listener.local_addr().expect("address");
     let (stop, stopping) = oneshot::channel::<()>();
     let stopped = tokio::spawn(serve(Arc::new(server), listener, options, async move {
         let _ = stopping.await;
     }));
-    Running { url: format!("http://{address}/mcp"), stop: Some(stop), stopped: Some(stopped) }
+    Running {
+        url: format!("http://{address}/mcp"),
+        stop: Some(stop),
+        stopped: Some(stopped),
+    }
 }
 
 pub async fn start_default() -> Running {
@@ -114,7 +127,8 @@ pub struct Answer {
 
 impl Answer {
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.text).unwrap_or_else(|error| panic!("not JSON ({error}): {}", self.text))
+        serde_json::from_str(&self.text)
+            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", self.text))
     }
 
     /// `status code` of a JSON-RPC error answer, e.g. `400 -32020`.
@@ -124,11 +138,17 @@ impl Answer {
 }
 
 pub fn client() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().expect("client")
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client")
 }
 
 pub async fn post(url: &str, body: &str, headers: &[(&str, &str)]) -> Answer {
-    let mut request = client().post(url).header("content-type", "application/json").body(body.to_owned());
+    let mut request = client()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_owned());
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
@@ -136,7 +156,11 @@ pub async fn post(url: &str, body: &str, headers: &[(&str, &str)]) -> Answer {
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let text = response.text().await.expect("body");
-    Answer { status, headers, text }
+    Answer {
+        status,
+        headers,
+        text,
+    }
 }
 
 pub fn meta() -> Value {
@@ -151,7 +175,10 @@ pub fn meta() -> Value {
 pub fn modern(method: &str, params: Value) -> (String, Vec<(&'static str, String)>) {
     let mut params = params;
     params["_meta"] = meta();
-    let mut headers = vec![("mcp-protocol-version", MODERN.to_owned()), ("mcp-method", method.to_owned())];
+    let mut headers = vec![
+        ("mcp-protocol-version", MODERN.to_owned()),
+        ("mcp-method", method.to_owned()),
+    ];
     if let Some(name) = params.get("name").and_then(Value::as_str) {
         headers.push(("mcp-name", name.to_owned()));
     }
@@ -161,7 +188,10 @@ pub fn modern(method: &str, params: Value) -> (String, Vec<(&'static str, String
 
 pub async fn post_modern(url: &str, method: &str, params: Value) -> Answer {
     let (body, headers) = modern(method, params);
-    let headers: Vec<(&str, &str)> = headers.iter().map(|(name, value)| (*name, value.as_str())).collect();
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
     post(url, &body, &headers).await
 }
 
@@ -183,19 +213,33 @@ pub fn assert_schema(revision: &str, definition: &str, value: &Value) {
     let validators = VALIDATORS.get_or_init(Mutex::default);
     let key = (revision.to_owned(), definition.to_owned());
     let validator = {
-        let mut validators = validators.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut validators = validators
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         Arc::clone(validators.entry(key).or_insert_with(|| {
-            let path = format!("{}/../shared/spec/schema-{revision}.json", env!("CARGO_MANIFEST_DIR"));
-            let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
+            let path = format!(
+                "{}/../shared/spec/schema-{revision}.json",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let text =
+                std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
             let mut schema: Value = serde_json::from_str(&text).expect("schema is JSON");
-            assert!(schema["$defs"].get(definition).is_some(), "{revision} has no definition {definition}");
+            assert!(
+                schema["$defs"].get(definition).is_some(),
+                "{revision} has no definition {definition}"
+            );
             schema["$ref"] = Value::String(format!("#/$defs/{definition}"));
             Arc::new(jsonschema::validator_for(&schema).expect("schema compiles"))
         }))
     };
-    let problems: Vec<String> =
-        validator.iter_errors(value).map(|error| format!("{}: {error}", error.instance_path())).collect();
-    assert!(problems.is_empty(), "not a valid {revision} {definition}: {problems:#?}\n{value:#}");
+    let problems: Vec<String> = validator
+        .iter_errors(value)
+        .map(|error| format!("{}: {error}", error.instance_path()))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "not a valid {revision} {definition}: {problems:#?}\n{value:#}"
+    );
 }
 
 /// Validates a modern JSON-RPC error answer against the definition its code has.
