@@ -77,19 +77,20 @@ pub(super) fn check_param(
     mirrored: &MirroredHeader,
     arguments: &Map<String, Value>,
 ) -> Result<(), String> {
-    let display = format!("Mcp-Param-{}", mirrored.name);
     let body = lookup(arguments, &mirrored.path).filter(|value| !value.is_null());
     let header = decoded(headers, &mirrored.header)
-        .map_err(|problem| format!("{display} header {problem}"))?;
+        .map_err(|problem| format!("Mcp-Param-{} header {problem}", mirrored.name))?;
     match (header, body) {
         (None, None) => Ok(()),
-        (None, Some(_)) => Err(format!("missing {display} header")),
-        (Some(header), None) => Err(format!(
-            "{display} header value '{header}' has no argument in the body"
-        )),
         (Some(header), Some(body)) if agrees(&header, body) => Ok(()),
+        (None, Some(_)) => Err(format!("missing Mcp-Param-{} header", mirrored.name)),
+        (Some(header), None) => Err(format!(
+            "Mcp-Param-{} header value '{header}' has no argument in the body",
+            mirrored.name
+        )),
         (Some(header), Some(body)) => Err(format!(
-            "{display} header value '{header}' does not match body value '{}'",
+            "Mcp-Param-{} header value '{header}' does not match body value '{}'",
+            mirrored.name,
             plain(body)
         )),
     }

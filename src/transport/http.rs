@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -95,13 +95,13 @@ pub fn router(
             .iter()
             .map(|origin| origin.trim_end_matches('/').to_ascii_lowercase())
             .collect(),
+        body_limit: options.body_limit,
         request_timeout: options.request_timeout,
         keep_alive: options.keep_alive,
         shutdown,
     });
     Router::new()
         .route(ENDPOINT, post(post_mcp).fallback(method_not_allowed))
-        .layer(DefaultBodyLimit::max(options.body_limit))
         .with_state(state)
 }
 
@@ -111,28 +111,39 @@ struct HttpState {
     hosts: Vec<String>,
     /// Lowercase origins, without a trailing slash.
     origins: Vec<String>,
+    body_limit: usize,
     request_timeout: Duration,
     keep_alive: Duration,
     shutdown: watch::Receiver<bool>,
 }
 
-async fn post_mcp(
-    State(state): State<Arc<HttpState>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    if let Err(reason) = check_host(&state, &uri, &headers) {
+async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+    // Taken apart rather than extracted piecemeal: the headers are borrowed, not copied, and
+    // a refused request's body is never read.
+    let (parts, body) = request.into_parts();
+    if let Err(reason) = check_host(&state, &parts.uri, &parts.headers) {
         tracing::warn!(%reason, "request refused");
         return forbidden(reason);
     }
-    if let Err(reason) = check_origin(&state, &headers) {
+    if let Err(reason) = check_origin(&state, &parts.headers) {
         tracing::warn!(%reason, "request refused");
         return forbidden(reason);
     }
+    let reading = axum::body::to_bytes(body, state.body_limit);
+    let body = match tokio::time::timeout(state.request_timeout, reading).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(error)) => {
+            tracing::warn!(%error, limit = state.body_limit, "request body refused");
+            return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+        }
+        Err(_) => {
+            tracing::warn!("request body not received in time");
+            return StatusCode::REQUEST_TIMEOUT.into_response();
+        }
+    };
     let incoming = Incoming {
         body: &body,
-        headers: Some(&headers),
+        headers: Some(&parts.headers),
     };
     // Awaited in place, not spawned: when the client goes away hyper drops this future, and
     // with it the upstream call in flight.
