@@ -1,7 +1,6 @@
-//! stdio, through the built binary: newline-delimited JSON-RPC, nothing else on stdout.
-//!
-//! `ferry serve --stdio` needs the catalog compiler, which is not on this branch yet; these
-//! tests drive the transport in-process over a pipe until it is, with the same dispatcher.
+//! stdio: newline-delimited JSON-RPC, nothing else on stdout. The transport is driven
+//! in-process over a pipe; the built binary is run where the command line is what is tested
+//! (calls through the binary need the upstream client and live in the end-to-end tests).
 
 use std::sync::Arc;
 
@@ -71,4 +70,33 @@ async fn stdio_checks_meta_but_not_headers() {
         json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": meta()}});
     let messages = exchange(&format!("{request}\n"), 1 << 20).await;
     assert_schema(MODERN, "ListToolsResultResponse", &messages[0]);
+}
+
+#[test]
+fn serve_refuses_to_start_while_the_catalog_has_errors_and_prints_them_all() {
+    let dir = std::env::temp_dir().join(format!("ferry-serve-refuses-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let document = json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {
+        "/a": {"get": {"operationId": "a", "responses": {"200": {"description": "ok"}}}}}});
+    std::fs::write(dir.join("openapi.json"), document.to_string()).expect("write document");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        "openapi: ./openapi.json\nupstream: http://127.0.0.1:1\ntools:\n  nope: {}\n  alsoNope: {}\n",
+    )
+    .expect("write curation");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--stdio", "--config"])
+        .arg(dir.join("ferry.yaml"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("ferry runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(output.stdout.is_empty(), "nothing on stdout");
+    assert!(
+        stderr.contains("nope") && stderr.contains("alsoNope"),
+        "every error is printed: {stderr}"
+    );
+    assert!(stderr.contains("refusing to serve"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
