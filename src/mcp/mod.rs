@@ -248,7 +248,15 @@ impl Server {
         };
         match self.dispatch(&request, id, incoming.headers).await {
             Ok(outgoing) => outgoing,
-            Err(failure) => failure.into_outgoing(Some(id)),
+            Err(failure) => {
+                tracing::debug!(
+                    method = %request.method,
+                    code = failure.0.code,
+                    message = %failure.0.message,
+                    "request refused"
+                );
+                failure.into_outgoing(Some(id))
+            }
         }
     }
 
