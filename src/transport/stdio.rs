@@ -10,13 +10,16 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use crate::mcp::{self, Incoming, Kind, Server};
 
 /// The longest line read by default: larger messages are refused, not buffered.
 pub const DEFAULT_MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// Requests served at once on one stdio connection.
+pub const MAX_IN_FLIGHT: usize = 256;
 
 /// Serves `server` until `input` ends, then waits for requests in flight and returns.
 pub async fn serve<R, W>(
@@ -33,6 +36,7 @@ where
     let writer = tokio::spawn(write_lines(receive, output));
     let in_flight: Arc<Mutex<HashMap<String, tokio::task::AbortHandle>>> = Arc::default();
     let mut tasks = JoinSet::new();
+    let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     let mut line = Vec::new();
     loop {
         match read_line(&mut input, &mut line, max_line).await? {
@@ -74,6 +78,12 @@ where
             }
             continue;
         };
+        // At most MAX_IN_FLIGHT requests run at once; reading waits for a free slot, so a
+        // client that floods stdin is slowed down rather than served unboundedly.
+        let permit = Arc::clone(&slots)
+            .acquire_owned()
+            .await
+            .map_err(std::io::Error::other)?;
         let server = Arc::clone(&server);
         let send = send.clone();
         let registry = Arc::clone(&in_flight);
@@ -82,6 +92,7 @@ where
         // once cannot leave its entry behind.
         let mut registered = lock(&in_flight);
         let handle = tasks.spawn(async move {
+            let _permit = permit;
             let outgoing = server
                 .handle(Incoming {
                     body: &body,
