@@ -30,6 +30,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         let announce = |endpoint: &str| eprintln!("{}", announcement(endpoint));
         serve(
             catalog,
+            &ferry::upstream::UpstreamConfig::default(),
             &args.transport,
             if args.transport.stdio {
                 None

@@ -14,7 +14,7 @@ use ferry::diagnostic::Diagnostic;
 use ferry::mcp::{Server, ServerOptions};
 use ferry::transport::http::{self, HttpOptions};
 use ferry::transport::stdio;
-use ferry::upstream::Upstream;
+use ferry::upstream::{Upstream, UpstreamConfig};
 
 use super::SourceArgs;
 
@@ -61,12 +61,21 @@ pub struct TransportArgs {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let loaded = super::load_catalog(&args.source)?;
-    serve_catalog(loaded.catalog, &loaded.diagnostics, &args.transport)
+    // FIXME: the curation's `upstream_auth` and file-wide call options belong here once
+    // `load_catalog` hands them out; until then the client runs with the defaults.
+    let config = UpstreamConfig::default();
+    serve_catalog(
+        loaded.catalog,
+        &config,
+        &loaded.diagnostics,
+        &args.transport,
+    )
 }
 
 /// Prints every diagnostic on stderr; serves `catalog` only when none is an error.
 pub fn serve_catalog(
     catalog: Catalog,
+    config: &UpstreamConfig,
     diagnostics: &[Diagnostic],
     args: &TransportArgs,
 ) -> anyhow::Result<ExitCode> {
@@ -82,7 +91,7 @@ pub fn serve_catalog(
         return Ok(ExitCode::from(1));
     }
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    runtime.block_on(serve(catalog, args, None))?;
+    runtime.block_on(serve(catalog, config, args, None))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -90,10 +99,11 @@ pub fn serve_catalog(
 /// with the endpoint URL once HTTP is listening.
 pub async fn serve(
     catalog: Catalog,
+    config: &UpstreamConfig,
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<()> {
-    let upstream = Upstream::new(&catalog).context("setting up the upstream client")?;
+    let upstream = Upstream::new(&catalog, config).context("setting up the upstream client")?;
     let server = Arc::new(Server::new(
         &catalog,
         Some(upstream),
