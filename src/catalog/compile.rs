@@ -126,6 +126,12 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
             &label,
             &mut diagnostics,
         );
+        let call = curation.call.overlay(&choice.settings.call);
+        if let Some(problem) = paging_arguments(&mut input_schema, &call) {
+            diagnostics
+                .push(Diagnostic::error(choice.location(), problem).with_operation(label.clone()));
+            continue;
+        }
         tools.push(Tool {
             name,
             title: choice.settings.title.clone(),
@@ -139,7 +145,7 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
             plan: built.plan,
             basis: decision.basis,
             unchecked_patterns,
-            call: curation.call.overlay(&choice.settings.call),
+            call,
         });
     }
 
@@ -173,6 +179,13 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
         .collect();
     tools.sort_by(|a, b| a.name.cmp(&b.name));
 
+    if curation.upstream_auth.is_some() && curation.upstream.is_none() {
+        diagnostics.push(Diagnostic::error(
+            Location::curation("upstream_auth"),
+            "credentials are configured, so name the upstream with `upstream:` or --upstream: \
+             ferry never sends credentials to a document's `servers` entry by default",
+        ));
+    }
     let upstream = curation
         .upstream
         .clone()
@@ -553,6 +566,44 @@ fn mirror_headers(
             diagnostics.push(Diagnostic::error(location, message).with_operation(label));
         }
     }
+}
+
+/// Adds the cursor argument a `next: link` tool takes back, and checks that the arguments
+/// pagination names exist; a problem is returned as its message.
+fn paging_arguments(schema: &mut Value, call: &crate::curation::CallOptions) -> Option<String> {
+    let properties = schema.get_mut("properties")?.as_object_mut()?;
+    if let Some(cursor) = call.link_cursor_argument() {
+        if properties.contains_key(cursor) {
+            return Some(format!(
+                "the cursor argument {cursor:?} collides with an argument of the operation; set `pagination.cursor_argument`"
+            ));
+        }
+        properties.insert(
+            cursor.to_string(),
+            serde_json::json!({
+                "type": "string",
+                "description": "Where to continue: the nextCursor of the previous page's result (_meta[\"dev.ferry/result\"]). Omit for the first page."
+            }),
+        );
+    }
+    let pagination = call.pagination.as_ref()?;
+    if let Some(size) = &pagination.size_argument
+        && !properties.contains_key(size)
+    {
+        return Some(format!(
+            "`pagination.size_argument` names {size:?}, which is not an argument of the tool"
+        ));
+    }
+    if let (Some(crate::curation::call::NextPage::Field(_)), cursor) =
+        (&pagination.next, &pagination.cursor_argument)
+    {
+        match cursor {
+            Some(cursor) if properties.contains_key(cursor) => {}
+            Some(cursor) => return Some(format!("`pagination.cursor_argument` names {cursor:?}, which is not an argument of the tool")),
+            None => return Some("a cursor field in `pagination.next` needs `pagination.cursor_argument`, the parameter it goes back in".to_string()),
+        }
+    }
+    None
 }
 
 /// The document's first server as an absolute URL, with server variables at their defaults.

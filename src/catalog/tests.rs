@@ -607,3 +607,48 @@ paths:
         "#]],
     );
 }
+
+#[test]
+fn paging_adds_the_cursor_argument_and_checks_the_ones_it_names() {
+    check(
+        PETS,
+        r#"
+tools:
+  listPets:
+    pagination: {next: link, size_argument: limit, size: 10}
+  getPet:
+    pagination: {size_argument: per_page}
+"#,
+        expect![[r#"
+            listPets = GET /pets
+              description: "List pets"
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"limit":{"type":"integer","maximum":100,"description":"How many"},"cursor":{"type":"string","description":"Where to continue: the nextCursor of the previous page's result (_meta[\"dev.ferry/result\"]). Omit for the first page."}},"additionalProperties":false}
+              Query limit <- limit Form explode=true
+            error: `pagination.size_argument` names "per_page", which is not an argument of the tool (GET /pets/{petId})
+              --> curation:tools.getPet
+        "#]],
+    );
+}
+
+#[test]
+fn credentials_need_an_upstream_named_explicitly() {
+    check(
+        PETS,
+        "upstream_auth: {bearer: {env: PETS_TOKEN}}\ntools: {getPet: {}}",
+        expect![[r#"
+        getPet = GET /pets/{petId}
+          description: "One pet by its id."
+          annotations: {"readOnlyHint":true} (Method)
+          input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+          Path petId <- petId Simple explode=false required
+        error: credentials are configured, so name the upstream with `upstream:` or --upstream: ferry never sends credentials to a document's `servers` entry by default
+          --> curation:upstream_auth
+    "#]],
+    );
+    check(
+        PETS,
+        "upstream: https://pets.example\nupstream_auth: {bearer: {env: PETS_TOKEN}}\ntools: {}",
+        expect![[""]],
+    );
+}

@@ -114,6 +114,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 pub struct Loaded {
     pub catalog: Catalog,
     pub diagnostics: Vec<Diagnostic>,
+    /// The curation as read, flags applied: serving needs its upstream settings.
+    pub curation: Curation,
 }
 
 impl Loaded {
@@ -158,6 +160,7 @@ pub fn load_catalog(source: &SourceArgs) -> anyhow::Result<Loaded> {
     Ok(Loaded {
         catalog,
         diagnostics,
+        curation,
     })
 }
 

@@ -61,9 +61,10 @@ pub struct TransportArgs {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let loaded = super::load_catalog(&args.source)?;
-    // FIXME: the curation's `upstream_auth` and file-wide call options belong here once
-    // `load_catalog` hands them out; until then the client runs with the defaults.
-    let config = UpstreamConfig::default();
+    let config = UpstreamConfig {
+        call: loaded.curation.call.clone(),
+        auth: loaded.curation.upstream_auth.clone(),
+    };
     serve_catalog(
         loaded.catalog,
         &config,

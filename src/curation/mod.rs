@@ -11,7 +11,7 @@ use crate::diagnostic::{Diagnostic, Location};
 
 pub mod call;
 
-pub use call::CallOptions;
+pub use call::{CallOptions, UpstreamAuth};
 
 /// The curation, as written (after flags that stand in for it are applied).
 #[derive(Debug, Clone, Default)]
@@ -35,6 +35,8 @@ pub struct Curation {
     pub credential_parameters: Option<Vec<String>>,
     /// Defaults for every tool's upstream call.
     pub call: CallOptions,
+    /// ferry's own credentials for the upstream.
+    pub upstream_auth: Option<UpstreamAuth>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -198,6 +200,9 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
             Some(string_list(names, "credential_parameters", diagnostics));
     }
     curation.call = call::parse_call_options(map, "", diagnostics);
+    if let Some(auth) = map.get("upstream_auth") {
+        curation.upstream_auth = call::parse_upstream_auth(auth, "upstream_auth", diagnostics);
+    }
     match map.get("tools") {
         None | Some(Value::Null) => {}
         Some(Value::Object(tools)) => {
