@@ -534,39 +534,62 @@ impl Server {
                 upstream.call(&served.tool, arguments).await
             }
         };
-        let body = self.shape_result(result, era).map_err(|error| {
+        self.shape_result(id, result, era).map_err(|error| {
             tracing::error!(tool = %served.tool.name, %error, "tool result does not serialize");
             Failure::internal()
-        })?;
-        Ok(respond_value(id, &body))
+        })
     }
 
-    /// Adds what each era's `CallToolResult` needs around the era-free result.
-    fn shape_result(&self, result: ToolResult, era: Era) -> Result<Value, serde_json::Error> {
-        let mut value = serde_json::to_value(result)?;
-        let Value::Object(object) = &mut value else {
-            return Ok(value);
-        };
-        match era {
+    /// Adds what each era's `CallToolResult` needs around the era-free result, and writes
+    /// the response in one pass into one buffer.
+    fn shape_result(
+        &self,
+        id: &RawValue,
+        mut result: ToolResult,
+        era: Era,
+    ) -> Result<Outgoing, serde_json::Error> {
+        let result_type = match era {
             Era::Modern => {
-                object.insert("resultType".into(), Value::String("complete".into()));
-                let meta = object
-                    .entry("_meta")
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(meta) = meta {
-                    meta.insert(META_SERVER_INFO.into(), self.server_info.clone());
-                }
+                result
+                    .meta
+                    .insert(META_SERVER_INFO.into(), self.server_info.clone());
+                Some("complete")
             }
             Era::Legacy => {
-                if let Some(structured) = object.get_mut("structuredContent")
+                if let Some(structured) = &mut result.structured_content
                     && !structured.is_object()
                 {
                     let inner = structured.take();
                     *structured = json!({ LEGACY_WRAP_KEY: inner });
                 }
+                None
             }
+        };
+        #[derive(serde::Serialize)]
+        struct Shaped<'r> {
+            #[serde(rename = "resultType", skip_serializing_if = "Option::is_none")]
+            result_type: Option<&'static str>,
+            #[serde(flatten)]
+            result: &'r ToolResult,
         }
-        Ok(value)
+        let id = id.get().as_bytes();
+        let mut body = Vec::with_capacity(256);
+        body.extend_from_slice(ID_PREFIX);
+        body.extend_from_slice(id);
+        body.extend_from_slice(br#","result":"#);
+        serde_json::to_writer(
+            &mut body,
+            &Shaped {
+                result: &result,
+                result_type,
+            },
+        )?;
+        body.push(b'}');
+        Ok(Outgoing {
+            status: StatusCode::OK,
+            body: Bytes::from(body),
+            kind: Kind::Json,
+        })
     }
 
     /// `subscriptions/listen`: ferry's tool list never changes while it runs, so it honours no

@@ -138,7 +138,7 @@ fn invalid_arguments_are_a_tool_error_naming_each_argument() {
     check(
         &handle(&server, &request, None),
         expect![[
-            r#"200 {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"invalid arguments; nothing was sent to the API:\n- /petId: \"seven\" is not of type \"integer\"\n- (arguments): Additional properties are not allowed ('extra' was unexpected)"}],"isError":true,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
+            r#"200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"invalid arguments; nothing was sent to the API:\n- /petId: \"seven\" is not of type \"integer\"\n- (arguments): Additional properties are not allowed ('extra' was unexpected)"}],"isError":true,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
         ]],
     );
 }
