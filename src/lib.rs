@@ -7,7 +7,10 @@
 pub mod auth;
 pub mod catalog;
 pub mod curation;
+pub mod demo;
 pub mod diagnostic;
+pub mod mcp;
 pub mod openapi;
 pub mod tls;
+pub mod transport;
 pub mod upstream;

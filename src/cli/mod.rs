@@ -169,9 +169,9 @@ pub const DEFAULT_CONFIG: &str = "ferry.yaml";
 
 fn load_document(location: &str, curation: &Curation) -> anyhow::Result<Document> {
     if location.starts_with("http://") || location.starts_with("https://") {
-        anyhow::bail!(
-            "reading a document from a URL is not supported yet: download it and pass its path"
-        );
+        // Only the document itself is fetched: its references to other files are not followed.
+        return openapi::load_url_blocking(location, &openapi::LoadOptions::default())
+            .with_context(|| format!("loading OpenAPI document {location}"));
     }
     let path = curation.dir.join(location);
     openapi::load(&path).with_context(|| format!("loading OpenAPI document {}", path.display()))

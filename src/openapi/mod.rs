@@ -3,10 +3,27 @@
 //! A [`Document`] keeps every file as the `serde_json::Value` it parsed to, untouched; the
 //! catalog reads it through [`Document::resolve`]. Nothing here reinterprets schemas: the
 //! 2.0 and 3.0 dialects are translated where tool schemas are built.
+//!
+//! Loading is confined: a `$ref` may not leave the root document's directory tree (by `..`, an
+//! absolute path, a `file:` URI or a symlink), never reaches the network unless
+//! [`LoadOptions::allow_remote`] says so, and every file is parsed under size and depth
+//! budgets. Only the root document failing is a [`LoadError`]; a referenced file that cannot be
+//! read is recorded, so that only what uses it fails (see [`Document::problems`]).
 
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::Value;
+
+mod index;
+mod load;
+mod parse;
+mod pointer;
+
+pub use load::{load, load_url, load_url_blocking, load_with};
+pub use parse::{parse, parse_with};
+pub use pointer::{escape_token, pointer_get, unescape_token};
 
 /// Which OpenAPI dialect a document is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,22 +42,86 @@ pub struct FileId(pub usize);
 pub struct Document {
     pub version: SpecVersion,
     pub files: Vec<SourceFile>,
+    /// Which file has which name, for resolving references between files.
+    by_name: HashMap<String, FileId>,
+    /// Files that a `$ref` named but that could not be loaded, with the reason.
+    failed: HashMap<String, String>,
+    /// `$id`s and `$anchor`s of OpenAPI 3.1 schemas.
+    index: index::Index,
+    /// Whether remote files were allowed, to tell "not allowed" from "not loaded".
+    allow_remote: bool,
+    problems: Vec<Problem>,
 }
 
 #[derive(Debug, Clone)]
 pub struct SourceFile {
-    /// Path relative to the root document's directory; empty for the root itself.
+    /// For a local file, its path relative to the root directory (`/`-separated; for the root
+    /// document, its file name, or empty for a document built in memory); for a fetched file,
+    /// its URL.
     pub name: String,
     pub value: Value,
 }
 
 /// What a `$ref` points at.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Target<'a> {
     pub file: FileId,
-    /// JSON pointer inside `file` (empty for the whole file).
-    pub pointer: &'a str,
+    /// JSON pointer inside `file` (empty for the whole file), percent-decoded and in RFC 6901
+    /// form, so that `(file, pointer)` names one value however the reference was spelled.
+    pub pointer: String,
     pub value: &'a Value,
+}
+
+/// A `$ref` in the loaded files that does not resolve; kept so that only what uses it fails.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The file the `$ref` is written in.
+    pub file: FileId,
+    /// Where the `$ref` is (`.../$ref`), as a JSON pointer into `file`.
+    pub pointer: String,
+    pub error: RefError,
+}
+
+/// Limits and permissions for [`load_with`] and [`load_url`].
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Fetch `http://` and `https://` references (and resolve the relative references of a
+    /// fetched document against its URL). Off by default: a document must not make ferry
+    /// reach the network by itself.
+    pub allow_remote: bool,
+    /// The directory tree local references must stay in; default: the root document's own
+    /// directory. The root document must be inside it.
+    pub root_dir: Option<PathBuf>,
+    /// Largest single file, in bytes (default 64 MiB; the GitHub document is 13 MB).
+    pub max_file_bytes: u64,
+    /// Largest sum of all files, in bytes (default 256 MiB).
+    pub max_total_bytes: u64,
+    /// Most files one document may span (default 10,000; DigitalOcean's spans 2,850).
+    pub max_files: usize,
+    /// Deepest nesting of arrays and objects in a file (default 128, serde_json's own limit).
+    pub max_depth: usize,
+    /// Most YAML events recorded under anchors, and most replayed through aliases, in a file
+    /// (default 25,000): what stops a "billion laughs" document, in a fraction of a second. The
+    /// research documents use no aliases; one that shares a 100-event schema through 250 of
+    /// them still fits.
+    pub max_yaml_alias_events: usize,
+    /// Time allowed for each fetch over http(s) (default 30 s).
+    pub fetch_timeout: Duration,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            allow_remote: false,
+            root_dir: None,
+            max_file_bytes: 64 * 1024 * 1024,
+            max_total_bytes: 256 * 1024 * 1024,
+            max_files: 10_000,
+            max_depth: 128,
+            max_yaml_alias_events: 25_000,
+            fetch_timeout: Duration::from_secs(30),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +133,16 @@ pub enum LoadError {
     },
     #[error("{name} is not valid JSON or YAML: {message}")]
     Syntax { name: String, message: String },
+    #[error("{name} is larger than the limit of {limit} bytes")]
+    TooLarge { name: String, limit: u64 },
+    #[error("{name} nests arrays and objects deeper than the limit of {limit}")]
+    TooDeep { name: String, limit: usize },
+    #[error("{name} is over budget: {message}")]
+    Budget { name: String, message: String },
+    #[error("{name} is outside {root}")]
+    OutsideRoot { name: String, root: String },
+    #[error("cannot fetch {url}: {message}")]
+    Fetch { url: String, message: String },
     #[error("{0} is not an OpenAPI document (no `openapi` or `swagger` version)")]
     NotOpenApi(String),
     #[error("{name}: unsupported version {version:?} (ferry reads 2.0, 3.0.x and 3.1.x)")]
@@ -68,19 +159,20 @@ pub enum RefError {
     Remote(String),
     #[error("`$ref` {0:?} names a file that was not loaded")]
     NotLoaded(String),
+    #[error("`$ref` {reference:?} names a file that could not be loaded: {reason}")]
+    Unreadable { reference: String, reason: String },
 }
 
 impl Document {
-    /// A document already in memory, with no other files (tests, fetched documents).
+    /// A document already in memory, with no other files; its references to other files resolve
+    /// to [`RefError::NotLoaded`].
     pub fn from_value(value: Value) -> Result<Document, LoadError> {
         let version = detect_version(&value, "openapi document")?;
-        Ok(Document {
-            version,
-            files: vec![SourceFile {
-                name: String::new(),
-                value,
-            }],
-        })
+        let files = vec![SourceFile {
+            name: String::new(),
+            value,
+        }];
+        Ok(Document::assemble(version, files, HashMap::new(), false))
     }
 
     pub fn root(&self) -> &Value {
@@ -91,106 +183,177 @@ impl Document {
         &self.files[file.0]
     }
 
-    /// Resolves `reference` as written in `from`, following RFC 6901 pointers.
-    pub fn resolve<'a>(&'a self, from: FileId, reference: &'a str) -> Result<Target<'a>, RefError> {
+    /// Every `$ref` (a string under a `$ref` key) in the loaded files that does not resolve,
+    /// in file order. Refs in places the catalog never reads (examples, `x-codeSamples`) are
+    /// listed too: it is for the reader to decide which matter.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    /// Resolves `reference` as written in `from`.
+    ///
+    /// The part before `#` names a file (relative to `from`'s, or an `http(s)` URL when remote
+    /// refs were allowed) or an OpenAPI 3.1 `$id`; the fragment is an RFC 6901 pointer
+    /// (percent-encoded or not) or a `$anchor` name.
+    ///
+    /// A simplification of JSON Schema, exact for the documents we have seen: a reference
+    /// without a path (`#/components/...`, `#name`) is taken relative to the file it is written
+    /// in, even inside a schema with its own `$id`, since that is what OpenAPI tooling does and
+    /// what authors mean; `$id`s only come into play for references with a path.
+    pub fn resolve(&self, from: FileId, reference: &str) -> Result<Target<'_>, RefError> {
         let (path, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+        let dangling = || RefError::Dangling(reference.to_string());
+        if !path.is_empty()
+            && let Some(found) = self.index.resolve_id(self.file_name(from), path, fragment)
+        {
+            let (file, pointer) = found.ok_or_else(dangling)?;
+            let value = pointer::walk(&self.file(file).value, &pointer).ok_or_else(dangling)?;
+            return Ok(Target {
+                file,
+                pointer,
+                value,
+            });
+        }
         let file = if path.is_empty() {
             from
-        } else if path.contains("://") {
-            return Err(RefError::Remote(reference.to_string()));
         } else {
-            let name = join_relative(&self.file(from).name, path)
-                .ok_or_else(|| RefError::OutsideRoot(reference.to_string()))?;
-            let index = self
-                .files
-                .iter()
-                .position(|f| f.name == name)
-                .ok_or_else(|| RefError::NotLoaded(reference.to_string()))?;
-            FileId(index)
+            self.file_for(from, path, reference)?
         };
-        let value = pointer_get(&self.file(file).value, fragment)
-            .ok_or_else(|| RefError::Dangling(reference.to_string()))?;
+        let fragment = pointer::decode_fragment(fragment).ok_or_else(dangling)?;
+        let pointer = if fragment.is_empty() || fragment.starts_with('/') {
+            fragment.into_owned()
+        } else {
+            self.index
+                .resolve_anchor(file, self.file_name(file), &fragment)
+                .ok_or_else(dangling)?
+        };
+        let value = pointer::walk(&self.file(file).value, &pointer).ok_or_else(dangling)?;
         Ok(Target {
             file,
-            pointer: fragment,
+            pointer,
             value,
         })
     }
-}
 
-/// Reads the root document at `path` and every file its `$ref`s reach, confined to the root's
-/// directory.
-pub fn load(path: &Path) -> Result<Document, LoadError> {
-    let display = path.display().to_string();
-    let root = read_file(path)?;
-    let version = detect_version(&root, &display)?;
-    let dir = path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let mut files = vec![SourceFile {
-        name: String::new(),
-        value: root,
-    }];
-    let mut next = 0;
-    while next < files.len() {
-        let mut wanted = Vec::new();
-        collect_file_refs(&files[next].value, &files[next].name, &mut wanted);
-        for name in wanted {
-            if files.iter().any(|f| f.name == name) {
-                continue;
-            }
-            let value = read_file(&dir.join(&name))?;
-            files.push(SourceFile { name, value });
+    /// Puts loaded files together: indexes names, `$id`s and anchors, then lists every `$ref`
+    /// that does not resolve.
+    fn assemble(
+        version: SpecVersion,
+        files: Vec<SourceFile>,
+        failed: HashMap<String, String>,
+        allow_remote: bool,
+    ) -> Document {
+        let by_name = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.name.clone(), FileId(i)))
+            .collect();
+        let mut sites = Vec::new();
+        let mut index = index::Index::default();
+        for (i, file) in files.iter().enumerate() {
+            index.add_file(FileId(i), &file.name, &file.value, &mut sites);
         }
-        next += 1;
+        let mut document = Document {
+            version,
+            files,
+            by_name,
+            failed,
+            index,
+            allow_remote,
+            problems: Vec::new(),
+        };
+        let problems = sites
+            .into_iter()
+            .filter_map(|site| {
+                let error = document.resolve(site.file, &site.reference).err()?;
+                Some(Problem {
+                    file: site.file,
+                    pointer: site.pointer,
+                    error,
+                })
+            })
+            .collect();
+        document.problems = problems;
+        document
     }
-    Ok(Document { version, files })
+
+    fn file_name(&self, file: FileId) -> &str {
+        &self.file(file).name
+    }
+
+    /// The file a reference's path names, as written in `from`.
+    fn file_for(&self, from: FileId, path: &str, reference: &str) -> Result<FileId, RefError> {
+        let key = match file_key(self.file_name(from), path) {
+            FileKey::Local(name) | FileKey::Remote(name) => name,
+            FileKey::Refused(error) => return Err(error(reference.to_string())),
+        };
+        if let Some(file) = self.by_name.get(&key) {
+            return Ok(*file);
+        }
+        if let Some(reason) = self.failed.get(&key) {
+            return Err(RefError::Unreadable {
+                reference: reference.to_string(),
+                reason: reason.clone(),
+            });
+        }
+        if is_remote(&key) && !self.allow_remote {
+            return Err(RefError::Remote(reference.to_string()));
+        }
+        Err(RefError::NotLoaded(reference.to_string()))
+    }
 }
 
-/// Parses JSON, or YAML when the text is not JSON.
-pub fn parse(text: &str, name: &str) -> Result<Value, LoadError> {
-    let trimmed = text.trim_start();
-    if (trimmed.starts_with('{') || trimmed.starts_with('['))
-        && let Ok(value) = serde_json::from_str(text)
-    {
-        return Ok(value);
-    }
-    // YAML 1.2 booleans only: in YAML 1.1 a property named `y` or `no` would turn into one.
-    serde_saphyr::from_str_with_options(text, serde_saphyr::options! { strict_booleans: true })
-        .map_err(|error| LoadError::Syntax {
-            name: name.to_string(),
-            message: error.to_string(),
-        })
+/// Where the path part of a `$ref` leads from the file named `from`.
+#[derive(Debug)]
+pub(crate) enum FileKey {
+    /// A local file, by its name relative to the root directory.
+    Local(String),
+    /// A file fetched over http(s), by its URL without fragment.
+    Remote(String),
+    /// Not allowed at all (escapes, `file:` and other schemes); the error takes the reference.
+    Refused(fn(String) -> RefError),
 }
 
-/// Looks up an RFC 6901 pointer (with a leading `/`, or empty for the whole value);
-/// percent-encoded fragments are decoded first.
-pub fn pointer_get<'a>(value: &'a Value, pointer: &str) -> Option<&'a Value> {
-    if pointer.is_empty() {
-        return Some(value);
+/// Names the file `path` (non-empty, the part of a `$ref` before `#`) leads to from `from`.
+pub(crate) fn file_key(from: &str, path: &str) -> FileKey {
+    if let Some(scheme) = scheme_of(path) {
+        return match scheme.to_ascii_lowercase().as_str() {
+            "http" | "https" => match url::Url::parse(path) {
+                Ok(url) => FileKey::Remote(url.to_string()),
+                Err(_) => FileKey::Refused(RefError::Dangling),
+            },
+            _ => FileKey::Refused(RefError::OutsideRoot),
+        };
     }
-    if pointer.contains('%') {
-        let decoded = percent_encoding::percent_decode_str(pointer)
-            .decode_utf8()
-            .ok()?;
-        return value.pointer(&decoded);
+    if is_remote(from) {
+        return match url::Url::parse(from).and_then(|base| base.join(path)) {
+            Ok(url) => FileKey::Remote(url.to_string()),
+            Err(_) => FileKey::Refused(RefError::Dangling),
+        };
     }
-    value.pointer(pointer)
+    if path.starts_with("//") {
+        // A network-path reference (`//host/x`) from a local file would be a remote fetch.
+        return FileKey::Refused(RefError::Remote);
+    }
+    match pointer::join_relative(from, path) {
+        Some(name) => FileKey::Local(name),
+        None => FileKey::Refused(RefError::OutsideRoot),
+    }
 }
 
-/// Escapes one JSON pointer token.
-pub fn escape_token(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
+pub(crate) fn is_remote(name: &str) -> bool {
+    name.starts_with("http://") || name.starts_with("https://")
 }
 
-fn read_file(path: &Path) -> Result<Value, LoadError> {
-    let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
-        path: display.clone(),
-        source,
-    })?;
-    parse(&text, &display)
+/// The scheme of a URI reference (RFC 3986 §3.1), if it has one. A Windows drive (`C:\x`) or
+/// any other `word:` prefix counts, and is refused with the rest.
+fn scheme_of(reference: &str) -> Option<&str> {
+    let (scheme, _) = reference.split_once(':')?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    let valid = first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    valid.then_some(scheme)
 }
 
 fn detect_version(value: &Value, name: &str) -> Result<SpecVersion, LoadError> {
@@ -216,42 +379,5 @@ fn detect_version(value: &Value, name: &str) -> Result<SpecVersion, LoadError> {
     }
 }
 
-fn collect_file_refs(value: &Value, from: &str, out: &mut Vec<String>) {
-    match value {
-        Value::Object(map) => {
-            if let Some(Value::String(reference)) = map.get("$ref") {
-                let path = reference.split('#').next().unwrap_or("");
-                if !path.is_empty()
-                    && !path.contains("://")
-                    && let Some(name) = join_relative(from, path)
-                {
-                    out.push(name);
-                }
-            }
-            map.values().for_each(|v| collect_file_refs(v, from, out));
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_file_refs(v, from, out)),
-        _ => {}
-    }
-}
-
-/// Joins `path` to the directory of `from` (both relative to the root's directory); `None`
-/// when the result would leave that directory.
-fn join_relative(from: &str, path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = from.split('/').collect();
-    parts.pop();
-    if path.starts_with('/') {
-        return None;
-    }
-    for segment in path.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    parts.retain(|p| !p.is_empty());
-    Some(parts.join("/"))
-}
+#[cfg(test)]
+mod tests;

@@ -164,7 +164,7 @@ fn every_research_document_compiles_with_every_operation_chosen() {
         petstore-2.0: 3 operations, 3 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         petstore-2.0-separate: 4 operations, 4 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         petstore-3.0: 19 operations, 19 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
-        petstore-3.1: 6 operations, 4 tools, 2 ineligible, 4 errors, 0 warnings, 0 invalid schemas
+        petstore-3.1: 6 operations, 4 tools, 2 ineligible, 2 errors, 0 warnings, 0 invalid schemas
         oai-api-with-examples: 2 operations, 2 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         oai-callback-example: 1 operations, 1 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         oai-link-example: 6 operations, 6 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
@@ -172,7 +172,7 @@ fn every_research_document_compiles_with_every_operation_chosen() {
         oai-uspto: 3 operations, 3 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         oai-non-oauth-scopes: 1 operations, 1 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         oai-webhook-example: 0 operations, 0 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
-        redocly-starter-3.1: load error
+        redocly-starter-3.1: 12 operations, 12 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         twilio-verify-v2: 57 operations, 57 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         slack-web-2.0: 174 operations, 174 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         twilio-api-v2010: 197 operations, 197 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas

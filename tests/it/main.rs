@@ -2,5 +2,10 @@
 
 mod auth;
 mod catalog;
+mod e2e;
+mod http;
+mod mcp;
 mod problem_details;
+mod stdio;
+mod support;
 mod upstream;

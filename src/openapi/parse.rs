@@ -1,0 +1,214 @@
+//! Text to `serde_json::Value`: JSON when the text is JSON, YAML otherwise, both under budgets
+//! so that a hostile file (a YAML alias bomb, a deeply nested array) is an error, not a hang or
+//! a stack overflow.
+
+use serde_json::Value;
+use serde_saphyr::{Budget, Options};
+
+use super::{LoadError, LoadOptions};
+
+/// Parses JSON, or YAML when the text is not JSON, under the default budgets.
+pub fn parse(text: &str, name: &str) -> Result<Value, LoadError> {
+    parse_with(text, name, &LoadOptions::default())
+}
+
+/// Parses JSON, or YAML when the text is not JSON, under `options`' size and depth budgets.
+///
+/// Text that starts like JSON is read by serde_json (fast, and the common case for large
+/// documents); if that fails it is tried as YAML, a superset that also accepts JSON with tabs
+/// or comments, and when both fail the JSON error is reported since the text looked like JSON.
+pub fn parse_with(text: &str, name: &str, options: &LoadOptions) -> Result<Value, LoadError> {
+    if text.len() as u64 > options.max_file_bytes {
+        return Err(LoadError::TooLarge {
+            name: name.to_string(),
+            limit: options.max_file_bytes,
+        });
+    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let trimmed = text.trim_start();
+    let json_error = if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        // serde_json stops at 128 levels by itself; this scan gives a clear error for any
+        // limit, before either parser starts (YAML's own budget covers YAML nesting).
+        if exceeds_depth(text, options.max_depth) {
+            return Err(LoadError::TooDeep {
+                name: name.to_string(),
+                limit: options.max_depth,
+            });
+        }
+        match serde_json::from_str(text) {
+            Ok(value) => return Ok(value),
+            Err(error) => Some(error),
+        }
+    } else {
+        None
+    };
+    parse_yaml(text, name, options).map_err(|yaml_error| match json_error {
+        Some(error) => LoadError::Syntax {
+            name: name.to_string(),
+            message: error.to_string(),
+        },
+        None => yaml_error,
+    })
+}
+
+/// serde-saphyr's deserializer recurses once per nesting level, with frames of up to 20 KiB in
+/// a debug build: a document at the depth budget would overflow a 2 MiB thread stack. So YAML
+/// is parsed on a thread whose stack is sized for the budget (see [`on_deep_stack`]).
+///
+/// A panic in the parser (a bug, on some input nobody tried) fails this file, not ferry.
+fn parse_yaml(text: &str, name: &str, options: &LoadOptions) -> Result<Value, LoadError> {
+    let failed = |message: &str| LoadError::Syntax {
+        name: name.to_string(),
+        message: message.to_string(),
+    };
+    let parse = || {
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            serde_saphyr::from_str_with_options::<Value>(text, yaml_options(options))
+        }));
+        match parsed {
+            Ok(parsed) => parsed.map_err(|error| yaml_load_error(name, &error, options)),
+            Err(_) => Err(failed("the YAML parser failed on this text")),
+        }
+    };
+    on_deep_stack(options.max_depth, parse)
+        .unwrap_or_else(|_| Err(failed("no thread could be started for the YAML parser")))
+}
+
+/// Runs `f` where the stack holds YAML nested `depth` levels deep: right here when this thread
+/// was started for that, otherwise on a new thread with such a stack (the memory is only
+/// reserved). Loading many files runs all of them on one such thread, as starting one per
+/// file costs a quarter of a millisecond each. `Err` when no thread could be started.
+pub(crate) fn on_deep_stack<T: Send>(
+    depth: usize,
+    f: impl FnOnce() -> T + Send,
+) -> Result<T, std::io::Error> {
+    if STACK_DEPTH.get() >= depth {
+        return Ok(f());
+    }
+    on_new_deep_thread(depth, f)
+}
+
+/// Runs `f` on a new thread whose stack holds YAML nested `depth` levels deep, and waits for it.
+pub(crate) fn on_new_deep_thread<T: Send>(
+    depth: usize,
+    f: impl FnOnce() -> T + Send,
+) -> Result<T, std::io::Error> {
+    let stack = STACK_PER_LEVEL * depth.min(4096) + 1024 * 1024;
+    std::thread::scope(|scope| {
+        let thread =
+            std::thread::Builder::new()
+                .stack_size(stack)
+                .spawn_scoped(scope, move || {
+                    STACK_DEPTH.set(depth);
+                    f()
+                })?;
+        Ok(thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    })
+}
+
+thread_local! {
+    /// The YAML depth this thread's stack was sized for by [`on_deep_stack`]; 0 on others.
+    static STACK_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Stack reserved per level of YAML nesting: three times what a debug build was measured to use.
+const STACK_PER_LEVEL: usize = 64 * 1024;
+
+/// The YAML budget: generous for real documents (the largest in the research set has a few
+/// hundred thousand nodes per file), tight on what only attacks need (alias replay).
+fn yaml_options(options: &LoadOptions) -> Options {
+    let limit = usize::try_from(options.max_file_bytes).unwrap_or(usize::MAX);
+    let mut budget = Budget::default();
+    budget.max_reader_input_bytes = Some(limit);
+    // A node needs at least two bytes of text (`a\n`), an event at most as many as a node's
+    // start and end; aliases are what can make more of them than the text could.
+    budget.max_nodes = limit / 2 + 1;
+    budget.max_events = limit + 1;
+    budget.max_total_scalar_bytes = limit;
+    budget.max_depth = options.max_depth;
+    budget.flow_nesting_limit = options.max_depth;
+    budget.max_documents = 1;
+    budget.max_recorded_anchor_events = options.max_yaml_alias_events;
+    let mut yaml = Options::default();
+    yaml.budget = Some(budget);
+    // `~: x` is a key spelled `~`, not a null that JSON objects cannot hold as a key; null
+    // values stay null.
+    yaml.null_as_string = true;
+    // `0755` stays the string it was written as, not a number that lost its zeros.
+    yaml.leading_zero_numbers_as_strings = true;
+    // YAML 1.2 booleans only (OpenAPI 3.1 requires YAML 1.2): `no` and `on` stay strings.
+    yaml.strict_booleans = true;
+    yaml.alias_limits.max_total_replayed_events = options.max_yaml_alias_events;
+    yaml.alias_limits.max_replay_stack_depth = 16;
+    yaml
+}
+
+fn yaml_load_error(name: &str, error: &serde_saphyr::Error, options: &LoadOptions) -> LoadError {
+    let message = first_line(&error.to_string());
+    if ["depth", "nesting", "recursion"]
+        .iter()
+        .any(|word| message.contains(word))
+    {
+        return LoadError::TooDeep {
+            name: name.to_string(),
+            limit: options.max_depth,
+        };
+    }
+    if matches!(error, serde_saphyr::Error::Budget { .. })
+        || message.contains("budget")
+        || message.contains("alias")
+    {
+        return LoadError::Budget {
+            name: name.to_string(),
+            message,
+        };
+    }
+    LoadError::Syntax {
+        name: name.to_string(),
+        message,
+    }
+}
+
+/// serde-saphyr renders errors with a snippet of the input below the first line; the snippet
+/// could quote a secret from a misplaced file, so only the first line is kept.
+fn first_line(message: &str) -> String {
+    message
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or(message)
+        .trim()
+        .to_string()
+}
+
+/// Whether `[`/`{` nesting, outside JSON-style quoted strings, goes deeper than `limit`. A
+/// linear scan over bytes; YAML block nesting is left to the YAML budget.
+fn exceeds_depth(text: &str, limit: usize) -> bool {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}

@@ -1,0 +1,979 @@
+//! Unit tests of document loading: the real documents of the research set, and small trees
+//! built at run time in the system's temporary directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use expect_test::{Expect, expect};
+use serde_json::json;
+
+use super::*;
+
+fn research(entry: &str) -> PathBuf {
+    Path::new("../shared/research-data/openapi").join(entry)
+}
+
+/// A directory tree under the system's temporary directory, removed when dropped.
+struct TempTree {
+    root: PathBuf,
+}
+
+impl TempTree {
+    fn new() -> TempTree {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let root = std::env::temp_dir().join(format!("ferry-openapi-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).expect("create temp dir");
+        TempTree { root }
+    }
+
+    fn write(&self, name: &str, text: &str) -> &TempTree {
+        let path = self.path(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("create dirs");
+        std::fs::write(path, text).expect("write file");
+        self
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+}
+
+impl Drop for TempTree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// The document's problems, one per line: where (file#pointer), then the error.
+fn problems(document: &Document) -> String {
+    document
+        .problems()
+        .iter()
+        .map(|p| {
+            format!(
+                "{}#{}: {}\n",
+                document.file(p.file).name,
+                p.pointer,
+                p.error
+            )
+        })
+        .collect()
+}
+
+fn check_problems(document: &Document, expect: Expect) {
+    expect.assert_eq(&problems(document));
+}
+
+fn names(document: &Document) -> Vec<&str> {
+    document.files.iter().map(|f| f.name.as_str()).collect()
+}
+
+const HEAD: &str = "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\n";
+
+// ---- the research documents ----
+
+#[test]
+fn every_research_document_loads_with_its_version_and_files() {
+    use SpecVersion::*;
+    let cases = [
+        ("petstore-2.0/petstore.json", Swagger2, 1, 0),
+        ("petstore-2.0-separate/spec/swagger.yaml", Swagger2, 4, 4),
+        ("petstore-3.0/openapi.yaml", OpenApi30, 1, 0),
+        ("petstore-3.1/petstore.yaml", OpenApi31, 1, 0),
+        ("oai-examples-3.0/api-with-examples.json", OpenApi30, 1, 0),
+        ("oai-examples-3.0/callback-example.json", OpenApi30, 1, 0),
+        ("oai-examples-3.0/link-example.json", OpenApi30, 1, 0),
+        ("oai-examples-3.0/petstore-expanded.json", OpenApi30, 1, 0),
+        ("oai-examples-3.0/uspto.json", OpenApi30, 1, 0),
+        ("oai-examples-3.1/non-oauth-scopes.json", OpenApi31, 1, 0),
+        ("oai-examples-3.1/webhook-example.json", OpenApi31, 1, 0),
+        ("redocly-starter-3.1/openapi.yaml", OpenApi31, 40, 2),
+        ("twilio-verify-v2/twilio_verify_v2.json", OpenApi30, 1, 0),
+        ("slack-web-2.0/slack_web_openapi_v2.json", Swagger2, 1, 0),
+        ("twilio-api-v2010/twilio_api_v2010.json", OpenApi30, 1, 0),
+        ("asana/asana_oas.yaml", OpenApi30, 1, 0),
+        ("openai/openapi.yaml", OpenApi31, 1, 0),
+        ("stripe-2022-04/spec3.json", OpenApi30, 1, 0),
+        ("jira/jira-platform.json", OpenApi30, 1, 0),
+        (
+            "digitalocean/specification/DigitalOcean-public.v2.yaml",
+            OpenApi30,
+            2850,
+            0,
+        ),
+        ("kubernetes-1.12-2.0/swagger.json", Swagger2, 1, 0),
+        ("github/api.github.com.json", OpenApi30, 1, 0),
+    ];
+    for (entry, version, files, problem_count) in cases {
+        let document = load(&research(entry)).unwrap_or_else(|e| panic!("{entry}: {e}"));
+        let found = (
+            document.version,
+            document.files.len(),
+            document.problems().len(),
+        );
+        assert_eq!(
+            found,
+            (version, files, problem_count),
+            "{entry}\n{}",
+            problems(&document)
+        );
+    }
+}
+
+#[test]
+fn petstore_separate_reaches_its_common_folder_only_when_the_root_is_widened() {
+    let document = load(&research("petstore-2.0-separate/spec/swagger.yaml")).expect("load");
+    assert_eq!(
+        names(&document),
+        ["swagger.yaml", "parameters.yaml", "Pet.yaml", "NewPet.yaml"]
+    );
+    check_problems(
+        &document,
+        expect![[r#"
+            swagger.yaml#/paths/~1pets/get/responses/default/schema/$ref: `$ref` "../common/Error.yaml" leaves the document's directory
+            swagger.yaml#/paths/~1pets/post/responses/default/schema/$ref: `$ref` "../common/Error.yaml" leaves the document's directory
+            swagger.yaml#/paths/~1pets~1{id}/get/responses/default/schema/$ref: `$ref` "../common/Error.yaml" leaves the document's directory
+            swagger.yaml#/paths/~1pets~1{id}/delete/responses/default/schema/$ref: `$ref` "../common/Error.yaml" leaves the document's directory
+        "#]],
+    );
+
+    let options = LoadOptions {
+        root_dir: Some(research("petstore-2.0-separate")),
+        ..LoadOptions::default()
+    };
+    let document = load_with(
+        &research("petstore-2.0-separate/spec/swagger.yaml"),
+        &options,
+    )
+    .expect("load");
+    assert_eq!(
+        names(&document),
+        [
+            "spec/swagger.yaml",
+            "spec/parameters.yaml",
+            "spec/Pet.yaml",
+            "common/Error.yaml",
+            "spec/NewPet.yaml"
+        ]
+    );
+    assert_eq!(problems(&document), "");
+    let target = document
+        .resolve(FileId(0), "../common/Error.yaml")
+        .expect("resolve");
+    assert_eq!((target.file, target.pointer.as_str()), (FileId(3), ""));
+}
+
+#[test]
+fn redocly_missing_code_samples_only_affect_their_refs() {
+    let document = load(&research("redocly-starter-3.1/openapi.yaml")).expect("load");
+    check_problems(
+        &document,
+        expect![[r#"
+            paths/menu.yaml#/get/x-codeSamples/0/source/$ref: `$ref` "../code_samples/C_sharp/menu/get.cs" names a file that could not be loaded: cannot read code_samples/C_sharp/menu/get.cs: No such file or directory (os error 2)
+            paths/menu.yaml#/get/x-codeSamples/1/source/$ref: `$ref` "../code_samples/PHP/menu/get.php" names a file that could not be loaded: cannot read code_samples/PHP/menu/get.php: No such file or directory (os error 2)
+        "#]],
+    );
+    // A file name with braces, referenced as written.
+    let target = document
+        .resolve(FileId(0), "paths/orders_{orderId}.yaml")
+        .expect("resolve");
+    assert!(target.value.get("get").is_some());
+    // The same file, percent-encoded as a URI reference may spell it.
+    let encoded = document
+        .resolve(FileId(0), "paths/orders_%7BorderId%7D.yaml")
+        .expect("resolve");
+    assert_eq!(encoded.file, target.file);
+}
+
+#[test]
+fn petstore_31_resolves_id_and_anchor_references() {
+    let document = load(&research("petstore-3.1/petstore.yaml")).expect("load");
+    let resolved = |reference: &str| {
+        document
+            .resolve(FileId(0), reference)
+            .map(|target| target.pointer)
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        resolved("/components/schemas/petdetails#pet_details_id").as_deref(),
+        Ok("/components/schemas/PetDetails/properties/id")
+    );
+    assert_eq!(
+        resolved("/components/schemas/category").as_deref(),
+        Ok("/components/schemas/Category")
+    );
+    assert_eq!(
+        resolved("/components/schemas/tag#/properties/name").as_deref(),
+        Ok("/components/schemas/Tag/properties/name")
+    );
+    assert_eq!(
+        resolved("#pet_details_id").as_deref(),
+        Ok("/components/schemas/PetDetails/properties/id")
+    );
+    assert_eq!(
+        resolved("/components/schemas/petdetails#no_such_anchor"),
+        Err(
+            "`$ref` \"/components/schemas/petdetails#no_such_anchor\" points at nothing"
+                .to_string()
+        )
+    );
+    // The unquoted `$ref: #/...` is a YAML comment: the loader keeps the null it parses to.
+    let pet_details = document
+        .root()
+        .pointer("/components/schemas/Pet/properties/petDetails");
+    assert_eq!(pet_details, Some(&json!({"$ref": null})));
+}
+
+// ---- confinement ----
+
+#[test]
+fn a_dotdot_reference_out_of_the_root_directory_is_refused() {
+    let tree = TempTree::new();
+    tree.write("secret.yaml", "password: hunter2\n");
+    tree.write("api/openapi.yaml", &format!("{HEAD}x-a: {{$ref: '../secret.yaml'}}\nx-b: {{$ref: 'sub/../../secret.yaml#/password'}}\n"));
+    let document = load(&tree.path("api/openapi.yaml")).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml"]);
+    check_problems(
+        &document,
+        expect![[r#"
+            openapi.yaml#/x-a/$ref: `$ref` "../secret.yaml" leaves the document's directory
+            openapi.yaml#/x-b/$ref: `$ref` "sub/../../secret.yaml#/password" leaves the document's directory
+        "#]],
+    );
+}
+
+#[test]
+fn absolute_paths_and_file_uris_are_refused() {
+    let tree = TempTree::new();
+    let inside = tree.path("api/other.yaml");
+    tree.write("api/other.yaml", "a: 1\n");
+    let text = format!(
+        "{HEAD}x-a: {{$ref: '{}'}}\nx-b: {{$ref: 'file://{}'}}\nx-c: {{$ref: '//example.com/x.yaml'}}\nx-d: {{$ref: 'C:\\\\x.yaml'}}\n",
+        inside.display(),
+        inside.display(),
+    );
+    tree.write("api/openapi.yaml", &text);
+    let document = load(&tree.path("api/openapi.yaml")).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml"]);
+    let errors: Vec<&RefError> = document.problems().iter().map(|p| &p.error).collect();
+    assert!(
+        matches!(
+            errors[..],
+            [
+                RefError::OutsideRoot(_),
+                RefError::OutsideRoot(_),
+                RefError::Remote(_),
+                RefError::OutsideRoot(_)
+            ]
+        ),
+        "{errors:?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_out_of_the_root_directory_is_refused() {
+    let tree = TempTree::new();
+    tree.write("secret.yaml", "password: hunter2\n");
+    tree.write(
+        "api/openapi.yaml",
+        &format!("{HEAD}x-a: {{$ref: 'link.yaml#/password'}}\nx-b: {{$ref: 'dir/secret.yaml'}}\n"),
+    );
+    std::os::unix::fs::symlink(tree.path("secret.yaml"), tree.path("api/link.yaml"))
+        .expect("symlink");
+    std::os::unix::fs::symlink(&tree.root, tree.path("api/dir")).expect("symlink");
+    let document = load(&tree.path("api/openapi.yaml")).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml"]);
+    check_problems(
+        &document,
+        expect![[r#"
+            openapi.yaml#/x-a/$ref: `$ref` "link.yaml#/password" names a file that could not be loaded: link.yaml is outside the root directory
+            openapi.yaml#/x-b/$ref: `$ref` "dir/secret.yaml" names a file that could not be loaded: dir/secret.yaml is outside the root directory
+        "#]],
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_inside_the_root_directory_is_followed() {
+    let tree = TempTree::new();
+    tree.write("api/schemas/pet.yaml", "type: object\n");
+    tree.write(
+        "api/openapi.yaml",
+        &format!("{HEAD}x-a: {{$ref: 'pet.yaml'}}\n"),
+    );
+    std::os::unix::fs::symlink(tree.path("api/schemas/pet.yaml"), tree.path("api/pet.yaml"))
+        .expect("symlink");
+    let document = load(&tree.path("api/openapi.yaml")).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml", "pet.yaml"]);
+    assert_eq!(problems(&document), "");
+}
+
+#[test]
+fn a_root_document_outside_the_chosen_root_directory_is_an_error() {
+    let tree = TempTree::new();
+    tree.write("a/openapi.yaml", HEAD);
+    tree.write("b/keep", "");
+    let options = LoadOptions {
+        root_dir: Some(tree.path("b")),
+        ..LoadOptions::default()
+    };
+    let error = load_with(&tree.path("a/openapi.yaml"), &options).expect_err("outside");
+    assert!(matches!(error, LoadError::OutsideRoot { .. }), "{error}");
+}
+
+// ---- files that cannot be loaded ----
+
+#[test]
+fn a_missing_or_broken_file_only_affects_the_references_to_it() {
+    let tree = TempTree::new();
+    tree.write(
+        "schemas/pet.yaml",
+        "type: object\nproperties:\n  tag: {$ref: 'tag.yaml'}\n",
+    );
+    tree.write("schemas/tag.yaml", "type: string\n");
+    tree.write("schemas/broken.yaml", "a: [1, 2\n");
+    tree.write(
+        "openapi.yaml",
+        &format!(
+            "{HEAD}components:\n  schemas:\n    Pet: {{$ref: 'schemas/pet.yaml'}}\n    Gone: {{$ref: 'schemas/gone.yaml'}}\n    Broken: {{$ref: 'schemas/broken.yaml#/a'}}\n"
+        ),
+    );
+    let document = load(&tree.path("openapi.yaml")).expect("load");
+    assert_eq!(
+        names(&document),
+        ["openapi.yaml", "schemas/pet.yaml", "schemas/tag.yaml"]
+    );
+    let pet = document
+        .resolve(FileId(0), "schemas/pet.yaml")
+        .expect("pet");
+    let tag = document.resolve(pet.file, "tag.yaml").expect("tag");
+    assert_eq!(tag.value, &json!({"type": "string"}));
+    let gone = document
+        .resolve(FileId(0), "schemas/gone.yaml")
+        .expect_err("gone");
+    assert!(matches!(gone, RefError::Unreadable { .. }), "{gone}");
+    check_problems(
+        &document,
+        expect![[r#"
+            openapi.yaml#/components/schemas/Gone/$ref: `$ref` "schemas/gone.yaml" names a file that could not be loaded: cannot read schemas/gone.yaml: No such file or directory (os error 2)
+            openapi.yaml#/components/schemas/Broken/$ref: `$ref` "schemas/broken.yaml#/a" names a file that could not be loaded: schemas/broken.yaml is not valid JSON or YAML: error: line 1 column 4: unclosed bracket '['
+        "#]],
+    );
+}
+
+#[test]
+fn a_file_that_is_not_json_or_yaml_is_kept_as_text() {
+    let tree = TempTree::new();
+    tree.write(
+        "samples/get.cs",
+        "var client = new Client();\nclient.Get(\"/menu\");\n",
+    );
+    tree.write(
+        "openapi.yaml",
+        &format!("{HEAD}x-codeSamples:\n  - lang: C#\n    source: {{$ref: samples/get.cs}}\n"),
+    );
+    let document = load(&tree.path("openapi.yaml")).expect("load");
+    let target = document
+        .resolve(FileId(0), "samples/get.cs")
+        .expect("resolve");
+    assert_eq!(
+        target.value,
+        &json!("var client = new Client();\nclient.Get(\"/menu\");\n")
+    );
+}
+
+#[test]
+fn a_reference_back_to_the_root_document_is_the_root_not_a_copy() {
+    let tree = TempTree::new();
+    tree.write(
+        "schemas/pet.yaml",
+        "properties:\n  tag: {$ref: '../openapi.yaml#/components/schemas/Tag'}\n",
+    );
+    tree.write(
+        "openapi.yaml",
+        &format!("{HEAD}components:\n  schemas:\n    Pet: {{$ref: 'schemas/pet.yaml'}}\n    Tag: {{type: string}}\n"),
+    );
+    let document = load(&tree.path("openapi.yaml")).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml", "schemas/pet.yaml"]);
+    let tag = document
+        .resolve(FileId(1), "../openapi.yaml#/components/schemas/Tag")
+        .expect("tag");
+    assert_eq!(
+        (tag.file, tag.pointer.as_str()),
+        (FileId(0), "/components/schemas/Tag")
+    );
+}
+
+#[test]
+fn referenced_files_are_loaded_transitively_and_each_once() {
+    let tree = TempTree::new();
+    tree.write("a.yaml", "next: {$ref: 'b.yaml'}\nself: {$ref: 'a.yaml'}\n");
+    tree.write(
+        "b.yaml",
+        "next: {$ref: './c/../a.yaml'}\nc: {$ref: 'c/c.yaml'}\n",
+    );
+    tree.write("c/c.yaml", "back: {$ref: '../b.yaml#/next'}\n");
+    tree.write("openapi.yaml", &format!("{HEAD}x-a: {{$ref: 'a.yaml'}}\n"));
+    let document = load(&tree.path("openapi.yaml")).expect("load");
+    assert_eq!(
+        names(&document),
+        ["openapi.yaml", "a.yaml", "b.yaml", "c/c.yaml"]
+    );
+    assert_eq!(problems(&document), "");
+}
+
+// ---- budgets ----
+
+#[test]
+fn a_yaml_alias_bomb_is_refused() {
+    let mut text = String::from(
+        "openapi: 3.1.0\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n",
+    );
+    for i in 1..10 {
+        let prev = i - 1;
+        text.push_str(&format!(
+            "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+        ));
+    }
+    let error = parse(&text, "bomb.yaml").expect_err("bomb");
+    assert!(matches!(error, LoadError::Budget { .. }), "{error}");
+}
+
+#[test]
+fn many_alias_replays_are_refused_but_a_shared_schema_is_not() {
+    let items: String = (0..100).map(|i| format!("k{i}: v\n  ")).collect();
+    let mut text = format!("openapi: 3.1.0\nshared: &shared\n  {items}\nuses:\n");
+    for _ in 0..1000 {
+        text.push_str("  - *shared\n");
+    }
+    let error = parse(&text, "replays.yaml").expect_err("replays");
+    assert!(matches!(error, LoadError::Budget { .. }), "{error}");
+
+    let text = "openapi: 3.1.0\nshared: &id {type: string, format: uuid}\na: *id\nb: *id\n";
+    let value = parse(text, "shared.yaml").expect("parse");
+    assert_eq!(value["b"], json!({"type": "string", "format": "uuid"}));
+}
+
+#[test]
+fn a_yaml_stream_of_several_documents_is_refused_and_an_empty_one_is_null() {
+    let error = parse("openapi: 3.1.0\n---\nopenapi: 3.0.0\n", "two.yaml").expect_err("two");
+    assert!(matches!(error, LoadError::Budget { .. }), "{error}");
+    assert_eq!(parse("", "empty.yaml").expect("empty"), json!(null));
+    assert_eq!(
+        parse("# nothing\n", "comment.yaml").expect("comment"),
+        json!(null)
+    );
+}
+
+#[test]
+fn deeply_nested_json_is_refused() {
+    let text = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let error = parse(&text, "deep.json").expect_err("deep");
+    expect![[r#"deep.json nests arrays and objects deeper than the limit of 128"#]]
+        .assert_eq(&error.to_string());
+
+    let text = format!("{}1{}", "{\"a\":".repeat(100_000), "}".repeat(100_000));
+    let error = parse(&text, "deep.json").expect_err("deep");
+    assert!(matches!(error, LoadError::TooDeep { .. }), "{error}");
+
+    // At the limit is fine (on a test thread's 2 MiB stack, in a debug build).
+    let text = format!("{}{}", "[".repeat(128), "]".repeat(128));
+    assert!(parse(&text, "deep.json").is_ok());
+    let text = format!("{}1{}", "{\"a\":".repeat(128), "}".repeat(128));
+    assert!(parse(&text, "deep.json").is_ok());
+
+    // Brackets inside strings are text, not nesting.
+    let text = format!("{{\"a\": \"{}\"}}", "[".repeat(1000));
+    assert!(parse(&text, "text.json").is_ok());
+}
+
+#[test]
+fn deeply_nested_yaml_is_refused() {
+    let text = format!("a: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let error = parse(&text, "deep.yaml").expect_err("deep");
+    assert!(matches!(error, LoadError::TooDeep { .. }), "{error}");
+
+    let mut text = String::new();
+    for depth in 0..200 {
+        text.push_str(&" ".repeat(depth));
+        text.push_str("a:\n");
+    }
+    let error = parse(&text, "deep.yaml").expect_err("deep");
+    assert!(matches!(error, LoadError::TooDeep { .. }), "{error}");
+
+    let mut text = String::new();
+    for depth in 0..127 {
+        text.push_str(&" ".repeat(depth));
+        text.push_str("a:\n");
+    }
+    assert!(parse(&text, "deep.yaml").is_ok());
+}
+
+#[test]
+fn a_too_deep_referenced_file_is_recorded_and_one_at_the_limit_loads() {
+    let nested = |levels: usize| -> String {
+        (0..levels)
+            .map(|depth| format!("{}a:\n", " ".repeat(depth)))
+            .collect()
+    };
+    let tree = TempTree::new();
+    tree.write("deep.yaml", &nested(300));
+    tree.write("fine.yaml", &nested(127));
+    tree.write(
+        "openapi.yaml",
+        &format!("{HEAD}x-a: {{$ref: deep.yaml}}\nx-b: {{$ref: fine.yaml}}\n"),
+    );
+    let document = load(&tree.path("openapi.yaml")).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml", "fine.yaml"]);
+    check_problems(
+        &document,
+        expect![[r#"
+        openapi.yaml#/x-a/$ref: `$ref` "deep.yaml" names a file that could not be loaded: deep.yaml nests arrays and objects deeper than the limit of 128
+    "#]],
+    );
+}
+
+#[test]
+fn files_over_the_size_or_count_limits_are_recorded() {
+    let tree = TempTree::new();
+    tree.write("big.yaml", &format!("a: '{}'\n", "x".repeat(2000)));
+    tree.write("one.yaml", "a: 1\n");
+    tree.write("two.yaml", "a: 2\n");
+    tree.write(
+        "openapi.yaml",
+        &format!(
+            "{HEAD}x-a: {{$ref: big.yaml}}\nx-b: {{$ref: one.yaml}}\nx-c: {{$ref: two.yaml}}\n"
+        ),
+    );
+    let options = LoadOptions {
+        max_file_bytes: 1000,
+        max_files: 2,
+        ..LoadOptions::default()
+    };
+    let document = load_with(&tree.path("openapi.yaml"), &options).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml", "one.yaml"]);
+    check_problems(
+        &document,
+        expect![[r#"
+            openapi.yaml#/x-a/$ref: `$ref` "big.yaml" names a file that could not be loaded: big.yaml is larger than the limit of 1000 bytes
+            openapi.yaml#/x-c/$ref: `$ref` "two.yaml" names a file that could not be loaded: two.yaml is over budget: the document spans more than 2 files
+        "#]],
+    );
+
+    let options = LoadOptions {
+        max_file_bytes: 100,
+        ..LoadOptions::default()
+    };
+    let error = load_with(&tree.path("openapi.yaml"), &options).expect_err("root too large");
+    assert!(matches!(error, LoadError::TooLarge { .. }), "{error}");
+}
+
+// ---- the root document ----
+
+#[test]
+fn a_root_that_is_not_openapi_is_an_error() {
+    let tree = TempTree::new();
+    tree.write("plain.yaml", "a: 1\n");
+    tree.write("v4.yaml", "openapi: 4.0.0\n");
+    tree.write(
+        "broken.json",
+        "{\"openapi\": \"3.1.0\",\n\"secret\": \"hunter2\" \"x\"}",
+    );
+    let error = |name: &str| load(&tree.path(name)).expect_err(name).to_string();
+    assert!(
+        error("plain.yaml")
+            .ends_with("is not an OpenAPI document (no `openapi` or `swagger` version)")
+    );
+    assert!(
+        error("v4.yaml")
+            .ends_with(": unsupported version \"4.0.0\" (ferry reads 2.0, 3.0.x and 3.1.x)")
+    );
+    assert!(error("missing.yaml").starts_with("cannot read "));
+    // Only the parser's first line: serde-saphyr would quote the text around the error.
+    expect!["broken.json is not valid JSON or YAML: expected `,` or `}` at line 2 column 21"]
+        .assert_eq(&error("broken.json"));
+}
+
+#[test]
+fn yaml_keys_and_scalars_become_json_as_written() {
+    let text = "200: a\n1.5: b\ntrue: c\n~: d\nn: ~\nint: 12\nfloat: 1.5\nexp: 1e3\noctal: 0755\ndate: 2020-01-01\nversion: 3.1\nyes: no\n";
+    let value = parse(text, "keys.yaml").expect("parse");
+    expect![[r#"{"200":"a","1.5":"b","true":"c","~":"d","n":null,"int":12,"float":1.5,"exp":1000.0,"octal":"0755","date":"2020-01-01","version":3.1,"yes":"no"}"#]]
+        .assert_eq(&value.to_string());
+}
+
+#[test]
+fn a_swagger_version_written_as_a_yaml_number_is_read() {
+    let document =
+        Document::from_value(parse("swagger: 2.0\nopenapi_x: 1\n", "v.yaml").expect("parse"))
+            .expect("document");
+    assert_eq!(document.version, SpecVersion::Swagger2);
+}
+
+// ---- references and pointers ----
+
+#[test]
+fn pointers_follow_rfc_6901_and_percent_encoding() {
+    let document = Document::from_value(json!({
+        "openapi": "3.1.0",
+        "paths": {"/pets/{id}": {"get": {"operationId": "getPet"}}},
+        "a~b": {"c/d": 1},
+        "Foo Bar": {"é": 2},
+        "list": [10, 11, 12],
+        "": {"": 3}
+    }))
+    .expect("document");
+    let resolve = |reference: &str| {
+        document
+            .resolve(FileId(0), reference)
+            .map(|t| (t.pointer, t.value.clone()))
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        resolve("#/paths/~1pets~1{id}/get/operationId"),
+        Ok((
+            "/paths/~1pets~1{id}/get/operationId".into(),
+            json!("getPet")
+        ))
+    );
+    assert_eq!(
+        resolve("#/paths/~1pets~1%7Bid%7D/get"),
+        Ok((
+            "/paths/~1pets~1{id}/get".into(),
+            json!({"operationId": "getPet"})
+        ))
+    );
+    assert_eq!(resolve("#/a~0b/c~1d"), Ok(("/a~0b/c~1d".into(), json!(1))));
+    assert_eq!(
+        resolve("#/Foo%20Bar/%C3%A9"),
+        Ok(("/Foo Bar/é".into(), json!(2)))
+    );
+    assert_eq!(resolve("#/list/2"), Ok(("/list/2".into(), json!(12))));
+    assert_eq!(resolve("#//"), Ok(("//".into(), json!(3))));
+    assert_eq!(resolve("#").map(|(p, _)| p), Ok(String::new()));
+    for dangling in [
+        "#/list/02",
+        "#/list/-1",
+        "#/list/3",
+        "#/a~2b",
+        "#/nothing",
+        "#/paths/%FF",
+        "#anchor",
+    ] {
+        assert_eq!(
+            resolve(dangling),
+            Err(format!("`$ref` {dangling:?} points at nothing"))
+        );
+    }
+    assert_eq!(pointer_get(document.root(), "/a~0b/c~1d"), Some(&json!(1)));
+    assert_eq!(pointer_get(document.root(), "a~0b"), None);
+}
+
+#[test]
+fn ids_nest_and_resolve_without_fetching() {
+    let document = Document::from_value(json!({
+        "openapi": "3.1.0",
+        "components": {"schemas": {
+            "Root": {
+                "$id": "https://example.com/schemas/root",
+                "properties": {
+                    "child": {"$id": "child", "$anchor": "kid", "properties": {"x": {"type": "string"}}},
+                    "old": {"$id": "#legacy", "type": "integer"}
+                }
+            },
+            "User": {"$ref": "https://example.com/schemas/child#/properties/x"}
+        }}
+    }))
+    .expect("document");
+    let pointer = |reference: &str| {
+        document
+            .resolve(FileId(0), reference)
+            .map(|t| t.pointer)
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        pointer("https://example.com/schemas/root").as_deref(),
+        Ok("/components/schemas/Root")
+    );
+    assert_eq!(
+        pointer("https://example.com/schemas/child").as_deref(),
+        Ok("/components/schemas/Root/properties/child")
+    );
+    assert_eq!(
+        pointer("https://example.com/schemas/child#kid").as_deref(),
+        Ok("/components/schemas/Root/properties/child")
+    );
+    assert_eq!(
+        pointer("https://example.com/schemas/child#/properties/x").as_deref(),
+        Ok("/components/schemas/Root/properties/child/properties/x")
+    );
+    assert_eq!(
+        pointer("https://example.com/schemas/root#legacy").as_deref(),
+        Ok("/components/schemas/Root/properties/old")
+    );
+    assert_eq!(
+        pointer("#kid").as_deref(),
+        Ok("/components/schemas/Root/properties/child")
+    );
+    assert_eq!(problems(&document), "");
+    assert!(matches!(
+        document.resolve(FileId(0), "https://example.com/other"),
+        Err(RefError::Remote(_))
+    ));
+}
+
+#[test]
+fn a_document_in_memory_lists_its_dangling_references() {
+    let document = Document::from_value(json!({
+        "swagger": "2.0",
+        "definitions": {"A": {"$ref": "#/definitions/B"}, "C": {"$ref": "#/definitions/A"}},
+        "x-other": {"$ref": "other.yaml#/x"},
+        "x-null": {"$ref": null}
+    }))
+    .expect("document");
+    check_problems(
+        &document,
+        expect![[r##"
+            #/definitions/A/$ref: `$ref` "#/definitions/B" points at nothing
+            #/x-other/$ref: `$ref` "other.yaml#/x" names a file that was not loaded
+        "##]],
+    );
+}
+
+// ---- over http ----
+
+/// An HTTP server on 127.0.0.1:0 serving fixed texts by path, on a thread with its own runtime
+/// so that synchronous tests can use it too; stopped when dropped.
+struct TextServer {
+    address: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TextServer {
+    fn start(texts: &[(&str, String)]) -> TextServer {
+        let texts: std::sync::Arc<std::collections::HashMap<String, String>> = std::sync::Arc::new(
+            texts
+                .iter()
+                .map(|(p, t)| (p.to_string(), t.clone()))
+                .collect(),
+        );
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let address = listener.local_addr().expect("address");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                let app = axum::Router::new().fallback(move |uri: http::Uri| {
+                    let texts = texts.clone();
+                    async move {
+                        match texts.get(uri.path()) {
+                            Some(text) => (http::StatusCode::OK, text.clone()),
+                            None => (http::StatusCode::NOT_FOUND, String::new()),
+                        }
+                    }
+                });
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stopped.await;
+                    })
+                    .await
+                    .expect("serve");
+            });
+        });
+        TextServer {
+            address,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+}
+
+impl Drop for TextServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn api_server() -> TextServer {
+    let root = format!(
+        "{HEAD}components:\n  schemas:\n    Pet: {{$ref: 'schemas/pet.yaml'}}\n    Local: {{$ref: 'file:///etc/passwd'}}\n    Up: {{$ref: '../../../etc/passwd'}}\n"
+    );
+    TextServer::start(&[
+        ("/api/openapi.yaml", root),
+        (
+            "/api/schemas/pet.yaml",
+            "type: object\nproperties:\n  tag: {$ref: tag.json}\n".into(),
+        ),
+        ("/api/schemas/tag.json", "{\"type\": \"string\"}".into()),
+        ("/big.yaml", format!("{HEAD}x: '{}'\n", "x".repeat(10_000))),
+    ])
+}
+
+#[tokio::test]
+async fn a_fetched_document_leaves_its_references_alone_by_default() {
+    let server = api_server();
+    let document = load_url(&server.url("/api/openapi.yaml"), &LoadOptions::default())
+        .await
+        .expect("load");
+    assert_eq!(names(&document), [server.url("/api/openapi.yaml")]);
+    let errors: Vec<String> = document
+        .problems()
+        .iter()
+        .map(|p| p.error.to_string())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "`$ref` \"schemas/pet.yaml\" is remote, and remote references are not allowed",
+            "`$ref` \"file:///etc/passwd\" leaves the document's directory",
+            "`$ref` \"../../../etc/passwd\" is remote, and remote references are not allowed",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_fetched_document_follows_its_references_when_allowed() {
+    let server = api_server();
+    let options = LoadOptions {
+        allow_remote: true,
+        ..LoadOptions::default()
+    };
+    let document = load_url(&server.url("/api/openapi.yaml"), &options)
+        .await
+        .expect("load");
+    assert_eq!(
+        names(&document),
+        [
+            server.url("/api/openapi.yaml"),
+            server.url("/api/schemas/pet.yaml"),
+            server.url("/api/schemas/tag.json")
+        ]
+    );
+    let pet = document
+        .resolve(FileId(0), "schemas/pet.yaml")
+        .expect("pet");
+    let tag = document.resolve(pet.file, "tag.json").expect("tag");
+    assert_eq!(tag.value, &json!({"type": "string"}));
+    // A fetched document reaches nothing on the local disk: `..` stays on the server.
+    let errors: Vec<String> = document
+        .problems()
+        .iter()
+        .map(|p| p.error.to_string())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "`$ref` \"file:///etc/passwd\" leaves the document's directory".to_string(),
+            format!(
+                "`$ref` \"../../../etc/passwd\" names a file that could not be loaded: cannot fetch {}: the server answered 404 Not Found",
+                server.url("/etc/passwd")
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn fetching_a_root_document_is_bounded_and_checked() {
+    let server = api_server();
+    let small = LoadOptions {
+        max_file_bytes: 1000,
+        ..LoadOptions::default()
+    };
+    let error = load_url(&server.url("/big.yaml"), &small)
+        .await
+        .expect_err("too large");
+    assert!(matches!(error, LoadError::TooLarge { .. }), "{error}");
+    let error = load_url(&server.url("/nothing.yaml"), &small)
+        .await
+        .expect_err("missing");
+    assert!(
+        error
+            .to_string()
+            .ends_with("the server answered 404 Not Found"),
+        "{error}"
+    );
+    let error = load_url("file:///etc/passwd", &small)
+        .await
+        .expect_err("scheme");
+    expect!["cannot fetch file:///etc/passwd: only http and https URLs can be fetched"]
+        .assert_eq(&error.to_string());
+}
+
+#[test]
+fn a_document_can_be_fetched_from_synchronous_code() {
+    let server = api_server();
+    let document =
+        load_url_blocking(&server.url("/api/openapi.yaml"), &LoadOptions::default()).expect("load");
+    assert_eq!(names(&document), [server.url("/api/openapi.yaml")]);
+}
+
+#[test]
+fn a_local_document_reaches_http_references_only_when_allowed() {
+    let server = api_server();
+    let tree = TempTree::new();
+    let pet = server.url("/api/schemas/pet.yaml");
+    tree.write(
+        "openapi.yaml",
+        &format!("{HEAD}x-pet: {{$ref: '{pet}#/properties'}}\n"),
+    );
+
+    let document = load(&tree.path("openapi.yaml")).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml"]);
+    let error = document
+        .resolve(FileId(0), &format!("{pet}#/properties"))
+        .expect_err("remote");
+    assert!(matches!(error, RefError::Remote(_)), "{error}");
+
+    let options = LoadOptions {
+        allow_remote: true,
+        ..LoadOptions::default()
+    };
+    let document = load_with(&tree.path("openapi.yaml"), &options).expect("load");
+    assert_eq!(
+        names(&document),
+        [
+            "openapi.yaml".to_string(),
+            pet.clone(),
+            server.url("/api/schemas/tag.json")
+        ]
+    );
+    let target = document
+        .resolve(FileId(0), &format!("{pet}#/properties/tag"))
+        .expect("resolve");
+    assert_eq!(
+        (target.file, target.pointer.as_str()),
+        (FileId(1), "/properties/tag")
+    );
+}
+
+#[tokio::test]
+async fn loading_with_remote_references_works_inside_a_runtime() {
+    let server = api_server();
+    let tree = TempTree::new();
+    let pet = server.url("/api/schemas/pet.yaml");
+    tree.write("openapi.yaml", &format!("{HEAD}x-pet: {{$ref: '{pet}'}}\n"));
+    let options = LoadOptions {
+        allow_remote: true,
+        ..LoadOptions::default()
+    };
+    let document = load_with(&tree.path("openapi.yaml"), &options).expect("load");
+    assert_eq!(document.files.len(), 3);
+}
