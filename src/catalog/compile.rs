@@ -146,6 +146,7 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
             basis: decision.basis,
             unchecked_patterns,
             call,
+            scopes: choice.settings.scopes.clone(),
         });
     }
 
@@ -416,6 +417,7 @@ fn overlay(document: &ToolEntry, curation: &ToolEntry) -> ToolEntry {
             curation.mirror_headers.clone()
         },
         call: curation.call.clone(),
+        scopes: curation.scopes.clone(),
     }
 }
 

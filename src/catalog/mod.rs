@@ -55,6 +55,9 @@ pub struct Tool {
     pub unchecked_patterns: Vec<String>,
     /// The curation's call options for this tool, over its file-wide defaults.
     pub call: CallOptions,
+    /// Scopes a caller needs to see and call this tool, as the curation names them;
+    /// `None`: the `auth:` section's default applies.
+    pub scopes: Option<Vec<String>>,
 }
 
 /// MCP tool annotations; `None` means the hint is absent (MCP's default applies).

@@ -2,6 +2,7 @@
 //! Streamable HTTP (default) or stdio.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args as ClapArgs;
 
+use ferry::auth::{AuthConfig, Authenticator};
 use ferry::catalog::Catalog;
 use ferry::diagnostic::Diagnostic;
 use ferry::mcp::{Server, ServerOptions};
@@ -57,6 +59,13 @@ pub struct TransportArgs {
     /// Longest time one HTTP request may take, upstream call included, in seconds.
     #[arg(long, env = "FERRY_REQUEST_TIMEOUT", default_value_t = 120)]
     pub request_timeout: u64,
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key), for deployments without
+    /// a proxy in front.
+    #[arg(long, env = "FERRY_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "FERRY_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -64,10 +73,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = UpstreamConfig {
         call: loaded.curation.call.clone(),
         auth: loaded.curation.upstream_auth.clone(),
+        identity_header: loaded.curation.upstream_identity.clone(),
     };
     serve_catalog(
         loaded.catalog,
         &config,
+        loaded.curation.auth.as_ref(),
         &loaded.diagnostics,
         &args.transport,
     )
@@ -77,6 +88,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 pub fn serve_catalog(
     catalog: Catalog,
     config: &UpstreamConfig,
+    auth: Option<&AuthConfig>,
     diagnostics: &[Diagnostic],
     args: &TransportArgs,
 ) -> anyhow::Result<ExitCode> {
@@ -92,7 +104,7 @@ pub fn serve_catalog(
         return Ok(ExitCode::from(1));
     }
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    runtime.block_on(serve(catalog, config, args, None))?;
+    runtime.block_on(serve_with_auth(catalog, config, auth, args, None))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -104,12 +116,35 @@ pub async fn serve(
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<()> {
+    serve_with_auth(catalog, config, None, args, announce).await
+}
+
+/// [`serve`] with inbound authorization (`auth:`; `None` allows loopback HTTP only). On
+/// stdio nobody is asked: the process's owner is the only caller.
+pub async fn serve_with_auth(
+    catalog: Catalog,
+    config: &UpstreamConfig,
+    auth: Option<&AuthConfig>,
+    args: &TransportArgs,
+    announce: Option<&dyn Fn(&str)>,
+) -> anyhow::Result<()> {
     let upstream = Upstream::new(&catalog, config).context("setting up the upstream client")?;
-    let server = Arc::new(Server::new(
-        &catalog,
-        Some(upstream),
-        ServerOptions::default(),
-    ));
+    let authenticator = if args.stdio {
+        Authenticator::none()
+    } else {
+        ferry::auth::check_exposure(&args.listen.to_string(), auth)?;
+        let tool_scopes = catalog
+            .tools
+            .iter()
+            .filter_map(|tool| Some((tool.name.clone(), tool.scopes.clone()?)));
+        Authenticator::new(auth, tool_scopes).context("setting up authorization")?
+    };
+    authenticator.warm().await;
+    let options = ServerOptions {
+        authenticator: authenticator.clone(),
+        ..ServerOptions::default()
+    };
+    let server = Arc::new(Server::new(&catalog, Some(upstream), options));
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
     if args.stdio {
         let input = tokio::io::BufReader::new(tokio::io::stdin());
@@ -124,7 +159,12 @@ pub async fn serve(
     let local = listener
         .local_addr()
         .context("reading the listen address")?;
-    let endpoint = format!("http://{local}{}", http::ENDPOINT);
+    let scheme = if args.tls_cert.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let endpoint = format!("{scheme}://{local}{}", http::ENDPOINT);
     tracing::info!(%endpoint, "serving MCP over Streamable HTTP");
     if let Some(announce) = announce {
         announce(&endpoint);
@@ -134,11 +174,21 @@ pub async fn serve(
         allowed_origins: args.allowed_origins.clone(),
         body_limit: args.body_limit,
         request_timeout: Duration::from_secs(args.request_timeout),
+        authenticator,
         ..HttpOptions::default()
     };
-    http::serve(server, listener, options, shutdown_signal())
-        .await
-        .context("serving HTTP")?;
+    match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            let tls = ferry::tls::server_config(cert, key).context("setting up TLS")?;
+            let listener = ferry::tls::TlsListener::new(listener, tls).context("setting up TLS")?;
+            http::serve(server, listener, options, shutdown_signal())
+                .await
+                .context("serving HTTPS")?;
+        }
+        _ => http::serve(server, listener, options, shutdown_signal())
+            .await
+            .context("serving HTTP")?,
+    }
     tracing::info!("stopped");
     Ok(())
 }

@@ -38,6 +38,10 @@ pub struct Curation {
     pub call: CallOptions,
     /// ferry's own credentials for the upstream.
     pub upstream_auth: Option<UpstreamAuth>,
+    /// Who may use ferry (`auth:`); `None`: nobody is asked, loopback only.
+    pub auth: Option<crate::auth::AuthConfig>,
+    /// The header that names the caller upstream (`upstream_identity:`).
+    pub upstream_identity: Option<http::HeaderName>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -62,6 +66,9 @@ pub struct ToolEntry {
     pub because: Option<String>,
     /// Mirror these arguments into `Mcp-Param-{Name}` headers: argument name → Name.
     pub mirror_headers: Vec<(String, String)>,
+    /// Scopes a caller needs to see and call the tool (`scopes:`); `None`: the `auth:`
+    /// section's default.
+    pub scopes: Option<Vec<String>>,
     pub call: CallOptions,
 }
 
@@ -188,7 +195,7 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
         ));
         return curation;
     };
-    check_keys(map, "", &[TOP_KEYS, call::KEYS], diagnostics);
+    check_keys(map, "", &[TOP_KEYS, call::KEYS, auth::KEYS], diagnostics);
     curation.openapi = string_at(map, "openapi", "", diagnostics);
     curation.upstream = string_at(map, "upstream", "", diagnostics);
     curation.document_extensions =
@@ -204,6 +211,13 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
     if let Some(auth) = map.get("upstream_auth") {
         curation.upstream_auth = call::parse_upstream_auth(auth, "upstream_auth", diagnostics);
     }
+    if let Some(value) = map.get("auth") {
+        curation.auth = auth::parse_auth(value, "auth", diagnostics);
+    }
+    if let Some(value) = map.get("upstream_identity") {
+        curation.upstream_identity =
+            auth::parse_upstream_identity(value, "upstream_identity", diagnostics);
+    }
     match map.get("tools") {
         None | Some(Value::Null) => {}
         Some(Value::Object(tools)) => {
@@ -218,6 +232,14 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
             Location::curation("tools"),
             "`tools` must be a mapping from operationId or `METHOD /path` to settings",
         )),
+    }
+    if curation.auth.is_none()
+        && let Some(entry) = curation.tools.iter().find(|entry| entry.scopes.is_some())
+    {
+        diagnostics.push(Diagnostic::warning(
+            Location::curation(format!("tools.{}.scopes", entry.selector)),
+            "scopes have no effect without an `auth:` section: every caller reaches every tool",
+        ));
     }
     match map.get("tags") {
         None | Some(Value::Null) => {}
@@ -296,7 +318,13 @@ fn parse_tool(
             return entry;
         }
     };
-    check_keys(map, path, &[TOOL_KEYS, call::KEYS], diagnostics);
+    check_keys(
+        map,
+        path,
+        &[TOOL_KEYS, call::KEYS, auth::TOOL_KEYS],
+        diagnostics,
+    );
+    entry.scopes = auth::parse_tool_scopes(map, path, diagnostics);
     entry.enabled = bool_at(map, "enabled", path, diagnostics).unwrap_or(true);
     entry.name = string_at(map, "name", path, diagnostics);
     entry.title = string_at(map, "title", path, diagnostics);

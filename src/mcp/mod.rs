@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use crate::auth::{Authenticator, Challenge, Principal};
 use crate::catalog::{Catalog, Tool};
 use crate::upstream::{ToolResult, Upstream};
 
@@ -69,6 +70,8 @@ pub struct ServerOptions {
     /// Freshness hint on `server/discover` and `tools/list` results.
     pub ttl_ms: u64,
     pub cache_scope: CacheScope,
+    /// Who may list and call which tool; [`Authenticator::none`] lets everyone reach all.
+    pub authenticator: Authenticator,
 }
 
 impl Default for ServerOptions {
@@ -78,6 +81,7 @@ impl Default for ServerOptions {
         ServerOptions {
             ttl_ms: 300_000,
             cache_scope: CacheScope::Public,
+            authenticator: Authenticator::none(),
         }
     }
 }
@@ -94,6 +98,13 @@ pub struct Server {
     ping: Prepared,
     tools_list_modern: Prepared,
     tools_list_legacy: Prepared,
+    authenticator: Authenticator,
+    /// The tool list differs between callers (some tool needs a scope): it is built per
+    /// request from `listed` instead of served prepared.
+    listing_varies: bool,
+    /// Each tool's JSON, in `tools` order.
+    listed: Vec<Value>,
+    ttl_ms: u64,
 }
 
 /// One message in, as a transport received it.
@@ -102,6 +113,9 @@ pub struct Incoming<'a> {
     pub body: &'a [u8],
     /// The HTTP request's headers; `None` on stdio, where metadata travels only in `_meta`.
     pub headers: Option<&'a HeaderMap>,
+    /// Who sent it, as the transport authenticated them; `None` where nobody is asked
+    /// (stdio), which reaches every tool.
+    pub principal: Option<&'a Principal>,
 }
 
 /// What to send back.
@@ -127,6 +141,9 @@ pub enum Kind {
     /// the stream stays open (with nothing to notify) until the client leaves or ferry shuts
     /// down, when `end` is sent as the stream's final response.
     Subscription { end: Bytes },
+    /// The caller lacks a scope the tool needs: `body` is a JSON-RPC error, and HTTP adds
+    /// the challenge's `WWW-Authenticate` so the client can step up.
+    Refused(Challenge),
 }
 
 #[derive(Debug)]
@@ -182,7 +199,10 @@ impl Server {
             .collect();
         let listed: Vec<Value> = tools.iter().map(|served| served.tool.to_json()).collect();
 
+        let listing_varies =
+            options.authenticator.cache_scope() == crate::auth::CacheScope::Private;
         let cache_scope = match options.cache_scope {
+            _ if listing_varies => "private",
             CacheScope::Public => "public",
             CacheScope::Private => "private",
         };
@@ -215,6 +235,7 @@ impl Server {
             "_meta": { META_SERVER_INFO: server_info },
         });
         let tools_list_legacy = json!({ "tools": listed });
+        let ttl_ms = options.ttl_ms;
 
         Server {
             tools,
@@ -226,6 +247,10 @@ impl Server {
             tools_list_modern: Prepared::result(&tools_list_modern),
             tools_list_legacy: Prepared::result(&tools_list_legacy),
             server_info,
+            authenticator: options.authenticator,
+            listing_varies,
+            listed,
+            ttl_ms,
         }
     }
 
@@ -246,7 +271,10 @@ impl Server {
                 kind: Kind::Accepted { cancels },
             };
         };
-        match self.dispatch(&request, id, incoming.headers).await {
+        match self
+            .dispatch(&request, id, incoming.headers, incoming.principal)
+            .await
+        {
             Ok(outgoing) => outgoing,
             Err(failure) => {
                 tracing::debug!(
@@ -265,6 +293,7 @@ impl Server {
         request: &Request<'_>,
         id: &RawValue,
         headers: Option<&HeaderMap>,
+        principal: Option<&Principal>,
     ) -> Result<Outgoing, Failure> {
         let params = Params::parse(request.params);
         let header_version =
@@ -288,7 +317,7 @@ impl Server {
 
         if !(header_is_modern || meta_is_modern) {
             return self
-                .dispatch_legacy(method, id, params, header_version)
+                .dispatch_legacy(method, id, params, header_version, principal)
                 .await;
         }
 
@@ -341,11 +370,14 @@ impl Server {
             "server/discover" => Ok(self.discover.respond(id)),
             "tools/list" => {
                 check_no_cursor(&params)?;
-                Ok(self.tools_list_modern.respond(id))
+                match principal.filter(|_| self.listing_varies) {
+                    Some(principal) => Ok(self.tools_list_for(id, principal, Era::Modern)),
+                    None => Ok(self.tools_list_modern.respond(id)),
+                }
             }
             "tools/call" => {
                 let target = call.unwrap_or_else(|| self.call_target(&params))?;
-                self.call(id, target, Era::Modern).await
+                self.call(id, target, Era::Modern, principal).await
             }
             "subscriptions/listen" => Ok(self.listen(id)),
             _ => Err(Failure::new(
@@ -363,6 +395,7 @@ impl Server {
         id: &RawValue,
         params: Result<Params<'_>, ()>,
         header_version: Option<&str>,
+        principal: Option<&Principal>,
     ) -> Result<Outgoing, Failure> {
         if method == "initialize" {
             // Only 2025-11-25 is served to legacy clients, so it is the answer whatever was
@@ -381,13 +414,18 @@ impl Server {
                 let params = params
                     .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 check_no_cursor(&params).map_err(legacy)?;
-                Ok(self.tools_list_legacy.respond(id))
+                match principal.filter(|_| self.listing_varies) {
+                    Some(principal) => Ok(self.tools_list_for(id, principal, Era::Legacy)),
+                    None => Ok(self.tools_list_legacy.respond(id)),
+                }
             }
             "tools/call" => {
                 let params = params
                     .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 let target = self.call_target(&params).map_err(legacy)?;
-                self.call(id, target, Era::Legacy).await.map_err(legacy)
+                self.call(id, target, Era::Legacy, principal)
+                    .await
+                    .map_err(legacy)
             }
             _ => Err(
                 Failure::new(StatusCode::OK, code::METHOD_NOT_FOUND, "method not found")
@@ -504,8 +542,17 @@ impl Server {
         id: &RawValue,
         target: CallTarget<'_>,
         era: Era,
+        principal: Option<&Principal>,
     ) -> Result<Outgoing, Failure> {
         let CallTarget { served, arguments } = target;
+        // Scopes are checked before the arguments: a caller who may not call the tool
+        // learns nothing about what it accepts.
+        if let Some(principal) = principal
+            && let Err(challenge) = self.authenticator.authorize(principal, &served.tool.name)
+        {
+            tracing::info!(tool = %served.tool.name, user = %principal.subject, "tool call refused: missing scope");
+            return Ok(refused(id, challenge));
+        }
         let validator = served.validator.get_or_init(|| {
             validate::compile(&served.tool.input_schema, &served.tool.unchecked_patterns)
         });
@@ -531,13 +578,39 @@ impl Server {
                 let Value::Object(arguments) = &arguments else {
                     return Err(Failure::internal());
                 };
-                upstream.call(&served.tool, arguments).await
+                match principal {
+                    Some(principal) => upstream.call_as(&served.tool, arguments, principal).await,
+                    None => upstream.call(&served.tool, arguments).await,
+                }
             }
         };
         self.shape_result(id, result, era).map_err(|error| {
             tracing::error!(tool = %served.tool.name, %error, "tool result does not serialize");
             Failure::internal()
         })
+    }
+
+    /// `tools/list` for a caller when the list depends on scopes: the tools `principal`
+    /// reaches, marked `private` so no cache shares it across callers.
+    fn tools_list_for(&self, id: &RawValue, principal: &Principal, era: Era) -> Outgoing {
+        let tools: Vec<&Value> = self
+            .tools
+            .iter()
+            .zip(&self.listed)
+            .filter(|(served, _)| self.authenticator.may_use(principal, &served.tool.name))
+            .map(|(_, listed)| listed)
+            .collect();
+        let result = match era {
+            Era::Modern => json!({
+                "resultType": "complete",
+                "tools": tools,
+                "ttlMs": self.ttl_ms,
+                "cacheScope": "private",
+                "_meta": { META_SERVER_INFO: self.server_info },
+            }),
+            Era::Legacy => json!({ "tools": tools }),
+        };
+        respond_value(id, &result)
     }
 
     /// Adds what each era's `CallToolResult` needs around the era-free result, and writes
@@ -874,6 +947,20 @@ impl Prepared {
 
 fn respond_value(id: &RawValue, result: &Value) -> Outgoing {
     Prepared::result(result).respond(id)
+}
+
+/// A 403 for a tool the caller lacks a scope for, with a JSON-RPC error for the record.
+fn refused(id: &RawValue, challenge: Challenge) -> Outgoing {
+    let error = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code::INVALID_REQUEST, "message": "the token lacks a scope this tool needs"},
+    });
+    Outgoing {
+        status: challenge.status(),
+        body: Bytes::from(error.to_string()),
+        kind: Kind::Refused(challenge),
+    }
 }
 
 /// A JSON-RPC error on its way out, with the HTTP status it travels with (boxed: errors are

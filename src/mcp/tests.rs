@@ -30,6 +30,7 @@ fn tool(name: &str, input_schema: Value) -> Tool {
         basis: AnnotationBasis::Method,
         unchecked_patterns: Vec::new(),
         call: CallOptions::default(),
+        scopes: None,
     }
 }
 
@@ -71,6 +72,7 @@ fn handle(server: &Server, body: &Value, headers: Option<&HeaderMap>) -> Outgoin
         .block_on(server.handle(Incoming {
             body: body.as_bytes(),
             headers,
+            principal: None,
         }))
 }
 

@@ -16,9 +16,9 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use crate::auth::Authenticator;
 use crate::mcp::{self, Incoming, Kind, Server};
 
 /// The path of the one MCP endpoint.
@@ -38,6 +38,9 @@ pub struct HttpOptions {
     pub request_timeout: Duration,
     /// How often an open `subscriptions/listen` stream gets a keep-alive comment.
     pub keep_alive: Duration,
+    /// Who may send requests: checked before a body is read (401), with the protected
+    /// resource metadata served beside the endpoint.
+    pub authenticator: Authenticator,
 }
 
 impl Default for HttpOptions {
@@ -48,18 +51,22 @@ impl Default for HttpOptions {
             body_limit: 4 * 1024 * 1024,
             request_timeout: Duration::from_secs(120),
             keep_alive: Duration::from_secs(15),
+            authenticator: Authenticator::none(),
         }
     }
 }
 
 /// Serves `server` on `listener` until `shutdown` completes, then lets requests in flight
 /// finish (open subscription streams are ended with their final response).
-pub async fn serve(
+pub async fn serve<L>(
     server: Arc<Server>,
-    listener: TcpListener,
+    listener: L,
     options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    L: axum::serve::Listener<Addr = SocketAddr>,
+{
     let local = listener.local_addr()?;
     let (stop, stopped) = watch::channel(false);
     let router = router(server, local, &options, stopped);
@@ -99,9 +106,11 @@ pub fn router(
         request_timeout: options.request_timeout,
         keep_alive: options.keep_alive,
         shutdown,
+        authenticator: options.authenticator.clone(),
     });
     Router::new()
         .route(ENDPOINT, post(post_mcp).fallback(method_not_allowed))
+        .merge(options.authenticator.metadata_router())
         .with_state(state)
 }
 
@@ -115,6 +124,7 @@ struct HttpState {
     request_timeout: Duration,
     keep_alive: Duration,
     shutdown: watch::Receiver<bool>,
+    authenticator: Authenticator,
 }
 
 async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Response {
@@ -129,6 +139,25 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         tracing::warn!(%reason, "request refused");
         return forbidden(reason);
     }
+    // Before the body is read: an unauthenticated client costs no more than its headers.
+    let principal = if state.authenticator.is_enabled() {
+        match state
+            .authenticator
+            .authenticate_headers(&parts.headers)
+            .await
+        {
+            Ok(principal) => Some(principal),
+            Err(challenge) => {
+                tracing::info!(
+                    status = challenge.status().as_u16(),
+                    "request not authenticated"
+                );
+                return challenge.into_response();
+            }
+        }
+    } else {
+        None
+    };
     let reading = axum::body::to_bytes(body, state.body_limit);
     let body = match tokio::time::timeout(state.request_timeout, reading).await {
         Ok(Ok(body)) => body,
@@ -144,6 +173,7 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
     let incoming = Incoming {
         body: &body,
         headers: Some(&parts.headers),
+        principal: principal.as_ref(),
     };
     // Awaited in place, not spawned: when the client goes away hyper drops this future, and
     // with it the upstream call in flight.
@@ -163,6 +193,18 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         Kind::Json => json_response(outgoing.status, outgoing.body),
         Kind::Accepted { .. } => StatusCode::ACCEPTED.into_response(),
         Kind::Subscription { end } => subscription(&state, outgoing.body, end),
+        Kind::Refused(challenge) => {
+            let mut response = json_response(outgoing.status, outgoing.body);
+            if let Some(value) = challenge
+                .www_authenticate()
+                .and_then(|value| HeaderValue::from_str(value).ok())
+            {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, value);
+            }
+            response
+        }
     }
 }
 

@@ -62,6 +62,7 @@ where
                 .handle(Incoming {
                     body: &body,
                     headers: None,
+                    principal: None,
                 })
                 .await;
             match outgoing.kind {
@@ -72,7 +73,7 @@ where
                     }
                 }
                 Kind::Accepted { cancels: None } => {}
-                Kind::Json | Kind::Subscription { .. } => {
+                Kind::Json | Kind::Subscription { .. } | Kind::Refused(_) => {
                     let _ = send.send(outgoing.body);
                 }
             }
@@ -97,6 +98,7 @@ where
                 .handle(Incoming {
                     body: &body,
                     headers: None,
+                    principal: None,
                 })
                 .await;
             // Deregister before answering, so a late cancel cannot race the answer.
@@ -104,7 +106,7 @@ where
             match outgoing.kind {
                 // On stdio the subscription's acknowledgement is all there is to send: the
                 // subscription stays open until the client cancels it or closes stdin.
-                Kind::Json | Kind::Subscription { .. } => {
+                Kind::Json | Kind::Subscription { .. } | Kind::Refused(_) => {
                     let _ = send.send(outgoing.body);
                 }
                 Kind::Accepted { .. } => {}

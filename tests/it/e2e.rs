@@ -384,6 +384,7 @@ async fn many_concurrent_calls_share_one_server() {
                 .handle(ferry::mcp::Incoming {
                     body: body.as_bytes(),
                     headers: None,
+                    principal: None,
                 })
                 .await
         }));

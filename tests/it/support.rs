@@ -35,6 +35,7 @@ pub fn tool(name: &str, input_schema: Value) -> Tool {
         basis: AnnotationBasis::Method,
         unchecked_patterns: Vec::new(),
         call: CallOptions::default(),
+        scopes: None,
     }
 }
 

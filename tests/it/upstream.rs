@@ -157,6 +157,7 @@ pub fn tool(name: &str, method: Method, path: &str, parameters: Vec<ParameterPla
         basis: AnnotationBasis::Method,
         unchecked_patterns: Vec::new(),
         call: fast(),
+        scopes: None,
     }
 }
 
