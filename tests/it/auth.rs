@@ -1297,3 +1297,144 @@ async fn token_exchange_sends_the_upstream_a_token_issued_for_it() {
         "nothing is sent without a credential"
     );
 }
+
+/// What a caller gets over HTTP: the status, the challenge, and the tool names listed.
+async fn ask(url: &str, method: &str, params: Value, authorization: Option<&str>) -> String {
+    let (body, headers) = crate::support::modern(method, params);
+    let mut headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
+    if let Some(authorization) = authorization {
+        headers.push(("authorization", authorization));
+        headers.push(("cookie", "session=caller-session-cookie"));
+    }
+    let answer = crate::support::post(url, &body, &headers).await;
+    let challenge = answer
+        .headers
+        .get("www-authenticate")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("-");
+    let detail = match answer.status {
+        200 if method == "tools/list" => {
+            let json = answer.json();
+            let names: Vec<&str> = json["result"]["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|tool| tool["name"].as_str())
+                .collect();
+            format!("{} {}", json["result"]["cacheScope"], names.join(","))
+        }
+        200 => format!("isError={}", answer.json()["result"]["isError"]),
+        _ => String::new(),
+    };
+    format!("{} {challenge} {detail}", answer.status)
+        .trim_end()
+        .to_string()
+}
+
+#[tokio::test]
+async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
+    let rsa = TestKey::rsa();
+    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+    let upstream = crate::upstream::TestUpstream::start(|_, _| {
+        crate::upstream::Reply::Now(crate::upstream::respond(
+            200,
+            &[("content-type", "application/json")],
+            r#"{"id":1}"#,
+        ))
+    })
+    .await;
+    let list_pets = crate::upstream::tool("listPets", http::Method::GET, "/pets", Vec::new());
+    let mut create_pet =
+        crate::upstream::tool("createPet", http::Method::POST, "/pets", Vec::new());
+    create_pet.scopes = Some(vec!["pets:write".to_string()]);
+    let catalog = crate::upstream::catalog(&upstream.base, &[create_pet, list_pets]);
+    let authenticator = oauth(&jwks, "");
+    let client = ferry::upstream::Upstream::new(
+        &catalog,
+        &ferry::upstream::UpstreamConfig {
+            identity_header: Some(http::HeaderName::from_static("x-ferry-subject")),
+            ..Default::default()
+        },
+    )
+    .expect("upstream client");
+    let server = ferry::mcp::Server::new(
+        &catalog,
+        Some(client),
+        ferry::mcp::ServerOptions {
+            authenticator: authenticator.clone(),
+            ..Default::default()
+        },
+    );
+    let running = crate::support::start(
+        server,
+        ferry::transport::http::HttpOptions {
+            authenticator,
+            ..Default::default()
+        },
+    )
+    .await;
+    let url = running.url.as_str();
+    let reader_token = rsa.mint("rsa-1", &claims("pets:read"));
+    let reader = format!("Bearer {reader_token}");
+    let writer = format!(
+        "Bearer {}",
+        rsa.mint("rsa-1", &claims("pets:read pets:write"))
+    );
+    let call = |name: &str| json!({"name": name, "arguments": {}});
+
+    let mut report = String::new();
+    for (who, authorization) in [
+        ("nobody", None),
+        ("reader", Some(reader.as_str())),
+        ("writer", Some(writer.as_str())),
+    ] {
+        writeln!(
+            report,
+            "{who} lists: {}",
+            ask(url, "tools/list", json!({}), authorization).await
+        )
+        .expect("write");
+        for tool in ["listPets", "createPet"] {
+            writeln!(
+                report,
+                "{who} calls {tool}: {}",
+                ask(url, "tools/call", call(tool), authorization).await
+            )
+            .expect("write");
+        }
+    }
+    expect![[r#"
+        nobody lists: 401 Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="pets:read pets:write"
+        nobody calls listPets: 401 Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="pets:read pets:write"
+        nobody calls createPet: 401 Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="pets:read pets:write"
+        reader lists: 200 - "private" listPets
+        reader calls listPets: 200 - isError=null
+        reader calls createPet: 403 Bearer error="insufficient_scope", scope="pets:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the token lacks a scope this tool needs"
+        writer lists: 200 - "private" createPet,listPets
+        writer calls listPets: 200 - isError=null
+        writer calls createPet: 200 - isError=null
+    "#]]
+    .assert_eq(&report);
+
+    let requests = upstream.requests();
+    assert_eq!(requests.len(), 3, "only permitted calls reach the upstream");
+    assert!(
+        requests
+            .iter()
+            .all(|request| request.header("x-ferry-subject") == Some("alice"))
+    );
+    assert!(
+        requests
+            .iter()
+            .all(|request| request.header("authorization").is_none())
+    );
+    assert!(!upstream_saw(&upstream, &reader_token));
+    assert!(!upstream_saw(&upstream, "caller-session-cookie"));
+
+    let metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+    let metadata = reqwest::get(metadata_url).await.expect("metadata");
+    assert_eq!(metadata.status(), 200);
+}
