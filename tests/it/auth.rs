@@ -1438,3 +1438,37 @@ async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
     let metadata = reqwest::get(metadata_url).await.expect("metadata");
     assert_eq!(metadata.status(), 200);
 }
+
+#[test]
+fn the_curation_file_carries_auth_scopes_and_the_identity_header() {
+    let text = "auth:\n  default_scopes: [pets:read]\n  api_keys: [{subject: ci-bot, key: {env: CI_KEY}}]\nupstream_identity: {header: X-Ferry-Subject}\ntools:\n  createPet: {scopes: [pets:write]}\n  listPets: {}\n";
+    let (curation, diagnostics) =
+        ferry::curation::parse(text, "ferry.yaml", std::path::PathBuf::new()).expect("parses");
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    assert_eq!(
+        curation.auth.map(|auth| auth.default_scopes),
+        Some(vec!["pets:read".to_string()])
+    );
+    assert_eq!(
+        curation.upstream_identity.map(|name| name.to_string()),
+        Some("x-ferry-subject".to_string())
+    );
+    let scopes: Vec<Option<Vec<String>>> = curation
+        .tools
+        .iter()
+        .map(|tool| tool.scopes.clone())
+        .collect();
+    assert_eq!(scopes, [Some(vec!["pets:write".to_string()]), None]);
+
+    let (_, diagnostics) = ferry::curation::parse(
+        "tools:\n  createPet: {scopes: [pets:write]}\n",
+        "ferry.yaml",
+        std::path::PathBuf::new(),
+    )
+    .expect("parses");
+    let text: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+    expect![[r#"
+        warning: scopes have no effect without an `auth:` section: every caller reaches every tool
+          --> curation:tools.createPet.scopes"#]]
+    .assert_eq(&text.join("\n"));
+}
