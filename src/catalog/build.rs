@@ -249,24 +249,12 @@ fn request_body<'a>(
 
 /// Prefers JSON, then forms, then text, then the first type listed.
 fn pick_media_type(content: &Map<String, Value>) -> Option<(&str, &Value)> {
-    let rank = |media_type: &str| {
-        let essence = media_type
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        if is_json(&essence) {
-            0
-        } else if essence == "application/x-www-form-urlencoded" {
-            1
-        } else if essence == "multipart/form-data" {
-            2
-        } else if essence.starts_with("text/") {
-            3
-        } else {
-            4
-        }
+    let rank = |media_type: &str| match encoding_for(media_type, None) {
+        BodyEncoding::Json => 0,
+        BodyEncoding::Form => 1,
+        BodyEncoding::Multipart { .. } => 2,
+        BodyEncoding::Text => 3,
+        BodyEncoding::Binary => 4,
     };
     content
         .iter()
@@ -278,13 +266,19 @@ fn is_json(essence: &str) -> bool {
     essence == "application/json" || essence.ends_with("+json")
 }
 
-fn encoding_for(media_type: &str, schema: Option<&Value>) -> BodyEncoding {
-    let essence = media_type
+/// A media type without its parameters, lowercased: `Application/JSON; charset=utf-8` →
+/// `application/json`.
+fn essence(media_type: &str) -> String {
+    media_type
         .split(';')
         .next()
         .unwrap_or("")
         .trim()
-        .to_ascii_lowercase();
+        .to_ascii_lowercase()
+}
+
+fn encoding_for(media_type: &str, schema: Option<&Value>) -> BodyEncoding {
+    let essence = essence(media_type);
     if is_json(&essence) {
         BodyEncoding::Json
     } else if essence == "application/x-www-form-urlencoded" {

@@ -442,19 +442,7 @@ fn x_mcp(
                 enabled: true,
                 ..ToolEntry::default()
             };
-            curation::check_keys(
-                map,
-                "x-mcp",
-                &[&[
-                    "enabled",
-                    "name",
-                    "title",
-                    "description",
-                    "annotations",
-                    "because",
-                ]],
-                &mut found,
-            );
+            curation::check_keys(map, "x-mcp", &[curation::EXTENSION_KEYS], &mut found);
             entry.enabled = curation::bool_at(map, "enabled", "x-mcp", &mut found).unwrap_or(true);
             entry.name = curation::string_at(map, "name", "x-mcp", &mut found);
             entry.title = curation::string_at(map, "title", "x-mcp", &mut found);

@@ -111,6 +111,16 @@ const TOP_KEYS: &[&str] = &[
     "tags",
 ];
 const SERVER_KEYS: &[&str] = &["name", "title", "instructions"];
+/// The keys an `x-mcp` extension in a document may use: a tool entry's, less those that
+/// only the operator may set.
+pub const EXTENSION_KEYS: &[&str] = &[
+    "enabled",
+    "name",
+    "title",
+    "description",
+    "annotations",
+    "because",
+];
 const TOOL_KEYS: &[&str] = &[
     "enabled",
     "name",
