@@ -130,6 +130,11 @@ pub async fn serve_with_auth(
 ) -> anyhow::Result<()> {
     let upstream = Upstream::new(&catalog, config).context("setting up the upstream client")?;
     let authenticator = if args.stdio {
+        if auth.is_some() {
+            tracing::info!(
+                "auth: applies to HTTP only; on stdio the process's owner is the caller"
+            );
+        }
         Authenticator::none()
     } else {
         ferry::auth::check_exposure(&args.listen.to_string(), auth)?;

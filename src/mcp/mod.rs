@@ -10,7 +10,7 @@
 //! answering them splices the request's `id` between a fixed prefix and suffix.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
@@ -104,6 +104,9 @@ pub struct Server {
     listing_varies: bool,
     /// Each tool's JSON, in `tools` order.
     listed: Vec<Value>,
+    /// Scoped lists already written, by era (modern?) and granted scopes: the list is a
+    /// function of the scopes, and most callers hold one of a few sets.
+    scoped_lists: Mutex<HashMap<ScopedListKey, Arc<Prepared>>>,
     ttl_ms: u64,
 }
 
@@ -152,6 +155,9 @@ struct ServedTool {
     headers: Vec<MirroredHeader>,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
+
+/// Which scoped `tools/list` answer: the modern era or not, and the caller's scopes.
+type ScopedListKey = (bool, Vec<String>);
 
 /// A response serialized at start-up: `{"jsonrpc":"2.0","id":` + id + `suffix`.
 #[derive(Debug)]
@@ -250,6 +256,7 @@ impl Server {
             authenticator: options.authenticator,
             listing_varies,
             listed,
+            scoped_lists: Mutex::new(HashMap::new()),
             ttl_ms,
         }
     }
@@ -593,6 +600,18 @@ impl Server {
     /// `tools/list` for a caller when the list depends on scopes: the tools `principal`
     /// reaches, marked `private` so no cache shares it across callers.
     fn tools_list_for(&self, id: &RawValue, principal: &Principal, era: Era) -> Outgoing {
+        /// Scope sets remembered at most; past that the memory starts over.
+        const MAX_SCOPED_LISTS: usize = 1024;
+        let key = (era == Era::Modern, principal.scopes.clone());
+        let cached = self
+            .scoped_lists
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .cloned();
+        if let Some(prepared) = cached {
+            return prepared.respond(id);
+        }
         let tools: Vec<&Value> = self
             .tools
             .iter()
@@ -610,7 +629,17 @@ impl Server {
             }),
             Era::Legacy => json!({ "tools": tools }),
         };
-        respond_value(id, &result)
+        let prepared = Arc::new(Prepared::result(&result));
+        let mut lists = self
+            .scoped_lists
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if lists.len() >= MAX_SCOPED_LISTS {
+            lists.clear();
+        }
+        lists.insert(key, prepared.clone());
+        drop(lists);
+        prepared.respond(id)
     }
 
     /// Adds what each era's `CallToolResult` needs around the era-free result, and writes

@@ -1419,6 +1419,12 @@ async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
     "#]]
     .assert_eq(&report);
 
+    assert_eq!(
+        ask(url, "tools/list", json!({}), Some(&reader)).await,
+        "200 - \"private\" listPets",
+        "a list written once for a scope set is served again"
+    );
+
     let requests = upstream.requests();
     assert_eq!(requests.len(), 3, "only permitted calls reach the upstream");
     assert!(
