@@ -1478,3 +1478,72 @@ fn the_curation_file_carries_auth_scopes_and_the_identity_header() {
           --> curation:tools.createPet.scopes"#]]
     .assert_eq(&text.join("\n"));
 }
+
+#[tokio::test]
+async fn the_rmcp_client_works_with_a_bearer_token_and_is_refused_without() {
+    let rsa = TestKey::rsa();
+    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+    let upstream = crate::upstream::TestUpstream::start(|_, _| {
+        crate::upstream::Reply::Now(crate::upstream::respond(
+            200,
+            &[("content-type", "application/json")],
+            r#"{"id":1}"#,
+        ))
+    })
+    .await;
+    let mut create_pet =
+        crate::upstream::tool("createPet", http::Method::POST, "/pets", Vec::new());
+    create_pet.scopes = Some(vec!["pets:write".to_string()]);
+    let list_pets = crate::upstream::tool("listPets", http::Method::GET, "/pets", Vec::new());
+    let catalog = crate::upstream::catalog(&upstream.base, &[create_pet, list_pets]);
+    let authenticator = oauth(&jwks, "");
+    let client = ferry::upstream::Upstream::new(&catalog, &Default::default()).expect("client");
+    let options = ferry::mcp::ServerOptions {
+        authenticator: authenticator.clone(),
+        ..Default::default()
+    };
+    let server = ferry::mcp::Server::new(&catalog, Some(client), options);
+    let http_options = ferry::transport::http::HttpOptions {
+        authenticator,
+        ..Default::default()
+    };
+    let running = crate::support::start(server, http_options).await;
+
+    let token = rsa.mint("rsa-1", &claims("pets:read"));
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            running.url.clone(),
+        )
+        .auth_header(token.clone());
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+    let session = rmcp::service::ClientServiceExt::serve_with_lifecycle(
+        (),
+        transport,
+        rmcp::service::ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .expect("discover with a token");
+    let tools = session.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, ["listPets"]);
+    let result = session
+        .call_tool(rmcp::model::CallToolRequestParams::new("listPets"))
+        .await
+        .expect("tools/call");
+    assert_ne!(result.is_error, Some(true));
+    session.cancel().await.expect("close");
+    assert!(!upstream_saw(&upstream, &token));
+
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(running.url.clone());
+    let refused = rmcp::service::ClientServiceExt::serve_with_lifecycle(
+        (),
+        transport,
+        rmcp::service::ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await;
+    assert!(refused.is_err(), "no token, no session");
+}
