@@ -1547,3 +1547,103 @@ async fn the_rmcp_client_works_with_a_bearer_token_and_is_refused_without() {
     .await;
     assert!(refused.is_err(), "no token, no session");
 }
+
+/// A fresh directory holding the demo document and `curation`.
+fn demo_files(curation: &str) -> std::path::PathBuf {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    let dir = std::env::temp_dir().join(format!("ferry-auth-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("openapi.yaml"), ferry::demo::OPENAPI).expect("write document");
+    std::fs::write(dir.join("ferry.yaml"), curation).expect("write curation");
+    dir
+}
+
+#[tokio::test]
+async fn ferry_serve_reads_auth_from_the_curation_and_guards_its_endpoint() {
+    use std::io::BufRead as _;
+    let pets = ferry::demo::start().await.expect("pets API");
+    let curation = ferry::demo::CURATION.replace(
+        "    name: create_pet\n",
+        "    name: create_pet\n    scopes: [pets:write]\n",
+    ) + "auth:\n  api_keys: [{subject: ci-bot, key: {env: FERRY_TEST_CI_KEY}, scopes: [pets:read]}]\n";
+    let dir = demo_files(&curation);
+    let config = dir.join("ferry.yaml");
+    let config = config.to_str().expect("utf-8 path");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args([
+            "serve",
+            "-c",
+            config,
+            "--upstream",
+            &pets,
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .env("FERRY_TEST_CI_KEY", "ci-key-value")
+        .env("RUST_LOG", "ferry=info")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ferry starts");
+    let stderr = child.stderr.take().expect("stderr");
+    // The reader keeps draining stderr after the endpoint line, so ferry never writes
+    // into a closed pipe.
+    let (found, endpoint) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(start) = line.find("endpoint=") {
+                let url = line[start + "endpoint=".len()..].split_whitespace().next();
+                let _ = found.send(url.unwrap_or_default().to_string());
+            }
+        }
+    });
+    let endpoint = tokio::task::spawn_blocking(move || {
+        endpoint
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .ok()
+    })
+    .await
+    .expect("reader");
+    let Some(url) = endpoint else {
+        let _ = child.kill();
+        panic!("ferry serve did not announce its endpoint");
+    };
+    let anonymous = ask(&url, "tools/list", json!({}), None).await;
+    let with_key = ask(&url, "tools/list", json!({}), Some("Bearer ci-key-value")).await;
+    let refused = ask(
+        &url,
+        "tools/call",
+        json!({"name": "create_pet", "arguments": {"name": "Rex"}}),
+        Some("Bearer ci-key-value"),
+    )
+    .await;
+    let _ = child.kill();
+    let _ = child.wait();
+    expect![[r#"401 Bearer scope="pets:write""#]].assert_eq(&anonymous);
+    expect![[r#"200 - "private" delete_pet,get_pet,list_pets"#]].assert_eq(&with_key);
+    expect![[r#"403 Bearer error="insufficient_scope", scope="pets:write", error_description="the token lacks a scope this tool needs""#]]
+        .assert_eq(&refused);
+
+    let open = demo_files(ferry::demo::CURATION);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "-c"])
+        .arg(open.join("ferry.yaml"))
+        .args(["--upstream", &pets, "--listen", "0.0.0.0:0"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("ferry runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("refusing to listen on 0.0.0.0:0 without authentication"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(open);
+}
