@@ -209,18 +209,26 @@ impl Upstream {
         let Some(request) = self.request(tool, settings, prepared, authorization, principal) else {
             return response::failure("ferry could not form the upstream request for this call");
         };
-        // An obtained token the upstream echoes is redacted like a configured secret, and
-        // one it refuses is forgotten so the next call fetches a new one.
-        let secrets: Option<Vec<String>> = authorization.and_then(|value| {
+        // An obtained token the upstream echoes is redacted like a configured secret. One it
+        // refuses (401) is forgotten, and the call is sent once more with a fresh token: a
+        // request refused for its credentials did nothing, whatever its method.
+        let with_token = |value: &HeaderValue| -> Option<Vec<String>> {
             let token = value.to_str().ok()?.split_once(' ')?.1.to_string();
             let mut secrets = inner.secrets.clone();
             secrets.push(token);
             Some(secrets)
+        };
+        let secrets = authorization.and_then(with_token);
+        let again = obtained.as_ref().and_then(|_| request.try_clone());
+        let refused = std::sync::atomic::AtomicBool::new(false);
+        let forget = obtained.as_ref().map(|(source, value)| {
+            let refused = &refused;
+            move || {
+                refused.store(true, std::sync::atomic::Ordering::Relaxed);
+                source.invalidate(principal, value);
+            }
         });
-        let forget = obtained
-            .as_ref()
-            .map(|(source, value)| move || source.invalidate(principal, value));
-        let result = self
+        let mut result = self
             .send(
                 tool,
                 settings,
@@ -230,6 +238,25 @@ impl Upstream {
                 forget.as_ref().map(|forget| forget as &(dyn Fn() + Sync)),
             )
             .await;
+        if refused.load(std::sync::atomic::Ordering::Relaxed)
+            && let (Some((source, old)), Some(mut again)) = (obtained.as_ref(), again)
+            && let Ok(fresh) = source.authorization(principal).await
+            && fresh != old
+        {
+            tracing::info!(tool = %tool.name, "upstream refused ferry's token; retrying once with a new one");
+            let secrets = with_token(&fresh);
+            again.headers_mut().insert(header::AUTHORIZATION, fresh);
+            result = self
+                .send(
+                    tool,
+                    settings,
+                    again,
+                    started,
+                    secrets.as_deref().unwrap_or(&inner.secrets),
+                    None,
+                )
+                .await;
+        }
         tracing::debug!(
             tool = %tool.name,
             is_error = result.is_error,
