@@ -243,6 +243,22 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
             "`tools` must be a mapping from operationId or `METHOD /path` to settings",
         )),
     }
+    let exchanges = matches!(
+        curation.upstream_auth,
+        Some(UpstreamAuth::Obtained(
+            crate::auth::outbound::OutboundCredential::TokenExchange(_)
+        ))
+    );
+    let oauth = matches!(
+        curation.auth.as_ref().map(|auth| &auth.mode),
+        Some(crate::auth::AuthMode::OAuth(_))
+    );
+    if exchanges && !oauth {
+        diagnostics.push(Diagnostic::error(
+            Location::curation("upstream_auth.token_exchange"),
+            "token exchange trades the caller's OAuth access token: it needs `auth: {oauth: ...}`",
+        ));
+    }
     if curation.auth.is_none()
         && let Some(entry) = curation.tools.iter().find(|entry| entry.scopes.is_some())
     {

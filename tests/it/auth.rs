@@ -1649,3 +1649,15 @@ async fn ferry_serve_reads_auth_from_the_curation_and_guards_its_endpoint() {
     let _ = std::fs::remove_dir_all(dir);
     let _ = std::fs::remove_dir_all(open);
 }
+
+#[test]
+fn token_exchange_without_oauth_callers_is_an_error_in_the_file() {
+    let text = "upstream: https://pets.example.com\nupstream_auth:\n  token_exchange: {token_url: 'https://auth.example.com/token', client_id: ferry, client_secret: {env: S}}\n";
+    let (_, diagnostics) =
+        ferry::curation::parse(text, "ferry.yaml", std::path::PathBuf::new()).expect("parses");
+    let text: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+    expect![[r#"
+        error: token exchange trades the caller's OAuth access token: it needs `auth: {oauth: ...}`
+          --> curation:upstream_auth.token_exchange"#]]
+    .assert_eq(&text.join("\n"));
+}
