@@ -52,6 +52,9 @@ struct KeySet {
     keys: Vec<Arc<VerifyingKey>>,
     /// `None` until the first successful fetch.
     fetched_at: Option<Instant>,
+    /// How long these keys are fresh: the configured maximum, shortened by the key
+    /// server's `Cache-Control: max-age`.
+    fresh_for: Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +93,7 @@ impl JwksCache {
         if let Some(key) = snapshot.find(kid) {
             if snapshot
                 .fetched_at
-                .is_some_and(|at| at.elapsed() >= self.max_age)
+                .is_some_and(|at| at.elapsed() >= snapshot.fresh_for)
             {
                 self.refresh_in_background();
             }
@@ -157,11 +160,13 @@ impl JwksCache {
 
     async fn fetch_and_replace(&self) {
         match self.fetch().await {
-            Ok(keys) => {
-                tracing::debug!(jwks_uri = %self.uri, keys = keys.len(), "fetched signing keys");
+            Ok((keys, max_age)) => {
+                let fresh_for = max_age.map_or(self.max_age, |max_age| max_age.min(self.max_age));
+                tracing::debug!(jwks_uri = %self.uri, keys = keys.len(), fresh_s = fresh_for.as_secs(), "fetched signing keys");
                 self.replace(KeySet {
                     keys,
                     fetched_at: Some(Instant::now()),
+                    fresh_for,
                 });
             }
             Err(error) => {
@@ -171,7 +176,8 @@ impl JwksCache {
         }
     }
 
-    async fn fetch(&self) -> Result<Vec<Arc<VerifyingKey>>, JwksError> {
+    /// The keys, and the `max-age` the key server gave them.
+    async fn fetch(&self) -> Result<(Vec<Arc<VerifyingKey>>, Option<Duration>), JwksError> {
         let mut response = self
             .client
             .get(self.uri.clone())
@@ -181,6 +187,7 @@ impl JwksCache {
         if !response.status().is_success() {
             return Err(JwksError::Status(response.status()));
         }
+        let max_age = cache_max_age(response.headers());
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await? {
             if body.len() + chunk.len() > MAX_JWKS_BYTES {
@@ -188,8 +195,25 @@ impl JwksCache {
             }
             body.extend_from_slice(&chunk);
         }
-        parse_jwks(&body)
+        Ok((parse_jwks(&body)?, max_age))
     }
+}
+
+/// `max-age` of a `Cache-Control` header (`no-cache` and `no-store` count as 0).
+pub(crate) fn cache_max_age(headers: &http::HeaderMap) -> Option<Duration> {
+    let value = headers.get(http::header::CACHE_CONTROL)?.to_str().ok()?;
+    value.split(',').map(str::trim).find_map(|directive| {
+        let directive = directive.to_ascii_lowercase();
+        if directive == "no-cache" || directive == "no-store" {
+            return Some(Duration::ZERO);
+        }
+        let seconds = directive.strip_prefix("max-age=")?;
+        seconds
+            .trim_matches('"')
+            .parse()
+            .ok()
+            .map(Duration::from_secs)
+    })
 }
 
 impl KeySet {

@@ -426,3 +426,20 @@ async fn request_headers_carry_exactly_one_authorization() {
         .expect_err("two headers");
     assert_eq!(refused.kind(), ChallengeKind::InvalidToken);
 }
+
+#[test]
+fn the_key_servers_cache_control_can_shorten_how_long_keys_stay_fresh() {
+    let max_age = |value: &str| {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            http::header::CACHE_CONTROL,
+            http::HeaderValue::from_str(value).expect("header"),
+        );
+        jwks::cache_max_age(&headers).map(|age| age.as_secs())
+    };
+    assert_eq!(max_age("public, max-age=120"), Some(120));
+    assert_eq!(max_age("Max-Age=\"60\", must-revalidate"), Some(60));
+    assert_eq!(max_age("no-store"), Some(0));
+    assert_eq!(max_age("public"), None);
+    assert_eq!(jwks::cache_max_age(&http::HeaderMap::new()), None);
+}
