@@ -98,6 +98,9 @@ pub fn init_logging(verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // A client may close our stderr; a log line that cannot be written is dropped
+        // rather than reported on that same stderr (which would panic).
+        .log_internal_errors(false)
         .init();
 }
 
