@@ -12,7 +12,7 @@ import time
 
 import pytest
 from mcp import MCPError
-from mcp.types import EmbeddedResource, TextContent, TextResourceContents
+from mcp.types import DiscoverResult, EmbeddedResource, TextContent, TextResourceContents
 
 from upstream import PETS, problem_no_such_pet
 
@@ -42,7 +42,9 @@ async def test_client_discovers_the_server(connect, mode):
             assert client.instructions == INSTRUCTIONS
         else:
             assert client.protocol_version == "2026-07-28"
-            discovered = await client.session.discover()
+            # A pinned client adopts a synthesized discover result without asking: ask the
+            # server itself.
+            discovered = DiscoverResult.model_validate(await client.session.send_discover("2026-07-28"))
             assert discovered.supported_versions == ["2026-07-28", "2025-11-25"]
             assert discovered.capabilities.tools is not None
             assert discovered.capabilities.resources is None, "ferry serves no resources"

@@ -1,6 +1,6 @@
 // ferry through the TypeScript SDK (@modelcontextprotocol/sdk 1.32.2, a legacy 2025-11-25
 // client) over Streamable HTTP and over stdio, against the fixture upstream of
-// tests/e2e/upstream.py. Run with Node 22's test runner: `node --test tests/e2e/ts/`.
+// tests/e2e/upstream.py. Run with Node 22's test runner: `node --test 'tests/e2e/ts/*.test.mjs'`.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
