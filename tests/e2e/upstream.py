@@ -8,7 +8,7 @@ answers into MCP results, not a stub:
   GET  /pets/{id}             JSON object; an unknown id     -> application/problem+json 404
   POST /pets                  201 JSON with Location
   GET  /slow                  answers after SLOW_SECONDS      -> ferry's timeout result
-  GET  /conformance/...       text/plain, image/png, audio/wav, octet-stream, a 500
+  GET  /conformance/...       text/plain, image/png, audio/wav, octet-stream, a 500, an echo
 
 Python's standard library only. Imported by the pytest tests; run as a script
 (`python3 upstream.py [PORT]`) by the TypeScript tests and the conformance runner, it prints
@@ -24,6 +24,7 @@ import signal
 import struct
 import sys
 import threading
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 # How long GET /slow takes. The fixture curation gives that tool a much shorter timeout, so
@@ -120,8 +121,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, "application/octet-stream", EMBEDDED_TEXT.encode())
         elif path == "/conformance/error":
             self.send(500, "text/plain; charset=utf-8", ERROR_TEXT.encode())
-        elif path == "/bench/pet":
-            self.send(200, "application/json", b'{"id":1,"name":"Rex","tag":"dog"}')
+        elif path == "/conformance/region":
+            region = urllib.parse.parse_qs(query).get("region", [""])[0]
+            self.send(200, "text/plain; charset=utf-8", f"region: {region}".encode())
         else:
             self.send_json(404, {"error": "no route", "path": path})
 
