@@ -64,7 +64,8 @@ wait_port "$upstream_port" || fail "nginx did not start: $(cat "$work/nginx-erro
 ferry_port="$(free_port)"
 RUST_LOG="${RUST_LOG:-warn}" "$FERRY_BIN" serve --config "$here/ferry.yaml" \
     --upstream "http://127.0.0.1:$upstream_port" --listen "127.0.0.1:$ferry_port" 2>"$work/ferry.log" &
-pids+=($!)
+ferry_pid=$!
+pids+=("$ferry_pid")
 wait_port "$ferry_port" || fail "ferry did not start: $(cat "$work/ferry.log")"
 
 # One call by hand first: the benchmark only means something if the call succeeds.
@@ -87,29 +88,38 @@ run() { # run NAME CONNECTIONS SECONDS URL SCRIPT -> RESULT line
     wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 5s -s "$script" "$url" | grep '^RESULT'
 }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+# ferry's CPU time so far (user + system), in clock ticks, from /proc.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$ferry_pid/stat"; }
+ticks_per_second="$(getconf CLK_TCK)"
 
 echo "==> warming up (${warmup}s each)" >&2
 run ferry 8 "$warmup" "http://127.0.0.1:$ferry_port" "$here/call.lua" >/dev/null
 run direct 8 "$warmup" "http://127.0.0.1:$upstream_port/pets/1" "$here/report.lua" >/dev/null
 
 declare -A results
+declare -A cpu
 for connections in 1 8 64; do
     echo "==> concurrency $connections: ferry, then the upstream directly (${duration}s each)" >&2
+    before="$(cpu_ticks)"
     results[ferry,$connections]="$(run ferry "$connections" "$duration" "http://127.0.0.1:$ferry_port" "$here/call.lua")"
+    spent=$(($(cpu_ticks) - before))
+    # ferry's own CPU per call, in µs: what the gateway costs beyond waiting for the upstream.
+    cpu[$connections]="$(awk -v t="$spent" -v hz="$ticks_per_second" -v n="$(field requests "${results[ferry,$connections]}")" \
+        'BEGIN { printf "%.0f", t / hz * 1e6 / n }')"
     results[direct,$connections]="$(run direct "$connections" "$duration" "http://127.0.0.1:$upstream_port/pets/1" "$here/report.lua")"
 done
 
 printf '\nferry %s, %s cores, %ss per run; latency in µs\n\n' "$("$FERRY_BIN" --version | cut -d' ' -f2)" "$(nproc)" "$duration"
-printf '| concurrency | ferry req/s | ferry p50 | ferry p99 | direct req/s | direct p50 | direct p99 | errors |\n'
-printf '|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| concurrency | ferry req/s | ferry p50 | ferry p99 | ferry CPU/call | direct req/s | direct p50 | direct p99 | errors |\n'
+printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 bad=0
 for connections in 1 8 64; do
     f="${results[ferry,$connections]}"
     d="${results[direct,$connections]}"
     errors=$(($(field errors "$f") + $(field non2xx "$f") + $(field errors "$d") + $(field non2xx "$d")))
     [ "$errors" = 0 ] || bad=1
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$connections" \
-        "$(field rps "$f")" "$(field p50_us "$f")" "$(field p99_us "$f")" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$connections" \
+        "$(field rps "$f")" "$(field p50_us "$f")" "$(field p99_us "$f")" "${cpu[$connections]}" \
         "$(field rps "$d")" "$(field p50_us "$d")" "$(field p99_us "$d")" "$errors"
 done
 
