@@ -36,11 +36,21 @@ pub enum Location {
 
 impl Diagnostic {
     pub fn error(location: Location, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Error, location, operation: None, message: message.into() }
+        Diagnostic {
+            severity: Severity::Error,
+            location,
+            operation: None,
+            message: message.into(),
+        }
     }
 
     pub fn warning(location: Location, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, location, operation: None, message: message.into() }
+        Diagnostic {
+            severity: Severity::Warning,
+            location,
+            operation: None,
+            message: message.into(),
+        }
     }
 
     pub fn with_operation(mut self, operation: impl Into<String>) -> Self {
@@ -55,7 +65,10 @@ impl Diagnostic {
 
 impl Location {
     pub fn document(file: &str, pointer: impl Into<String>) -> Self {
-        Location::Document { file: file.to_string(), pointer: pointer.into() }
+        Location::Document {
+            file: file.to_string(),
+            pointer: pointer.into(),
+        }
     }
 
     pub fn curation(path: impl Into<String>) -> Self {
@@ -66,7 +79,9 @@ impl Location {
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Location::Document { file, pointer } if file.is_empty() => write!(f, "openapi#{pointer}"),
+            Location::Document { file, pointer } if file.is_empty() => {
+                write!(f, "openapi#{pointer}")
+            }
             Location::Document { file, pointer } => write!(f, "{file}#{pointer}"),
             Location::Curation { path } => write!(f, "curation:{path}"),
             Location::General => f.write_str("config"),

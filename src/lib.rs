@@ -6,6 +6,9 @@
 
 pub mod catalog;
 pub mod curation;
+pub mod demo;
 pub mod diagnostic;
+pub mod mcp;
 pub mod openapi;
+pub mod transport;
 pub mod upstream;

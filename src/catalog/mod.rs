@@ -8,6 +8,15 @@ use crate::curation::{CallOptions, Curation};
 use crate::diagnostic::Diagnostic;
 use crate::openapi::Document;
 
+pub mod annotations;
+mod build;
+mod compile;
+pub mod naming;
+mod operation;
+mod schema;
+#[cfg(test)]
+mod tests;
+
 /// Every tool ferry serves, and who it says it is.
 #[derive(Debug, Clone)]
 pub struct Catalog {
@@ -17,6 +26,8 @@ pub struct Catalog {
     pub upstream: Option<String>,
     /// Sorted by name.
     pub tools: Vec<Tool>,
+    /// Every operation of the document and what became of it, in document order.
+    pub operations: Vec<OperationReport>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,6 +144,22 @@ pub struct BodyPlan {
     pub encoding: BodyEncoding,
     pub placement: BodyPlacement,
     pub required: bool,
+    /// Per-property encodings of a form or multipart body (the media type's `encoding`
+    /// map), for the properties that have one; the rest use the defaults (form: `form`
+    /// style, exploded; multipart: JSON for objects and arrays, text otherwise).
+    pub fields: Vec<FieldEncoding>,
+}
+
+/// How one property of a form or multipart body is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldEncoding {
+    /// The property name (and argument name, since form bodies are merged).
+    pub name: String,
+    /// The part's `Content-Type` (multipart only).
+    pub content_type: Option<String>,
+    pub style: ParameterStyle,
+    pub explode: bool,
+    pub allow_reserved: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,7 +197,10 @@ pub struct CredentialSlot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CredentialKind {
     /// An `apiKey` scheme: a named header, query item or cookie.
-    ApiKey { location: ParameterLocation, name: String },
+    ApiKey {
+        location: ParameterLocation,
+        name: String,
+    },
     /// `http` bearer, OAuth 2 and OpenID Connect: `Authorization: Bearer`.
     Bearer,
     /// `http` basic.
@@ -179,9 +209,75 @@ pub enum CredentialKind {
     Http(String),
 }
 
+/// What became of one operation, for `ferry check`'s table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperationReport {
+    pub method: String,
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation_id: Option<String>,
+    /// Whether the curation (or `--all`, or an honoured `x-mcp`) chose it.
+    pub chosen: bool,
+    /// Why it was chosen or left out, in a few words.
+    pub choice: String,
+    /// The tool name it has (or would have).
+    pub tool: String,
+    /// Why it cannot be a tool, when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ineligible: Option<String>,
+}
+
 /// Compiles a document and a curation into a catalog. Pure: reads nothing, awaits nothing.
 /// Every problem found is returned; tools that compiled are kept even when others failed.
 pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagnostic>) {
-    let _ = (document, curation);
-    todo!("catalog compiler")
+    compile::compile(document, curation)
+}
+
+/// The `tools` array exactly as `tools/list` serves it: canonical JSON, keys sorted.
+pub fn tools_json(catalog: &Catalog) -> Value {
+    Value::Array(catalog.tools.iter().map(Tool::to_json).collect())
+}
+
+impl Tool {
+    /// The MCP `Tool` object, keys sorted.
+    pub fn to_json(&self) -> Value {
+        let mut map = serde_json::Map::new();
+        map.insert("name".to_string(), Value::String(self.name.clone()));
+        if let Some(title) = &self.title {
+            map.insert("title".to_string(), Value::String(title.clone()));
+        }
+        if let Some(description) = &self.description {
+            map.insert(
+                "description".to_string(),
+                Value::String(description.clone()),
+            );
+        }
+        map.insert("inputSchema".to_string(), self.input_schema.clone());
+        if self.annotations != Annotations::default() {
+            map.insert(
+                "annotations".to_string(),
+                serde_json::to_value(&self.annotations).unwrap_or_default(),
+            );
+        }
+        canonical(Value::Object(map))
+    }
+}
+
+/// `value` with every object's keys in sorted order, so its text is the same on every run.
+pub fn canonical(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, canonical(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
+        other => other,
+    }
 }

@@ -2,16 +2,58 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Args as ClapArgs;
+
+use super::serve::{TransportArgs, serve};
 
 #[derive(Debug, ClapArgs)]
 pub struct DemoArgs {
-    /// Address for the MCP endpoint.
-    #[arg(long, default_value = "127.0.0.1:8080")]
-    pub listen: String,
+    #[command(flatten)]
+    pub transport: TransportArgs,
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    let _ = args;
-    todo!("ferry demo")
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(async {
+        let upstream = ferry::demo::start()
+            .await
+            .context("starting the pets API")?;
+        tracing::info!(%upstream, "pets API listening");
+        let (catalog, diagnostics) = ferry::demo::catalog(&upstream)?;
+        for diagnostic in &diagnostics {
+            eprintln!("{diagnostic}");
+        }
+        if diagnostics.iter().any(|diagnostic| diagnostic.is_error()) {
+            anyhow::bail!("the bundled demo catalog has errors");
+        }
+        let announce = |endpoint: &str| eprintln!("{}", announcement(endpoint));
+        serve(
+            catalog,
+            &ferry::upstream::UpstreamConfig::default(),
+            &args.transport,
+            if args.transport.stdio {
+                None
+            } else {
+                Some(&announce)
+            },
+        )
+        .await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `ferry demo` tells the user once it listens: the endpoint and a client configuration.
+fn announcement(endpoint: &str) -> String {
+    let config = serde_json::json!({
+        "mcpServers": {
+            "ferry-pets": { "type": "http", "url": endpoint }
+        }
+    });
+    let config = serde_json::to_string_pretty(&config).unwrap_or_default();
+    format!(
+        "\nferry demo: a pets API served as MCP tools\n\n  MCP endpoint: {endpoint}\n\n\
+         Client configuration (paste into your MCP client's settings):\n\n{config}\n\n\
+         Stop with Ctrl-C.\n"
+    )
 }

@@ -1,15 +1,25 @@
 //! Command-line arguments and the commands behind them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Args as ClapArgs, Parser, Subcommand};
+use ferry::catalog::{self, Catalog};
+use ferry::curation::{self, Curation};
+use ferry::diagnostic::Diagnostic;
+use ferry::openapi::{self, Document};
 
 mod demo;
+mod report;
 mod serve;
 
 #[derive(Debug, Parser)]
-#[command(name = "ferry", version, about = "Serve an HTTP API's OpenAPI operations as MCP tools")]
+#[command(
+    name = "ferry",
+    version,
+    about = "Serve an HTTP API's OpenAPI operations as MCP tools"
+)]
 pub struct Args {
     /// More log output on stderr (repeat for more); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -84,24 +94,85 @@ pub fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
-        Command::Check(check) => {
-            let _ = check;
-            todo!("ferry check")
-        }
-        Command::Tools(source) => {
-            let _ = source;
-            todo!("ferry tools")
-        }
-        Command::Init(init) => {
-            let _ = init;
-            todo!("ferry init")
-        }
+        Command::Check(check) => report::check(&check),
+        Command::Tools(source) => report::tools(&source),
+        Command::Init(init) => report::init(&init),
         Command::Serve(serve) => serve::run(serve),
         Command::Demo(demo) => demo::run(demo),
     }
+}
+
+/// What a compiling command works from: the compiled catalog and every problem found.
+pub struct Loaded {
+    pub catalog: Catalog,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The curation as read, flags applied: serving needs its upstream settings.
+    pub curation: Curation,
+}
+
+impl Loaded {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Reads the curation and the document the arguments name, and compiles them.
+pub fn load_catalog(source: &SourceArgs) -> anyhow::Result<Loaded> {
+    let config = match &source.config {
+        Some(path) => Some(path.clone()),
+        None if source.openapi.is_none() && Path::new(DEFAULT_CONFIG).exists() => {
+            Some(PathBuf::from(DEFAULT_CONFIG))
+        }
+        None => None,
+    };
+    let (mut curation, mut diagnostics) = match &config {
+        Some(path) => curation::read(path)
+            .with_context(|| format!("reading curation file {}", path.display()))?,
+        None => (Curation::default(), Vec::new()),
+    };
+    if source.openapi.is_some() {
+        curation.openapi = source.openapi.clone();
+        if config.is_none() {
+            curation.dir = PathBuf::new();
+        }
+    }
+    if source.upstream.is_some() {
+        curation.upstream = source.upstream.clone();
+    }
+    curation.all |= source.all;
+    let Some(location) = curation.openapi.clone() else {
+        anyhow::bail!(
+            "no OpenAPI document: pass --openapi DOC, or --config FILE naming one with `openapi:` (no {DEFAULT_CONFIG} here)"
+        );
+    };
+    let document = load_document(&location, &curation)?;
+    let (catalog, found) = catalog::compile(&document, &curation);
+    diagnostics.extend(found);
+    diagnostics.sort_by_key(|d| d.severity);
+    Ok(Loaded {
+        catalog,
+        diagnostics,
+        curation,
+    })
+}
+
+/// The curation file read when none is named.
+pub const DEFAULT_CONFIG: &str = "ferry.yaml";
+
+fn load_document(location: &str, curation: &Curation) -> anyhow::Result<Document> {
+    if location.starts_with("http://") || location.starts_with("https://") {
+        anyhow::bail!(
+            "reading a document from a URL is not supported yet: download it and pass its path"
+        );
+    }
+    let path = curation.dir.join(location);
+    openapi::load(&path).with_context(|| format!("loading OpenAPI document {}", path.display()))
 }

@@ -3,13 +3,15 @@
 //! Parsing checks every key, so a typo is an error with its path rather than a tool
 //! silently exposed or hidden. What the file means is decided in [`crate::catalog`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::diagnostic::Diagnostic;
+use serde_json::{Map, Value};
+
+use crate::diagnostic::{Diagnostic, Location};
 
 pub mod call;
 
-pub use call::CallOptions;
+pub use call::{CallOptions, UpstreamAuth};
 
 /// The curation, as written (after flags that stand in for it are applied).
 #[derive(Debug, Clone, Default)]
@@ -29,8 +31,12 @@ pub struct Curation {
     pub tools: Vec<ToolEntry>,
     /// `tags:` entries, in file order.
     pub tags: Vec<TagEntry>,
+    /// Parameter names that carry credentials; `None` means [`DEFAULT_CREDENTIAL_PARAMETERS`].
+    pub credential_parameters: Option<Vec<String>>,
     /// Defaults for every tool's upstream call.
     pub call: CallOptions,
+    /// ferry's own credentials for the upstream.
+    pub upstream_auth: Option<UpstreamAuth>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -78,14 +84,394 @@ pub struct TagEntry {
 #[derive(Debug, thiserror::Error)]
 pub enum CurationError {
     #[error("cannot read {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{name} is not valid YAML: {message}")]
     Syntax { name: String, message: String },
 }
 
+/// The keys of the top level, besides those of [`call::KEYS`].
+const TOP_KEYS: &[&str] = &[
+    "openapi",
+    "upstream",
+    "server",
+    "document_extensions",
+    "credential_parameters",
+    "tools",
+    "tags",
+];
+const SERVER_KEYS: &[&str] = &["name", "title", "instructions"];
+const TOOL_KEYS: &[&str] = &[
+    "enabled",
+    "name",
+    "title",
+    "description",
+    "annotations",
+    "because",
+    "mirror_headers",
+];
+const ANNOTATION_KEYS: &[&str] = &[
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+];
+
+/// Parameter names taken for credentials when the curation names none: never tool
+/// arguments, filled by ferry's own upstream credentials.
+pub const DEFAULT_CREDENTIAL_PARAMETERS: &[&str] = &[
+    "token",
+    "access_token",
+    "api_key",
+    "apikey",
+    "api-key",
+    "x-api-key",
+];
+
 /// Parses a curation file's text. Problems with keys and values are diagnostics, all of
 /// them; only text that is not YAML at all is an error.
-pub fn parse(text: &str, name: &str, dir: PathBuf) -> Result<(Curation, Vec<Diagnostic>), CurationError> {
-    let _ = (text, name, dir);
-    todo!("curation parser")
+pub fn parse(
+    text: &str,
+    name: &str,
+    dir: PathBuf,
+) -> Result<(Curation, Vec<Diagnostic>), CurationError> {
+    let value: Value = if text.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        serde_saphyr::from_str_with_options(text, serde_saphyr::options! { strict_booleans: true })
+            .map_err(|error| CurationError::Syntax {
+                name: name.to_string(),
+                message: error.to_string(),
+            })?
+    };
+    let mut diagnostics = Vec::new();
+    let curation = from_value(&value, dir, &mut diagnostics);
+    Ok((curation, diagnostics))
+}
+
+/// Reads a curation file from disk.
+pub fn read(path: &Path) -> Result<(Curation, Vec<Diagnostic>), CurationError> {
+    let display = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| CurationError::Read {
+        path: display.clone(),
+        source,
+    })?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    parse(&text, &display, dir)
+}
+
+impl Curation {
+    /// The parameter names taken for credentials (case-insensitive).
+    pub fn credential_parameters(&self) -> Vec<String> {
+        match &self.credential_parameters {
+            Some(names) => names.iter().map(|n| n.to_ascii_lowercase()).collect(),
+            None => DEFAULT_CREDENTIAL_PARAMETERS
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+        }
+    }
+}
+
+fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) -> Curation {
+    let mut curation = Curation {
+        dir,
+        ..Curation::default()
+    };
+    let Some(map) = value.as_object() else {
+        diagnostics.push(Diagnostic::error(
+            Location::curation(""),
+            "the curation file must be a mapping of keys",
+        ));
+        return curation;
+    };
+    check_keys(map, "", &[TOP_KEYS, call::KEYS], diagnostics);
+    curation.openapi = string_at(map, "openapi", "", diagnostics);
+    curation.upstream = string_at(map, "upstream", "", diagnostics);
+    curation.document_extensions =
+        bool_at(map, "document_extensions", "", diagnostics).unwrap_or(false);
+    if let Some(server) = map.get("server") {
+        curation.server = parse_server(server, diagnostics);
+    }
+    if let Some(names) = map.get("credential_parameters") {
+        curation.credential_parameters =
+            Some(string_list(names, "credential_parameters", diagnostics));
+    }
+    curation.call = call::parse_call_options(map, "", diagnostics);
+    if let Some(auth) = map.get("upstream_auth") {
+        curation.upstream_auth = call::parse_upstream_auth(auth, "upstream_auth", diagnostics);
+    }
+    match map.get("tools") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(tools)) => {
+            for (selector, entry) in tools {
+                let path = format!("tools.{selector}");
+                curation
+                    .tools
+                    .push(parse_tool(selector, entry, &path, diagnostics));
+            }
+        }
+        Some(_) => diagnostics.push(Diagnostic::error(
+            Location::curation("tools"),
+            "`tools` must be a mapping from operationId or `METHOD /path` to settings",
+        )),
+    }
+    match map.get("tags") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(tags)) => {
+            for (tag, entry) in tags {
+                let path = format!("tags.{tag}");
+                let enabled = match entry {
+                    Value::Null | Value::Bool(true) => true,
+                    Value::Bool(false) => false,
+                    Value::Object(settings) if settings.is_empty() => true,
+                    Value::Object(settings) => {
+                        check_keys(settings, &path, &[&["enabled"]], diagnostics);
+                        bool_at(settings, "enabled", &path, diagnostics).unwrap_or(true)
+                    }
+                    _ => {
+                        diagnostics.push(Diagnostic::error(
+                            Location::curation(&path),
+                            "a tag entry is `{}` (choose its operations) or `false` (never expose them)",
+                        ));
+                        continue;
+                    }
+                };
+                curation.tags.push(TagEntry {
+                    tag: tag.clone(),
+                    enabled,
+                });
+            }
+        }
+        Some(_) => diagnostics.push(Diagnostic::error(
+            Location::curation("tags"),
+            "`tags` must be a mapping from tag name to `{}` or `false`",
+        )),
+    }
+    curation
+}
+
+fn parse_server(value: &Value, diagnostics: &mut Vec<Diagnostic>) -> ServerSection {
+    let Some(map) = value.as_object() else {
+        diagnostics.push(Diagnostic::error(
+            Location::curation("server"),
+            "`server` must be a mapping",
+        ));
+        return ServerSection::default();
+    };
+    check_keys(map, "server", &[SERVER_KEYS], diagnostics);
+    ServerSection {
+        name: string_at(map, "name", "server", diagnostics),
+        title: string_at(map, "title", "server", diagnostics),
+        instructions: string_at(map, "instructions", "server", diagnostics),
+    }
+}
+
+fn parse_tool(
+    selector: &str,
+    value: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> ToolEntry {
+    let mut entry = ToolEntry {
+        selector: selector.to_string(),
+        enabled: true,
+        ..ToolEntry::default()
+    };
+    let map = match value {
+        Value::Null | Value::Bool(true) => return entry,
+        Value::Bool(false) => {
+            entry.enabled = false;
+            return entry;
+        }
+        Value::Object(map) => map,
+        _ => {
+            diagnostics.push(Diagnostic::error(
+                Location::curation(path),
+                "a tool entry is a mapping of settings (`{}` for the defaults) or `false`",
+            ));
+            return entry;
+        }
+    };
+    check_keys(map, path, &[TOOL_KEYS, call::KEYS], diagnostics);
+    entry.enabled = bool_at(map, "enabled", path, diagnostics).unwrap_or(true);
+    entry.name = string_at(map, "name", path, diagnostics);
+    entry.title = string_at(map, "title", path, diagnostics);
+    entry.description = string_at(map, "description", path, diagnostics);
+    entry.because = string_at(map, "because", path, diagnostics);
+    if let Some(annotations) = map.get("annotations") {
+        entry.annotations =
+            parse_annotations(annotations, &format!("{path}.annotations"), diagnostics);
+    }
+    if let Some(mirror) = map.get("mirror_headers") {
+        let mirror_path = format!("{path}.mirror_headers");
+        match mirror.as_object() {
+            Some(pairs) => {
+                for (argument, header) in pairs {
+                    match header.as_str() {
+                        Some(header) => entry
+                            .mirror_headers
+                            .push((argument.clone(), header.to_string())),
+                        None => diagnostics.push(Diagnostic::error(
+                            Location::curation(format!("{mirror_path}.{argument}")),
+                            "a mirrored header is named by a string",
+                        )),
+                    }
+                }
+            }
+            None => diagnostics.push(Diagnostic::error(
+                Location::curation(mirror_path),
+                "`mirror_headers` maps argument names to header names",
+            )),
+        }
+    }
+    entry.call = call::parse_call_options(map, path, diagnostics);
+    entry
+}
+
+/// Reads an annotation mapping; shared with the `x-mcp` document extension.
+pub fn parse_annotations(
+    value: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> AnnotationOverrides {
+    let Some(map) = value.as_object() else {
+        diagnostics.push(Diagnostic::error(
+            Location::curation(path),
+            "`annotations` must be a mapping",
+        ));
+        return AnnotationOverrides::default();
+    };
+    check_keys(map, path, &[ANNOTATION_KEYS], diagnostics);
+    AnnotationOverrides {
+        read_only_hint: bool_at(map, "readOnlyHint", path, diagnostics),
+        destructive_hint: bool_at(map, "destructiveHint", path, diagnostics),
+        idempotent_hint: bool_at(map, "idempotentHint", path, diagnostics),
+        open_world_hint: bool_at(map, "openWorldHint", path, diagnostics),
+    }
+}
+
+/// Pushes an error for every key of `map` not in one of `known`.
+pub fn check_keys(
+    map: &Map<String, Value>,
+    path: &str,
+    known: &[&[&str]],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    for key in map.keys() {
+        if known.iter().any(|keys| keys.contains(&key.as_str())) {
+            continue;
+        }
+        let mut message = format!("unknown key `{key}`");
+        let all = known.iter().flat_map(|keys| keys.iter());
+        if let Some(close) = all.clone().find(|k| similar(k, key)) {
+            message.push_str(&format!("; did you mean `{close}`?"));
+        }
+        diagnostics.push(Diagnostic::error(
+            Location::curation(join(path, key)),
+            message,
+        ));
+    }
+}
+
+/// The dotted path of `key` under `path`.
+pub fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+pub fn string_at(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<String> {
+    match map.get(key)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        _ => {
+            diagnostics.push(Diagnostic::error(
+                Location::curation(join(path, key)),
+                format!("`{key}` must be a string"),
+            ));
+            None
+        }
+    }
+}
+
+pub fn bool_at(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<bool> {
+    match map.get(key)? {
+        Value::Bool(b) => Some(*b),
+        Value::Null => None,
+        _ => {
+            diagnostics.push(Diagnostic::error(
+                Location::curation(join(path, key)),
+                format!("`{key}` must be true or false"),
+            ));
+            None
+        }
+    }
+}
+
+fn string_list(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<String> {
+    let items = match value {
+        Value::Array(items) => items,
+        Value::Null => return Vec::new(),
+        _ => {
+            diagnostics.push(Diagnostic::error(
+                Location::curation(path),
+                "expected a list of strings",
+            ));
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        match item.as_str() {
+            Some(s) => out.push(s.to_string()),
+            None => diagnostics.push(Diagnostic::error(
+                Location::curation(format!("{path}.{index}")),
+                "expected a string",
+            )),
+        }
+    }
+    out
+}
+
+/// Whether `a` and `b` differ by case, or by at most two edits: a likely typo.
+fn similar(a: &str, b: &str) -> bool {
+    if a.eq_ignore_ascii_case(b) {
+        return true;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (
+        a.to_lowercase().chars().collect(),
+        b.to_lowercase().chars().collect(),
+    );
+    if a.len().abs_diff(b.len()) > 2 {
+        return false;
+    }
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            current.push(
+                (previous[j] + cost)
+                    .min(previous[j + 1] + 1)
+                    .min(current[j] + 1),
+            );
+        }
+        previous = current;
+    }
+    previous[b.len()] <= 2
 }

@@ -46,7 +46,10 @@ pub struct Target<'a> {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("cannot read {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{name} is not valid JSON or YAML: {message}")]
     Syntax { name: String, message: String },
     #[error("{0} is not an OpenAPI document (no `openapi` or `swagger` version)")]
@@ -71,7 +74,13 @@ impl Document {
     /// A document already in memory, with no other files (tests, fetched documents).
     pub fn from_value(value: Value) -> Result<Document, LoadError> {
         let version = detect_version(&value, "openapi document")?;
-        Ok(Document { version, files: vec![SourceFile { name: String::new(), value }] })
+        Ok(Document {
+            version,
+            files: vec![SourceFile {
+                name: String::new(),
+                value,
+            }],
+        })
     }
 
     pub fn root(&self) -> &Value {
@@ -101,7 +110,11 @@ impl Document {
         };
         let value = pointer_get(&self.file(file).value, fragment)
             .ok_or_else(|| RefError::Dangling(reference.to_string()))?;
-        Ok(Target { file, pointer: fragment, value })
+        Ok(Target {
+            file,
+            pointer: fragment,
+            value,
+        })
     }
 }
 
@@ -111,8 +124,14 @@ pub fn load(path: &Path) -> Result<Document, LoadError> {
     let display = path.display().to_string();
     let root = read_file(path)?;
     let version = detect_version(&root, &display)?;
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    let mut files = vec![SourceFile { name: String::new(), value: root }];
+    let dir = path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let mut files = vec![SourceFile {
+        name: String::new(),
+        value: root,
+    }];
     let mut next = 0;
     while next < files.len() {
         let mut wanted = Vec::new();
@@ -132,13 +151,17 @@ pub fn load(path: &Path) -> Result<Document, LoadError> {
 /// Parses JSON, or YAML when the text is not JSON.
 pub fn parse(text: &str, name: &str) -> Result<Value, LoadError> {
     let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        if let Ok(value) = serde_json::from_str(text) {
-            return Ok(value);
-        }
+    if (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && let Ok(value) = serde_json::from_str(text)
+    {
+        return Ok(value);
     }
-    serde_saphyr::from_str(text)
-        .map_err(|error| LoadError::Syntax { name: name.to_string(), message: error.to_string() })
+    // YAML 1.2 booleans only: in YAML 1.1 a property named `y` or `no` would turn into one.
+    serde_saphyr::from_str_with_options(text, serde_saphyr::options! { strict_booleans: true })
+        .map_err(|error| LoadError::Syntax {
+            name: name.to_string(),
+            message: error.to_string(),
+        })
 }
 
 /// Looks up an RFC 6901 pointer (with a leading `/`, or empty for the whole value);
@@ -148,7 +171,9 @@ pub fn pointer_get<'a>(value: &'a Value, pointer: &str) -> Option<&'a Value> {
         return Some(value);
     }
     if pointer.contains('%') {
-        let decoded = percent_encoding::percent_decode_str(pointer).decode_utf8().ok()?;
+        let decoded = percent_encoding::percent_decode_str(pointer)
+            .decode_utf8()
+            .ok()?;
         return value.pointer(&decoded);
     }
     value.pointer(pointer)
@@ -161,8 +186,10 @@ pub fn escape_token(token: &str) -> String {
 
 fn read_file(path: &Path) -> Result<Value, LoadError> {
     let display = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| LoadError::Read { path: display.clone(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+        path: display.clone(),
+        source,
+    })?;
     parse(&text, &display)
 }
 
@@ -179,8 +206,13 @@ fn detect_version(value: &Value, name: &str) -> Result<SpecVersion, LoadError> {
     match (field, text.as_str()) {
         ("swagger", "2.0") => Ok(SpecVersion::Swagger2),
         ("openapi", v) if v.starts_with("3.0") => Ok(SpecVersion::OpenApi30),
-        ("openapi", v) if v.starts_with("3.1") || v.starts_with("3.2") => Ok(SpecVersion::OpenApi31),
-        _ => Err(LoadError::UnsupportedVersion { name: name.to_string(), version: text }),
+        ("openapi", v) if v.starts_with("3.1") || v.starts_with("3.2") => {
+            Ok(SpecVersion::OpenApi31)
+        }
+        _ => Err(LoadError::UnsupportedVersion {
+            name: name.to_string(),
+            version: text,
+        }),
     }
 }
 
@@ -189,10 +221,11 @@ fn collect_file_refs(value: &Value, from: &str, out: &mut Vec<String>) {
         Value::Object(map) => {
             if let Some(Value::String(reference)) = map.get("$ref") {
                 let path = reference.split('#').next().unwrap_or("");
-                if !path.is_empty() && !path.contains("://") {
-                    if let Some(name) = join_relative(from, path) {
-                        out.push(name);
-                    }
+                if !path.is_empty()
+                    && !path.contains("://")
+                    && let Some(name) = join_relative(from, path)
+                {
+                    out.push(name);
                 }
             }
             map.values().for_each(|v| collect_file_refs(v, from, out));
@@ -222,4 +255,3 @@ fn join_relative(from: &str, path: &str) -> Option<String> {
     parts.retain(|p| !p.is_empty());
     Some(parts.join("/"))
 }
-

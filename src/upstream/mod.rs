@@ -1,10 +1,32 @@
 //! Calling the upstream API: one tool call becomes one HTTP request (plus retries where they
 //! are safe), and the answer becomes a tool result that keeps what the API said.
+//!
+//! [`request`] turns arguments into a request by the tool's plan, [`response`] turns the
+//! answer into a result; this module owns the pooled client, credentials, timeouts, the
+//! size cap and retries. Everything that can be decided before the first call (the base
+//! URL, each tool's route and settings, header names, credentials) is decided in
+//! [`Upstream::new`].
 
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::header::{self, HeaderName, HeaderValue};
+use http::{Method, StatusCode};
+use percent_encoding::utf8_percent_encode;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use tokio::time::Instant;
 
-use crate::catalog::{Catalog, Tool};
+use crate::catalog::{Catalog, ParameterLocation, Tool};
+use crate::curation::call::{CallOptions, NextPage, UpstreamAuth, defaults};
+
+mod request;
+mod response;
+
+pub use request::ArgumentError;
+pub use response::{HTTP_META, REPORTED_HEADERS, RESULT_META};
 
 /// A tool result, as MCP's `CallToolResult` without the era-specific parts: the protocol
 /// layer adds `resultType` for modern clients and, for legacy clients, wraps a
@@ -21,28 +43,680 @@ pub struct ToolResult {
     pub meta: Map<String, Value>,
 }
 
-/// The pooled client that calls one upstream API for every tool of a catalog.
+/// What the client needs beside the catalog: the file-wide call options (for the default
+/// `connect_timeout_ms`) and the upstream's credentials.
+#[derive(Debug, Clone, Default)]
+pub struct UpstreamConfig {
+    pub call: CallOptions,
+    pub auth: Option<UpstreamAuth>,
+}
+
+/// The pooled client that calls one upstream API for every tool of a catalog. Cheap to
+/// clone: clones share the connection pool.
 #[derive(Debug, Clone)]
-pub struct Upstream {}
+pub struct Upstream {
+    inner: Arc<Inner>,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {
     #[error("no upstream base URL: name one with `upstream:` or --upstream")]
     NoBaseUrl,
+    #[error("invalid upstream base URL: {0}")]
+    InvalidBaseUrl(&'static str),
+    #[error("environment variable {env} is not set or empty (named by upstream_auth)")]
+    MissingSecret { env: String },
+    #[error(
+        "environment variable {env} (named by upstream_auth) holds a value that cannot be sent"
+    )]
+    InvalidSecret { env: String },
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
 }
 
 impl Upstream {
-    /// Builds the client for `catalog`'s upstream; fails when it cannot be called at all
-    /// (no base URL, credentials missing from the environment).
-    pub fn new(catalog: &Catalog) -> Result<Upstream, UpstreamError> {
-        let _ = catalog;
-        todo!("upstream client")
+    /// Builds the client for `catalog`'s upstream, reading credentials from the process
+    /// environment; fails when it cannot be called at all (no base URL, credentials missing
+    /// from the environment).
+    pub fn new(catalog: &Catalog, config: &UpstreamConfig) -> Result<Upstream, UpstreamError> {
+        Upstream::with_env(catalog, config, |name| std::env::var(name).ok())
+    }
+
+    /// As [`Upstream::new`], with the environment given as a function.
+    pub fn with_env(
+        catalog: &Catalog,
+        config: &UpstreamConfig,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Upstream, UpstreamError> {
+        let base = catalog
+            .upstream
+            .as_deref()
+            .ok_or(UpstreamError::NoBaseUrl)?;
+        let base_url = base_url(base)?;
+        let (credential, secrets) = match &config.auth {
+            Some(auth) => credential(auth, &env)?,
+            None => (None, Vec::new()),
+        };
+        let default_connect = config
+            .call
+            .connect_timeout_ms
+            .unwrap_or(defaults::CONNECT_TIMEOUT_MS);
+        // One pooled client per distinct connect timeout (usually just one): the timeout
+        // belongs to the client, not to a request.
+        let mut clients = vec![(default_connect, http_client(default_connect)?)];
+        let mut tools = HashMap::with_capacity(catalog.tools.len());
+        for tool in &catalog.tools {
+            let mut settings = Settings::new(tool, default_connect);
+            settings.client = match clients
+                .iter()
+                .position(|(ms, _)| *ms == settings.connect_timeout_ms)
+            {
+                Some(index) => index,
+                None => {
+                    let ms = settings.connect_timeout_ms;
+                    clients.push((ms, http_client(ms)?));
+                    clients.len() - 1
+                }
+            };
+            tools.insert(tool.name.clone(), settings);
+        }
+        let base = base_url.as_str().trim_end_matches('/').to_string();
+        Ok(Upstream {
+            inner: Arc::new(Inner {
+                clients,
+                base,
+                base_url,
+                credential,
+                secrets,
+                tools,
+                default_connect,
+            }),
+        })
     }
 
     /// Calls `tool` with arguments already validated against its input schema. Never fails:
     /// every outcome, the upstream's refusal included, is a tool result.
     pub async fn call(&self, tool: &Tool, arguments: &Map<String, Value>) -> ToolResult {
-        let _ = (tool, arguments);
-        todo!("upstream call")
+        let started = Instant::now();
+        let built;
+        let settings = match self.inner.tools.get(&tool.name) {
+            Some(settings) => settings,
+            None => {
+                let mut settings = Settings::new(tool, self.inner.default_connect);
+                settings.client = self
+                    .inner
+                    .clients
+                    .iter()
+                    .position(|(ms, _)| *ms == settings.connect_timeout_ms)
+                    .unwrap_or(0);
+                built = settings;
+                &built
+            }
+        };
+        let inner = &self.inner;
+        let query_credential = match &inner.credential {
+            Some(Credential::Query { name, value }) => Some((name.as_str(), value.as_str())),
+            _ => None,
+        };
+        let extras = request::Extras {
+            page_size: settings
+                .page_size
+                .as_ref()
+                .map(|(argument, size)| (argument.as_str(), *size)),
+            link_cursor: settings.link_cursor.as_deref(),
+            query_credential,
+        };
+        let prepared = match request::build(&tool.plan, &settings.route, arguments, extras) {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                tracing::debug!(tool = %tool.name, argument = %error.argument, "argument refused");
+                return response::failure(error.to_string());
+            }
+        };
+        let Some(request) = self.request(tool, settings, prepared) else {
+            return response::failure("ferry could not form the upstream request for this call");
+        };
+        let result = self.send(tool, settings, request, started).await;
+        tracing::debug!(
+            tool = %tool.name,
+            is_error = result.is_error,
+            duration_us = started.elapsed().as_micros() as u64,
+            "tool call finished"
+        );
+        result
     }
 }
+
+struct Inner {
+    /// Pooled clients by connect timeout in milliseconds; the first is the file's default.
+    clients: Vec<(u64, reqwest::Client)>,
+    /// The base URL as text, without a trailing `/`: paths are appended to it.
+    base: String,
+    base_url: reqwest::Url,
+    credential: Option<Credential>,
+    /// Secret values (and their encoded forms) redacted from anything a result carries.
+    secrets: Vec<String>,
+    tools: HashMap<String, Settings>,
+    default_connect: u64,
+}
+
+impl fmt::Debug for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inner")
+            .field("base", &self.base)
+            .field("credential", &self.credential)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// ferry's own credential, ready to put on a request.
+enum Credential {
+    Header(HeaderName, HeaderValue),
+    /// Name and value, percent-encoded.
+    Query {
+        name: String,
+        value: String,
+    },
+    /// `name=value`, encoded.
+    Cookie(String),
+}
+
+impl fmt::Debug for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Credential::Header(name, _) => write!(f, "Header({name}: [redacted])"),
+            Credential::Query { name, .. } => write!(f, "Query({name}=[redacted])"),
+            Credential::Cookie(_) => f.write_str("Cookie([redacted])"),
+        }
+    }
+}
+
+/// A tool's call options, resolved with their defaults once.
+#[derive(Debug)]
+struct Settings {
+    route: request::Route,
+    connect_timeout_ms: u64,
+    /// Index of the pooled client with that connect timeout.
+    client: usize,
+    timeout: Duration,
+    max_bytes: u64,
+    retries: u32,
+    backoff: Duration,
+    idempotency_header: Option<HeaderName>,
+    report_headers: Vec<HeaderName>,
+    fields: Option<Vec<Vec<String>>>,
+    page_size: Option<(String, u64)>,
+    next: Option<NextPage>,
+    link_cursor: Option<String>,
+}
+
+impl Settings {
+    fn new(tool: &Tool, default_connect: u64) -> Settings {
+        let call = &tool.call;
+        let mut report_headers: Vec<HeaderName> = REPORTED_HEADERS
+            .iter()
+            .map(|name| HeaderName::from_static(name))
+            .collect();
+        for name in call.response_headers.iter().flatten() {
+            let lower = name.to_ascii_lowercase();
+            if crate::curation::call::NEVER_REPORTED_HEADERS.contains(&lower.as_str()) {
+                continue;
+            }
+            if let Ok(name) = HeaderName::from_bytes(lower.as_bytes())
+                && !report_headers.contains(&name)
+            {
+                report_headers.push(name);
+            }
+        }
+        let pagination = call.pagination.as_ref();
+        let page_size = pagination.and_then(|pagination| {
+            let argument = pagination.size_argument.clone()?;
+            Some((argument, pagination.size.unwrap_or(defaults::PAGE_SIZE)))
+        });
+        Settings {
+            route: request::Route::new(&tool.plan),
+            connect_timeout_ms: call.connect_timeout_ms.unwrap_or(default_connect),
+            client: 0,
+            timeout: Duration::from_millis(call.timeout_ms.unwrap_or(defaults::TIMEOUT_MS)),
+            max_bytes: call
+                .max_response_bytes
+                .unwrap_or(defaults::MAX_RESPONSE_BYTES),
+            retries: call.retries.unwrap_or(defaults::RETRIES),
+            backoff: Duration::from_millis(
+                call.retry_backoff_ms.unwrap_or(defaults::RETRY_BACKOFF_MS),
+            ),
+            idempotency_header: call
+                .idempotency_key_header
+                .as_deref()
+                .and_then(|name| HeaderName::from_bytes(name.as_bytes()).ok()),
+            report_headers,
+            fields: call.fields.as_deref().map(response::field_paths),
+            page_size,
+            next: pagination.and_then(|pagination| pagination.next.clone()),
+            link_cursor: call.link_cursor_argument().map(str::to_string),
+        }
+    }
+}
+
+/// What one attempt produced.
+enum Attempt {
+    Answer(response::Observed),
+    /// No response: the request could not be sent or no answer came.
+    Send(reqwest::Error),
+    /// A status and headers, then the body failed.
+    Body(StatusCode, http::HeaderMap, reqwest::Error),
+}
+
+impl Upstream {
+    fn request(
+        &self,
+        tool: &Tool,
+        settings: &Settings,
+        prepared: request::Prepared,
+    ) -> Option<reqwest::Request> {
+        let inner = &self.inner;
+        let mut text = String::with_capacity(inner.base.len() + prepared.path_and_query.len());
+        text.push_str(&inner.base);
+        text.push_str(&prepared.path_and_query);
+        let url = match reqwest::Url::parse(&text) {
+            Ok(url) => url,
+            Err(error) => {
+                tracing::warn!(tool = %tool.name, %error, "upstream url did not parse");
+                return None;
+            }
+        };
+        // Arguments are encoded so they cannot move the host; this guards the invariant.
+        if url.scheme() != inner.base_url.scheme()
+            || url.host_str() != inner.base_url.host_str()
+            || url.port_or_known_default() != inner.base_url.port_or_known_default()
+        {
+            tracing::error!(tool = %tool.name, "request would leave the upstream's origin; refused");
+            return None;
+        }
+        let mut request = reqwest::Request::new(tool.plan.method.clone(), url);
+        let headers = request.headers_mut();
+        *headers = prepared.headers;
+        match &inner.credential {
+            Some(Credential::Header(name, value)) => {
+                headers.insert(name.clone(), value.clone());
+            }
+            Some(Credential::Cookie(pair)) => {
+                let cookie = match headers
+                    .get(header::COOKIE)
+                    .and_then(|value| value.to_str().ok())
+                {
+                    Some(existing) => format!("{existing}; {pair}"),
+                    None => pair.clone(),
+                };
+                let mut value = HeaderValue::from_str(&cookie).ok()?;
+                value.set_sensitive(true);
+                headers.insert(header::COOKIE, value);
+            }
+            Some(Credential::Query { .. }) | None => {}
+        }
+        if let Some(name) = &settings.idempotency_header
+            && !headers.contains_key(name)
+        {
+            // One fresh key per tool call, reused by each retry of the call; a key the
+            // caller gave as an argument is kept.
+            if let Ok(value) = HeaderValue::from_str(&uuid_v4()) {
+                headers.insert(name.clone(), value);
+            }
+        }
+        if let Some(body) = prepared.body {
+            headers.insert(header::CONTENT_TYPE, body.content_type);
+            *request.body_mut() = Some(body.bytes.into());
+        }
+        Some(request)
+    }
+
+    async fn send(
+        &self,
+        tool: &Tool,
+        settings: &Settings,
+        request: reqwest::Request,
+        started: Instant,
+    ) -> ToolResult {
+        let inner = &self.inner;
+        let deadline = started + settings.timeout;
+        let method = request.method().clone();
+        let retryable = matches!(
+            method,
+            Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
+        ) || (settings.idempotency_header.is_some()
+            && matches!(method, Method::POST | Method::PATCH));
+        let shaping = response::Shaping {
+            tool: &tool.name,
+            limit_bytes: settings.max_bytes,
+            report_headers: &settings.report_headers,
+            fields: settings.fields.as_deref(),
+            next: settings.next.as_ref(),
+            authenticated: inner.credential.is_some(),
+            secrets: &inner.secrets,
+            query_credential: match &inner.credential {
+                Some(Credential::Query { name, .. }) => Some(name),
+                _ => None,
+            },
+        };
+        let timeout_ms = settings.timeout.as_millis() as u64;
+        let mut attempt: u32 = 0;
+        loop {
+            let Some(this) = request.try_clone() else {
+                return response::failure(
+                    "ferry could not form the upstream request for this call",
+                );
+            };
+            let outcome = tokio::time::timeout_at(
+                deadline,
+                self.attempt(settings.client, this, settings.max_bytes),
+            )
+            .await;
+            let retry_delay = |after: Option<Duration>| {
+                if !retryable || attempt >= settings.retries {
+                    return None;
+                }
+                let delay = after.unwrap_or_else(|| backoff(settings.backoff, attempt));
+                (Instant::now() + delay < deadline).then_some(delay)
+            };
+            match outcome {
+                Err(_) => {
+                    tracing::warn!(tool = %tool.name, timeout_ms, attempts = attempt + 1, "upstream call timed out");
+                    return response::failure(format!(
+                        "the upstream did not answer within {timeout_ms} ms"
+                    ));
+                }
+                Ok(Attempt::Answer(observed)) => {
+                    let status = observed.status.as_u16();
+                    if matches!(status, 502..=504)
+                        && let Some(delay) = retry_delay(retry_after(&observed.headers))
+                    {
+                        tracing::info!(tool = %tool.name, status, attempt = attempt + 1, delay_ms = delay.as_millis() as u64, "retrying upstream call");
+                        tokio::time::sleep(delay).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    if observed.truncated {
+                        tracing::warn!(tool = %tool.name, status, limit_bytes = settings.max_bytes, "upstream response cut at the size cap");
+                    }
+                    return response::shape(observed, &shaping);
+                }
+                Ok(Attempt::Send(error)) => {
+                    let error = error.without_url();
+                    let connection =
+                        (error.is_connect() || error.is_request()) && !error.is_timeout();
+                    if connection && let Some(delay) = retry_delay(None) {
+                        tracing::info!(tool = %tool.name, error = %chain(&error), attempt = attempt + 1, delay_ms = delay.as_millis() as u64, "retrying upstream call");
+                        tokio::time::sleep(delay).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    tracing::warn!(tool = %tool.name, error = %chain(&error), attempts = attempt + 1, "upstream call failed");
+                    let message = if error.is_timeout() && error.is_connect() {
+                        format!(
+                            "could not connect to the upstream within {} ms",
+                            settings.connect_timeout_ms
+                        )
+                    } else if error.is_timeout() {
+                        format!("the upstream did not answer within {timeout_ms} ms")
+                    } else if error.is_connect() {
+                        "could not connect to the upstream".to_string()
+                    } else {
+                        "the upstream closed the connection without an answer".to_string()
+                    };
+                    return response::failure(message);
+                }
+                Ok(Attempt::Body(status, headers, error)) => {
+                    let error = error.without_url();
+                    tracing::warn!(tool = %tool.name, status = status.as_u16(), error = %chain(&error), "upstream response body failed");
+                    let observed = response::Observed {
+                        status,
+                        headers,
+                        body: Vec::new(),
+                        truncated: false,
+                    };
+                    let mut result = response::failure(format!(
+                        "the upstream answered {}, then its response body could not be read completely",
+                        status.as_u16()
+                    ));
+                    if let Some(http) = response::shape(observed, &shaping).meta.remove(HTTP_META) {
+                        result.meta.insert(HTTP_META.into(), http);
+                    }
+                    return result;
+                }
+            }
+        }
+    }
+
+    async fn attempt(&self, client: usize, request: reqwest::Request, max_bytes: u64) -> Attempt {
+        let client = &self.inner.clients[client.min(self.inner.clients.len() - 1)].1;
+        let mut response = match client.execute(request).await {
+            Ok(response) => response,
+            Err(error) => return Attempt::Send(error),
+        };
+        let status = response.status();
+        let headers = std::mem::take(response.headers_mut());
+        let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+        let expected = response
+            .content_length()
+            .and_then(|length| usize::try_from(length).ok())
+            .unwrap_or(0);
+        let mut body = Vec::with_capacity(expected.min(limit).min(1 << 20));
+        let mut truncated = false;
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    let room = limit - body.len();
+                    if chunk.len() > room {
+                        body.extend_from_slice(&chunk[..room]);
+                        truncated = true;
+                        // Dropping the response closes the connection: the rest is not read.
+                        break;
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(error) => return Attempt::Body(status, headers, error),
+            }
+        }
+        Attempt::Answer(response::Observed {
+            status,
+            headers,
+            body,
+            truncated,
+        })
+    }
+}
+
+fn http_client(connect_timeout_ms: u64) -> Result<reqwest::Client, UpstreamError> {
+    reqwest::Client::builder()
+        .user_agent(concat!("ferry/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_millis(connect_timeout_ms))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .pool_max_idle_per_host(64)
+        .tcp_nodelay(true)
+        .referer(false)
+        .build()
+        .map_err(UpstreamError::Client)
+}
+
+fn base_url(text: &str) -> Result<reqwest::Url, UpstreamError> {
+    let url = reqwest::Url::parse(text)
+        .map_err(|_| UpstreamError::InvalidBaseUrl("not an absolute URL"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(UpstreamError::InvalidBaseUrl(
+            "the scheme must be http or https",
+        ));
+    }
+    if url.host_str().is_none() {
+        return Err(UpstreamError::InvalidBaseUrl("it has no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(UpstreamError::InvalidBaseUrl(
+            "it carries credentials; use upstream_auth",
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(UpstreamError::InvalidBaseUrl(
+            "it cannot have a query or a fragment",
+        ));
+    }
+    Ok(url)
+}
+
+/// Percent-encoding for ferry's own query and cookie credentials.
+const CREDENTIAL_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+fn credential(
+    auth: &UpstreamAuth,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<(Option<Credential>, Vec<String>), UpstreamError> {
+    let secret = |name: &str| match env(name) {
+        Some(value) if !value.is_empty() => Ok(value),
+        _ => Err(UpstreamError::MissingSecret {
+            env: name.to_string(),
+        }),
+    };
+    let invalid = |name: &str| UpstreamError::InvalidSecret {
+        env: name.to_string(),
+    };
+    match auth {
+        UpstreamAuth::Bearer { env: name } => {
+            let token = secret(name)?;
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| invalid(name))?;
+            value.set_sensitive(true);
+            Ok((
+                Some(Credential::Header(header::AUTHORIZATION, value)),
+                vec![token],
+            ))
+        }
+        UpstreamAuth::ApiKey {
+            location,
+            name: key_name,
+            env: name,
+        } => {
+            let key = secret(name)?;
+            let encoded = utf8_percent_encode(&key, CREDENTIAL_VALUE).to_string();
+            let secrets = if encoded == key {
+                vec![key.clone()]
+            } else {
+                vec![key.clone(), encoded.clone()]
+            };
+            let credential = match location {
+                ParameterLocation::Header => {
+                    let header =
+                        HeaderName::from_bytes(key_name.as_bytes()).map_err(|_| invalid(name))?;
+                    let mut value = HeaderValue::from_str(&key).map_err(|_| invalid(name))?;
+                    value.set_sensitive(true);
+                    Credential::Header(header, value)
+                }
+                ParameterLocation::Query | ParameterLocation::Path => Credential::Query {
+                    name: utf8_percent_encode(key_name, CREDENTIAL_VALUE).to_string(),
+                    value: encoded,
+                },
+                ParameterLocation::Cookie => Credential::Cookie(format!(
+                    "{}={encoded}",
+                    utf8_percent_encode(key_name, CREDENTIAL_VALUE)
+                )),
+            };
+            Ok((Some(credential), secrets))
+        }
+    }
+}
+
+/// A random version 4 UUID, the shape idempotency keys usually take.
+fn uuid_v4() -> String {
+    let hex = request::random_hex::<16>();
+    let mut chars: Vec<char> = hex.chars().collect();
+    chars[12] = '4';
+    chars[16] = ['8', '9', 'a', 'b'][chars[16].to_digit(16).unwrap_or(0) as usize % 4];
+    let hex: String = chars.into_iter().collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// `base × 2^attempt`, jittered to between half and all of it, at most ten seconds.
+fn backoff(base: Duration, attempt: u32) -> Duration {
+    let full = base
+        .saturating_mul(1u32 << attempt.min(16))
+        .min(Duration::from_secs(10));
+    let mut random = [0u8; 2];
+    let fraction = match getrandom::fill(&mut random) {
+        Ok(()) => f64::from(u16::from_le_bytes(random)) / f64::from(u16::MAX),
+        Err(_) => 0.5,
+    };
+    full.mul_f64(0.5 + fraction / 2.0)
+}
+
+/// `Retry-After` as a delay: delta-seconds, or an HTTP date (IMF-fixdate).
+fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+    let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let when = http_date(value)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs();
+    Some(Duration::from_secs(when.saturating_sub(now)))
+}
+
+/// Seconds since the epoch of an IMF-fixdate such as `Sun, 06 Nov 1994 08:49:37 GMT`.
+fn http_date(text: &str) -> Option<u64> {
+    let mut parts = text.split_ascii_whitespace();
+    let (_weekday, day, month, year, time, zone) = (
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+    );
+    if zone != "GMT" {
+        return None;
+    }
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|name| *name == month)? as i64 + 1;
+    let day: i64 = day.parse().ok()?;
+    let year: i64 = year.parse().ok()?;
+    let mut clock = time.split(':').map(|part| part.parse::<i64>().ok());
+    let (hour, minute, second) = (clock.next()??, clock.next()??, clock.next()??);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let day_of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    u64::try_from(days * 86_400 + hour * 3_600 + minute * 60 + second).ok()
+}
+
+/// An error and its causes on one line, for the log only.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests;

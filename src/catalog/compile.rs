@@ -1,0 +1,637 @@
+//! The compiler's main pass: choose operations, build each into a tool, name it, judge its
+//! annotations, and collect every problem on the way.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+use crate::curation::{self, AnnotationOverrides, Curation, ToolEntry};
+use crate::diagnostic::{Diagnostic, Location, Severity};
+use crate::openapi::{Document, SpecVersion};
+
+use super::operation::{self, Operation};
+use super::{Catalog, OperationReport, ServerInfo, Tool, annotations, build, naming};
+
+/// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let mut problems = Vec::new();
+    let operations = operation::list(document, &mut problems);
+    for (label, pointer, message) in problems {
+        let diagnostic = Diagnostic::warning(Location::document("", pointer), message);
+        diagnostics.push(match label {
+            Some(label) => diagnostic.with_operation(label),
+            None => diagnostic,
+        });
+    }
+
+    let choices = choose(document, &operations, curation, &mut diagnostics);
+    let credential_names = curation.credential_parameters();
+    let mut pattern_ok: HashMap<String, bool> = HashMap::new();
+    let mut tools = Vec::new();
+    let mut reports = Vec::new();
+    for (operation, choice) in operations.iter().zip(&choices) {
+        let label = operation.label();
+        let severity = if choice.chosen {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let name = choice.settings.name.clone().unwrap_or_else(|| {
+            naming::derive(operation.operation_id, operation.method, operation.path)
+        });
+        let mut report = OperationReport {
+            method: operation.method.to_ascii_uppercase(),
+            path: operation.path.to_string(),
+            operation_id: operation.operation_id.map(str::to_string),
+            chosen: choice.chosen,
+            choice: choice.reason.clone(),
+            tool: name.clone(),
+            ineligible: None,
+        };
+        let mut failed = Vec::new();
+        if let Some(given) = &choice.settings.name
+            && !naming::is_valid(given)
+        {
+            failed.push(Diagnostic::error(
+                choice.location(),
+                format!("tool name {given:?} must match ^[A-Za-z0-9_-]{{1,64}}$"),
+            ));
+        }
+        let built = match build::build(document, operation, &credential_names) {
+            Ok(built) => Some(built),
+            Err(problems) => {
+                for (file, pointer, message) in problems {
+                    let file = document.file(file).name.clone();
+                    failed.push(Diagnostic::error(
+                        Location::document(&file, pointer),
+                        message,
+                    ));
+                }
+                None
+            }
+        };
+        let decision = annotations::decide(operation.method, &choice.settings.annotations);
+        if !decision.unjustified.is_empty() && choice.settings.because.is_none() {
+            let claims: Vec<&str> = decision.unjustified.iter().map(|g| g.hint()).collect();
+            failed.push(Diagnostic::error(
+                choice.location(),
+                format!(
+                    "{} is not justified by the method {}: add `because:` with the evidence, or drop the claim",
+                    claims.join(", "),
+                    report.method
+                ),
+            ));
+        }
+        if let Some(diagnostic) = failed.first() {
+            report.ineligible = Some(diagnostic.message.clone());
+            for mut diagnostic in failed {
+                diagnostic.severity = severity;
+                diagnostics.push(diagnostic.with_operation(label.clone()));
+            }
+            reports.push(report);
+            continue;
+        }
+        reports.push(report);
+        let Some(built) = built else { continue };
+        if !choice.chosen {
+            continue;
+        }
+        let mut unchecked_patterns = Vec::new();
+        for pattern in &built.patterns {
+            let compiles = *pattern_ok.entry(pattern.clone()).or_insert_with(|| {
+                regex::RegexBuilder::new(pattern)
+                    .size_limit(PATTERN_SIZE_LIMIT)
+                    .build()
+                    .is_ok()
+            });
+            if !compiles {
+                diagnostics.push(
+                    Diagnostic::warning(
+                        Location::document(&document.file(operation.file).name, operation.pointer.clone()),
+                        format!("pattern {pattern:?} is not supported by the linear-time regex engine; it is served but not checked"),
+                    )
+                    .with_operation(label.clone()),
+                );
+                unchecked_patterns.push(pattern.clone());
+            }
+        }
+        let mut input_schema = built.input_schema;
+        mirror_headers(
+            &mut input_schema,
+            &choice.settings,
+            choice,
+            &label,
+            &mut diagnostics,
+        );
+        let call = curation.call.overlay(&choice.settings.call);
+        if let Some(problem) = paging_arguments(&mut input_schema, &call) {
+            diagnostics
+                .push(Diagnostic::error(choice.location(), problem).with_operation(label.clone()));
+            continue;
+        }
+        tools.push(Tool {
+            name,
+            title: choice.settings.title.clone(),
+            description: choice
+                .settings
+                .description
+                .clone()
+                .or_else(|| describe(operation)),
+            input_schema,
+            annotations: decision.annotations,
+            plan: built.plan,
+            basis: decision.basis,
+            unchecked_patterns,
+            call,
+        });
+    }
+
+    // Two tools with one name: an error naming both, and neither is served.
+    let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (index, tool) in tools.iter().enumerate() {
+        by_name.entry(tool.name.clone()).or_default().push(index);
+    }
+    let mut dropped = Vec::new();
+    for (name, indexes) in &by_name {
+        if indexes.len() > 1 {
+            let labels: Vec<String> = indexes
+                .iter()
+                .map(|&i| format!("{} {}", tools[i].plan.method, tools[i].plan.path))
+                .collect();
+            diagnostics.push(Diagnostic::error(
+                Location::curation("tools"),
+                format!(
+                    "tool name {name:?} is given to {}; rename one with `name:`",
+                    labels.join(" and ")
+                ),
+            ));
+            dropped.extend(indexes.iter().copied());
+        }
+    }
+    let mut tools: Vec<Tool> = tools
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !dropped.contains(i))
+        .map(|(_, t)| t)
+        .collect();
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+
+    if curation.upstream_auth.is_some() && curation.upstream.is_none() {
+        diagnostics.push(Diagnostic::error(
+            Location::curation("upstream_auth"),
+            "credentials are configured, so name the upstream with `upstream:` or --upstream: \
+             ferry never sends credentials to a document's `servers` entry by default",
+        ));
+    }
+    let upstream = curation
+        .upstream
+        .clone()
+        .or_else(|| document_server(document));
+    let info = document.root().get("info");
+    let info_text = |key: &str| {
+        info.and_then(|i| i.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let server = ServerInfo {
+        name: curation
+            .server
+            .name
+            .clone()
+            .or_else(|| info_text("title"))
+            .unwrap_or_else(|| "ferry".to_string()),
+        title: curation.server.title.clone().or_else(|| info_text("title")),
+        version: info_text("version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
+        instructions: curation.server.instructions.clone(),
+    };
+    diagnostics.sort_by_key(|d| d.severity);
+    (
+        Catalog {
+            server,
+            upstream,
+            tools,
+            operations: reports,
+        },
+        diagnostics,
+    )
+}
+
+/// How the curation decided about one operation, and the settings that apply to it.
+struct Choice {
+    chosen: bool,
+    reason: String,
+    /// The curation entry's settings, over the document's `x-mcp` where it is honoured.
+    settings: ToolEntry,
+    /// Where the settings came from, for diagnostics.
+    origin: Option<String>,
+}
+
+impl Choice {
+    fn location(&self) -> Location {
+        match &self.origin {
+            Some(path) => Location::curation(path),
+            None => Location::General,
+        }
+    }
+}
+
+fn choose(
+    document: &Document,
+    operations: &[Operation],
+    curation: &Curation,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Choice> {
+    // Which operation each tool entry selects.
+    let mut entry_of: HashMap<usize, &ToolEntry> = HashMap::new();
+    for entry in &curation.tools {
+        let path = format!("tools.{}", entry.selector);
+        let matches: Vec<usize> = operations
+            .iter()
+            .enumerate()
+            .filter(|(_, op)| selects(&entry.selector, op))
+            .map(|(i, _)| i)
+            .collect();
+        if matches.is_empty() {
+            let mut message = format!(
+                "{:?} matches no operation (give an operationId or `METHOD /path`)",
+                entry.selector
+            );
+            if let Some(close) = operations
+                .iter()
+                .filter_map(|op| op.operation_id)
+                .find(|id| id.eq_ignore_ascii_case(&entry.selector))
+            {
+                message.push_str(&format!("; did you mean {close:?}?"));
+            }
+            diagnostics.push(Diagnostic::error(Location::curation(path), message));
+            continue;
+        }
+        for index in matches {
+            if let Some(previous) = entry_of.insert(index, entry) {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Location::curation(path.clone()),
+                        format!(
+                            "this operation is already chosen by `tools.{}`",
+                            previous.selector
+                        ),
+                    )
+                    .with_operation(operations[index].label()),
+                );
+            }
+        }
+    }
+    for tag in &curation.tags {
+        if !operations
+            .iter()
+            .any(|op| op.tags.contains(&tag.tag.as_str()))
+        {
+            diagnostics.push(Diagnostic::error(
+                Location::curation(format!("tags.{}", tag.tag)),
+                format!("no operation is tagged {:?}", tag.tag),
+            ));
+        }
+    }
+
+    operations
+        .iter()
+        .enumerate()
+        .map(|(index, operation)| {
+            let extension = if curation.document_extensions {
+                x_mcp(document, operation, diagnostics)
+            } else {
+                None
+            };
+            let entry = entry_of.get(&index).copied();
+            let mut settings = match (&extension, entry) {
+                (Some(from_document), Some(entry)) => overlay(from_document, entry),
+                (Some(from_document), None) => from_document.clone(),
+                (None, Some(entry)) => entry.clone(),
+                (None, None) => ToolEntry {
+                    enabled: true,
+                    ..ToolEntry::default()
+                },
+            };
+            let origin = match (entry, &extension) {
+                (Some(entry), _) => Some(format!("tools.{}", entry.selector)),
+                (None, Some(_)) => Some(format!("x-mcp of {}", operation.label())),
+                (None, None) => None,
+            };
+            let excluded_by = curation
+                .tags
+                .iter()
+                .find(|t| !t.enabled && operation.tags.contains(&t.tag.as_str()));
+            let chosen_by_tag = curation
+                .tags
+                .iter()
+                .find(|t| t.enabled && operation.tags.contains(&t.tag.as_str()));
+            let (chosen, reason) = if let Some(tag) = excluded_by {
+                (false, format!("off by tags.{}", tag.tag))
+            } else if let Some(entry) = entry {
+                (
+                    entry.enabled,
+                    if entry.enabled {
+                        "tools entry".to_string()
+                    } else {
+                        "off by tools entry".to_string()
+                    },
+                )
+            } else if let Some(extension) = &extension {
+                (
+                    extension.enabled,
+                    if extension.enabled {
+                        "x-mcp".to_string()
+                    } else {
+                        "off by x-mcp".to_string()
+                    },
+                )
+            } else if let Some(tag) = chosen_by_tag {
+                (true, format!("tags.{}", tag.tag))
+            } else if curation.all {
+                (true, "--all".to_string())
+            } else {
+                (false, "not chosen".to_string())
+            };
+            settings.enabled = chosen;
+            Choice {
+                chosen,
+                reason,
+                settings,
+                origin,
+            }
+        })
+        .collect()
+}
+
+/// Whether a curation selector (operationId or `METHOD /path`) names this operation.
+fn selects(selector: &str, operation: &Operation) -> bool {
+    if let Some((method, path)) = selector.split_once(' ')
+        && operation::METHODS.contains(&method.to_ascii_lowercase().as_str())
+    {
+        return method.eq_ignore_ascii_case(operation.method) && path.trim() == operation.path;
+    }
+    operation.operation_id == Some(selector)
+}
+
+/// The tool entry's settings over the document's: each field the curation gives wins.
+fn overlay(document: &ToolEntry, curation: &ToolEntry) -> ToolEntry {
+    let pick = |a: &Option<bool>, b: &Option<bool>| b.or(*a);
+    ToolEntry {
+        selector: curation.selector.clone(),
+        enabled: curation.enabled,
+        name: curation.name.clone().or_else(|| document.name.clone()),
+        title: curation.title.clone().or_else(|| document.title.clone()),
+        description: curation
+            .description
+            .clone()
+            .or_else(|| document.description.clone()),
+        annotations: AnnotationOverrides {
+            read_only_hint: pick(
+                &document.annotations.read_only_hint,
+                &curation.annotations.read_only_hint,
+            ),
+            destructive_hint: pick(
+                &document.annotations.destructive_hint,
+                &curation.annotations.destructive_hint,
+            ),
+            idempotent_hint: pick(
+                &document.annotations.idempotent_hint,
+                &curation.annotations.idempotent_hint,
+            ),
+            open_world_hint: pick(
+                &document.annotations.open_world_hint,
+                &curation.annotations.open_world_hint,
+            ),
+        },
+        because: curation
+            .because
+            .clone()
+            .or_else(|| document.because.clone()),
+        mirror_headers: if curation.mirror_headers.is_empty() {
+            document.mirror_headers.clone()
+        } else {
+            curation.mirror_headers.clone()
+        },
+        call: curation.call.clone(),
+    }
+}
+
+/// The operation's `x-mcp` extension, read with the curation's own rules.
+fn x_mcp(
+    document: &Document,
+    operation: &Operation,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<ToolEntry> {
+    let value = operation.value.get("x-mcp")?;
+    let mut found = Vec::new();
+    let text = operation.label();
+    let mut entry = match value {
+        Value::Bool(enabled) => ToolEntry {
+            selector: text.clone(),
+            enabled: *enabled,
+            ..ToolEntry::default()
+        },
+        Value::Object(map) => {
+            let mut entry = ToolEntry {
+                selector: text.clone(),
+                enabled: true,
+                ..ToolEntry::default()
+            };
+            curation::check_keys(
+                map,
+                "x-mcp",
+                &[&[
+                    "enabled",
+                    "name",
+                    "title",
+                    "description",
+                    "annotations",
+                    "because",
+                ]],
+                &mut found,
+            );
+            entry.enabled = curation::bool_at(map, "enabled", "x-mcp", &mut found).unwrap_or(true);
+            entry.name = curation::string_at(map, "name", "x-mcp", &mut found);
+            entry.title = curation::string_at(map, "title", "x-mcp", &mut found);
+            entry.description = curation::string_at(map, "description", "x-mcp", &mut found);
+            entry.because = curation::string_at(map, "because", "x-mcp", &mut found);
+            if let Some(annotations) = map.get("annotations") {
+                entry.annotations =
+                    curation::parse_annotations(annotations, "x-mcp.annotations", &mut found);
+            }
+            entry
+        }
+        _ => {
+            found.push(Diagnostic::error(
+                Location::General,
+                "`x-mcp` must be true, false or a mapping",
+            ));
+            ToolEntry::default()
+        }
+    };
+    let file = document.file(operation.file).name.clone();
+    for mut diagnostic in found {
+        let pointer = match &diagnostic.location {
+            Location::Curation { path } => {
+                format!("{}/{}", operation.pointer, path.replace('.', "/"))
+            }
+            _ => format!("{}/x-mcp", operation.pointer),
+        };
+        diagnostic.location = Location::document(&file, pointer);
+        diagnostics.push(diagnostic.with_operation(text.clone()));
+        entry.enabled = false;
+    }
+    Some(entry)
+}
+
+/// The operation's own words: its summary, then its description when that says more.
+fn describe(operation: &Operation) -> Option<String> {
+    match (operation.summary(), operation.description()) {
+        (Some(summary), Some(description))
+            if description.trim_start().starts_with(summary.trim()) =>
+        {
+            Some(description.trim().to_string())
+        }
+        (Some(summary), Some(description)) => {
+            Some(format!("{}\n\n{}", summary.trim(), description.trim()))
+        }
+        (Some(text), None) | (None, Some(text)) => Some(text.trim().to_string()),
+        (None, None) => None,
+    }
+}
+
+/// Marks arguments for `Mcp-Param-{Name}` header mirroring (`x-mcp-header`).
+fn mirror_headers(
+    schema: &mut Value,
+    settings: &ToolEntry,
+    choice: &Choice,
+    label: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    for (argument, header) in &settings.mirror_headers {
+        let location = Location::curation(format!(
+            "{}.mirror_headers.{argument}",
+            choice.origin.clone().unwrap_or_default()
+        ));
+        let lower = argument.to_ascii_lowercase();
+        let looks_secret = [
+            "token",
+            "secret",
+            "password",
+            "key",
+            "auth",
+            "credential",
+            "cookie",
+            "session",
+        ]
+        .iter()
+        .any(|word| lower.contains(word) || header.to_ascii_lowercase().contains(word));
+        let property = schema
+            .get_mut("properties")
+            .and_then(|p| p.get_mut(argument.as_str()));
+        let message = if looks_secret {
+            Some(format!(
+                "argument {argument:?} looks like a credential and must not be mirrored into a header"
+            ))
+        } else if !header
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+            || header.is_empty()
+        {
+            Some(format!("{header:?} is not a valid header name"))
+        } else {
+            match property {
+                None => Some(format!("the tool has no argument {argument:?}")),
+                Some(Value::Object(map)) => {
+                    let primitive = matches!(
+                        map.get("type").and_then(Value::as_str),
+                        Some("string" | "integer" | "boolean")
+                    );
+                    if primitive {
+                        map.insert("x-mcp-header".to_string(), Value::String(header.clone()));
+                        None
+                    } else {
+                        Some(format!(
+                            "argument {argument:?} is not a string, integer or boolean, so it cannot be a header"
+                        ))
+                    }
+                }
+                Some(_) => Some(format!("argument {argument:?} cannot be mirrored")),
+            }
+        };
+        if let Some(message) = message {
+            diagnostics.push(Diagnostic::error(location, message).with_operation(label));
+        }
+    }
+}
+
+/// Adds the cursor argument a `next: link` tool takes back, and checks that the arguments
+/// pagination names exist; a problem is returned as its message.
+fn paging_arguments(schema: &mut Value, call: &crate::curation::CallOptions) -> Option<String> {
+    let properties = schema.get_mut("properties")?.as_object_mut()?;
+    if let Some(cursor) = call.link_cursor_argument() {
+        if properties.contains_key(cursor) {
+            return Some(format!(
+                "the cursor argument {cursor:?} collides with an argument of the operation; set `pagination.cursor_argument`"
+            ));
+        }
+        properties.insert(
+            cursor.to_string(),
+            serde_json::json!({
+                "type": "string",
+                "description": "Where to continue: the nextCursor of the previous page's result (_meta[\"dev.ferry/result\"]). Omit for the first page."
+            }),
+        );
+    }
+    let pagination = call.pagination.as_ref()?;
+    if let Some(size) = &pagination.size_argument
+        && !properties.contains_key(size)
+    {
+        return Some(format!(
+            "`pagination.size_argument` names {size:?}, which is not an argument of the tool"
+        ));
+    }
+    if let (Some(crate::curation::call::NextPage::Field(_)), cursor) =
+        (&pagination.next, &pagination.cursor_argument)
+    {
+        match cursor {
+            Some(cursor) if properties.contains_key(cursor) => {}
+            Some(cursor) => return Some(format!("`pagination.cursor_argument` names {cursor:?}, which is not an argument of the tool")),
+            None => return Some("a cursor field in `pagination.next` needs `pagination.cursor_argument`, the parameter it goes back in".to_string()),
+        }
+    }
+    None
+}
+
+/// The document's first server as an absolute URL, with server variables at their defaults.
+fn document_server(document: &Document) -> Option<String> {
+    let root = document.root();
+    if document.version == SpecVersion::Swagger2 {
+        let host = root.get("host")?.as_str()?;
+        let scheme = root
+            .get("schemes")
+            .and_then(Value::as_array)
+            .and_then(|s| {
+                s.iter()
+                    .filter_map(Value::as_str)
+                    .find(|s| *s == "https")
+                    .or(s.first()?.as_str())
+            })
+            .unwrap_or("https");
+        let base = root.get("basePath").and_then(Value::as_str).unwrap_or("");
+        return Some(format!("{scheme}://{host}{base}"));
+    }
+    let server = root.get("servers")?.as_array()?.first()?;
+    let mut url = server.get("url")?.as_str()?.to_string();
+    if let Some(variables) = server.get("variables").and_then(Value::as_object) {
+        for (name, variable) in variables {
+            if let Some(default) = variable.get("default").and_then(Value::as_str) {
+                url = url.replace(&format!("{{{name}}}"), default);
+            }
+        }
+    }
+    (url.starts_with("http://") || url.starts_with("https://")).then_some(url)
+}

@@ -1,0 +1,240 @@
+//! Reading operations out of a document, whichever dialect it is written in: paths, path
+//! items (which may be `$ref`s), parameters merged from both levels, request bodies, and
+//! security requirements. Swagger 2.0's `body` and `formData` parameters become a body here.
+
+use serde_json::{Map, Value};
+
+use crate::openapi::{Document, FileId, SpecVersion, escape_token};
+
+/// The HTTP methods an OpenAPI path item can hold, in the order documents list them.
+pub const METHODS: &[&str] = &[
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+/// One operation: where it is and what it says.
+#[derive(Debug, Clone)]
+pub struct Operation<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    /// The file the operation object is written in (a path item may live in another file).
+    pub file: FileId,
+    /// JSON pointer to the operation inside `file`.
+    pub pointer: String,
+    pub value: &'a Map<String, Value>,
+    /// Parameters of the path item, then the operation's (which override by name and place).
+    pub parameters: Vec<Parameter<'a>>,
+    pub operation_id: Option<&'a str>,
+    pub tags: Vec<&'a str>,
+}
+
+/// A parameter object after `$ref`s are followed, with the file its schema refs resolve in.
+#[derive(Debug, Clone)]
+pub struct Parameter<'a> {
+    pub file: FileId,
+    pub pointer: String,
+    pub value: &'a Map<String, Value>,
+    pub name: &'a str,
+    pub location: &'a str,
+}
+
+impl Operation<'_> {
+    /// `GET /pets/{petId}`, the label used in messages and curation selectors.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.method.to_ascii_uppercase(), self.path)
+    }
+
+    pub fn summary(&self) -> Option<&str> {
+        self.value
+            .get("summary")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+    }
+
+    pub fn description(&self) -> Option<&str> {
+        self.value
+            .get("description")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+    }
+}
+
+/// Every operation of the document, in document order. Problems that make an operation
+/// unreadable are returned beside, keyed by its label.
+pub fn list<'a>(
+    document: &'a Document,
+    problems: &mut Vec<(Option<String>, String, String)>,
+) -> Vec<Operation<'a>> {
+    let mut operations = Vec::new();
+    let Some(paths) = document.root().get("paths").and_then(Value::as_object) else {
+        return operations;
+    };
+    for (path, item) in paths {
+        let item_pointer = format!("/paths/{}", escape_token(path));
+        let (file, item_pointer, item) = match follow(document, FileId(0), &item_pointer, item) {
+            Ok(found) => found,
+            Err(message) => {
+                problems.push((None, item_pointer, format!("path item {path}: {message}")));
+                continue;
+            }
+        };
+        let Some(item) = item.as_object() else {
+            continue;
+        };
+        let mut shared = Vec::new();
+        read_parameters(
+            document,
+            file,
+            &format!("{item_pointer}/parameters"),
+            item.get("parameters"),
+            &mut shared,
+            problems,
+            None,
+        );
+        for method in METHODS {
+            let Some(value) = item.get(*method).and_then(Value::as_object) else {
+                continue;
+            };
+            let pointer = format!("{item_pointer}/{method}");
+            let label = format!("{} {}", method.to_ascii_uppercase(), path);
+            let mut parameters = shared.clone();
+            let mut own = Vec::new();
+            read_parameters(
+                document,
+                file,
+                &format!("{pointer}/parameters"),
+                value.get("parameters"),
+                &mut own,
+                problems,
+                Some(&label),
+            );
+            for parameter in own {
+                parameters.retain(|p: &Parameter| {
+                    !(p.name == parameter.name && p.location == parameter.location)
+                });
+                parameters.push(parameter);
+            }
+            let tags = value
+                .get("tags")
+                .and_then(Value::as_array)
+                .map(|tags| tags.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            operations.push(Operation {
+                method,
+                path,
+                file,
+                pointer,
+                value,
+                parameters,
+                operation_id: value.get("operationId").and_then(Value::as_str),
+                tags,
+            });
+        }
+    }
+    operations
+}
+
+/// Follows a chain of `$ref`s from `value` (found at `pointer` in `file`) to the object it
+/// names, returning where that is.
+pub fn follow<'a>(
+    document: &'a Document,
+    mut file: FileId,
+    pointer: &str,
+    mut value: &'a Value,
+) -> Result<(FileId, String, &'a Value), String> {
+    let mut pointer = pointer.to_string();
+    for _ in 0..32 {
+        let Some(reference) = value.get("$ref") else {
+            return Ok((file, pointer, value));
+        };
+        let Some(reference) = reference.as_str() else {
+            return Err("`$ref` is not a string (in YAML, quote a `#/...` reference)".to_string());
+        };
+        let target = document
+            .resolve(file, reference)
+            .map_err(|e| e.to_string())?;
+        file = target.file;
+        pointer = target.pointer.to_string();
+        value = target.value;
+    }
+    Err("`$ref` chain is too long or circular".to_string())
+}
+
+fn read_parameters<'a>(
+    document: &'a Document,
+    file: FileId,
+    pointer: &str,
+    list: Option<&'a Value>,
+    out: &mut Vec<Parameter<'a>>,
+    problems: &mut Vec<(Option<String>, String, String)>,
+    label: Option<&str>,
+) {
+    let Some(list) = list.and_then(Value::as_array) else {
+        return;
+    };
+    for (index, entry) in list.iter().enumerate() {
+        let entry_pointer = format!("{pointer}/{index}");
+        match follow(document, file, &entry_pointer, entry) {
+            Ok((file, pointer, Value::Object(value))) => {
+                let name = value.get("name").and_then(Value::as_str);
+                let location = value.get("in").and_then(Value::as_str);
+                match (name, location) {
+                    (Some(name), Some(location)) => out.push(Parameter {
+                        file,
+                        pointer,
+                        value,
+                        name,
+                        location,
+                    }),
+                    _ => problems.push((
+                        label.map(str::to_string),
+                        entry_pointer,
+                        "parameter without a `name` and `in`".to_string(),
+                    )),
+                }
+            }
+            Ok(_) => problems.push((
+                label.map(str::to_string),
+                entry_pointer,
+                "parameter is not an object".to_string(),
+            )),
+            Err(message) => problems.push((label.map(str::to_string), entry_pointer, message)),
+        }
+    }
+}
+
+/// The security requirements in force for an operation: its own, or the document's.
+pub fn security<'a>(document: &'a Document, operation: &Operation<'a>) -> Vec<&'a str> {
+    let requirements = operation
+        .value
+        .get("security")
+        .or_else(|| document.root().get("security"));
+    let mut names = Vec::new();
+    for requirement in requirements.and_then(Value::as_array).into_iter().flatten() {
+        for name in requirement.as_object().into_iter().flat_map(Map::keys) {
+            if !names.contains(&name.as_str()) {
+                names.push(name.as_str());
+            }
+        }
+    }
+    names
+}
+
+/// A security scheme's definition by name, following `$ref`s.
+pub fn security_scheme<'a>(document: &'a Document, name: &str) -> Option<&'a Map<String, Value>> {
+    let root = document.root();
+    let (pointer, scheme) = match document.version {
+        SpecVersion::Swagger2 => (
+            "/securityDefinitions",
+            root.get("securityDefinitions")?.get(name)?,
+        ),
+        _ => (
+            "/components/securitySchemes",
+            root.get("components")?.get("securitySchemes")?.get(name)?,
+        ),
+    };
+    let pointer = format!("{pointer}/{}", escape_token(name));
+    follow(document, FileId(0), &pointer, scheme)
+        .ok()?
+        .2
+        .as_object()
+}

@@ -1,0 +1,405 @@
+//! Building a tool's input schema out of document schemas: each schema is copied into JSON
+//! Schema 2020-12, every `$ref` becomes a `#/$defs/...` reference to a copy of its target
+//! (so recursive schemas stay valid and refs across files are carried along), and the
+//! OpenAPI 2.0 and 3.0 dialects are translated on the way.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::openapi::{Document, FileId, SpecVersion};
+
+/// Keywords whose value is one schema.
+const SCHEMA_KEYWORDS: &[&str] = &[
+    "additionalProperties",
+    "additionalItems",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+];
+/// Keywords whose value is a list of schemas.
+const SCHEMA_LIST_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+/// Keywords whose value maps names to schemas.
+const SCHEMA_MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "dependentSchemas"];
+/// Keywords that only make sense inside the document, or would change how references
+/// resolve once copied: dropped.
+const DROPPED_KEYWORDS: &[&str] = &[
+    "$id",
+    "$anchor",
+    "$dynamicAnchor",
+    "$recursiveAnchor",
+    "$schema",
+    "$defs",
+    "definitions",
+    "xml",
+    "discriminator",
+    "externalDocs",
+];
+/// Deepest nesting of inline schemas followed; deeper is reported, not followed.
+const MAX_DEPTH: usize = 64;
+
+/// Copies schemas for one tool, collecting the `$defs` they need.
+pub struct SchemaBuilder<'d> {
+    document: &'d Document,
+    defs: Map<String, Value>,
+    names: HashMap<(FileId, String), String>,
+    /// Problems that make the tool unusable: (pointer, message).
+    pub errors: Vec<(String, String)>,
+    /// Patterns met, for the caller to check once per pattern.
+    pub patterns: Vec<String>,
+    /// The `$defs` entry being copied, which a 2019-09 `$recursiveRef: "#"` points back to.
+    current_def: Option<String>,
+}
+
+impl<'d> SchemaBuilder<'d> {
+    pub fn new(document: &'d Document) -> Self {
+        SchemaBuilder {
+            document,
+            defs: Map::new(),
+            names: HashMap::new(),
+            errors: Vec::new(),
+            patterns: Vec::new(),
+            current_def: None,
+        }
+    }
+
+    /// Translates `schema`, written in `file` at `pointer`, into a 2020-12 schema.
+    pub fn schema(&mut self, file: FileId, pointer: &str, schema: &Value) -> Value {
+        self.translate(file, pointer, schema, 0)
+    }
+
+    /// The `$defs` collected so far, to place at the root of the input schema.
+    pub fn into_defs(self) -> Map<String, Value> {
+        self.defs
+    }
+
+    /// Follows `$ref`s from `schema` to the schema they name, without copying anything.
+    pub fn resolve<'v>(
+        &self,
+        mut file: FileId,
+        mut schema: &'v Value,
+    ) -> Option<(FileId, &'v Value)>
+    where
+        'd: 'v,
+    {
+        for _ in 0..32 {
+            let Some(reference) = schema.get("$ref") else {
+                return Some((file, schema));
+            };
+            let target = self.document.resolve(file, reference.as_str()?).ok()?;
+            file = target.file;
+            schema = target.value;
+        }
+        None
+    }
+
+    fn translate(&mut self, file: FileId, pointer: &str, schema: &Value, depth: usize) -> Value {
+        if depth > MAX_DEPTH {
+            self.errors.push((
+                pointer.to_string(),
+                "schema is nested too deeply".to_string(),
+            ));
+            return Value::Object(Map::new());
+        }
+        let map = match schema {
+            Value::Object(map) => map,
+            Value::Bool(_) => return schema.clone(),
+            _ => {
+                self.errors
+                    .push((pointer.to_string(), "schema is not an object".to_string()));
+                return Value::Object(Map::new());
+            }
+        };
+        if let Some(reference) = map.get("$recursiveRef").or_else(|| map.get("$dynamicRef")) {
+            // The documents' recursive refs name the schema they sit in (`"#"`); that schema
+            // is the `$defs` entry being copied.
+            return match (&self.current_def, reference.as_str()) {
+                (Some(name), Some(r)) if r.starts_with('#') => def_ref(name),
+                _ => {
+                    self.errors.push((
+                        pointer.to_string(),
+                        "a recursive reference outside a named schema".to_string(),
+                    ));
+                    Value::Object(Map::new())
+                }
+            };
+        }
+        if let Some(reference) = map.get("$ref") {
+            let target = self.reference(file, pointer, reference);
+            // 3.1 schemas may have keywords beside `$ref`; earlier versions ignore them.
+            if self.document.version != SpecVersion::OpenApi31 || map.len() == 1 {
+                return target;
+            }
+            let mut rest = map.clone();
+            rest.remove("$ref");
+            let Value::Object(mut out) =
+                self.translate(file, pointer, &Value::Object(rest), depth + 1)
+            else {
+                return target;
+            };
+            if let Value::Object(target) = target {
+                out.extend(target);
+            }
+            return Value::Object(out);
+        }
+        let legacy = self.document.version != SpecVersion::OpenApi31;
+        let mut out = Map::new();
+        let mut nullable = false;
+        for (key, value) in map {
+            let key = key.as_str();
+            if DROPPED_KEYWORDS.contains(&key) || key.starts_with("x-") && key != "x-nullable" {
+                continue;
+            }
+            let child = |segment: &str| {
+                format!("{pointer}/{key}/{}", crate::openapi::escape_token(segment))
+            };
+            match key {
+                "nullable" | "x-nullable" => nullable = value.as_bool().unwrap_or(false),
+                "example" => {
+                    out.insert("examples".to_string(), Value::Array(vec![value.clone()]));
+                }
+                "exclusiveMinimum" | "exclusiveMaximum" if value.is_boolean() => {
+                    let bound = if key == "exclusiveMinimum" {
+                        "minimum"
+                    } else {
+                        "maximum"
+                    };
+                    if value.as_bool() == Some(true)
+                        && let Some(limit) = map.get(bound)
+                    {
+                        out.insert(key.to_string(), limit.clone());
+                    }
+                }
+                "minimum" | "maximum"
+                    if map.get(if key == "minimum" {
+                        "exclusiveMinimum"
+                    } else {
+                        "exclusiveMaximum"
+                    }) == Some(&Value::Bool(true)) => {}
+                "type" if value == "file" => {
+                    out.insert("type".to_string(), Value::from("string"));
+                    out.insert("contentEncoding".to_string(), Value::from("base64"));
+                }
+                "format" if value == "binary" => {
+                    out.insert("contentEncoding".to_string(), Value::from("base64"));
+                }
+                "pattern" => {
+                    if let Some(pattern) = value.as_str() {
+                        self.patterns.push(pattern.to_string());
+                    }
+                    out.insert(key.to_string(), value.clone());
+                }
+                "required" if !value.is_array() => {}
+                "items" if value.is_array() => {
+                    let items =
+                        self.translate_list(file, &format!("{pointer}/items"), value, depth);
+                    out.insert("prefixItems".to_string(), items);
+                }
+                "items" => {
+                    out.insert(
+                        key.to_string(),
+                        self.translate(file, &format!("{pointer}/items"), value, depth + 1),
+                    );
+                }
+                _ if SCHEMA_KEYWORDS.contains(&key) => {
+                    out.insert(
+                        key.to_string(),
+                        self.translate(file, &child(""), value, depth + 1),
+                    );
+                }
+                _ if SCHEMA_LIST_KEYWORDS.contains(&key) => {
+                    out.insert(
+                        key.to_string(),
+                        self.translate_list(file, &format!("{pointer}/{key}"), value, depth),
+                    );
+                }
+                _ if SCHEMA_MAP_KEYWORDS.contains(&key) => {
+                    let Some(entries) = value.as_object() else {
+                        self.errors.push((
+                            format!("{pointer}/{key}"),
+                            format!("`{key}` is not an object"),
+                        ));
+                        continue;
+                    };
+                    let mut translated = Map::new();
+                    for (name, subschema) in entries {
+                        if key == "properties" && self.is_read_only(file, subschema) {
+                            continue;
+                        }
+                        if key == "patternProperties" {
+                            self.patterns.push(name.clone());
+                        }
+                        translated.insert(
+                            name.clone(),
+                            self.translate(file, &child(name), subschema, depth + 1),
+                        );
+                    }
+                    out.insert(key.to_string(), Value::Object(translated));
+                }
+                _ => {
+                    out.insert(key.to_string(), value.clone());
+                }
+            }
+        }
+        // `readOnly` properties are never sent, so they are not asked for either.
+        if let (Some(Value::Array(required)), Some(Value::Object(properties))) =
+            (map.get("required"), map.get("properties"))
+        {
+            let kept: Vec<Value> = required
+                .iter()
+                .filter(|name| {
+                    name.as_str()
+                        .and_then(|name| properties.get(name))
+                        .is_none_or(|schema| !self.is_read_only(file, schema))
+                })
+                .cloned()
+                .collect();
+            if kept.is_empty() {
+                out.remove("required");
+            } else {
+                out.insert("required".to_string(), Value::Array(kept));
+            }
+        }
+        if nullable && legacy {
+            make_nullable(&mut out);
+        }
+        Value::Object(out)
+    }
+
+    fn translate_list(
+        &mut self,
+        file: FileId,
+        pointer: &str,
+        value: &Value,
+        depth: usize,
+    ) -> Value {
+        let Some(items) = value.as_array() else {
+            self.errors.push((
+                pointer.to_string(),
+                "expected a list of schemas".to_string(),
+            ));
+            return Value::Array(Vec::new());
+        };
+        Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(index, item)| {
+                    self.translate(file, &format!("{pointer}/{index}"), item, depth + 1)
+                })
+                .collect(),
+        )
+    }
+
+    /// Copies the target of `reference` into `$defs` (once) and points at the copy.
+    fn reference(&mut self, file: FileId, pointer: &str, reference: &Value) -> Value {
+        let Some(reference) = reference.as_str() else {
+            self.errors.push((
+                format!("{pointer}/$ref"),
+                "`$ref` is not a string (in YAML, quote a `#/...` reference)".to_string(),
+            ));
+            return Value::Object(Map::new());
+        };
+        let target = match self.document.resolve(file, reference) {
+            Ok(target) => target,
+            Err(error) => {
+                self.errors
+                    .push((format!("{pointer}/$ref"), error.to_string()));
+                return Value::Object(Map::new());
+            }
+        };
+        let key = (target.file, target.pointer.to_string());
+        if let Some(name) = self.names.get(&key) {
+            return def_ref(name);
+        }
+        let name = self.unique_name(&key);
+        self.names.insert(key, name.clone());
+        // A placeholder first, so a recursive schema finds its own name while being copied.
+        self.defs.insert(name.clone(), Value::Bool(true));
+        let target_pointer = target.pointer.to_string();
+        let outer = self.current_def.replace(name.clone());
+        let copy = self.translate(target.file, &target_pointer, target.value, 0);
+        self.current_def = outer;
+        self.defs.insert(name.clone(), copy);
+        def_ref(&name)
+    }
+
+    fn unique_name(&self, (file, pointer): &(FileId, String)) -> String {
+        let last = pointer
+            .rsplit('/')
+            .next()
+            .filter(|s| !s.is_empty())
+            .map(|s| s.replace("~1", "/").replace("~0", "~"));
+        let base = last.unwrap_or_else(|| {
+            let name = &self.document.file(*file).name;
+            let stem = name.rsplit('/').next().unwrap_or(name);
+            stem.split('.').next().unwrap_or(stem).to_string()
+        });
+        let mut base: String = base
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "_.-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if base.is_empty() {
+            base = "schema".to_string();
+        }
+        let mut name = base.clone();
+        let mut n = 2;
+        while self.defs.contains_key(&name) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
+    }
+
+    fn is_read_only(&self, file: FileId, schema: &Value) -> bool {
+        let direct = schema.get("readOnly") == Some(&Value::Bool(true));
+        direct
+            || self
+                .resolve(file, schema)
+                .is_some_and(|(_, target)| target.get("readOnly") == Some(&Value::Bool(true)))
+    }
+}
+
+fn def_ref(name: &str) -> Value {
+    let mut map = Map::new();
+    map.insert(
+        "$ref".to_string(),
+        Value::String(format!("#/$defs/{}", crate::openapi::escape_token(name))),
+    );
+    Value::Object(map)
+}
+
+/// OpenAPI 2.0/3.0 `nullable: true` in 2020-12 terms: `null` joins the allowed types (and
+/// the enum, when there is one). Without a `type`, nullable has no effect (OpenAPI 3.0.3).
+fn make_nullable(schema: &mut Map<String, Value>) {
+    match schema.get_mut("type") {
+        Some(Value::String(t)) if t != "null" => {
+            let t = std::mem::take(t);
+            schema.insert(
+                "type".to_string(),
+                Value::Array(vec![Value::String(t), Value::from("null")]),
+            );
+        }
+        Some(Value::Array(types)) if !types.iter().any(|t| t == "null") => {
+            types.push(Value::from("null"))
+        }
+        _ => return,
+    }
+    if let Some(Value::Array(values)) = schema.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+}

@@ -1,0 +1,654 @@
+//! Focused compiler tests: a small document and curation in, tools and diagnostics out.
+
+use expect_test::{Expect, expect};
+use serde_json::Value;
+
+use crate::curation;
+use crate::openapi::Document;
+
+use super::compile;
+
+/// Compiles `openapi` (YAML) with `curation` (YAML) and renders every tool and diagnostic.
+fn check(openapi: &str, curation_text: &str, expect: Expect) {
+    let value: Value = serde_saphyr::from_str(openapi).expect("test document is YAML");
+    let document = Document::from_value(value).expect("test document is OpenAPI");
+    let (curation, mut diagnostics) =
+        curation::parse(curation_text, "ferry.yaml", Default::default()).expect("curation is YAML");
+    let (catalog, found) = compile(&document, &curation);
+    diagnostics.extend(found);
+    let mut out = String::new();
+    for tool in &catalog.tools {
+        out.push_str(&format!(
+            "{} = {} {}\n",
+            tool.name, tool.plan.method, tool.plan.path
+        ));
+        if let Some(title) = &tool.title {
+            out.push_str(&format!("  title: {title}\n"));
+        }
+        if let Some(description) = &tool.description {
+            out.push_str(&format!("  description: {description:?}\n"));
+        }
+        out.push_str(&format!(
+            "  annotations: {} ({:?})\n",
+            serde_json::to_string(&tool.annotations).unwrap(),
+            tool.basis
+        ));
+        out.push_str(&format!("  input: {}\n", tool.input_schema));
+        for parameter in &tool.plan.parameters {
+            out.push_str(&format!(
+                "  {:?} {} <- {} {:?} explode={}{}\n",
+                parameter.location,
+                parameter.name,
+                parameter.argument,
+                parameter.style,
+                parameter.explode,
+                if parameter.required { " required" } else { "" }
+            ));
+        }
+        if let Some(body) = &tool.plan.body {
+            out.push_str(&format!(
+                "  body {} {:?} {:?}\n",
+                body.media_type, body.encoding, body.placement
+            ));
+        }
+        for credential in &tool.plan.credentials {
+            out.push_str(&format!(
+                "  credential {}: {:?}\n",
+                credential.scheme, credential.kind
+            ));
+        }
+        if !tool.unchecked_patterns.is_empty() {
+            out.push_str(&format!(
+                "  unchecked patterns: {:?}\n",
+                tool.unchecked_patterns
+            ));
+        }
+    }
+    for diagnostic in &diagnostics {
+        out.push_str(&format!("{diagnostic}\n"));
+    }
+    expect.assert_eq(&out);
+}
+
+const PETS: &str = r##"
+openapi: 3.0.3
+info: {title: Pets, version: "1.0"}
+paths:
+  /pets:
+    get:
+      operationId: listPets
+      summary: List pets
+      tags: [pets]
+      parameters:
+        - {name: limit, in: query, schema: {type: integer, maximum: 100}, description: How many}
+    post:
+      operationId: createPet
+      tags: [pets, admin]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: "#/components/schemas/Pet"}
+  /pets/{petId}:
+    parameters:
+      - {name: petId, in: path, schema: {type: string}}
+    get:
+      operationId: getPet
+      description: One pet by its id.
+    put:
+      operationId: putPet
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: "#/components/schemas/Pet"}
+    delete:
+      operationId: deletePet
+      tags: [admin]
+    patch:
+      operationId: patchPet
+    head:
+      operationId: headPet
+components:
+  schemas:
+    Pet:
+      type: object
+      required: [id, name]
+      properties:
+        id: {type: integer, readOnly: true}
+        name: {type: string}
+        tag: {type: string, nullable: true}
+"##;
+
+#[test]
+fn path_params_are_required_inputs() {
+    check(
+        PETS,
+        "tools: {getPet: {}}",
+        expect![[r#"
+            getPet = GET /pets/{petId}
+              description: "One pet by its id."
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              Path petId <- petId Simple explode=false required
+        "#]],
+    );
+}
+
+#[test]
+fn annotations_follow_the_method_alone() {
+    check(
+        PETS,
+        "tools: {getPet: {}, putPet: {}, deletePet: {}, patchPet: {}, headPet: {}, createPet: {}}",
+        expect![[r##"
+            createPet = POST /pets
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["name"],"additionalProperties":false}
+              body application/json Json Merged(["name", "tag"])
+            deletePet = DELETE /pets/{petId}
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              Path petId <- petId Simple explode=false required
+            getPet = GET /pets/{petId}
+              description: "One pet by its id."
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              Path petId <- petId Simple explode=false required
+            headPet = HEAD /pets/{petId}
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              Path petId <- petId Simple explode=false required
+            patchPet = PATCH /pets/{petId}
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              Path petId <- petId Simple explode=false required
+            putPet = PUT /pets/{petId}
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{"petId":{"type":"string"},"body":{"$ref":"#/$defs/Pet"}},"required":["petId"],"additionalProperties":false,"$defs":{"Pet":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}}}}}
+              Path petId <- petId Simple explode=false required
+              body application/json Json Argument("body")
+        "##]],
+    );
+}
+
+#[test]
+fn annotation_overrides_are_judged_against_the_method() {
+    check(
+        PETS,
+        r#"
+tools:
+  createPet:
+    annotations: {destructiveHint: false}
+    because: POST /pets only appends; it never changes an existing pet.
+  patchPet:
+    annotations: {idempotentHint: true}
+  getPet:
+    annotations: {readOnlyHint: false, openWorldHint: true}
+  putPet:
+    annotations: {idempotentHint: false}
+    because: says nothing more
+  deletePet:
+    annotations: {readOnlyHint: true}
+"#,
+        expect![[r##"
+            createPet = POST /pets
+              annotations: {"destructiveHint":false} (CurationAsserted)
+              input: {"type":"object","properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["name"],"additionalProperties":false}
+              body application/json Json Merged(["name", "tag"])
+            getPet = GET /pets/{petId}
+              description: "One pet by its id."
+              annotations: {"readOnlyHint":false,"openWorldHint":true} (CurationSound)
+              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              Path petId <- petId Simple explode=false required
+            putPet = PUT /pets/{petId}
+              annotations: {"readOnlyHint":false,"idempotentHint":false} (CurationSound)
+              input: {"type":"object","properties":{"petId":{"type":"string"},"body":{"$ref":"#/$defs/Pet"}},"required":["petId"],"additionalProperties":false,"$defs":{"Pet":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}}}}}
+              Path petId <- petId Simple explode=false required
+              body application/json Json Argument("body")
+            error: readOnlyHint: true is not justified by the method DELETE: add `because:` with the evidence, or drop the claim (DELETE /pets/{petId})
+              --> curation:tools.deletePet
+            error: idempotentHint: true is not justified by the method PATCH: add `because:` with the evidence, or drop the claim (PATCH /pets/{petId})
+              --> curation:tools.patchPet
+        "##]],
+    );
+}
+
+#[test]
+fn curation_chooses_by_id_method_path_and_tag_and_tag_false_wins() {
+    check(
+        PETS,
+        r#"
+tools:
+  "get /pets/{petId}": {name: get_pet, title: Pet by id}
+  patchPet: false
+tags:
+  pets: {}
+  admin: false
+"#,
+        expect![[r#"
+            get_pet = GET /pets/{petId}
+              title: Pet by id
+              description: "One pet by its id."
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              Path petId <- petId Simple explode=false required
+            listPets = GET /pets
+              description: "List pets"
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"limit":{"type":"integer","maximum":100,"description":"How many"}},"additionalProperties":false}
+              Query limit <- limit Form explode=true
+        "#]],
+    );
+}
+
+#[test]
+fn curation_typos_and_unmatched_entries_are_errors_with_their_path() {
+    check(
+        PETS,
+        r#"
+tool: {}
+tools:
+  getPets: {}
+  listPets: {titel: x, annotations: {readOnly: true}}
+  GET /nothing: {}
+tags:
+  missing: {}
+server: {name: 3}
+"#,
+        expect![[r#"
+            listPets = GET /pets
+              description: "List pets"
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"limit":{"type":"integer","maximum":100,"description":"How many"}},"additionalProperties":false}
+              Query limit <- limit Form explode=true
+            error: unknown key `tool`; did you mean `tools`?
+              --> curation:tool
+            error: `name` must be a string
+              --> curation:server.name
+            error: unknown key `titel`; did you mean `title`?
+              --> curation:tools.listPets.titel
+            error: unknown key `readOnly`
+              --> curation:tools.listPets.annotations.readOnly
+            error: "getPets" matches no operation (give an operationId or `METHOD /path`)
+              --> curation:tools.getPets
+            error: "GET /nothing" matches no operation (give an operationId or `METHOD /path`)
+              --> curation:tools.GET /nothing
+            error: no operation is tagged "missing"
+              --> curation:tags.missing
+        "#]],
+    );
+}
+
+#[test]
+fn body_goes_under_body_when_its_properties_collide_with_parameters() {
+    check(
+        r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /things/{name}:
+    post:
+      operationId: create
+      parameters: [{name: name, in: path, required: true, schema: {type: string}}]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties: {name: {type: string}, size: {type: integer}}
+  /lists:
+    post:
+      operationId: createList
+      requestBody:
+        content:
+          application/json:
+            schema: {type: array, items: {type: string}, description: the names}
+  /raw:
+    put:
+      operationId: upload
+      requestBody:
+        required: true
+        content:
+          application/octet-stream: {}
+"##,
+        "tools: {create: {}, createList: {}, upload: {}}",
+        expect![[r#"
+            create = POST /things/{name}
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"name":{"type":"string"},"body":{"type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer"}}}},"required":["name","body"],"additionalProperties":false}
+              Path name <- name Simple explode=false required
+              body application/json Json Argument("body")
+            createList = POST /lists
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"body":{"type":"array","items":{"type":"string"},"description":"the names"}},"additionalProperties":false}
+              body application/json Json Argument("body")
+            upload = PUT /raw
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{"body":{"type":"string","contentEncoding":"base64","contentMediaType":"application/octet-stream"}},"required":["body"],"additionalProperties":false}
+              body application/octet-stream Binary Argument("body")
+        "#]],
+    );
+}
+
+#[test]
+fn parameters_keep_their_place_style_and_description() {
+    check(
+        r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /items/{id}:
+    get:
+      operationId: items
+      parameters:
+        - {name: id, in: path, required: true, style: label, schema: {type: array, items: {type: integer}}}
+        - {name: id, in: query, schema: {type: string}}
+        - {name: filter, in: query, style: deepObject, explode: true, schema: {type: object}}
+        - {name: tags, in: query, style: pipeDelimited, explode: false, schema: {type: array, items: {type: string}}}
+        - {name: X-Request-Id, in: header, description: Trace id, schema: {type: string, format: uuid}}
+        - {name: session, in: cookie, schema: {type: string}}
+        - {name: q, in: query, content: {application/json: {schema: {type: object}}}}
+        - {name: Accept, in: header, schema: {type: string}}
+"##,
+        "tools: {items: {}}",
+        expect![[r#"
+            items = GET /items/{id}
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"path_id":{"type":"array","items":{"type":"integer"}},"query_id":{"type":"string"},"filter":{"type":"object"},"tags":{"type":"array","items":{"type":"string"}},"X-Request-Id":{"type":"string","format":"uuid","description":"Trace id"},"session":{"type":"string"},"q":{"type":"object"}},"required":["path_id"],"additionalProperties":false}
+              Path id <- path_id Label explode=false required
+              Query id <- query_id Form explode=true
+              Query filter <- filter DeepObject explode=true
+              Query tags <- tags PipeDelimited explode=false
+              Header X-Request-Id <- X-Request-Id Simple explode=false
+              Cookie session <- session Form explode=true
+              Query q <- q Form explode=true
+        "#]],
+    );
+}
+
+#[test]
+fn credentials_are_never_arguments() {
+    check(
+        r##"
+swagger: "2.0"
+info: {title: t, version: "1"}
+host: api.example.com
+basePath: /v1
+securityDefinitions:
+  key: {type: apiKey, in: header, name: X-Api-Key}
+  query_key: {type: apiKey, in: query, name: api_key}
+  oauth: {type: oauth2, flow: accessCode, authorizationUrl: "https://a", tokenUrl: "https://t", scopes: {}}
+security: [{key: []}, {query_key: []}]
+paths:
+  /me:
+    get:
+      operationId: me
+      security: [{oauth: []}, {key: []}, {query_key: []}]
+      parameters:
+        - {name: x-api-key, in: header, type: string, required: true}
+        - {name: api_key, in: query, type: string}
+        - {name: Authorization, in: header, type: string}
+        - {name: token, in: query, type: string, required: true, description: Authentication token}
+        - {name: verbose, in: query, type: boolean}
+"##,
+        "tools: {me: {}}",
+        expect![[r#"
+            me = GET /me
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"verbose":{"type":"boolean"}},"additionalProperties":false}
+              Query verbose <- verbose Form explode=false
+              credential key: ApiKey { location: Header, name: "X-Api-Key" }
+              credential query_key: ApiKey { location: Query, name: "api_key" }
+              credential oauth: Bearer
+              credential parameter token: ApiKey { location: Query, name: "token" }
+        "#]],
+    );
+}
+
+#[test]
+fn swagger_2_form_and_body_parameters_become_bodies() {
+    check(
+        r##"
+swagger: "2.0"
+info: {title: t, version: "1"}
+consumes: [application/json]
+paths:
+  /pets:
+    post:
+      operationId: addPet
+      parameters:
+        - {name: pet, in: body, required: true, schema: {$ref: "#/definitions/Pet"}}
+  /pets/{id}/photo:
+    post:
+      operationId: uploadPhoto
+      consumes: [multipart/form-data]
+      parameters:
+        - {name: id, in: path, required: true, type: integer, format: int64}
+        - {name: file, in: formData, type: file, required: true}
+        - {name: caption, in: formData, type: string, x-nullable: true}
+  /search:
+    post:
+      operationId: search
+      consumes: [application/x-www-form-urlencoded]
+      parameters:
+        - {name: terms, in: formData, type: array, items: {type: string}, collectionFormat: multi}
+        - {name: min, in: formData, type: number, minimum: 0, exclusiveMinimum: true}
+definitions:
+  Pet:
+    type: object
+    required: [name]
+    properties:
+      name: {type: string, example: Rex}
+      children: {type: array, items: {$ref: "#/definitions/Pet"}}
+"##,
+        "tools: {addPet: {}, uploadPhoto: {}, search: {}}",
+        expect![[r##"
+            addPet = POST /pets
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"name":{"type":"string","examples":["Rex"]},"children":{"type":"array","items":{"$ref":"#/$defs/Pet"}}},"required":["name"],"additionalProperties":false,"$defs":{"Pet":{"type":"object","required":["name"],"properties":{"name":{"type":"string","examples":["Rex"]},"children":{"type":"array","items":{"$ref":"#/$defs/Pet"}}}}}}
+              body application/json Json Merged(["name", "children"])
+            search = POST /search
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"terms":{"type":"array","items":{"type":"string"}},"min":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false}
+              body application/x-www-form-urlencoded Form Merged(["terms", "min"])
+            uploadPhoto = POST /pets/{id}/photo
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"id":{"type":"integer","format":"int64"},"file":{"type":"string","contentEncoding":"base64"},"caption":{"type":["string","null"]}},"required":["id","file"],"additionalProperties":false}
+              Path id <- id Simple explode=false required
+              body multipart/form-data Multipart { files: ["file"] } Merged(["file", "caption"])
+        "##]],
+    );
+}
+
+#[test]
+fn recursive_schemas_stay_valid_through_defs() {
+    check(
+        r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /trees:
+    put:
+      operationId: putTree
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: "#/components/schemas/Node"}
+components:
+  schemas:
+    Node:
+      type: object
+      properties:
+        value: {type: integer, minimum: 1, exclusiveMinimum: true}
+        children: {type: array, items: {$ref: "#/components/schemas/Node"}}
+        parent: {allOf: [{$ref: "#/components/schemas/Node"}], nullable: true}
+"##,
+        "tools: {putTree: {}}",
+        expect![[r##"
+            putTree = PUT /trees
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{"value":{"type":"integer","exclusiveMinimum":1},"children":{"type":"array","items":{"$ref":"#/$defs/Node"}},"parent":{"allOf":[{"$ref":"#/$defs/Node"}]}},"additionalProperties":false,"$defs":{"Node":{"type":"object","properties":{"value":{"type":"integer","exclusiveMinimum":1},"children":{"type":"array","items":{"$ref":"#/$defs/Node"}},"parent":{"allOf":[{"$ref":"#/$defs/Node"}]}}}}}
+              body application/json Json Merged(["value", "children", "parent"])
+        "##]],
+    );
+}
+
+#[test]
+fn names_are_derived_shortened_and_never_silently_deduplicated() {
+    check(
+        r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get: {operationId: "repos/list-for-org"}
+    post: {operationId: same}
+  /b:
+    get: {}
+    post: {operationId: same}
+  /c:
+    get: {operationId: "this operation id is far too long to be a tool name so it is shortened with a stable hash"}
+"##,
+        "tools: {\"GET /a\": {}, \"GET /b\": {}, \"POST /a\": {}, \"POST /b\": {}, \"GET /c\": {}}",
+        expect![[r#"
+            get_b = GET /b
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+            repos_list-for-org = GET /a
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+            this_operation_id_is_far_too_long_to_be_a_tool_name_so_2256a270 = GET /c
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+            error: tool name "same" is given to POST /a and POST /b; rename one with `name:`
+              --> curation:tools
+        "#]],
+    );
+}
+
+#[test]
+fn document_extensions_are_honoured_only_when_the_curation_says_so() {
+    let document = r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get: {operationId: a, x-mcp: {name: a_tool, title: From the document}}
+    post: {operationId: b, x-mcp: true}
+"##;
+    check(document, "tools: {}", expect![[""]]);
+    check(
+        document,
+        "document_extensions: true\ntools: {a: {title: From the curation}}",
+        expect![[r#"
+        a_tool = GET /a
+          title: From the curation
+          annotations: {"readOnlyHint":true} (Method)
+          input: {"type":"object","properties":{},"additionalProperties":false}
+        b = POST /a
+          annotations: {} (Method)
+          input: {"type":"object","properties":{},"additionalProperties":false}
+    "#]],
+    );
+}
+
+#[test]
+fn patterns_the_linear_engine_cannot_compile_are_served_but_not_checked() {
+    check(
+        r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get:
+      operationId: a
+      parameters:
+        - {name: q, in: query, schema: {type: string, pattern: "^(?!admin).*$"}}
+        - {name: r, in: query, schema: {type: string, pattern: "^[a-z]+$"}}
+"##,
+        "tools: {a: {}}",
+        expect![[r#"
+            a = GET /a
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"q":{"type":"string","pattern":"^(?!admin).*$"},"r":{"type":"string","pattern":"^[a-z]+$"}},"additionalProperties":false}
+              Query q <- q Form explode=true
+              Query r <- r Form explode=true
+              unchecked patterns: ["^(?!admin).*$"]
+            warning: pattern "^(?!admin).*$" is not supported by the linear-time regex engine; it is served but not checked (GET /a)
+              --> openapi#/paths/~1a/get
+        "#]],
+    );
+}
+
+#[test]
+fn mirrored_headers_are_marked_and_credentials_refused() {
+    check(
+        r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get:
+      operationId: a
+      parameters:
+        - {name: region, in: query, schema: {type: string}}
+        - {name: session_key, in: query, schema: {type: string}}
+"##,
+        "tools: {a: {mirror_headers: {region: Region, session_key: Session}}}",
+        expect![[r#"
+            a = GET /a
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"session_key":{"type":"string"}},"additionalProperties":false}
+              Query region <- region Form explode=true
+              Query session_key <- session_key Form explode=true
+            error: argument "session_key" looks like a credential and must not be mirrored into a header (GET /a)
+              --> curation:tools.a.mirror_headers.session_key
+        "#]],
+    );
+}
+
+#[test]
+fn paging_adds_the_cursor_argument_and_checks_the_ones_it_names() {
+    check(
+        PETS,
+        r#"
+tools:
+  listPets:
+    pagination: {next: link, size_argument: limit, size: 10}
+  getPet:
+    pagination: {size_argument: per_page}
+"#,
+        expect![[r#"
+            listPets = GET /pets
+              description: "List pets"
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"limit":{"type":"integer","maximum":100,"description":"How many"},"cursor":{"type":"string","description":"Where to continue: the nextCursor of the previous page's result (_meta[\"dev.ferry/result\"]). Omit for the first page."}},"additionalProperties":false}
+              Query limit <- limit Form explode=true
+            error: `pagination.size_argument` names "per_page", which is not an argument of the tool (GET /pets/{petId})
+              --> curation:tools.getPet
+        "#]],
+    );
+}
+
+#[test]
+fn credentials_need_an_upstream_named_explicitly() {
+    check(
+        PETS,
+        "upstream_auth: {bearer: {env: PETS_TOKEN}}\ntools: {getPet: {}}",
+        expect![[r#"
+        getPet = GET /pets/{petId}
+          description: "One pet by its id."
+          annotations: {"readOnlyHint":true} (Method)
+          input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+          Path petId <- petId Simple explode=false required
+        error: credentials are configured, so name the upstream with `upstream:` or --upstream: ferry never sends credentials to a document's `servers` entry by default
+          --> curation:upstream_auth
+    "#]],
+    );
+    check(
+        PETS,
+        "upstream: https://pets.example\nupstream_auth: {bearer: {env: PETS_TOKEN}}\ntools: {}",
+        expect![[""]],
+    );
+}

@@ -1,0 +1,362 @@
+//! `ferry check`, `ferry tools` and `ferry init`: what a document and curation compile to,
+//! for people and for programs.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use ferry::catalog::{self, AnnotationBasis, Catalog, OperationReport};
+use ferry::curation::Curation;
+use ferry::diagnostic::{Diagnostic, Severity};
+use ferry::openapi;
+use serde_json::{Value, json};
+
+use super::{CheckArgs, Format, InitArgs, SourceArgs, load_catalog};
+
+/// The version of `ferry check --format json`'s shape; bumped only on a breaking change.
+const CHECK_FORMAT_VERSION: u32 = 1;
+
+pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    let loaded = load_catalog(&args.source)?;
+    let asserted: Vec<&catalog::Tool> = loaded
+        .catalog
+        .tools
+        .iter()
+        .filter(|t| t.basis == AnnotationBasis::CurationAsserted)
+        .collect();
+    let failed = loaded.has_errors() || (args.strict && !asserted.is_empty());
+    let text = match args.format {
+        Format::Json => {
+            let mut text =
+                serde_json::to_string_pretty(&check_json(&loaded.catalog, &loaded.diagnostics))?;
+            text.push('\n');
+            text
+        }
+        Format::Text => check_text(&loaded.catalog, &loaded.diagnostics, &asserted, args.strict),
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub fn tools(source: &SourceArgs) -> anyhow::Result<ExitCode> {
+    let loaded = load_catalog(source)?;
+    for diagnostic in &loaded.diagnostics {
+        if diagnostic.is_error() {
+            eprintln!("{diagnostic}");
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&catalog::tools_json(&loaded.catalog))?;
+    text.push('\n');
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(if loaded.has_errors() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub fn init(args: &InitArgs) -> anyhow::Result<ExitCode> {
+    let path = std::path::Path::new(&args.openapi);
+    let document = openapi::load(path)
+        .with_context(|| format!("loading OpenAPI document {}", args.openapi))?;
+    let (catalog, _) = catalog::compile(&document, &Curation::default());
+    let relative = relative_to(&args.output, path);
+    let text = starter(&catalog, &document, &relative);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&args.output)
+        .with_context(|| {
+            format!(
+                "writing {} (ferry init never overwrites a file)",
+                args.output.display()
+            )
+        })?;
+    file.write_all(text.as_bytes())?;
+    eprintln!(
+        "wrote {} with {} operations, all off; switch on the ones to serve, then run `ferry check`",
+        args.output.display(),
+        catalog.operations.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A rough count of the tokens a tool's definition costs in a context window: JSON text
+/// runs at about four characters a token.
+pub fn token_estimate(tool: &catalog::Tool) -> usize {
+    tool.to_json().to_string().len().div_ceil(4)
+}
+
+fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
+    let operations: Vec<Value> = catalog
+        .operations
+        .iter()
+        .map(|report| {
+            let mut entry = serde_json::to_value(report).unwrap_or_default();
+            if let (Some(tool), Value::Object(map)) = (find_tool(catalog, report), &mut entry) {
+                map.insert(
+                    "annotations".to_string(),
+                    serde_json::to_value(&tool.annotations).unwrap_or_default(),
+                );
+                map.insert(
+                    "basis".to_string(),
+                    serde_json::to_value(tool.basis).unwrap_or_default(),
+                );
+                map.insert("tokens".to_string(), json!(token_estimate(tool)));
+            }
+            entry
+        })
+        .collect();
+    let count = |severity| {
+        diagnostics
+            .iter()
+            .filter(|d| d.severity == severity)
+            .count()
+    };
+    json!({
+        "version": CHECK_FORMAT_VERSION,
+        "summary": {
+            "operations": catalog.operations.len(),
+            "tools": catalog.tools.len(),
+            "errors": count(Severity::Error),
+            "warnings": count(Severity::Warning),
+            "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
+        },
+        "diagnostics": diagnostics,
+        "operations": operations,
+    })
+}
+
+fn check_text(
+    catalog: &Catalog,
+    diagnostics: &[Diagnostic],
+    asserted: &[&catalog::Tool],
+    strict: bool,
+) -> String {
+    let mut out = String::new();
+    for diagnostic in diagnostics {
+        let _ = writeln!(out, "{diagnostic}");
+    }
+    if !diagnostics.is_empty() {
+        out.push('\n');
+    }
+    let rows: Vec<[String; 6]> = catalog
+        .operations
+        .iter()
+        .map(|report| {
+            let tool = find_tool(catalog, report);
+            let status = match (&report.ineligible, tool, report.chosen) {
+                (Some(_), _, _) => "ineligible".to_string(),
+                (None, Some(_), _) => "tool".to_string(),
+                (None, None, true) => "dropped".to_string(),
+                (None, None, false) => "off".to_string(),
+            };
+            let (hints, basis, tokens) = match tool {
+                Some(tool) => (
+                    hints(tool),
+                    basis(tool.basis).to_string(),
+                    token_estimate(tool).to_string(),
+                ),
+                None => (String::new(), String::new(), String::new()),
+            };
+            [
+                format!("{} {}", report.method, report.path),
+                format!("{status} ({})", report.choice),
+                report.tool.clone(),
+                hints,
+                basis,
+                tokens,
+            ]
+        })
+        .collect();
+    let header = [
+        "OPERATION",
+        "STATUS",
+        "TOOL",
+        "ANNOTATIONS",
+        "BASIS",
+        "TOKENS",
+    ]
+    .map(str::to_string);
+    let mut widths = header.clone().map(|h| h.len());
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count()).min(60);
+        }
+    }
+    for row in std::iter::once(&header).chain(&rows) {
+        let mut line = String::new();
+        for (cell, width) in row.iter().zip(widths) {
+            let _ = write!(line, "{cell:<width$}  ");
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    if !asserted.is_empty() {
+        let _ = writeln!(out, "\nasserted by curation, not justified by the method:");
+        for tool in asserted {
+            let _ = writeln!(
+                out,
+                "  {} ({} {}): {}",
+                tool.name,
+                tool.plan.method,
+                tool.plan.path,
+                hints(tool)
+            );
+        }
+        if strict {
+            let _ = writeln!(out, "  --strict: these fail the check");
+        }
+    }
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let tokens: usize = catalog.tools.iter().map(token_estimate).sum();
+    let _ = writeln!(
+        out,
+        "\n{} operations, {} tools (about {tokens} tokens of tool definitions), {errors} errors, {} warnings",
+        catalog.operations.len(),
+        catalog.tools.len(),
+        diagnostics.len() - errors,
+    );
+    out
+}
+
+fn find_tool<'a>(catalog: &'a Catalog, report: &OperationReport) -> Option<&'a catalog::Tool> {
+    catalog.tools.iter().find(|t| {
+        t.name == report.tool
+            && t.plan.method.as_str() == report.method
+            && t.plan.path == report.path
+    })
+}
+
+fn hints(tool: &catalog::Tool) -> String {
+    let a = &tool.annotations;
+    let mut parts = Vec::new();
+    for (name, value) in [
+        ("readOnly", a.read_only_hint),
+        ("destructive", a.destructive_hint),
+        ("idempotent", a.idempotent_hint),
+        ("openWorld", a.open_world_hint),
+    ] {
+        if let Some(value) = value {
+            parts.push(format!("{name}={value}"));
+        }
+    }
+    if parts.is_empty() {
+        "-".to_string()
+    } else {
+        parts.join(" ")
+    }
+}
+
+fn basis(basis: AnnotationBasis) -> &'static str {
+    match basis {
+        AnnotationBasis::Method => "method",
+        AnnotationBasis::CurationSound => "curation",
+        AnnotationBasis::CurationAsserted => "asserted",
+    }
+}
+
+/// `document` as a path relative to the directory `output` is written in, when both are
+/// relative; otherwise as given.
+fn relative_to(output: &std::path::Path, document: &std::path::Path) -> String {
+    let output_dir = output.parent().filter(|p| !p.as_os_str().is_empty());
+    match output_dir {
+        None => document.display().to_string(),
+        Some(dir) => match (std::path::absolute(dir), std::path::absolute(document)) {
+            (Ok(dir), Ok(document)) => match document.strip_prefix(&dir) {
+                Ok(rest) => format!("./{}", rest.display()),
+                Err(_) => document.display().to_string(),
+            },
+            _ => document.display().to_string(),
+        },
+    }
+}
+
+fn starter(catalog: &Catalog, document: &openapi::Document, openapi_path: &str) -> String {
+    let mut out = String::new();
+    let title = document
+        .root()
+        .pointer("/info/title")
+        .and_then(Value::as_str)
+        .unwrap_or("this API");
+    let _ = writeln!(out, "# ferry curation for {}.", one_line(title));
+    let _ = writeln!(
+        out,
+        "# Nothing is served until chosen: switch an operation on by replacing `false` with `{{}}`"
+    );
+    let _ = writeln!(
+        out,
+        "# (or with settings: name, title, description, annotations, because). Then `ferry check`."
+    );
+    let _ = writeln!(out, "openapi: {}", quote(openapi_path));
+    match &catalog.upstream {
+        Some(upstream) => {
+            let _ = writeln!(
+                out,
+                "# upstream: {upstream}   # default: the document's first server"
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "upstream: null   # the document names no absolute server URL: set one to serve"
+            );
+        }
+    }
+    let _ = writeln!(out, "server:\n  name: {}", quote(&catalog.server.name));
+    let _ = writeln!(out, "tools:");
+    for report in &catalog.operations {
+        let summary = document
+            .root()
+            .get("paths")
+            .and_then(|p| p.get(&report.path))
+            .and_then(|item| item.get(report.method.to_ascii_lowercase()))
+            .and_then(|op| op.get("summary"))
+            .and_then(Value::as_str)
+            .map(one_line)
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  # {} {}: {} (tool {})",
+            report.method, report.path, summary, report.tool
+        );
+        if let Some(reason) = &report.ineligible {
+            let _ = writeln!(out, "  #   cannot be a tool as it is: {}", one_line(reason));
+        }
+        let key = match &report.operation_id {
+            Some(id) => id.clone(),
+            None => format!("{} {}", report.method, report.path),
+        };
+        let _ = writeln!(out, "  {}: false", quote(&key));
+    }
+    out
+}
+
+fn one_line(text: &str) -> String {
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > 100 {
+        format!("{}…", line.chars().take(99).collect::<String>())
+    } else {
+        line
+    }
+}
+
+/// A YAML scalar for `text`: plain when that is unambiguous, a JSON string otherwise.
+fn quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c))
+        && !text.starts_with(['-', '.'])
+        && !["true", "false", "null", "yes", "no", "on", "off"]
+            .contains(&text.to_ascii_lowercase().as_str());
+    if plain {
+        text.to_string()
+    } else {
+        serde_json::to_string(text).unwrap_or_default()
+    }
+}

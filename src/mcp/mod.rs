@@ -1,0 +1,992 @@
+//! The MCP protocol layer: one dispatcher, [`Server::handle`], that both transports call.
+//!
+//! It speaks two eras on one endpoint. A request is *modern* (2026-07-28, stateless, version
+//! and capabilities in every request's `_meta`) when its `MCP-Protocol-Version` header names a
+//! version that is not a known legacy one, or when its `_meta` carries
+//! `io.modelcontextprotocol/protocolVersion`; anything else is *legacy* (2025-11-25, the
+//! `initialize` handshake, answered without minting a session).
+//!
+//! `server/discover`, `initialize` and both eras' `tools/list` are serialized once at start-up;
+//! answering them splices the request's `id` between a fixed prefix and suffix.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use http::{HeaderMap, StatusCode};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use crate::catalog::{Catalog, Tool};
+use crate::upstream::{ToolResult, Upstream};
+
+mod headers;
+mod validate;
+
+pub use headers::{MirroredHeader, mirrored_headers};
+
+/// The revision served to stateless clients.
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// The revision served to clients that use the `initialize` handshake.
+pub const LEGACY_VERSION: &str = "2025-11-25";
+/// What `server/discover` lists and what a -32022 error names as supported.
+pub const SUPPORTED_VERSIONS: [&str; 2] = [MODERN_VERSION, LEGACY_VERSION];
+/// Versions that mark a request as legacy when they appear in `MCP-Protocol-Version`. Any
+/// other value there is a modern marker (and, unless served, a -32022).
+const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The key a legacy client finds a non-object `structuredContent` under: 2025-11-25 allows
+/// only objects there, so `[1,2]` is served to it as `{"result":[1,2]}`.
+pub const LEGACY_WRAP_KEY: &str = "result";
+
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// JSON-RPC and MCP error codes ferry emits.
+pub mod code {
+    pub const PARSE_ERROR: i32 = -32700;
+    pub const INVALID_REQUEST: i32 = -32600;
+    pub const METHOD_NOT_FOUND: i32 = -32601;
+    pub const INVALID_PARAMS: i32 = -32602;
+    pub const INTERNAL_ERROR: i32 = -32603;
+    pub const HEADER_MISMATCH: i32 = -32020;
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
+}
+
+/// Whether the tool list depends on who asks. Until authorization filters tools, it does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheScope {
+    Public,
+    Private,
+}
+
+/// What the protocol layer is told beyond the catalog.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Freshness hint on `server/discover` and `tools/list` results.
+    pub ttl_ms: u64,
+    pub cache_scope: CacheScope,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        // The catalog is compiled once and never changes while ferry runs; five minutes
+        // bounds how long a client keeps a list after ferry is restarted with another one.
+        ServerOptions {
+            ttl_ms: 300_000,
+            cache_scope: CacheScope::Public,
+        }
+    }
+}
+
+/// A catalog ready to be served: tools indexed by name, fixed answers serialized.
+#[derive(Debug)]
+pub struct Server {
+    tools: Vec<ServedTool>,
+    by_name: HashMap<String, usize>,
+    upstream: Option<Upstream>,
+    server_info: Value,
+    discover: Prepared,
+    initialize: Prepared,
+    ping: Prepared,
+    tools_list_modern: Prepared,
+    tools_list_legacy: Prepared,
+}
+
+/// One message in, as a transport received it.
+#[derive(Debug, Clone, Copy)]
+pub struct Incoming<'a> {
+    pub body: &'a [u8],
+    /// The HTTP request's headers; `None` on stdio, where metadata travels only in `_meta`.
+    pub headers: Option<&'a HeaderMap>,
+}
+
+/// What to send back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    /// The HTTP status; stdio ignores it.
+    pub status: StatusCode,
+    /// One JSON-RPC message (empty for [`Kind::Accepted`]).
+    pub body: Bytes,
+    pub kind: Kind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// `body` is one JSON-RPC response.
+    Json,
+    /// A notification was received: nothing to answer (HTTP 202, no line on stdio).
+    Accepted {
+        /// For `notifications/cancelled`: the raw JSON id of the request to cancel.
+        cancels: Option<String>,
+    },
+    /// `subscriptions/listen`: `body` is the acknowledgement, the stream's first message;
+    /// the stream stays open (with nothing to notify) until the client leaves or ferry shuts
+    /// down, when `end` is sent as the stream's final response.
+    Subscription { end: Bytes },
+}
+
+#[derive(Debug)]
+struct ServedTool {
+    tool: Tool,
+    headers: Vec<MirroredHeader>,
+    validator: OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+/// A response serialized at start-up: `{"jsonrpc":"2.0","id":` + id + `suffix`.
+#[derive(Debug)]
+struct Prepared {
+    suffix: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Era {
+    Modern,
+    Legacy,
+}
+
+impl Server {
+    /// Prepares `catalog` for serving. `upstream` is `None` only where calls are not wanted
+    /// (tests of the protocol itself); a call then ends in an internal error.
+    pub fn new(catalog: &Catalog, upstream: Option<Upstream>, options: ServerOptions) -> Server {
+        let mut server_info = Map::new();
+        server_info.insert("name".into(), Value::String(catalog.server.name.clone()));
+        if let Some(title) = &catalog.server.title {
+            server_info.insert("title".into(), Value::String(title.clone()));
+        }
+        server_info.insert(
+            "version".into(),
+            Value::String(catalog.server.version.clone()),
+        );
+        let server_info = Value::Object(server_info);
+
+        let mut tools: Vec<ServedTool> = catalog
+            .tools
+            .iter()
+            .map(|tool| ServedTool {
+                tool: tool.clone(),
+                headers: mirrored_headers(&tool.input_schema),
+                validator: OnceLock::new(),
+            })
+            .collect();
+        // The catalog promises sorted tools; sorting again keeps the listing deterministic
+        // even for a catalog built by hand.
+        tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(index, served)| (served.tool.name.clone(), index))
+            .collect();
+        let listed: Vec<Value> = tools.iter().map(|served| served.tool.to_json()).collect();
+
+        let cache_scope = match options.cache_scope {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        };
+        let mut discover = json!({
+            "resultType": "complete",
+            "supportedVersions": SUPPORTED_VERSIONS,
+            "capabilities": {"tools": {}},
+        });
+        if let Some(instructions) = &catalog.server.instructions {
+            discover["instructions"] = Value::String(instructions.clone());
+        }
+        discover["ttlMs"] = json!(options.ttl_ms);
+        discover["cacheScope"] = json!(cache_scope);
+        discover["_meta"] = json!({ META_SERVER_INFO: server_info });
+
+        let mut initialize = json!({
+            "protocolVersion": LEGACY_VERSION,
+            "capabilities": {"tools": {}},
+            "serverInfo": server_info,
+        });
+        if let Some(instructions) = &catalog.server.instructions {
+            initialize["instructions"] = Value::String(instructions.clone());
+        }
+
+        let tools_list_modern = json!({
+            "resultType": "complete",
+            "tools": listed,
+            "ttlMs": options.ttl_ms,
+            "cacheScope": cache_scope,
+            "_meta": { META_SERVER_INFO: server_info },
+        });
+        let tools_list_legacy = json!({ "tools": listed });
+
+        Server {
+            tools,
+            by_name,
+            upstream,
+            discover: Prepared::result(&discover),
+            initialize: Prepared::result(&initialize),
+            ping: Prepared::result(&json!({})),
+            tools_list_modern: Prepared::result(&tools_list_modern),
+            tools_list_legacy: Prepared::result(&tools_list_legacy),
+            server_info,
+        }
+    }
+
+    /// Answers one JSON-RPC message. Never fails: every problem is a JSON-RPC error or a tool
+    /// result with `isError: true`. Dropping the future cancels the upstream call in flight.
+    pub async fn handle(&self, incoming: Incoming<'_>) -> Outgoing {
+        let request = match parse_request(incoming.body) {
+            Ok(request) => request,
+            Err(failure) => return failure.into_outgoing(None),
+        };
+        let Some(id) = request.id else {
+            let cancels = (request.method.as_ref() == "notifications/cancelled")
+                .then(|| cancelled_request_id(request.params))
+                .flatten();
+            return Outgoing {
+                status: StatusCode::ACCEPTED,
+                body: Bytes::new(),
+                kind: Kind::Accepted { cancels },
+            };
+        };
+        match self.dispatch(&request, id, incoming.headers).await {
+            Ok(outgoing) => outgoing,
+            Err(failure) => {
+                tracing::debug!(
+                    method = %request.method,
+                    code = failure.0.code,
+                    message = %failure.0.message,
+                    "request refused"
+                );
+                failure.into_outgoing(Some(id))
+            }
+        }
+    }
+
+    async fn dispatch(
+        &self,
+        request: &Request<'_>,
+        id: &RawValue,
+        headers: Option<&HeaderMap>,
+    ) -> Result<Outgoing, Failure> {
+        let params = Params::parse(request.params);
+        let header_version =
+            match headers.map(|headers| header_str(headers, "mcp-protocol-version")) {
+                Some(Err(())) => {
+                    return Err(Failure::new(
+                        StatusCode::BAD_REQUEST,
+                        code::HEADER_MISMATCH,
+                        "MCP-Protocol-Version header is not visible ASCII",
+                    ));
+                }
+                Some(Ok(value)) => value,
+                None => None,
+            };
+        let header_is_modern =
+            header_version.is_some_and(|version| !LEGACY_VERSIONS.contains(&version));
+        let meta_is_modern = params
+            .as_ref()
+            .is_ok_and(|params| params.meta_version.is_some());
+        let method = request.method.as_ref();
+
+        if !(header_is_modern || meta_is_modern) {
+            return self
+                .dispatch_legacy(method, id, params, header_version)
+                .await;
+        }
+
+        // (1) A version header naming a version ferry does not serve.
+        if let Some(version) = header_version
+            && !SUPPORTED_VERSIONS.contains(&version)
+        {
+            return Err(Failure::unsupported_version(version));
+        }
+        // (2) Required `_meta` keys.
+        let params = params.map_err(|_| Failure::missing_meta("params is not an object"))?;
+        let meta_version = match &params.meta_version {
+            Some(MetaString::Text(version)) => version.clone(),
+            Some(MetaString::NotText) => {
+                return Err(Failure::missing_meta(&format!(
+                    "_meta \"{META_PROTOCOL_VERSION}\" is not a string"
+                )));
+            }
+            None => {
+                return Err(Failure::missing_meta(&format!(
+                    "missing _meta \"{META_PROTOCOL_VERSION}\""
+                )));
+            }
+        };
+        match params.meta_capabilities {
+            Some(true) => {}
+            Some(false) => {
+                return Err(Failure::missing_meta(&format!(
+                    "_meta \"{META_CLIENT_CAPABILITIES}\" is not an object"
+                )));
+            }
+            None => {
+                return Err(Failure::missing_meta(&format!(
+                    "missing _meta \"{META_CLIENT_CAPABILITIES}\""
+                )));
+            }
+        }
+        // Arguments are needed by the header check of `tools/call`, so they are read once here.
+        let call = (method == "tools/call").then(|| self.call_target(&params));
+        // (3) Headers must be present and agree with the body (HTTP only).
+        if let Some(headers) = headers {
+            self.check_headers(headers, method, &meta_version, &params, call.as_ref())?;
+        }
+        // (4) The `_meta` version must be the one served statelessly.
+        if meta_version != MODERN_VERSION {
+            return Err(Failure::unsupported_version(&meta_version));
+        }
+        // (5) Methods.
+        match method {
+            "server/discover" => Ok(self.discover.respond(id)),
+            "tools/list" => {
+                check_no_cursor(&params)?;
+                Ok(self.tools_list_modern.respond(id))
+            }
+            "tools/call" => {
+                let target = call.unwrap_or_else(|| self.call_target(&params))?;
+                self.call(id, target, Era::Modern).await
+            }
+            "subscriptions/listen" => Ok(self.listen(id)),
+            _ => Err(Failure::new(
+                StatusCode::NOT_FOUND,
+                code::METHOD_NOT_FOUND,
+                "method not found",
+            )
+            .with_data(json!({ "method": method }))),
+        }
+    }
+
+    async fn dispatch_legacy(
+        &self,
+        method: &str,
+        id: &RawValue,
+        params: Result<Params<'_>, ()>,
+        header_version: Option<&str>,
+    ) -> Result<Outgoing, Failure> {
+        if method == "initialize" {
+            // Only 2025-11-25 is served to legacy clients, so it is the answer whatever was
+            // asked: a client that cannot speak it disconnects, as the handshake intends.
+            return Ok(self.initialize.respond(id));
+        }
+        if let Some(version) = header_version
+            && version != LEGACY_VERSION
+        {
+            return Err(Failure::unsupported_version(version));
+        }
+        let legacy = |failure: Failure| failure.legacy();
+        match method {
+            "ping" => Ok(self.ping.respond(id)),
+            "tools/list" => {
+                let params = params
+                    .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
+                check_no_cursor(&params).map_err(legacy)?;
+                Ok(self.tools_list_legacy.respond(id))
+            }
+            "tools/call" => {
+                let params = params
+                    .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
+                let target = self.call_target(&params).map_err(legacy)?;
+                self.call(id, target, Era::Legacy).await.map_err(legacy)
+            }
+            _ => Err(
+                Failure::new(StatusCode::OK, code::METHOD_NOT_FOUND, "method not found")
+                    .with_data(json!({ "method": method })),
+            ),
+        }
+    }
+
+    /// Finds the tool and reads the arguments of a `tools/call`.
+    fn call_target(&self, params: &Params<'_>) -> Result<CallTarget<'_>, Failure> {
+        let name = match &params.name {
+            Some(MetaString::Text(name)) => name,
+            Some(MetaString::NotText) => {
+                return Err(Failure::invalid_params("params.name is not a string"));
+            }
+            None => return Err(Failure::invalid_params("params.name is missing")),
+        };
+        let arguments = match params.arguments {
+            None => Map::new(),
+            Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
+                Ok(Value::Object(arguments)) => arguments,
+                Ok(Value::Null) => Map::new(),
+                Ok(_) | Err(_) => {
+                    return Err(Failure::invalid_params("params.arguments is not an object"));
+                }
+            },
+        };
+        // A tool the curation did not choose does not exist, whatever the document holds.
+        let Some(&index) = self.by_name.get(name.as_str()) else {
+            return Err(Failure::invalid_params(&format!("unknown tool {name:?}"))
+                .with_data(json!({ "name": name })));
+        };
+        Ok(CallTarget {
+            served: &self.tools[index],
+            arguments,
+        })
+    }
+
+    fn check_headers(
+        &self,
+        headers: &HeaderMap,
+        method: &str,
+        meta_version: &str,
+        params: &Params<'_>,
+        call: Option<&Result<CallTarget<'_>, Failure>>,
+    ) -> Result<(), Failure> {
+        match header_str(headers, "mcp-protocol-version") {
+            Ok(Some(version)) if version == meta_version => {}
+            Ok(Some(version)) => {
+                return Err(Failure::header_mismatch(format!(
+                    "MCP-Protocol-Version header value '{version}' does not match _meta value '{meta_version}'"
+                )));
+            }
+            Ok(None) | Err(()) => {
+                return Err(Failure::header_mismatch(
+                    "missing MCP-Protocol-Version header".into(),
+                ));
+            }
+        }
+        match header_str(headers, "mcp-method") {
+            Ok(Some(value)) if value == method => {}
+            Ok(Some(value)) => {
+                return Err(Failure::header_mismatch(format!(
+                    "Mcp-Method header value '{value}' does not match body value '{method}'"
+                )));
+            }
+            Ok(None) => return Err(Failure::header_mismatch("missing Mcp-Method header".into())),
+            Err(()) => {
+                return Err(Failure::header_mismatch(
+                    "Mcp-Method header is not visible ASCII".into(),
+                ));
+            }
+        }
+        let name_source = match method {
+            "tools/call" | "prompts/get" => Some(&params.name),
+            "resources/read" => Some(&params.uri),
+            _ => None,
+        };
+        if let Some(source) = name_source {
+            let body = match source {
+                Some(MetaString::Text(value)) => Some(value.as_str()),
+                _ => None,
+            };
+            match (headers::decoded(headers, "mcp-name"), body) {
+                (Ok(Some(header)), Some(body)) if header == body => {}
+                (Ok(Some(header)), Some(body)) => {
+                    return Err(Failure::header_mismatch(format!(
+                        "Mcp-Name header value '{header}' does not match body value '{body}'"
+                    )));
+                }
+                // The body has no name: the request's own shape is wrong, reported as -32602.
+                (Ok(_), None) => {}
+                (Ok(None), Some(_)) => {
+                    return Err(Failure::header_mismatch("missing Mcp-Name header".into()));
+                }
+                (Err(problem), _) => {
+                    return Err(Failure::header_mismatch(format!(
+                        "Mcp-Name header {problem}"
+                    )));
+                }
+            }
+        }
+        if let Some(Ok(target)) = call {
+            for mirrored in &target.served.headers {
+                headers::check_param(headers, mirrored, &target.arguments)
+                    .map_err(Failure::header_mismatch)?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn call(
+        &self,
+        id: &RawValue,
+        target: CallTarget<'_>,
+        era: Era,
+    ) -> Result<Outgoing, Failure> {
+        let CallTarget { served, arguments } = target;
+        let validator = served.validator.get_or_init(|| {
+            validate::compile(&served.tool.input_schema, &served.tool.unchecked_patterns)
+        });
+        let validator = match validator {
+            Ok(validator) => validator,
+            Err(detail) => {
+                tracing::error!(tool = %served.tool.name, %detail, "input schema does not compile");
+                return Err(Failure::internal());
+            }
+        };
+        let arguments = Value::Object(arguments);
+        let result = match validate::problems(validator, &arguments) {
+            Some(text) => ToolResult {
+                content: vec![json!({"type": "text", "text": text})],
+                is_error: true,
+                ..ToolResult::default()
+            },
+            None => {
+                let Some(upstream) = &self.upstream else {
+                    tracing::error!(tool = %served.tool.name, "no upstream client to call");
+                    return Err(Failure::internal());
+                };
+                let Value::Object(arguments) = &arguments else {
+                    return Err(Failure::internal());
+                };
+                upstream.call(&served.tool, arguments).await
+            }
+        };
+        self.shape_result(id, result, era).map_err(|error| {
+            tracing::error!(tool = %served.tool.name, %error, "tool result does not serialize");
+            Failure::internal()
+        })
+    }
+
+    /// Adds what each era's `CallToolResult` needs around the era-free result, and writes
+    /// the response in one pass into one buffer.
+    fn shape_result(
+        &self,
+        id: &RawValue,
+        mut result: ToolResult,
+        era: Era,
+    ) -> Result<Outgoing, serde_json::Error> {
+        let result_type = match era {
+            Era::Modern => {
+                result
+                    .meta
+                    .insert(META_SERVER_INFO.into(), self.server_info.clone());
+                Some("complete")
+            }
+            Era::Legacy => {
+                if let Some(structured) = &mut result.structured_content
+                    && !structured.is_object()
+                {
+                    let inner = structured.take();
+                    *structured = json!({ LEGACY_WRAP_KEY: inner });
+                }
+                None
+            }
+        };
+        #[derive(serde::Serialize)]
+        struct Shaped<'r> {
+            #[serde(rename = "resultType", skip_serializing_if = "Option::is_none")]
+            result_type: Option<&'static str>,
+            #[serde(flatten)]
+            result: &'r ToolResult,
+        }
+        let id = id.get().as_bytes();
+        let mut body = Vec::with_capacity(256);
+        body.extend_from_slice(ID_PREFIX);
+        body.extend_from_slice(id);
+        body.extend_from_slice(br#","result":"#);
+        serde_json::to_writer(
+            &mut body,
+            &Shaped {
+                result: &result,
+                result_type,
+            },
+        )?;
+        body.push(b'}');
+        Ok(Outgoing {
+            status: StatusCode::OK,
+            body: Bytes::from(body),
+            kind: Kind::Json,
+        })
+    }
+
+    /// `subscriptions/listen`: ferry's tool list never changes while it runs, so it honours no
+    /// notification type and acknowledges with an empty subset, as a server with nothing to
+    /// notify may.
+    fn listen(&self, id: &RawValue) -> Outgoing {
+        let subscription: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
+        let acknowledgement = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {
+                "notifications": {},
+                "_meta": { META_SUBSCRIPTION_ID: subscription },
+            },
+        });
+        let end = json!({
+            "resultType": "complete",
+            "_meta": { META_SUBSCRIPTION_ID: subscription, META_SERVER_INFO: self.server_info },
+        });
+        Outgoing {
+            status: StatusCode::OK,
+            body: Bytes::from(acknowledgement.to_string()),
+            kind: Kind::Subscription {
+                end: respond_value(id, &end).body,
+            },
+        }
+    }
+}
+
+/// The raw JSON `id` of a request message, for a transport that tracks requests in flight
+/// (stdio cancels them by id). `None` for notifications and unreadable messages.
+pub fn request_id(body: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct OnlyId<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a RawValue>,
+    }
+    let only: OnlyId<'_> = serde_json::from_slice(body).ok()?;
+    only.id.map(|id| id.get().to_owned())
+}
+
+/// A JSON-RPC error for a message that could not be read, with no `id` (the schema's
+/// `RequestId` cannot be `null`, so the key is left out rather than set to `null`).
+pub fn error_without_id(code: i32, message: &str) -> Bytes {
+    Bytes::from(json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}}).to_string())
+}
+
+struct CallTarget<'s> {
+    served: &'s ServedTool,
+    arguments: Map<String, Value>,
+}
+
+/// The envelope of a JSON-RPC message, borrowed from the body.
+#[derive(Debug)]
+struct Request<'a> {
+    id: Option<&'a RawValue>,
+    method: std::borrow::Cow<'a, str>,
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    // `deserialize_with` keeps an explicit `"id": null` apart from an absent id.
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+fn present<'de, D>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    <&RawValue as Deserialize>::deserialize(deserializer).map(Some)
+}
+
+fn parse_request(body: &[u8]) -> Result<Request<'_>, Failure> {
+    let envelope: Envelope<'_> = match serde_json::from_slice(body) {
+        Ok(envelope) => envelope,
+        Err(error) if error.is_syntax() || error.is_eof() || error.is_io() => {
+            return Err(Failure::new(
+                StatusCode::BAD_REQUEST,
+                code::PARSE_ERROR,
+                "parse error: body is not JSON",
+            ));
+        }
+        Err(_) => {
+            let message = if body.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'[') {
+                "invalid request: batches are not supported"
+            } else {
+                "invalid request: not a JSON-RPC request object"
+            };
+            return Err(Failure::new(
+                StatusCode::BAD_REQUEST,
+                code::INVALID_REQUEST,
+                message,
+            ));
+        }
+    };
+    let invalid =
+        |message: &str| Failure::new(StatusCode::BAD_REQUEST, code::INVALID_REQUEST, message);
+    if envelope.jsonrpc.as_deref() != Some("2.0") {
+        return Err(invalid("invalid request: jsonrpc must be \"2.0\"")
+            .with_id(envelope.id.filter(|id| valid_id(id))));
+    }
+    if let Some(id) = envelope.id
+        && !valid_id(id)
+    {
+        return Err(invalid(
+            "invalid request: id must be a string or an integer",
+        ));
+    }
+    let Some(method) = envelope.method else {
+        return Err(invalid("invalid request: method is missing").with_id(envelope.id));
+    };
+    Ok(Request {
+        id: envelope.id,
+        method,
+        params: envelope.params,
+    })
+}
+
+/// MCP's `RequestId`: a string or an integer (never `null`, never a fraction).
+fn valid_id(id: &RawValue) -> bool {
+    let text = id.get();
+    match text.as_bytes().first() {
+        Some(b'"') => true,
+        Some(b'-' | b'0'..=b'9') => text
+            .bytes()
+            .all(|byte| byte == b'-' || byte.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+/// The `params` fields any method reads, borrowed.
+struct Params<'a> {
+    meta_version: Option<MetaString>,
+    /// `Some(true)` when `clientCapabilities` is an object.
+    meta_capabilities: Option<bool>,
+    name: Option<MetaString>,
+    uri: Option<MetaString>,
+    arguments: Option<&'a RawValue>,
+    cursor: bool,
+}
+
+enum MetaString {
+    Text(String),
+    NotText,
+}
+
+#[derive(Deserialize)]
+struct RawParams<'a> {
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    uri: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    cursor: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct RawMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
+    client_capabilities: Option<&'a RawValue>,
+}
+
+impl<'a> Params<'a> {
+    /// `Err` when `params` is present but not an object. Absent params read as empty.
+    fn parse(raw: Option<&'a RawValue>) -> Result<Params<'a>, ()> {
+        let raw_params: RawParams<'a> = match raw {
+            None => RawParams {
+                meta: None,
+                name: None,
+                uri: None,
+                arguments: None,
+                cursor: None,
+            },
+            Some(raw) if raw.get().starts_with('{') => {
+                serde_json::from_str(raw.get()).map_err(|_| ())?
+            }
+            Some(raw) if raw.get() == "null" => RawParams {
+                meta: None,
+                name: None,
+                uri: None,
+                arguments: None,
+                cursor: None,
+            },
+            Some(_) => return Err(()),
+        };
+        let meta: Option<RawMeta<'a>> = raw_params
+            .meta
+            .filter(|meta| meta.get().starts_with('{'))
+            .and_then(|meta| serde_json::from_str(meta.get()).ok());
+        let (meta_version, meta_capabilities) = match meta {
+            Some(meta) => (
+                meta.protocol_version.map(string_of),
+                meta.client_capabilities
+                    .map(|capabilities| capabilities.get().starts_with('{')),
+            ),
+            None => (None, None),
+        };
+        Ok(Params {
+            meta_version,
+            meta_capabilities,
+            name: raw_params.name.map(string_of),
+            uri: raw_params.uri.map(string_of),
+            arguments: raw_params.arguments,
+            cursor: raw_params.cursor.is_some(),
+        })
+    }
+}
+
+fn string_of(raw: &RawValue) -> MetaString {
+    match serde_json::from_str::<String>(raw.get()) {
+        Ok(text) => MetaString::Text(text),
+        Err(_) => MetaString::NotText,
+    }
+}
+
+/// ferry serves every tool in one page and never issues a cursor, so any cursor is invalid.
+fn check_no_cursor(params: &Params<'_>) -> Result<(), Failure> {
+    if params.cursor {
+        return Err(Failure::invalid_params(
+            "invalid cursor: tools/list has a single page",
+        ));
+    }
+    Ok(())
+}
+
+fn cancelled_request_id(params: Option<&RawValue>) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Cancelled<'a> {
+        #[serde(rename = "requestId", borrow)]
+        request_id: &'a RawValue,
+    }
+    let cancelled: Cancelled<'_> = serde_json::from_str(params?.get()).ok()?;
+    Some(cancelled.request_id.get().to_owned())
+}
+
+/// A header's value as text; `Err` when it holds bytes that are not visible ASCII.
+fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, ()> {
+    match headers.get(name) {
+        None => Ok(None),
+        Some(value) => value.to_str().map(Some).map_err(|_| ()),
+    }
+}
+
+const ID_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+
+impl Prepared {
+    fn result(result: &Value) -> Prepared {
+        let mut suffix = br#","result":"#.to_vec();
+        // Serializing a `Value` cannot fail: its keys are strings.
+        suffix.extend_from_slice(result.to_string().as_bytes());
+        suffix.push(b'}');
+        Prepared { suffix }
+    }
+
+    fn respond(&self, id: &RawValue) -> Outgoing {
+        let id = id.get().as_bytes();
+        let mut body = Vec::with_capacity(ID_PREFIX.len() + id.len() + self.suffix.len());
+        body.extend_from_slice(ID_PREFIX);
+        body.extend_from_slice(id);
+        body.extend_from_slice(&self.suffix);
+        Outgoing {
+            status: StatusCode::OK,
+            body: Bytes::from(body),
+            kind: Kind::Json,
+        }
+    }
+}
+
+fn respond_value(id: &RawValue, result: &Value) -> Outgoing {
+    Prepared::result(result).respond(id)
+}
+
+/// A JSON-RPC error on its way out, with the HTTP status it travels with (boxed: errors are
+/// the rare path, and results stay small).
+#[derive(Debug)]
+struct Failure(Box<FailureBody>);
+
+#[derive(Debug)]
+struct FailureBody {
+    status: StatusCode,
+    code: i32,
+    message: String,
+    data: Option<Value>,
+    /// An id read before the request was found invalid, echoed when it is usable.
+    id: Option<String>,
+}
+
+impl Failure {
+    fn new(status: StatusCode, code: i32, message: &str) -> Failure {
+        Failure(Box::new(FailureBody {
+            status,
+            code,
+            message: message.to_owned(),
+            data: None,
+            id: None,
+        }))
+    }
+
+    fn with_data(mut self, data: Value) -> Failure {
+        self.0.data = Some(data);
+        self
+    }
+
+    fn with_id(mut self, id: Option<&RawValue>) -> Failure {
+        self.0.id = id.map(|id| id.get().to_owned());
+        self
+    }
+
+    fn missing_meta(detail: &str) -> Failure {
+        Failure::new(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_PARAMS,
+            &format!("invalid params: {detail}"),
+        )
+    }
+
+    fn invalid_params(detail: &str) -> Failure {
+        Failure::new(
+            StatusCode::OK,
+            code::INVALID_PARAMS,
+            &format!("invalid params: {detail}"),
+        )
+    }
+
+    fn header_mismatch(detail: String) -> Failure {
+        Failure::new(
+            StatusCode::BAD_REQUEST,
+            code::HEADER_MISMATCH,
+            &format!("header mismatch: {detail}"),
+        )
+    }
+
+    fn unsupported_version(requested: &str) -> Failure {
+        Failure::new(
+            StatusCode::BAD_REQUEST,
+            code::UNSUPPORTED_PROTOCOL_VERSION,
+            "unsupported protocol version",
+        )
+        .with_data(json!({ "supported": SUPPORTED_VERSIONS, "requested": requested }))
+    }
+
+    fn internal() -> Failure {
+        Failure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            code::INTERNAL_ERROR,
+            "internal error",
+        )
+    }
+
+    /// Legacy clients get in-band errors with 200, except ferry's own faults.
+    fn legacy(mut self) -> Failure {
+        if self.0.code != code::INTERNAL_ERROR {
+            self.0.status = StatusCode::OK;
+        }
+        self
+    }
+
+    fn into_outgoing(self, id: Option<&RawValue>) -> Outgoing {
+        let failure = *self.0;
+        let mut error = Map::new();
+        error.insert("code".into(), json!(failure.code));
+        error.insert("message".into(), Value::String(failure.message));
+        if let Some(data) = failure.data {
+            error.insert("data".into(), data);
+        }
+        let id = id.map(|id| id.get().to_owned()).or(failure.id);
+        let mut body = String::with_capacity(128);
+        body.push_str(r#"{"jsonrpc":"2.0","#);
+        if let Some(id) = id {
+            body.push_str(r#""id":"#);
+            body.push_str(&id);
+            body.push(',');
+        }
+        body.push_str(r#""error":"#);
+        body.push_str(&Value::Object(error).to_string());
+        body.push('}');
+        Outgoing {
+            status: failure.status,
+            body: Bytes::from(body),
+            kind: Kind::Json,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,260 @@
+//! Unit tests of the dispatcher and its helpers; the wire-level tests over HTTP and stdio
+//! (with schema validation of every answer) are in `tests/it`.
+
+use expect_test::{Expect, expect};
+use http::{HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+
+use super::headers::{agrees, decode_value, mirrored_headers};
+use super::*;
+use crate::catalog::{AnnotationBasis, Annotations, Catalog, RequestPlan, ServerInfo, Tool};
+use crate::curation::CallOptions;
+
+fn tool(name: &str, input_schema: Value) -> Tool {
+    Tool {
+        name: name.to_owned(),
+        title: None,
+        description: Some(format!("{name} description")),
+        input_schema,
+        annotations: Annotations {
+            read_only_hint: Some(true),
+            ..Annotations::default()
+        },
+        plan: RequestPlan {
+            method: http::Method::GET,
+            path: format!("/{name}"),
+            parameters: Vec::new(),
+            body: None,
+            credentials: Vec::new(),
+        },
+        basis: AnnotationBasis::Method,
+        unchecked_patterns: Vec::new(),
+        call: CallOptions::default(),
+    }
+}
+
+fn server() -> Server {
+    let catalog = Catalog {
+        server: ServerInfo {
+            name: "pets".into(),
+            title: None,
+            version: "1.0.0".into(),
+            instructions: Some("use it".into()),
+        },
+        upstream: None,
+        operations: Vec::new(),
+        tools: vec![
+            tool(
+                "get_pet",
+                json!({"type": "object", "properties": {
+                    "petId": {"type": "integer"},
+                    "region": {"type": "string", "x-mcp-header": "Region"},
+                }, "required": ["petId"], "additionalProperties": false}),
+            ),
+            tool(
+                "find",
+                json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "^(?=a)"}},
+                    "additionalProperties": false}),
+            ),
+        ],
+    };
+    let mut catalog = catalog;
+    catalog.tools[1].unchecked_patterns = vec!["/properties/code/pattern".into()];
+    Server::new(&catalog, None, ServerOptions::default())
+}
+
+fn handle(server: &Server, body: &Value, headers: Option<&HeaderMap>) -> Outgoing {
+    let body = body.to_string();
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(server.handle(Incoming {
+            body: body.as_bytes(),
+            headers,
+        }))
+}
+
+fn check(outgoing: &Outgoing, expected: Expect) {
+    let body = String::from_utf8_lossy(&outgoing.body);
+    expected.assert_eq(&format!("{} {body}", outgoing.status.as_u16()));
+}
+
+fn modern(method: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+}
+
+#[test]
+fn discover_is_served_from_prepared_bytes_with_the_id_spliced_in() {
+    let server = server();
+    let mut request = modern("server/discover", json!({}));
+    request["id"] = json!("abc");
+    check(
+        &handle(&server, &request, None),
+        expect![[
+            r#"200 {"jsonrpc":"2.0","id":"abc","result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"instructions":"use it","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
+        ]],
+    );
+}
+
+#[test]
+fn tools_are_listed_in_name_order() {
+    let server = server();
+    let outgoing = handle(&server, &modern("tools/list", json!({})), None);
+    let body: Value = serde_json::from_slice(&outgoing.body).expect("json");
+    let names: Vec<&str> = body["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert_eq!(names, ["find", "get_pet"]);
+}
+
+#[test]
+fn legacy_initialize_never_answers_the_modern_version() {
+    let server = server();
+    let request = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2026-07-28", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
+    check(
+        &handle(&server, &request, None),
+        expect![[
+            r#"200 {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"pets","version":"1.0.0"},"instructions":"use it"}}"#
+        ]],
+    );
+}
+
+#[test]
+fn invalid_arguments_are_a_tool_error_naming_each_argument() {
+    let server = server();
+    let request = modern(
+        "tools/call",
+        json!({"name": "get_pet", "arguments": {"petId": "seven", "extra": 1}}),
+    );
+    check(
+        &handle(&server, &request, None),
+        expect![[
+            r#"200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"invalid arguments; nothing was sent to the API:\n- /petId: \"seven\" is not of type \"integer\"\n- (arguments): Additional properties are not allowed ('extra' was unexpected)"}],"isError":true,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
+        ]],
+    );
+}
+
+#[test]
+fn unchecked_patterns_are_left_out_of_validation() {
+    let server = server();
+    // `(?=a)` is lookahead, which the linear-time engine cannot compile: were it kept, the
+    // validator would not build and the call would be an internal error.
+    let request = modern(
+        "tools/call",
+        json!({"name": "find", "arguments": {"code": "zzz"}}),
+    );
+    let outgoing = handle(&server, &request, None);
+    let schema = &server.tools[0].tool.input_schema;
+    assert!(
+        validate::compile(schema, &[]).is_err(),
+        "lookahead does not compile with the regex engine"
+    );
+    assert!(validate::compile(schema, &["/properties/code/pattern".to_owned()]).is_ok());
+    // Valid arguments reach the (absent) upstream: an internal error, not a validation one.
+    check(
+        &outgoing,
+        expect![[
+            r#"500 {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}"#
+        ]],
+    );
+}
+
+#[test]
+fn mirrored_header_must_match_the_argument() {
+    let server = server();
+    let request = modern(
+        "tools/call",
+        json!({"name": "get_pet", "arguments": {"petId": 7, "region": "eu"}}),
+    );
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        "mcp-protocol-version",
+        HeaderValue::from_static("2026-07-28"),
+    );
+    headers.insert("mcp-method", HeaderValue::from_static("tools/call"));
+    headers.insert("mcp-name", HeaderValue::from_static("get_pet"));
+    headers.insert("mcp-param-region", HeaderValue::from_static("us"));
+    check(
+        &handle(&server, &request, Some(&headers)),
+        expect![[
+            r#"400 {"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"header mismatch: Mcp-Param-Region header value 'us' does not match body value 'eu'"}}"#
+        ]],
+    );
+    headers.insert(
+        "mcp-param-region",
+        HeaderValue::from_static("=?base64?ZXU=?="),
+    );
+    let outgoing = handle(&server, &request, Some(&headers));
+    assert_eq!(
+        outgoing.status,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "headers agree, so the call goes on"
+    );
+}
+
+#[test]
+fn cancellation_names_the_request() {
+    let server = server();
+    let request = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "r1"}});
+    let outgoing = handle(&server, &request, None);
+    assert_eq!(
+        outgoing.kind,
+        Kind::Accepted {
+            cancels: Some("\"r1\"".into())
+        }
+    );
+}
+
+#[test]
+fn base64_sentinel_values_are_decoded() {
+    assert_eq!(
+        decode_value("=?base64?SGVsbG8sIOS4lueVjA==?=").as_deref(),
+        Ok("Hello, 世界")
+    );
+    assert_eq!(decode_value("plain").as_deref(), Ok("plain"));
+    assert!(decode_value("=?base64?***?=").is_err());
+}
+
+#[test]
+fn integers_compare_numerically() {
+    assert!(agrees("42", &json!(42)));
+    assert!(agrees("42", &json!(42.0)));
+    assert!(!agrees("43", &json!(42)));
+    assert!(agrees("true", &json!(true)));
+    assert!(!agrees("True", &json!(true)));
+}
+
+#[test]
+fn mirrored_headers_are_found_through_properties_only() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "options": {"type": "object", "properties": {"tenant": {"type": "integer", "x-mcp-header": "Tenant"}}},
+            "list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Nope"}},
+        },
+    });
+    let found: Vec<(String, Vec<String>)> = mirrored_headers(&schema)
+        .into_iter()
+        .map(|header| (header.name, header.path))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("Region".to_owned(), vec!["region".to_owned()]),
+            (
+                "Tenant".to_owned(),
+                vec!["options".to_owned(), "tenant".to_owned()]
+            ),
+        ]
+    );
+}

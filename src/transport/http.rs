@@ -1,0 +1,311 @@
+//! Streamable HTTP: one endpoint, `POST /mcp`, answered with plain `application/json` (or an
+//! SSE stream for `subscriptions/listen`). `GET` and `DELETE` get 405: ferry keeps no sessions
+//! and has nothing to push.
+//!
+//! Before a message reaches the dispatcher, `Host` is checked against an allowlist (DNS
+//! rebinding) and `Origin`, when present, against another; both failures are 403.
+
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::mcp::{self, Incoming, Kind, Server};
+
+/// The path of the one MCP endpoint.
+pub const ENDPOINT: &str = "/mcp";
+
+/// How the HTTP transport guards and bounds requests.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Host names accepted in `Host` besides `localhost`, `127.0.0.1`, `[::1]` and the
+    /// listen address: the names a proxy in front of ferry forwards.
+    pub allowed_hosts: Vec<String>,
+    /// Origins accepted besides loopback ones, written as `scheme://host[:port]`.
+    pub allowed_origins: Vec<String>,
+    /// Largest request body, in bytes; larger ones get 413.
+    pub body_limit: usize,
+    /// Longest time one request may take, upstream call included.
+    pub request_timeout: Duration,
+    /// How often an open `subscriptions/listen` stream gets a keep-alive comment.
+    pub keep_alive: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            body_limit: 4 * 1024 * 1024,
+            request_timeout: Duration::from_secs(120),
+            keep_alive: Duration::from_secs(15),
+        }
+    }
+}
+
+/// Serves `server` on `listener` until `shutdown` completes, then lets requests in flight
+/// finish (open subscription streams are ended with their final response).
+pub async fn serve(
+    server: Arc<Server>,
+    listener: TcpListener,
+    options: HttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let local = listener.local_addr()?;
+    let (stop, stopped) = watch::channel(false);
+    let router = router(server, local, &options, stopped);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            let _ = stop.send(true);
+        })
+        .await
+}
+
+/// The router for `POST /mcp`; `local` is the address it is reached at, allowed as a host.
+/// `shutdown` turning `true` ends subscription streams.
+pub fn router(
+    server: Arc<Server>,
+    local: SocketAddr,
+    options: &HttpOptions,
+    shutdown: watch::Receiver<bool>,
+) -> Router {
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()];
+    hosts.push(host_name_of(local.ip()));
+    hosts.extend(
+        options
+            .allowed_hosts
+            .iter()
+            .map(|host| host.to_ascii_lowercase()),
+    );
+    let state = Arc::new(HttpState {
+        server,
+        hosts,
+        origins: options
+            .allowed_origins
+            .iter()
+            .map(|origin| origin.trim_end_matches('/').to_ascii_lowercase())
+            .collect(),
+        body_limit: options.body_limit,
+        request_timeout: options.request_timeout,
+        keep_alive: options.keep_alive,
+        shutdown,
+    });
+    Router::new()
+        .route(ENDPOINT, post(post_mcp).fallback(method_not_allowed))
+        .with_state(state)
+}
+
+struct HttpState {
+    server: Arc<Server>,
+    /// Lowercase host names, without ports.
+    hosts: Vec<String>,
+    /// Lowercase origins, without a trailing slash.
+    origins: Vec<String>,
+    body_limit: usize,
+    request_timeout: Duration,
+    keep_alive: Duration,
+    shutdown: watch::Receiver<bool>,
+}
+
+async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+    // Taken apart rather than extracted piecemeal: the headers are borrowed, not copied, and
+    // a refused request's body is never read.
+    let (parts, body) = request.into_parts();
+    if let Err(reason) = check_host(&state, &parts.uri, &parts.headers) {
+        tracing::warn!(%reason, "request refused");
+        return forbidden(reason);
+    }
+    if let Err(reason) = check_origin(&state, &parts.headers) {
+        tracing::warn!(%reason, "request refused");
+        return forbidden(reason);
+    }
+    let reading = axum::body::to_bytes(body, state.body_limit);
+    let body = match tokio::time::timeout(state.request_timeout, reading).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(error)) => {
+            tracing::warn!(%error, limit = state.body_limit, "request body refused");
+            return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+        }
+        Err(_) => {
+            tracing::warn!("request body not received in time");
+            return StatusCode::REQUEST_TIMEOUT.into_response();
+        }
+    };
+    let incoming = Incoming {
+        body: &body,
+        headers: Some(&parts.headers),
+    };
+    // Awaited in place, not spawned: when the client goes away hyper drops this future, and
+    // with it the upstream call in flight.
+    let outgoing =
+        match tokio::time::timeout(state.request_timeout, state.server.handle(incoming)).await {
+            Ok(outgoing) => outgoing,
+            Err(_) => {
+                tracing::warn!(
+                    timeout_ms = state.request_timeout.as_millis() as u64,
+                    "request timed out"
+                );
+                let body = timed_out(mcp::request_id(&body));
+                return json_response(StatusCode::GATEWAY_TIMEOUT, body);
+            }
+        };
+    match outgoing.kind {
+        Kind::Json => json_response(outgoing.status, outgoing.body),
+        Kind::Accepted { .. } => StatusCode::ACCEPTED.into_response(),
+        Kind::Subscription { end } => subscription(&state, outgoing.body, end),
+    }
+}
+
+async fn method_not_allowed() -> Response {
+    let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
+fn json_response(status: StatusCode, body: Bytes) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn forbidden(reason: &'static str) -> Response {
+    json_response(
+        StatusCode::FORBIDDEN,
+        mcp::error_without_id(mcp::code::INVALID_REQUEST, reason),
+    )
+}
+
+fn timed_out(id: Option<String>) -> Bytes {
+    let id = id.map(|id| format!(r#""id":{id},"#)).unwrap_or_default();
+    Bytes::from(format!(
+        r#"{{"jsonrpc":"2.0",{id}"error":{{"code":{},"message":"request timed out"}}}}"#,
+        mcp::code::INTERNAL_ERROR
+    ))
+}
+
+/// `Host` (or the HTTP/2 authority) must name this server: a foreign name means a page on
+/// another site resolved its name to this machine (DNS rebinding).
+fn check_host(state: &HttpState, uri: &Uri, headers: &HeaderMap) -> Result<(), &'static str> {
+    let authority = match headers.get(header::HOST) {
+        Some(host) => host.to_str().map_err(|_| "host not allowed")?,
+        None => uri
+            .authority()
+            .map(|authority| authority.as_str())
+            .ok_or("host header missing")?,
+    };
+    let name = strip_port(authority).to_ascii_lowercase();
+    if state.hosts.contains(&name) {
+        Ok(())
+    } else {
+        Err("host not allowed")
+    }
+}
+
+/// An absent `Origin` is a non-browser client; a loopback one is a local page; anything else
+/// must be configured.
+fn check_origin(state: &HttpState, headers: &HeaderMap) -> Result<(), &'static str> {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin = origin
+        .to_str()
+        .map_err(|_| "origin not allowed")?
+        .trim_end_matches('/')
+        .to_ascii_lowercase();
+    if state.origins.contains(&origin) {
+        return Ok(());
+    }
+    let host = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .map(strip_port);
+    match host {
+        Some("localhost" | "127.0.0.1" | "[::1]") => Ok(()),
+        _ => Err("origin not allowed"),
+    }
+}
+
+fn strip_port(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return match authority.find(']') {
+            Some(end) => &authority[..=end],
+            None => authority,
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|byte| byte.is_ascii_digit()) => host,
+        _ => authority,
+    }
+}
+
+fn host_name_of(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(ip) => ip.to_string(),
+        IpAddr::V6(ip) => format!("[{ip}]"),
+    }
+}
+
+/// The `subscriptions/listen` stream: the acknowledgement, keep-alive comments, and the final
+/// response when ferry shuts down. A client that closes it simply drops it.
+fn subscription(state: &HttpState, acknowledgement: Bytes, end: Bytes) -> Response {
+    enum Step {
+        Acknowledge,
+        Wait,
+        Ended,
+    }
+    let keep_alive = state.keep_alive;
+    let start = (Step::Acknowledge, state.shutdown.clone());
+    let stream = futures_util::stream::unfold(start, move |(step, mut shutdown)| {
+        let acknowledgement = acknowledgement.clone();
+        let end = end.clone();
+        async move {
+            let event = match step {
+                Step::Acknowledge => (sse_event(&acknowledgement), Step::Wait),
+                Step::Wait => {
+                    tokio::select! {
+                        _ = shutdown.wait_for(|stop| *stop) => (sse_event(&end), Step::Ended),
+                        () = tokio::time::sleep(keep_alive) => (Bytes::from_static(b": keep-alive\n\n"), Step::Wait),
+                    }
+                }
+                Step::Ended => return None,
+            };
+            Some((
+                Ok::<_, std::convert::Infallible>(event.0),
+                (event.1, shutdown),
+            ))
+        }
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+fn sse_event(message: &[u8]) -> Bytes {
+    let mut event = Vec::with_capacity(message.len() + 16);
+    event.extend_from_slice(b"event: message\ndata: ");
+    event.extend_from_slice(message);
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
+}

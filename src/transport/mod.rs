@@ -1,0 +1,5 @@
+//! Carrying MCP messages: Streamable HTTP ([`http`]) and newline-delimited stdio ([`stdio`]).
+//! Both hand every message to the one dispatcher, [`crate::mcp::Server::handle`].
+
+pub mod http;
+pub mod stdio;

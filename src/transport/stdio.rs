@@ -1,0 +1,183 @@
+//! stdio: newline-delimited JSON-RPC on stdin and stdout, one message per line.
+//!
+//! stdio is a local, trusted channel (the client started ferry), so HTTP's Host, Origin and
+//! header checks do not apply; `_meta` carries everything. Requests run concurrently;
+//! `notifications/cancelled` drops the matching one, upstream call included, and nothing is
+//! answered for it. Only MCP messages are written to stdout.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+
+use crate::mcp::{self, Incoming, Kind, Server};
+
+/// The longest line read by default: larger messages are refused, not buffered.
+pub const DEFAULT_MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// Requests served at once on one stdio connection.
+pub const MAX_IN_FLIGHT: usize = 256;
+
+/// Serves `server` until `input` ends, then waits for requests in flight and returns.
+pub async fn serve<R, W>(
+    server: Arc<Server>,
+    mut input: R,
+    output: W,
+    max_line: usize,
+) -> std::io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (send, receive) = mpsc::unbounded_channel::<Bytes>();
+    let writer = tokio::spawn(write_lines(receive, output));
+    let in_flight: Arc<Mutex<HashMap<String, tokio::task::AbortHandle>>> = Arc::default();
+    let mut tasks = JoinSet::new();
+    let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    let mut line = Vec::new();
+    loop {
+        match read_line(&mut input, &mut line, max_line).await? {
+            Line::End => break,
+            Line::TooLong => {
+                tracing::warn!(max_line, "message longer than the line limit, skipped");
+                let _ = send.send(mcp::error_without_id(
+                    mcp::code::INVALID_REQUEST,
+                    "message exceeds the line limit",
+                ));
+                continue;
+            }
+            Line::Read => {}
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        while tasks.try_join_next().is_some() {}
+        let body = Bytes::from(std::mem::take(&mut line));
+        let Some(id) = mcp::request_id(&body) else {
+            // Notifications (and unreadable lines) are answered at once, in order.
+            let outgoing = server
+                .handle(Incoming {
+                    body: &body,
+                    headers: None,
+                })
+                .await;
+            match outgoing.kind {
+                Kind::Accepted { cancels: Some(id) } => {
+                    if let Some(task) = lock(&in_flight).remove(&id) {
+                        tracing::debug!(request = %id, "request cancelled");
+                        task.abort();
+                    }
+                }
+                Kind::Accepted { cancels: None } => {}
+                Kind::Json | Kind::Subscription { .. } => {
+                    let _ = send.send(outgoing.body);
+                }
+            }
+            continue;
+        };
+        // At most MAX_IN_FLIGHT requests run at once; reading waits for a free slot, so a
+        // client that floods stdin is slowed down rather than served unboundedly.
+        let permit = Arc::clone(&slots)
+            .acquire_owned()
+            .await
+            .map_err(std::io::Error::other)?;
+        let server = Arc::clone(&server);
+        let send = send.clone();
+        let registry = Arc::clone(&in_flight);
+        let key = id.clone();
+        // Registered under the lock the task takes to deregister, so a task that finishes at
+        // once cannot leave its entry behind.
+        let mut registered = lock(&in_flight);
+        let handle = tasks.spawn(async move {
+            let _permit = permit;
+            let outgoing = server
+                .handle(Incoming {
+                    body: &body,
+                    headers: None,
+                })
+                .await;
+            // Deregister before answering, so a late cancel cannot race the answer.
+            lock(&registry).remove(&key);
+            match outgoing.kind {
+                // On stdio the subscription's acknowledgement is all there is to send: the
+                // subscription stays open until the client cancels it or closes stdin.
+                Kind::Json | Kind::Subscription { .. } => {
+                    let _ = send.send(outgoing.body);
+                }
+                Kind::Accepted { .. } => {}
+            }
+        });
+        registered.insert(id, handle);
+        drop(registered);
+    }
+    while tasks.join_next().await.is_some() {}
+    drop(send);
+    writer.await.map_err(std::io::Error::other)?
+}
+
+enum Line {
+    Read,
+    TooLong,
+    End,
+}
+
+/// Reads one line into `line` (without its newline), never holding more than `max` bytes.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    input: &mut R,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Line> {
+    line.clear();
+    let mut too_long = false;
+    loop {
+        let available = input.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if too_long {
+                Line::TooLong
+            } else if line.is_empty() {
+                Line::End
+            } else {
+                Line::Read
+            });
+        }
+        let (chunk, found) = match available.iter().position(|&byte| byte == b'\n') {
+            Some(end) => (&available[..end], Some(end + 1)),
+            None => (available, None),
+        };
+        if !too_long {
+            if line.len() + chunk.len() > max {
+                too_long = true;
+                line.clear();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let consumed = found.unwrap_or(available.len());
+        input.consume(consumed);
+        if found.is_some() {
+            return Ok(if too_long { Line::TooLong } else { Line::Read });
+        }
+    }
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut receive: mpsc::UnboundedReceiver<Bytes>,
+    mut output: W,
+) -> std::io::Result<()> {
+    while let Some(message) = receive.recv().await {
+        output.write_all(&message).await?;
+        output.write_all(b"\n").await?;
+        output.flush().await?;
+    }
+    Ok(())
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding this lock leaves a map of abort handles that is still usable.
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

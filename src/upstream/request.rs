@@ -1,0 +1,778 @@
+//! Arguments to an HTTP request, by the compiled plan and OpenAPI's serialization rules.
+//!
+//! Pure: no IO. Every value an argument puts in the path is percent-encoded as part of one
+//! segment, so nothing a caller sends can move the path, the query or the host; header and
+//! cookie values with CR, LF or NUL are refused.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use base64::Engine as _;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::{Map, Value};
+
+use crate::catalog::{
+    BodyEncoding, BodyPlacement, BodyPlan, FieldEncoding, ParameterLocation, ParameterPlan,
+    ParameterStyle, RequestPlan,
+};
+
+/// The request for one call, relative to the upstream's base URL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    /// Starts with `/` (the expanded path template), then `?query` when there is one.
+    pub path_and_query: String,
+    pub headers: HeaderMap,
+    pub body: Option<Body>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Body {
+    pub content_type: HeaderValue,
+    pub bytes: Vec<u8>,
+}
+
+/// An argument that cannot become part of a request. The caller's to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid argument {argument:?}: {reason}")]
+pub struct ArgumentError {
+    pub argument: String,
+    pub reason: Cow<'static, str>,
+}
+
+/// A path template split once, at start-up, into literal text and parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pieces: Vec<Piece>,
+}
+
+/// What a call adds beside the plan: pagination and ferry's own query credential.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras<'a> {
+    /// `(argument, size)`: the page size applied when the caller gives none.
+    pub page_size: Option<(&'a str, u64)>,
+    /// The argument that takes back a `Link` cursor (a query string).
+    pub link_cursor: Option<&'a str>,
+    /// A query item ferry adds itself: `(name, value)`, both already encoded. Any item of
+    /// that name in a caller's cursor is dropped.
+    pub query_credential: Option<(&'a str, &'a str)>,
+}
+
+impl Route {
+    pub fn new(plan: &RequestPlan) -> Route {
+        let mut pieces = Vec::new();
+        let mut rest = plan.path.as_str();
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}').map(|close| open + close) else {
+                break;
+            };
+            let name = &rest[open + 1..close];
+            let index = plan.parameters.iter().position(|parameter| {
+                parameter.location == ParameterLocation::Path && parameter.name == name
+            });
+            match index {
+                Some(index) => {
+                    if open > 0 {
+                        pieces.push(Piece::Literal(rest[..open].to_string()));
+                    }
+                    pieces.push(Piece::Parameter(index));
+                }
+                // A template name no parameter declares stays as written, so the request
+                // visibly fails upstream rather than going somewhere else.
+                None => pieces.push(Piece::Literal(rest[..=close].to_string())),
+            }
+            rest = &rest[close + 1..];
+        }
+        if !rest.is_empty() {
+            pieces.push(Piece::Literal(rest.to_string()));
+        }
+        Route { pieces }
+    }
+}
+
+/// Builds the request `plan` describes from `arguments` (already valid against the tool's
+/// input schema).
+pub fn build(
+    plan: &RequestPlan,
+    route: &Route,
+    arguments: &Map<String, Value>,
+    extras: Extras<'_>,
+) -> Result<Prepared, ArgumentError> {
+    let mut path = String::with_capacity(plan.path.len() + 16);
+    for piece in &route.pieces {
+        match piece {
+            Piece::Literal(text) => path.push_str(text),
+            Piece::Parameter(index) => {
+                let parameter = &plan.parameters[*index];
+                expand_path(parameter, arguments.get(&parameter.argument), &mut path)?;
+            }
+        }
+    }
+    if !path.starts_with('/') {
+        path.insert(0, '/');
+    }
+
+    let cursor = extras
+        .link_cursor
+        .and_then(|name| arguments.get(name))
+        .and_then(Value::as_str);
+    let mut query = String::new();
+    let mut headers = HeaderMap::new();
+    let mut cookies = String::new();
+    for parameter in &plan.parameters {
+        let value = arguments.get(&parameter.argument);
+        let page_size;
+        let value = match (value, extras.page_size) {
+            (None, Some((argument, size))) if argument == parameter.argument => {
+                page_size = Value::from(size);
+                Some(&page_size)
+            }
+            _ => value,
+        };
+        let Some(value) = value.filter(|value| !value.is_null()) else {
+            continue;
+        };
+        match parameter.location {
+            ParameterLocation::Path => {}
+            // A cursor from a `Link` header is the whole query of the next page.
+            ParameterLocation::Query if cursor.is_some() => {}
+            ParameterLocation::Query => expand_query(parameter, value, &mut query),
+            ParameterLocation::Header => expand_header(parameter, value, &mut headers)?,
+            ParameterLocation::Cookie => expand_cookie(parameter, value, &mut cookies)?,
+        }
+    }
+    if let Some(cursor) = cursor {
+        append_cursor(
+            cursor,
+            extras.query_credential.map(|(name, _)| name),
+            &mut query,
+        );
+    }
+    if let Some((name, value)) = extras.query_credential {
+        separate(&mut query, '&');
+        query.push_str(name);
+        query.push('=');
+        query.push_str(value);
+    }
+    if !cookies.is_empty() {
+        let value = HeaderValue::try_from(cookies).map_err(|_| ArgumentError {
+            argument: "cookie".into(),
+            reason: "cookie values cannot be sent".into(),
+        })?;
+        headers.insert(header::COOKIE, value);
+    }
+
+    let body = match &plan.body {
+        Some(body) => build_body(body, arguments)?,
+        None => None,
+    };
+
+    let mut path_and_query = path;
+    if !query.is_empty() {
+        path_and_query.push('?');
+        path_and_query.push_str(&query);
+    }
+    Ok(Prepared {
+        path_and_query,
+        headers,
+        body,
+    })
+}
+
+/// The characters of a `Link` target's query kept as they are in a cursor; everything else
+/// is percent-encoded when a cursor comes back, so a cursor can only ever be a query.
+pub const CURSOR_KEEP: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'%')
+    .remove(b'!')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b'*')
+    .remove(b'+')
+    .remove(b',')
+    .remove(b';')
+    .remove(b'=')
+    .remove(b':')
+    .remove(b'@')
+    .remove(b'/')
+    .remove(b'?')
+    .remove(b'[')
+    .remove(b']')
+    .remove(b'|');
+
+/// Removes the items named `name` from a query string.
+pub fn without_query_item(query: &str, name: &str) -> String {
+    let mut kept = String::with_capacity(query.len());
+    for item in query.split('&').filter(|item| !item.is_empty()) {
+        let key = item.split('=').next().unwrap_or(item);
+        if key == name {
+            continue;
+        }
+        separate(&mut kept, '&');
+        kept.push_str(item);
+    }
+    kept
+}
+
+/// Query values: everything but the unreserved characters is encoded.
+const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Query values of `allowReserved` parameters: reserved characters pass as they are, except
+/// those that would end the value, start a new item or a fragment (`&`, `=`, `#`, `+`).
+const QUERY_VALUE_RESERVED: &AsciiSet = &QUERY_VALUE
+    .remove(b':')
+    .remove(b'/')
+    .remove(b'?')
+    .remove(b'[')
+    .remove(b']')
+    .remove(b'@')
+    .remove(b'!')
+    .remove(b'$')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b'*')
+    .remove(b',')
+    .remove(b';');
+
+/// Path values: everything but the unreserved characters is encoded, so `/`, `?`, `#` and
+/// `%` stay inside the segment.
+const PATH_VALUE: &AsciiSet = QUERY_VALUE;
+
+/// Cookie values: what RFC 6265 leaves out of a cookie-octet, plus `%` so that the
+/// encoding is reversible.
+const COOKIE_VALUE: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b',')
+    .add(b';')
+    .add(b'\\')
+    .add(b'%')
+    .add(b'=');
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Literal(String),
+    Parameter(usize),
+}
+
+/// A parameter's value, reduced to what OpenAPI's styles distinguish.
+enum Shape<'a> {
+    Primitive(Cow<'a, str>),
+    Array(Vec<Cow<'a, str>>),
+    Object(Vec<(&'a str, Cow<'a, str>)>),
+}
+
+fn shape<'a>(parameter: &ParameterPlan, value: &'a Value) -> Shape<'a> {
+    if parameter.json_content {
+        return Shape::Primitive(Cow::Owned(value.to_string()));
+    }
+    match value {
+        Value::Array(items) => Shape::Array(items.iter().map(primitive).collect()),
+        Value::Object(map) => Shape::Object(
+            map.iter()
+                .map(|(key, value)| (key.as_str(), primitive(value)))
+                .collect(),
+        ),
+        other => Shape::Primitive(primitive(other)),
+    }
+}
+
+/// A scalar as text; a nested array or object (which no style defines) as JSON text.
+fn primitive(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::String(text) => Cow::Borrowed(text),
+        Value::Null => Cow::Borrowed(""),
+        Value::Bool(true) => Cow::Borrowed("true"),
+        Value::Bool(false) => Cow::Borrowed("false"),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+fn invalid(parameter: &ParameterPlan, reason: &'static str) -> ArgumentError {
+    ArgumentError {
+        argument: parameter.argument.clone(),
+        reason: Cow::Borrowed(reason),
+    }
+}
+
+fn expand_path(
+    parameter: &ParameterPlan,
+    value: Option<&Value>,
+    path: &mut String,
+) -> Result<(), ArgumentError> {
+    let Some(value) = value.filter(|value| !value.is_null()) else {
+        return Err(invalid(parameter, "is required: it is part of the path"));
+    };
+    let start = path.len();
+    fn encode(text: &str) -> percent_encoding::PercentEncode<'_> {
+        utf8_percent_encode(text, PATH_VALUE)
+    }
+    let (prefix, separator, named) = match parameter.style {
+        ParameterStyle::Label => (".", if parameter.explode { "." } else { "," }, false),
+        ParameterStyle::Matrix => (";", if parameter.explode { ";" } else { "," }, true),
+        _ => ("", ",", false),
+    };
+    path.push_str(prefix);
+    match shape(parameter, value) {
+        Shape::Primitive(text) => {
+            if named {
+                let _ = write!(path, "{}", encode(&parameter.name));
+                if !text.is_empty() {
+                    path.push('=');
+                }
+            }
+            let _ = write!(path, "{}", encode(&text));
+        }
+        Shape::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    path.push_str(separator);
+                }
+                if named && (index == 0 || parameter.explode) {
+                    let _ = write!(path, "{}=", encode(&parameter.name));
+                }
+                let _ = write!(path, "{}", encode(item));
+            }
+        }
+        Shape::Object(entries) => {
+            if named && !parameter.explode {
+                let _ = write!(path, "{}=", encode(&parameter.name));
+            }
+            for (index, (key, item)) in entries.iter().enumerate() {
+                if index > 0 {
+                    path.push_str(separator);
+                }
+                let pair = if parameter.explode { "=" } else { "," };
+                let _ = write!(path, "{}{pair}{}", encode(key), encode(item));
+            }
+        }
+    }
+    // `.` and `..` would be read as dot-segments (and `%2e` is decoded as `.` by URL
+    // parsers), moving the path; an empty segment names another resource.
+    let segment = &path[start..];
+    if segment.is_empty() {
+        return Err(invalid(parameter, "cannot be empty: it is a path segment"));
+    }
+    if segment == "." || segment == ".." {
+        return Err(invalid(
+            parameter,
+            "cannot be \".\" or \"..\": it is a path segment",
+        ));
+    }
+    Ok(())
+}
+
+fn expand_query(parameter: &ParameterPlan, value: &Value, query: &mut String) {
+    let set = if parameter.allow_reserved {
+        QUERY_VALUE_RESERVED
+    } else {
+        QUERY_VALUE
+    };
+    let encode = |text: &str| utf8_percent_encode(text, set).to_string();
+    let name = utf8_percent_encode(&parameter.name, QUERY_VALUE).to_string();
+    let delimiter = match parameter.style {
+        ParameterStyle::SpaceDelimited => "%20",
+        ParameterStyle::PipeDelimited => "|",
+        _ => ",",
+    };
+    match (shape(parameter, value), parameter.style) {
+        (Shape::Primitive(text), _) => push_item(query, &name, &encode(&text)),
+        (Shape::Array(items), _) if parameter.explode => {
+            for item in items {
+                push_item(query, &name, &encode(&item));
+            }
+        }
+        (Shape::Array(items), _) => {
+            if !items.is_empty() {
+                let joined: Vec<String> = items.iter().map(|item| encode(item)).collect();
+                push_item(query, &name, &joined.join(delimiter));
+            }
+        }
+        (Shape::Object(_), ParameterStyle::DeepObject) => deep_object(&name, value, &encode, query),
+        (Shape::Object(entries), ParameterStyle::Form) if parameter.explode => {
+            for (key, item) in entries {
+                push_item(query, &encode(key), &encode(&item));
+            }
+        }
+        (Shape::Object(entries), _) => {
+            let joined: Vec<String> = entries
+                .iter()
+                .flat_map(|(key, item)| [encode(key), encode(item)])
+                .collect();
+            push_item(query, &name, &joined.join(delimiter));
+        }
+    }
+}
+
+/// `deepObject`: `name[key]=value`; nested objects nest brackets and arrays repeat
+/// `name[key][]=item` (OpenAPI leaves both undefined; this is the common convention).
+fn deep_object(prefix: &str, value: &Value, encode: &dyn Fn(&str) -> String, query: &mut String) {
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map {
+                deep_object(&format!("{prefix}[{}]", encode(key)), item, encode, query);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                deep_object(&format!("{prefix}[]"), item, encode, query);
+            }
+        }
+        Value::Null => {}
+        other => push_item(query, prefix, &encode(&primitive(other))),
+    }
+}
+
+fn push_item(query: &mut String, name: &str, value: &str) {
+    separate(query, '&');
+    query.push_str(name);
+    query.push('=');
+    query.push_str(value);
+}
+
+fn separate(text: &mut String, separator: char) {
+    if !text.is_empty() {
+        text.push(separator);
+    }
+}
+
+fn append_cursor(cursor: &str, credential: Option<&str>, query: &mut String) {
+    let cursor = cursor.strip_prefix('?').unwrap_or(cursor);
+    let encoded = utf8_percent_encode(cursor, CURSOR_KEEP).to_string();
+    let kept = match credential {
+        Some(name) => without_query_item(&encoded, name),
+        None => encoded,
+    };
+    if !kept.is_empty() {
+        separate(query, '&');
+        query.push_str(&kept);
+    }
+}
+
+/// Headers a parameter must never set: they frame the message or belong to the connection.
+const FRAMING_HEADERS: &[HeaderName] = &[
+    header::HOST,
+    header::CONTENT_LENGTH,
+    header::TRANSFER_ENCODING,
+    header::CONNECTION,
+    header::TE,
+    header::TRAILER,
+    header::UPGRADE,
+];
+
+fn expand_header(
+    parameter: &ParameterPlan,
+    value: &Value,
+    headers: &mut HeaderMap,
+) -> Result<(), ArgumentError> {
+    let text = match shape(parameter, value) {
+        Shape::Primitive(text) => text.into_owned(),
+        Shape::Array(items) => items.join(","),
+        Shape::Object(entries) => {
+            let pair = if parameter.explode { "=" } else { "," };
+            entries
+                .iter()
+                .map(|(key, item)| format!("{key}{pair}{item}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        }
+    };
+    refuse_line_breaks(parameter, &text)?;
+    let Ok(name) = HeaderName::from_bytes(parameter.name.as_bytes()) else {
+        return Err(invalid(parameter, "its header name cannot be sent"));
+    };
+    if FRAMING_HEADERS.contains(&name) {
+        return Err(invalid(
+            parameter,
+            "its header is set by the HTTP client, not by arguments",
+        ));
+    }
+    let value = HeaderValue::from_bytes(text.as_bytes()).map_err(|_| {
+        invalid(
+            parameter,
+            "contains a control character, which a header cannot carry",
+        )
+    })?;
+    headers.append(name, value);
+    Ok(())
+}
+
+fn expand_cookie(
+    parameter: &ParameterPlan,
+    value: &Value,
+    cookies: &mut String,
+) -> Result<(), ArgumentError> {
+    let encode = |text: &str| utf8_percent_encode(text, COOKIE_VALUE).to_string();
+    let name = encode(&parameter.name);
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    match shape(parameter, value) {
+        Shape::Primitive(text) => {
+            refuse_line_breaks(parameter, &text)?;
+            pairs.push((name, encode(&text)));
+        }
+        Shape::Array(items) => {
+            for item in &items {
+                refuse_line_breaks(parameter, item)?;
+            }
+            if parameter.explode {
+                pairs.extend(items.iter().map(|item| (name.clone(), encode(item))));
+            } else {
+                pairs.push((
+                    name,
+                    items
+                        .iter()
+                        .map(|item| encode(item))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                ));
+            }
+        }
+        Shape::Object(entries) => {
+            for (key, item) in &entries {
+                refuse_line_breaks(parameter, key)?;
+                refuse_line_breaks(parameter, item)?;
+            }
+            if parameter.explode {
+                pairs.extend(
+                    entries
+                        .iter()
+                        .map(|(key, item)| (encode(key), encode(item))),
+                );
+            } else {
+                let joined = entries
+                    .iter()
+                    .flat_map(|(key, item)| [encode(key), encode(item)]);
+                pairs.push((name, joined.collect::<Vec<_>>().join(",")));
+            }
+        }
+    }
+    for (name, value) in pairs {
+        if !cookies.is_empty() {
+            cookies.push_str("; ");
+        }
+        cookies.push_str(&name);
+        cookies.push('=');
+        cookies.push_str(&value);
+    }
+    Ok(())
+}
+
+fn refuse_line_breaks(parameter: &ParameterPlan, text: &str) -> Result<(), ArgumentError> {
+    if text.contains(['\r', '\n', '\0']) {
+        return Err(invalid(
+            parameter,
+            "contains CR, LF or NUL, which cannot be sent in a header or cookie",
+        ));
+    }
+    Ok(())
+}
+
+/// Base64 as file and binary arguments carry it: the standard alphabet, padding optional.
+const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+);
+
+fn build_body(
+    plan: &BodyPlan,
+    arguments: &Map<String, Value>,
+) -> Result<Option<Body>, ArgumentError> {
+    let (argument, value): (&str, Cow<'_, Value>) = match &plan.placement {
+        BodyPlacement::Argument(name) => match arguments.get(name) {
+            Some(value) => (name, Cow::Borrowed(value)),
+            None if plan.required => (name, Cow::Owned(Value::Object(Map::new()))),
+            None => return Ok(None),
+        },
+        BodyPlacement::Merged(names) => {
+            let merged: Map<String, Value> = names
+                .iter()
+                .filter_map(|name| {
+                    arguments
+                        .get(name)
+                        .map(|value| (name.clone(), value.clone()))
+                })
+                .collect();
+            if merged.is_empty() && !plan.required {
+                return Ok(None);
+            }
+            ("body", Cow::Owned(Value::Object(merged)))
+        }
+    };
+    let invalid_body = |reason: &'static str| ArgumentError {
+        argument: argument.to_string(),
+        reason: reason.into(),
+    };
+    let content_type = HeaderValue::from_str(&plan.media_type)
+        .map_err(|_| invalid_body("its media type cannot be sent"))?;
+    let bytes = match &plan.encoding {
+        BodyEncoding::Json => serde_json::to_vec(value.as_ref())
+            .map_err(|_| invalid_body("cannot be written as JSON"))?,
+        BodyEncoding::Form => {
+            let Value::Object(map) = value.as_ref() else {
+                return Err(invalid_body("must be an object to be sent as a form"));
+            };
+            let mut form = String::new();
+            for (key, item) in map.iter().filter(|(_, item)| !item.is_null()) {
+                expand_query(&form_field(plan, key), item, &mut form);
+            }
+            form.into_bytes()
+        }
+        BodyEncoding::Multipart { files } => {
+            let Value::Object(map) = value.as_ref() else {
+                return Err(invalid_body(
+                    "must be an object to be sent as multipart/form-data",
+                ));
+            };
+            let (bytes, boundary) = multipart(map, files, &plan.fields)?;
+            let content_type =
+                HeaderValue::from_str(&format!("multipart/form-data; boundary={boundary}"))
+                    .map_err(|_| invalid_body("its media type cannot be sent"))?;
+            return Ok(Some(Body {
+                content_type,
+                bytes,
+            }));
+        }
+        BodyEncoding::Text => match value.as_ref() {
+            Value::String(text) => text.clone().into_bytes(),
+            other => other.to_string().into_bytes(),
+        },
+        BodyEncoding::Binary => match value.as_ref() {
+            Value::String(text) => BASE64
+                .decode(text)
+                .map_err(|_| invalid_body("must be base64 (standard alphabet)"))?,
+            _ => return Err(invalid_body("must be a base64 string")),
+        },
+    };
+    Ok(Some(Body {
+        content_type,
+        bytes,
+    }))
+}
+
+/// A form body's property as a form-style query item: its declared encoding, or `form`
+/// exploded.
+fn form_field(plan: &BodyPlan, name: &str) -> ParameterPlan {
+    let declared = plan.fields.iter().find(|field| field.name == name);
+    ParameterPlan {
+        argument: name.to_string(),
+        name: name.to_string(),
+        location: ParameterLocation::Query,
+        style: declared.map_or(ParameterStyle::Form, |field| field.style),
+        explode: declared.is_none_or(|field| field.explode),
+        allow_reserved: declared.is_some_and(|field| field.allow_reserved),
+        required: false,
+        json_content: false,
+    }
+}
+
+/// One part per property, in argument order. File properties (a base64 string, or a list
+/// of them) become `application/octet-stream` parts with the property name as file name;
+/// objects become `application/json` parts; other values are text parts. A part's declared
+/// `contentType` (the media type's `encoding`) replaces these defaults.
+fn multipart(
+    map: &Map<String, Value>,
+    files: &[String],
+    fields: &[FieldEncoding],
+) -> Result<(Vec<u8>, String), ArgumentError> {
+    let boundary = format!("ferry-{}", random_hex::<12>());
+    let mut out = Vec::new();
+    for (name, value) in map {
+        let is_file = files.iter().any(|file| file == name);
+        let items: Vec<&Value> = match value {
+            Value::Array(items) if is_file || !items.iter().any(Value::is_object) => {
+                items.iter().collect()
+            }
+            Value::Null => continue,
+            other => vec![other],
+        };
+        let quoted = name.replace(['"', '\r', '\n'], "_");
+        let declared = fields
+            .iter()
+            .find(|field| &field.name == name)
+            .and_then(|field| field.content_type.as_deref())
+            .filter(|content_type| !content_type.contains(['\r', '\n']));
+        for item in items {
+            let _ = write!(PartWriter(&mut out), "--{boundary}\r\n");
+            if is_file {
+                let Value::String(text) = item else {
+                    return Err(ArgumentError {
+                        argument: name.clone(),
+                        reason: "must be a base64 string".into(),
+                    });
+                };
+                let bytes = BASE64.decode(text).map_err(|_| ArgumentError {
+                    argument: name.clone(),
+                    reason: "must be base64 (standard alphabet)".into(),
+                })?;
+                let _ = write!(
+                    PartWriter(&mut out),
+                    "Content-Disposition: form-data; name=\"{quoted}\"; filename=\"{quoted}\"\r\nContent-Type: {}\r\n\r\n",
+                    declared.unwrap_or("application/octet-stream")
+                );
+                out.extend_from_slice(&bytes);
+            } else if item.is_object() || item.is_array() {
+                let _ = write!(
+                    PartWriter(&mut out),
+                    "Content-Disposition: form-data; name=\"{quoted}\"\r\nContent-Type: {}\r\n\r\n{item}",
+                    declared.unwrap_or("application/json")
+                );
+            } else if let Some(content_type) = declared {
+                let _ = write!(
+                    PartWriter(&mut out),
+                    "Content-Disposition: form-data; name=\"{quoted}\"\r\nContent-Type: {content_type}\r\n\r\n{}",
+                    primitive(item)
+                );
+            } else {
+                let _ = write!(
+                    PartWriter(&mut out),
+                    "Content-Disposition: form-data; name=\"{quoted}\"\r\n\r\n{}",
+                    primitive(item)
+                );
+            }
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    let _ = write!(PartWriter(&mut out), "--{boundary}--\r\n");
+    Ok((out, boundary))
+}
+
+struct PartWriter<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for PartWriter<'_> {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(text.as_bytes());
+        Ok(())
+    }
+}
+
+/// `N` random bytes as lower-case hex. Falls back to the clock if the system has no
+/// randomness to give (the value is a boundary or a key, not a secret).
+pub fn random_hex<const N: usize>() -> String {
+    let mut bytes = [0u8; N];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|elapsed| elapsed.as_nanos())
+            .unwrap_or_default();
+        for (index, byte) in bytes.iter_mut().enumerate() {
+            *byte = (nanos >> ((index % 16) * 8)) as u8;
+        }
+    }
+    let mut hex = String::with_capacity(N * 2);
+    for byte in bytes {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
+}

@@ -1,0 +1,713 @@
+//! Unit tests of request building and result shaping, without a network.
+
+use expect_test::{Expect, expect};
+use serde_json::json;
+
+use super::request::{Extras, Route, build};
+use super::response::{Observed, Shaping, next_link, shape};
+use super::*;
+use crate::catalog::{
+    BodyEncoding, BodyPlacement, BodyPlan, ParameterPlan, ParameterStyle, RequestPlan,
+};
+
+fn parameter(
+    name: &str,
+    location: ParameterLocation,
+    style: ParameterStyle,
+    explode: bool,
+) -> ParameterPlan {
+    ParameterPlan {
+        argument: name.to_string(),
+        name: name.to_string(),
+        location,
+        style,
+        explode,
+        allow_reserved: false,
+        required: location == ParameterLocation::Path,
+        json_content: false,
+    }
+}
+
+fn plan(path: &str, parameters: Vec<ParameterPlan>) -> RequestPlan {
+    RequestPlan {
+        method: Method::GET,
+        path: path.to_string(),
+        parameters,
+        body: None,
+        credentials: Vec::new(),
+    }
+}
+
+/// The request line and headers each argument value produces, one case a line.
+fn check_requests(plan: &RequestPlan, cases: &[Value], expect: Expect) {
+    let route = Route::new(plan);
+    let mut out = String::new();
+    for case in cases {
+        let arguments = case.as_object().cloned().unwrap_or_default();
+        let line = match build(plan, &route, &arguments, Extras::default()) {
+            Ok(prepared) => {
+                let mut line = prepared.path_and_query;
+                for (name, value) in &prepared.headers {
+                    line.push_str(&format!(
+                        " | {name}: {}",
+                        String::from_utf8_lossy(value.as_bytes())
+                    ));
+                }
+                line
+            }
+            Err(error) => format!("error: {error}"),
+        };
+        out.push_str(&format!("{case} => {line}\n"));
+    }
+    expect.assert_eq(&out);
+}
+
+#[test]
+fn path_styles_follow_openapi() {
+    let cases = [
+        json!({"id": 5}),
+        json!({"id": [3, 4, 5]}),
+        json!({"id": {"role": "admin", "firstName": "Alex"}}),
+    ];
+    for (style, explode, expect) in [
+        (
+            ParameterStyle::Simple,
+            false,
+            expect![[r#"
+                {"id":5} => /users/5
+                {"id":[3,4,5]} => /users/3,4,5
+                {"id":{"role":"admin","firstName":"Alex"}} => /users/role,admin,firstName,Alex
+            "#]],
+        ),
+        (
+            ParameterStyle::Simple,
+            true,
+            expect![[r#"
+                {"id":5} => /users/5
+                {"id":[3,4,5]} => /users/3,4,5
+                {"id":{"role":"admin","firstName":"Alex"}} => /users/role=admin,firstName=Alex
+            "#]],
+        ),
+        (
+            ParameterStyle::Label,
+            false,
+            expect![[r#"
+                {"id":5} => /users/.5
+                {"id":[3,4,5]} => /users/.3,4,5
+                {"id":{"role":"admin","firstName":"Alex"}} => /users/.role,admin,firstName,Alex
+            "#]],
+        ),
+        (
+            ParameterStyle::Label,
+            true,
+            expect![[r#"
+                {"id":5} => /users/.5
+                {"id":[3,4,5]} => /users/.3.4.5
+                {"id":{"role":"admin","firstName":"Alex"}} => /users/.role=admin.firstName=Alex
+            "#]],
+        ),
+        (
+            ParameterStyle::Matrix,
+            false,
+            expect![[r#"
+                {"id":5} => /users/;id=5
+                {"id":[3,4,5]} => /users/;id=3,4,5
+                {"id":{"role":"admin","firstName":"Alex"}} => /users/;id=role,admin,firstName,Alex
+            "#]],
+        ),
+        (
+            ParameterStyle::Matrix,
+            true,
+            expect![[r#"
+                {"id":5} => /users/;id=5
+                {"id":[3,4,5]} => /users/;id=3;id=4;id=5
+                {"id":{"role":"admin","firstName":"Alex"}} => /users/;role=admin;firstName=Alex
+            "#]],
+        ),
+    ] {
+        let plan = plan(
+            "/users/{id}",
+            vec![parameter("id", ParameterLocation::Path, style, explode)],
+        );
+        check_requests(&plan, &cases, expect);
+    }
+}
+
+#[test]
+fn hostile_path_values_stay_in_one_segment() {
+    let plan = plan(
+        "/pets/{petId}/toys",
+        vec![parameter(
+            "petId",
+            ParameterLocation::Path,
+            ParameterStyle::Simple,
+            false,
+        )],
+    );
+    let cases = [
+        json!({"petId": "../admin"}),
+        json!({"petId": "%2e%2e"}),
+        json!({"petId": "a?b=c"}),
+        json!({"petId": "a#frag"}),
+        json!({"petId": "a/b"}),
+        json!({"petId": "//evil.example/x"}),
+        json!({"petId": "@evil.example"}),
+        json!({"petId": "é ü"}),
+        json!({"petId": ".."}),
+        json!({"petId": "."}),
+        json!({"petId": ""}),
+    ];
+    check_requests(
+        &plan,
+        &cases,
+        expect![[r#"
+            {"petId":"../admin"} => /pets/..%2Fadmin/toys
+            {"petId":"%2e%2e"} => /pets/%252e%252e/toys
+            {"petId":"a?b=c"} => /pets/a%3Fb%3Dc/toys
+            {"petId":"a#frag"} => /pets/a%23frag/toys
+            {"petId":"a/b"} => /pets/a%2Fb/toys
+            {"petId":"//evil.example/x"} => /pets/%2F%2Fevil.example%2Fx/toys
+            {"petId":"@evil.example"} => /pets/%40evil.example/toys
+            {"petId":"é ü"} => /pets/%C3%A9%20%C3%BC/toys
+            {"petId":".."} => error: invalid argument "petId": cannot be "." or "..": it is a path segment
+            {"petId":"."} => error: invalid argument "petId": cannot be "." or "..": it is a path segment
+            {"petId":""} => error: invalid argument "petId": cannot be empty: it is a path segment
+        "#]],
+    );
+}
+
+#[test]
+fn query_styles_follow_openapi() {
+    let cases = [
+        json!({"id": "a b&c"}),
+        json!({"id": [3, 4, 5]}),
+        json!({"id": {"role": "admin", "firstName": "Alex"}}),
+        json!({"id": []}),
+        json!({"id": null}),
+    ];
+    for (style, explode, expect) in [
+        (
+            ParameterStyle::Form,
+            true,
+            expect![[r#"
+                {"id":"a b&c"} => /q?id=a%20b%26c
+                {"id":[3,4,5]} => /q?id=3&id=4&id=5
+                {"id":{"role":"admin","firstName":"Alex"}} => /q?role=admin&firstName=Alex
+                {"id":[]} => /q
+                {"id":null} => /q
+            "#]],
+        ),
+        (
+            ParameterStyle::Form,
+            false,
+            expect![[r#"
+                {"id":"a b&c"} => /q?id=a%20b%26c
+                {"id":[3,4,5]} => /q?id=3,4,5
+                {"id":{"role":"admin","firstName":"Alex"}} => /q?id=role,admin,firstName,Alex
+                {"id":[]} => /q
+                {"id":null} => /q
+            "#]],
+        ),
+        (
+            ParameterStyle::SpaceDelimited,
+            false,
+            expect![[r#"
+                {"id":"a b&c"} => /q?id=a%20b%26c
+                {"id":[3,4,5]} => /q?id=3%204%205
+                {"id":{"role":"admin","firstName":"Alex"}} => /q?id=role%20admin%20firstName%20Alex
+                {"id":[]} => /q
+                {"id":null} => /q
+            "#]],
+        ),
+        (
+            ParameterStyle::PipeDelimited,
+            false,
+            expect![[r#"
+                {"id":"a b&c"} => /q?id=a%20b%26c
+                {"id":[3,4,5]} => /q?id=3|4|5
+                {"id":{"role":"admin","firstName":"Alex"}} => /q?id=role|admin|firstName|Alex
+                {"id":[]} => /q
+                {"id":null} => /q
+            "#]],
+        ),
+        (
+            ParameterStyle::DeepObject,
+            true,
+            expect![[r#"
+                {"id":"a b&c"} => /q?id=a%20b%26c
+                {"id":[3,4,5]} => /q?id=3&id=4&id=5
+                {"id":{"role":"admin","firstName":"Alex"}} => /q?id[role]=admin&id[firstName]=Alex
+                {"id":[]} => /q
+                {"id":null} => /q
+            "#]],
+        ),
+    ] {
+        let plan = plan(
+            "/q",
+            vec![parameter("id", ParameterLocation::Query, style, explode)],
+        );
+        check_requests(&plan, &cases, expect);
+    }
+}
+
+#[test]
+fn deep_objects_nest_and_allow_reserved_keeps_slashes() {
+    let mut filter = parameter(
+        "filter",
+        ParameterLocation::Query,
+        ParameterStyle::DeepObject,
+        true,
+    );
+    filter.argument = "filter".into();
+    let mut path = parameter("path", ParameterLocation::Query, ParameterStyle::Form, true);
+    path.allow_reserved = true;
+    let mut json_param = parameter(
+        "where",
+        ParameterLocation::Query,
+        ParameterStyle::Form,
+        true,
+    );
+    json_param.json_content = true;
+    let plan = plan("/q", vec![filter, path, json_param]);
+    check_requests(
+        &plan,
+        &[json!({
+            "filter": {"created": {"gt": 5}, "tags": ["a", "b"]},
+            "path": "a/b:c?d&e=f#g",
+            "where": {"name": "x y"}
+        })],
+        expect![[r#"
+            {"filter":{"created":{"gt":5},"tags":["a","b"]},"path":"a/b:c?d&e=f#g","where":{"name":"x y"}} => /q?filter[created][gt]=5&filter[tags][]=a&filter[tags][]=b&path=a/b:c?d%26e%3Df%23g&where=%7B%22name%22%3A%22x%20y%22%7D
+        "#]],
+    );
+}
+
+#[test]
+fn headers_and_cookies_refuse_line_breaks() {
+    let plan = plan(
+        "/h",
+        vec![
+            parameter(
+                "X-Trace",
+                ParameterLocation::Header,
+                ParameterStyle::Simple,
+                false,
+            ),
+            parameter(
+                "session",
+                ParameterLocation::Cookie,
+                ParameterStyle::Form,
+                true,
+            ),
+        ],
+    );
+    check_requests(
+        &plan,
+        &[
+            json!({"X-Trace": [1, 2], "session": "abc"}),
+            json!({"X-Trace": {"a": 1, "b": 2}}),
+            json!({"session": "a; admin=1"}),
+            json!({"session": ["x", "y"]}),
+            json!({"X-Trace": "a\r\nInjected: yes"}),
+            json!({"X-Trace": "a\u{0}b"}),
+            json!({"X-Trace": "a\u{7}b"}),
+            json!({"session": "a\nb"}),
+        ],
+        expect![[r#"
+            {"X-Trace":[1,2],"session":"abc"} => /h | x-trace: 1,2 | cookie: session=abc
+            {"X-Trace":{"a":1,"b":2}} => /h | x-trace: a,1,b,2
+            {"session":"a; admin=1"} => /h | cookie: session=a%3B%20admin%3D1
+            {"session":["x","y"]} => /h | cookie: session=x; session=y
+            {"X-Trace":"a\r\nInjected: yes"} => error: invalid argument "X-Trace": contains CR, LF or NUL, which cannot be sent in a header or cookie
+            {"X-Trace":"a\u0000b"} => error: invalid argument "X-Trace": contains CR, LF or NUL, which cannot be sent in a header or cookie
+            {"X-Trace":"a\u0007b"} => error: invalid argument "X-Trace": contains a control character, which a header cannot carry
+            {"session":"a\nb"} => error: invalid argument "session": contains CR, LF or NUL, which cannot be sent in a header or cookie
+        "#]],
+    );
+}
+
+#[test]
+fn framing_headers_cannot_be_set_by_arguments() {
+    let plan = plan(
+        "/h",
+        vec![parameter(
+            "Host",
+            ParameterLocation::Header,
+            ParameterStyle::Simple,
+            false,
+        )],
+    );
+    check_requests(
+        &plan,
+        &[json!({"Host": "evil.example"})],
+        expect![[r#"
+            {"Host":"evil.example"} => error: invalid argument "Host": its header is set by the HTTP client, not by arguments
+        "#]],
+    );
+}
+
+#[test]
+fn page_size_default_and_link_cursor_replace_the_query() {
+    let plan = plan(
+        "/items",
+        vec![
+            parameter(
+                "per_page",
+                ParameterLocation::Query,
+                ParameterStyle::Form,
+                true,
+            ),
+            parameter("q", ParameterLocation::Query, ParameterStyle::Form, true),
+        ],
+    );
+    let route = Route::new(&plan);
+    let extras = Extras {
+        page_size: Some(("per_page", 20)),
+        link_cursor: Some("cursor"),
+        query_credential: Some(("api_key", "s3cret")),
+    };
+    let url = |arguments: Value| {
+        let arguments = arguments.as_object().cloned().unwrap_or_default();
+        match build(&plan, &route, &arguments, extras) {
+            Ok(prepared) => prepared.path_and_query,
+            Err(error) => error.to_string(),
+        }
+    };
+    expect![[r#"/items?per_page=20&q=x&api_key=s3cret"#]].assert_eq(&url(json!({"q": "x"})));
+    expect![[r#"/items?per_page=5&api_key=s3cret"#]].assert_eq(&url(json!({"per_page": 5})));
+    expect![[r#"/items?page=2&per_page=20&x=%20%23y&api_key=s3cret"#]].assert_eq(&url(
+        json!({"cursor": "page=2&per_page=20&api_key=stolen&x= #y", "q": "ignored"}),
+    ));
+}
+
+fn body_plan(encoding: BodyEncoding, media_type: &str, placement: BodyPlacement) -> RequestPlan {
+    RequestPlan {
+        method: Method::POST,
+        path: "/upload".into(),
+        parameters: Vec::new(),
+        body: Some(BodyPlan {
+            media_type: media_type.into(),
+            encoding,
+            placement,
+            required: true,
+            fields: Vec::new(),
+        }),
+        credentials: Vec::new(),
+    }
+}
+
+fn body_of(plan: &RequestPlan, arguments: Value) -> String {
+    let arguments = arguments.as_object().cloned().unwrap_or_default();
+    match build(plan, &Route::new(plan), &arguments, Extras::default()) {
+        Ok(prepared) => match prepared.body {
+            Some(body) => format!(
+                "{}\n{}",
+                String::from_utf8_lossy(body.content_type.as_bytes()),
+                String::from_utf8_lossy(&body.bytes)
+            ),
+            None => "no body".into(),
+        },
+        Err(error) => error.to_string(),
+    }
+}
+
+#[test]
+fn bodies_are_encoded_by_their_media_type() {
+    let merged = BodyPlacement::Merged(vec!["name".into(), "tags".into()]);
+    let json_plan = body_plan(BodyEncoding::Json, "application/json", merged.clone());
+    expect![[r#"
+        application/json
+        {"name":"Rex","tags":["a"]}"#]]
+    .assert_eq(&body_of(
+        &json_plan,
+        json!({"name": "Rex", "tags": ["a"], "other": 1}),
+    ));
+
+    let form_plan = body_plan(
+        BodyEncoding::Form,
+        "application/x-www-form-urlencoded",
+        merged,
+    );
+    expect![[r#"
+        application/x-www-form-urlencoded
+        name=R%20x%26y&tags=a&tags=b"#]]
+    .assert_eq(&body_of(
+        &form_plan,
+        json!({"name": "R x&y", "tags": ["a", "b"]}),
+    ));
+
+    let text_plan = body_plan(
+        BodyEncoding::Text,
+        "text/plain",
+        BodyPlacement::Argument("body".into()),
+    );
+    expect![[r#"
+        text/plain
+        hello
+        world"#]]
+    .assert_eq(&body_of(&text_plan, json!({"body": "hello\nworld"})));
+
+    let binary_plan = body_plan(
+        BodyEncoding::Binary,
+        "image/png",
+        BodyPlacement::Argument("body".into()),
+    );
+    expect![[r#"
+        image/png
+        PNG"#]]
+    .assert_eq(&body_of(&binary_plan, json!({"body": "UE5H"})));
+    expect![[r#"invalid argument "body": must be base64 (standard alphabet)"#]]
+        .assert_eq(&body_of(&binary_plan, json!({"body": "not base64!"})));
+}
+
+#[test]
+fn multipart_sends_file_arguments_as_raw_bytes() {
+    let plan = body_plan(
+        BodyEncoding::Multipart {
+            files: vec!["file".into()],
+        },
+        "multipart/form-data",
+        BodyPlacement::Merged(vec!["file".into(), "note".into(), "meta".into()]),
+    );
+    let body = body_of(
+        &plan,
+        json!({"file": "aGk=", "note": "a pet", "meta": {"k": 1}}),
+    );
+    let boundary = body
+        .lines()
+        .next()
+        .and_then(|line| line.split("boundary=").nth(1))
+        .unwrap_or_default()
+        .to_string();
+    expect![[r#"
+        multipart/form-data; boundary=B
+        --B
+        Content-Disposition: form-data; name="file"; filename="file"
+        Content-Type: application/octet-stream
+
+        hi
+        --B
+        Content-Disposition: form-data; name="note"
+
+        a pet
+        --B
+        Content-Disposition: form-data; name="meta"
+        Content-Type: application/json
+
+        {"k":1}
+        --B--
+    "#]]
+    .assert_eq(&body.replace(&boundary, "B").replace("\r\n", "\n"));
+}
+
+#[test]
+fn link_headers_name_the_next_page() {
+    let link = r#"<https://api.example.com/items?page=1>; rel="prev", <https://api.example.com/items?page=3&x=a,b>; rel="next last""#;
+    assert_eq!(
+        next_link(link),
+        Some("https://api.example.com/items?page=3&x=a,b")
+    );
+    assert_eq!(next_link(r#"<https://x/?page=1>; rel="prev""#), None);
+    assert_eq!(
+        next_link("<https://x/?page=2>; rel=next"),
+        Some("https://x/?page=2")
+    );
+}
+
+#[test]
+fn retry_after_reads_seconds_and_dates() {
+    assert_eq!(
+        http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
+        Some(784_111_777)
+    );
+    assert_eq!(http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+    assert_eq!(http_date("yesterday"), None);
+    let mut headers = http::HeaderMap::new();
+    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("3"));
+    assert_eq!(retry_after(&headers), Some(Duration::from_secs(3)));
+    headers.insert(
+        header::RETRY_AFTER,
+        HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"),
+    );
+    assert_eq!(retry_after(&headers), Some(Duration::ZERO));
+}
+
+#[test]
+fn backoff_doubles_with_jitter_and_is_capped() {
+    for attempt in 0..4 {
+        let full = Duration::from_millis(100 << attempt);
+        let delay = backoff(Duration::from_millis(100), attempt);
+        assert!(
+            delay >= full / 2 && delay <= full,
+            "{delay:?} for attempt {attempt}"
+        );
+    }
+    assert!(backoff(Duration::from_secs(5), 30) <= Duration::from_secs(10));
+}
+
+#[test]
+fn idempotency_keys_are_fresh_v4_uuids() {
+    let (a, b) = (uuid_v4(), uuid_v4());
+    assert_ne!(a, b);
+    assert_eq!(a.len(), 36);
+    assert_eq!(&a[14..15], "4");
+    assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+}
+
+fn shaped(status: u16, headers: &[(&str, &str)], body: &str, shaping: Shaping<'_>) -> String {
+    let mut map = http::HeaderMap::new();
+    for (name, value) in headers {
+        map.append(
+            HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            HeaderValue::from_str(value).unwrap(),
+        );
+    }
+    let observed = Observed {
+        status: StatusCode::from_u16(status).unwrap(),
+        headers: map,
+        body: body.as_bytes().to_vec(),
+        truncated: false,
+    };
+    serde_json::to_string_pretty(&shape(observed, &shaping)).unwrap()
+}
+
+fn report_headers() -> Vec<HeaderName> {
+    REPORTED_HEADERS
+        .iter()
+        .map(|name| HeaderName::from_static(name))
+        .collect()
+}
+
+fn shaping<'a>(report: &'a [HeaderName], secrets: &'a [String]) -> Shaping<'a> {
+    Shaping {
+        tool: "getPet",
+        limit_bytes: 1024,
+        report_headers: report,
+        fields: None,
+        next: None,
+        authenticated: false,
+        secrets,
+        query_credential: None,
+    }
+}
+
+#[test]
+fn json_success_keeps_the_body_text_exactly() {
+    let report = report_headers();
+    expect![[r#"
+        {
+          "content": [
+            {
+              "type": "text",
+              "text": "{\"id\": 12345678901234567890123, \"name\":\"Rex\"}"
+            }
+          ],
+          "structuredContent": {
+            "id": 1.2345678901234568e+22,
+            "name": "Rex"
+          },
+          "_meta": {
+            "dev.ferry/http": {
+              "status": 200,
+              "headers": {
+                "content-type": "application/json",
+                "etag": "\"v1\""
+              }
+            }
+          }
+        }"#]]
+    .assert_eq(&shaped(
+        200,
+        &[
+            ("content-type", "application/json"),
+            ("etag", "\"v1\""),
+            ("set-cookie", "s=1"),
+            ("x-other", "1"),
+        ],
+        r#"{"id": 12345678901234567890123, "name":"Rex"}"#,
+        shaping(&report, &[]),
+    ));
+}
+
+#[test]
+fn projection_keeps_named_fields_of_each_element() {
+    let report = report_headers();
+    let fields = response::field_paths(&["id".into(), "/owner/login".into()]);
+    let shaping = Shaping {
+        fields: Some(&fields),
+        ..shaping(&report, &[])
+    };
+    let body = r#"[{"id":1,"owner":{"login":"a","url":"u"},"big":"x"},{"id":2,"owner":null}]"#;
+    let result: Value = serde_json::from_str(&shaped(
+        200,
+        &[("content-type", "application/json")],
+        body,
+        shaping,
+    ))
+    .unwrap();
+    expect![[r#"[{"id":1,"owner":{"login":"a"}},{"id":2,"owner":null}]"#]]
+        .assert_eq(&result["structuredContent"].to_string());
+    expect![[r#"{"projected":true}"#]].assert_eq(&result["_meta"]["dev.ferry/result"].to_string());
+}
+
+#[test]
+fn echoed_credentials_are_redacted() {
+    let report = report_headers();
+    let secrets = vec!["s3cret-token".to_string()];
+    let result = shaped(
+        400,
+        &[
+            ("content-type", "text/plain"),
+            ("location", "https://x/?key=s3cret-token"),
+        ],
+        "bad key s3cret-token",
+        shaping(&report, &secrets),
+    );
+    assert!(!result.contains("s3cret-token"), "{result}");
+    assert!(result.contains("bad key [redacted]"), "{result}");
+}
+
+#[test]
+fn a_byte_order_mark_does_not_make_json_undecodable() {
+    let report = report_headers();
+    let result = shaped(
+        200,
+        &[("content-type", "application/json")],
+        "\u{feff}{\"a\":1}",
+        shaping(&report, &[]),
+    );
+    assert!(result.contains("\"structuredContent\": {"), "{result}");
+}
+
+#[test]
+fn undecodable_and_binary_bodies_are_errors_or_blobs_never_mislabelled() {
+    let report = report_headers();
+    let broken = shaped(
+        200,
+        &[("content-type", "application/json")],
+        "{oops",
+        shaping(&report, &[]),
+    );
+    let broken: Value = serde_json::from_str(&broken).unwrap();
+    assert_eq!(broken["isError"], true);
+    assert_eq!(broken["content"][1]["resource"]["mimeType"], "text/plain");
+    assert_eq!(broken["content"][1]["resource"]["text"], "{oops");
+
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    let observed = Observed {
+        status: StatusCode::BAD_REQUEST,
+        headers,
+        body: vec![0xff, 0xfe, 0x00],
+        truncated: false,
+    };
+    let result = serde_json::to_value(shape(observed, &shaping(&report, &[]))).unwrap();
+    assert_eq!(result["content"][1]["resource"]["blob"], "//4A");
+    assert_eq!(
+        result["content"][1]["resource"]["mimeType"],
+        "application/octet-stream"
+    );
+}

@@ -1,0 +1,365 @@
+//! The compiler against the real documents in shared/, whole-catalog snapshots of the small
+//! ones, and the `check`, `tools` and `init` commands as a user runs them.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use expect_test::expect;
+use ferry::catalog::{self, Catalog};
+use ferry::curation::Curation;
+use ferry::diagnostic::{Diagnostic, Severity};
+use ferry::openapi;
+use serde_json::Value;
+
+/// The research documents, relative to the checkout's parent.
+const DOCUMENTS: &[(&str, &str)] = &[
+    ("petstore-2.0", "petstore-2.0/petstore.json"),
+    (
+        "petstore-2.0-separate",
+        "petstore-2.0-separate/spec/swagger.yaml",
+    ),
+    ("petstore-3.0", "petstore-3.0/openapi.yaml"),
+    ("petstore-3.1", "petstore-3.1/petstore.yaml"),
+    (
+        "oai-api-with-examples",
+        "oai-examples-3.0/api-with-examples.json",
+    ),
+    (
+        "oai-callback-example",
+        "oai-examples-3.0/callback-example.json",
+    ),
+    ("oai-link-example", "oai-examples-3.0/link-example.json"),
+    (
+        "oai-petstore-expanded",
+        "oai-examples-3.0/petstore-expanded.json",
+    ),
+    ("oai-uspto", "oai-examples-3.0/uspto.json"),
+    (
+        "oai-non-oauth-scopes",
+        "oai-examples-3.1/non-oauth-scopes.json",
+    ),
+    (
+        "oai-webhook-example",
+        "oai-examples-3.1/webhook-example.json",
+    ),
+    ("redocly-starter-3.1", "redocly-starter-3.1/openapi.yaml"),
+    ("twilio-verify-v2", "twilio-verify-v2/twilio_verify_v2.json"),
+    ("slack-web-2.0", "slack-web-2.0/slack_web_openapi_v2.json"),
+    ("twilio-api-v2010", "twilio-api-v2010/twilio_api_v2010.json"),
+    ("asana", "asana/asana_oas.yaml"),
+    ("openai", "openai/openapi.yaml"),
+    ("stripe-2022-04", "stripe-2022-04/spec3.json"),
+    ("jira", "jira/jira-platform.json"),
+    (
+        "digitalocean",
+        "digitalocean/specification/DigitalOcean-public.v2.yaml",
+    ),
+    ("kubernetes-1.12-2.0", "kubernetes-1.12-2.0/swagger.json"),
+    ("github", "github/api.github.com.json"),
+];
+
+/// The documents small enough to snapshot whole.
+const SNAPSHOTS: &[&str] = &[
+    "petstore-2.0",
+    "petstore-2.0-separate",
+    "petstore-3.0",
+    "petstore-3.1",
+    "oai-api-with-examples",
+    "oai-callback-example",
+    "oai-link-example",
+    "oai-petstore-expanded",
+    "oai-uspto",
+    "oai-non-oauth-scopes",
+    "oai-webhook-example",
+    "redocly-starter-3.1",
+];
+
+pub fn research(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/research-data/openapi")
+        .join(relative)
+}
+
+fn compile_all(relative: &str) -> Result<(Catalog, Vec<Diagnostic>), String> {
+    let document = openapi::load(&research(relative)).map_err(|e| e.to_string())?;
+    let curation = Curation {
+        all: true,
+        ..Curation::default()
+    };
+    Ok(catalog::compile(&document, &curation))
+}
+
+#[test]
+fn every_research_document_compiles_with_every_operation_chosen() {
+    let mut table = String::new();
+    for (name, relative) in DOCUMENTS {
+        let (catalog, diagnostics) = match compile_all(relative) {
+            Ok(compiled) => compiled,
+            Err(error) => {
+                let _ = writeln!(table, "{name}: load error");
+                eprintln!("{name}: {error}");
+                continue;
+            }
+        };
+        let mut invalid = 0;
+        for tool in &catalog.tools {
+            if let Err(error) = jsonschema::draft202012::meta::validate(&tool.input_schema) {
+                invalid += 1;
+                eprintln!(
+                    "{name}: {} has an invalid input schema at {}: {error}",
+                    tool.name,
+                    error.instance_path()
+                );
+            }
+            // Arguments are validated with the linear-time engine; every schema must compile
+            // there, the patterns it cannot run aside.
+            let mut schema = tool.input_schema.clone();
+            strip_patterns(&mut schema, &tool.unchecked_patterns);
+            let validator = jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .with_pattern_options(jsonschema::PatternOptions::regex())
+                .build(&schema);
+            if let Err(error) = validator {
+                invalid += 1;
+                eprintln!(
+                    "{name}: {} has an input schema that does not compile: {error}",
+                    tool.name
+                );
+            }
+        }
+        let errors = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        let ineligible = catalog
+            .operations
+            .iter()
+            .filter(|o| o.ineligible.is_some())
+            .count();
+        let _ = writeln!(
+            table,
+            "{name}: {} operations, {} tools, {ineligible} ineligible, {errors} errors, {} warnings, {invalid} invalid schemas",
+            catalog.operations.len(),
+            catalog.tools.len(),
+            diagnostics.len() - errors,
+        );
+        // Every chosen operation is either a tool or has a diagnostic saying why not.
+        for report in &catalog.operations {
+            let label = format!("{} {}", report.method, report.path);
+            let served = catalog
+                .tools
+                .iter()
+                .any(|t| t.plan.method.as_str() == report.method && t.plan.path == report.path);
+            let explained = diagnostics.iter().any(|d| {
+                d.operation.as_deref() == Some(label.as_str()) || d.message.contains(&label)
+            });
+            assert!(
+                served || explained,
+                "{name}: {label} is neither a tool nor explained"
+            );
+        }
+    }
+    expect![[r#"
+        petstore-2.0: 3 operations, 3 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        petstore-2.0-separate: 4 operations, 4 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        petstore-3.0: 19 operations, 19 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        petstore-3.1: 6 operations, 4 tools, 2 ineligible, 4 errors, 0 warnings, 0 invalid schemas
+        oai-api-with-examples: 2 operations, 2 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        oai-callback-example: 1 operations, 1 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        oai-link-example: 6 operations, 6 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        oai-petstore-expanded: 4 operations, 4 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        oai-uspto: 3 operations, 3 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        oai-non-oauth-scopes: 1 operations, 1 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        oai-webhook-example: 0 operations, 0 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        redocly-starter-3.1: load error
+        twilio-verify-v2: 57 operations, 57 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        slack-web-2.0: 174 operations, 174 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        twilio-api-v2010: 197 operations, 197 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        asana: 247 operations, 247 tools, 0 ineligible, 0 errors, 2 warnings, 0 invalid schemas
+        openai: 288 operations, 288 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        stripe-2022-04: 417 operations, 417 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        jira: 499 operations, 495 tools, 4 ineligible, 4 errors, 0 warnings, 0 invalid schemas
+        digitalocean: 659 operations, 659 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        kubernetes-1.12-2.0: 826 operations, 310 tools, 0 ineligible, 176 errors, 0 warnings, 0 invalid schemas
+        github: 1223 operations, 1223 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+    "#]].assert_eq(&table);
+}
+
+fn strip_patterns(value: &mut Value, patterns: &[String]) {
+    match value {
+        Value::Object(map) => {
+            if map
+                .get("pattern")
+                .and_then(Value::as_str)
+                .is_some_and(|p| patterns.iter().any(|u| u == p))
+            {
+                map.remove("pattern");
+            }
+            map.values_mut().for_each(|v| strip_patterns(v, patterns));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| strip_patterns(v, patterns)),
+        _ => {}
+    }
+}
+
+#[test]
+fn small_documents_compile_to_their_snapshots() {
+    for name in SNAPSHOTS {
+        let relative = DOCUMENTS
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, r)| *r)
+            .unwrap_or_default();
+        let rendered = match compile_all(relative) {
+            Ok((catalog, diagnostics)) => {
+                let mut text = serde_json::to_string_pretty(&catalog::tools_json(&catalog))
+                    .unwrap_or_default();
+                text.push('\n');
+                for diagnostic in diagnostics {
+                    let _ = writeln!(text, "{diagnostic}");
+                }
+                text
+            }
+            Err(error) => format!("load error: {error}\n").replace(env!("CARGO_MANIFEST_DIR"), "."),
+        };
+        snapshot(&format!("tests/data/{name}/tools.json"), &rendered);
+    }
+}
+
+/// Compares `actual` with the file at `relative` (from the crate root); `UPDATE_EXPECT=1`
+/// rewrites the file instead, as expect-test does for inline snapshots.
+pub fn snapshot(relative: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::create_dir_all(path.parent().expect("snapshot has a folder"))
+            .expect("create snapshot folder");
+        std::fs::write(&path, actual).expect("write snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        expected == actual,
+        "{relative} differs from the compiled catalog; rerun with UPDATE_EXPECT=1 and review the diff"
+    );
+}
+
+fn ferry(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run ferry");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ferry-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+#[test]
+fn tools_output_is_byte_identical_from_run_to_run() {
+    let doc = research("petstore-3.0/openapi.yaml");
+    let doc = doc.to_str().expect("utf-8 path");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (code, first, _) = ferry(&["tools", "--openapi", doc, "--all"], here);
+    let (_, second, _) = ferry(&["tools", "--openapi", doc, "--all"], here);
+    assert_eq!(code, 0);
+    assert_eq!(first, second);
+    let tools: Value = serde_json::from_str(&first).expect("tools is JSON");
+    assert_eq!(tools.as_array().map(Vec::len), Some(19));
+}
+
+#[test]
+fn check_exits_by_what_it_found() {
+    let dir = temp_dir("check");
+    let doc = research("petstore-3.0/openapi.yaml");
+    let write =
+        |name: &str, text: String| std::fs::write(dir.join(name), text).expect("write curation");
+    write(
+        "clean.yaml",
+        format!("openapi: {}\ntools: {{getPetById: {{}}}}\n", doc.display()),
+    );
+    write(
+        "typo.yaml",
+        format!(
+            "openapi: {}\ntools: {{getPetById: {{nmae: x}}}}\n",
+            doc.display()
+        ),
+    );
+    write(
+        "asserted.yaml",
+        format!(
+            "openapi: {}\ntools:\n  addPet:\n    annotations: {{idempotentHint: true}}\n    because: the store deduplicates by id\n",
+            doc.display()
+        ),
+    );
+    let (code, out, _) = ferry(&["check", "--config", "clean.yaml"], &dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("getPetById"), "{out}");
+    let (code, out, _) = ferry(&["check", "--config", "typo.yaml"], &dir);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("unknown key `nmae`; did you mean `name`?")
+            && out.contains("curation:tools.getPetById.nmae"),
+        "{out}"
+    );
+    let (code, out, _) = ferry(&["check", "--config", "asserted.yaml"], &dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("asserted by curation, not justified by the method"),
+        "{out}"
+    );
+    let (code, _, _) = ferry(&["check", "--config", "asserted.yaml", "--strict"], &dir);
+    assert_eq!(code, 1);
+    let (code, out, _) = ferry(
+        &["check", "--config", "typo.yaml", "--format", "json"],
+        &dir,
+    );
+    assert_eq!(code, 1);
+    let report: Value = serde_json::from_str(&out).expect("check --format json is JSON");
+    assert_eq!(report["summary"]["errors"], 1);
+    assert_eq!(
+        report["diagnostics"][0]["location"],
+        serde_json::json!({"in": "curation", "path": "tools.getPetById.nmae"})
+    );
+    let (code, _, err) = ferry(&["check", "--config", "missing.yaml"], &dir);
+    assert_eq!(code, 2);
+    assert!(err.contains("missing.yaml"), "{err}");
+}
+
+#[test]
+fn init_lists_every_operation_switched_off_and_never_overwrites() {
+    let dir = temp_dir("init");
+    let doc = research("petstore-3.0/openapi.yaml");
+    let doc = doc.to_str().expect("utf-8 path");
+    let (code, _, err) = ferry(&["init", doc], &dir);
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read_to_string(dir.join("ferry.yaml")).expect("init wrote ferry.yaml");
+    assert_eq!(written.matches(": false").count(), 19, "{written}");
+    assert!(
+        written.contains("# GET /pet/{petId}: Find pet by ID. (tool getPetById)"),
+        "{written}"
+    );
+    // The starter compiles as it is, serving nothing; switching one on serves it.
+    let (code, out, _) = ferry(&["tools"], &dir);
+    assert_eq!((code, out.trim()), (0, "[]"));
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        written.replace("getPetById: false", "getPetById: {}"),
+    )
+    .expect("edit");
+    let (code, out, _) = ferry(&["tools"], &dir);
+    assert_eq!(code, 0);
+    assert!(out.contains("\"name\": \"getPetById\""), "{out}");
+    let (code, _, err) = ferry(&["init", doc], &dir);
+    assert_eq!(code, 2);
+    assert!(err.contains("never overwrites"), "{err}");
+}

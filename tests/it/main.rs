@@ -1,0 +1,10 @@
+//! Integration tests: one binary, a module per area.
+
+mod catalog;
+mod e2e;
+mod http;
+mod mcp;
+mod problem_details;
+mod stdio;
+mod support;
+mod upstream;

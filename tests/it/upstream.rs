@@ -1,0 +1,1176 @@
+//! Calling a real HTTP upstream on loopback: the recorded request proves what was sent, the
+//! tool result what came back.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::response::Response;
+use expect_test::expect;
+use ferry::catalog::{
+    AnnotationBasis, Annotations, BodyEncoding, BodyPlacement, BodyPlan, Catalog,
+    ParameterLocation, ParameterPlan, ParameterStyle, RequestPlan, ServerInfo, Tool,
+};
+use ferry::curation::CallOptions;
+use ferry::curation::call::{
+    NextPage, Pagination, UpstreamAuth, parse_call_options, parse_upstream_auth,
+};
+use ferry::upstream::{ToolResult, Upstream, UpstreamConfig, UpstreamError};
+use http::Method;
+use serde_json::{Map, Value, json};
+
+/// One request as the test upstream received it.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub method: String,
+    /// Path and query, exactly as they arrived.
+    pub uri: String,
+    pub headers: http::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Received {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+}
+
+/// What the test upstream answers, now or after a pause.
+pub enum Reply {
+    Now(Response),
+    After(Duration, Response),
+}
+
+/// An axum app on 127.0.0.1:0 that records every request and answers by `reply` (given
+/// the request and how many came before it).
+pub struct TestUpstream {
+    pub base: String,
+    pub received: Arc<Mutex<Vec<Received>>>,
+}
+
+impl TestUpstream {
+    pub async fn start(
+        reply: impl Fn(&Received, usize) -> Reply + Send + Sync + 'static,
+    ) -> TestUpstream {
+        let received: Arc<Mutex<Vec<Received>>> = Arc::default();
+        let reply = Arc::new(reply);
+        let log = received.clone();
+        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+            let (log, reply) = (log.clone(), reply.clone());
+            async move {
+                let (parts, body) = request.into_parts();
+                let body = axum::body::to_bytes(body, 16 << 20)
+                    .await
+                    .unwrap_or_default();
+                let received = Received {
+                    method: parts.method.to_string(),
+                    uri: parts
+                        .uri
+                        .path_and_query()
+                        .map(|pq| pq.as_str().to_string())
+                        .unwrap_or_default(),
+                    headers: parts.headers,
+                    body: body.to_vec(),
+                };
+                let count = {
+                    let mut log = log.lock().expect("log lock");
+                    log.push(received.clone());
+                    log.len() - 1
+                };
+                match reply(&received, count) {
+                    Reply::Now(response) => response,
+                    Reply::After(pause, response) => {
+                        tokio::time::sleep(pause).await;
+                        response
+                    }
+                }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let address = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        TestUpstream {
+            base: format!("http://{address}"),
+            received,
+        }
+    }
+
+    pub fn requests(&self) -> Vec<Received> {
+        self.received.lock().expect("log lock").clone()
+    }
+}
+
+pub fn respond(status: u16, headers: &[(&str, &str)], body: impl Into<Body>) -> Response {
+    let mut response = Response::builder().status(status);
+    for (name, value) in headers {
+        response = response.header(*name, *value);
+    }
+    response.body(body.into()).expect("response")
+}
+
+pub fn json_reply(status: u16, body: Value) -> Reply {
+    Reply::Now(respond(
+        status,
+        &[("content-type", "application/json")],
+        body.to_string(),
+    ))
+}
+
+pub fn parameter(
+    name: &str,
+    location: ParameterLocation,
+    style: ParameterStyle,
+    explode: bool,
+) -> ParameterPlan {
+    ParameterPlan {
+        argument: name.to_string(),
+        name: name.to_string(),
+        location,
+        style,
+        explode,
+        allow_reserved: false,
+        required: location == ParameterLocation::Path,
+        json_content: false,
+    }
+}
+
+/// A tool built by hand, as the compiler would build it.
+pub fn tool(name: &str, method: Method, path: &str, parameters: Vec<ParameterPlan>) -> Tool {
+    Tool {
+        name: name.to_string(),
+        title: None,
+        description: None,
+        input_schema: json!({"type": "object", "additionalProperties": false}),
+        annotations: Annotations::default(),
+        plan: RequestPlan {
+            method,
+            path: path.to_string(),
+            parameters,
+            body: None,
+            credentials: Vec::new(),
+        },
+        basis: AnnotationBasis::Method,
+        unchecked_patterns: Vec::new(),
+        call: fast(),
+    }
+}
+
+/// Call options that keep tests quick: short timeouts and backoff.
+pub fn fast() -> CallOptions {
+    CallOptions {
+        timeout_ms: Some(2_000),
+        retry_backoff_ms: Some(5),
+        ..CallOptions::default()
+    }
+}
+
+pub fn catalog(base: &str, tools: &[Tool]) -> Catalog {
+    Catalog {
+        server: ServerInfo {
+            name: "test".into(),
+            title: None,
+            version: "0".into(),
+            instructions: None,
+        },
+        upstream: Some(base.to_string()),
+        tools: tools.to_vec(),
+        operations: Vec::new(),
+    }
+}
+
+pub fn client(base: &str, tool: &Tool) -> Upstream {
+    Upstream::new(
+        &catalog(base, std::slice::from_ref(tool)),
+        &UpstreamConfig::default(),
+    )
+    .expect("client")
+}
+
+pub async fn call(base: &str, tool: &Tool, arguments: Value) -> ToolResult {
+    let arguments = arguments.as_object().cloned().unwrap_or_default();
+    client(base, tool).call(tool, &arguments).await
+}
+
+pub fn text_of(result: &ToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn http_meta(result: &ToolResult) -> &Value {
+    &result.meta["dev.ferry/http"]
+}
+
+fn ok_reply() -> Reply {
+    json_reply(200, json!({"ok": true}))
+}
+
+#[tokio::test]
+async fn every_parameter_location_and_style_reaches_the_upstream() {
+    let upstream = TestUpstream::start(|_, _| ok_reply()).await;
+    let mut filter = parameter(
+        "filter",
+        ParameterLocation::Query,
+        ParameterStyle::DeepObject,
+        true,
+    );
+    filter.required = false;
+    let tool = tool(
+        "search",
+        Method::GET,
+        "/owners/{owner}/pets/{petId}",
+        vec![
+            parameter(
+                "owner",
+                ParameterLocation::Path,
+                ParameterStyle::Label,
+                false,
+            ),
+            parameter(
+                "petId",
+                ParameterLocation::Path,
+                ParameterStyle::Matrix,
+                true,
+            ),
+            parameter("tags", ParameterLocation::Query, ParameterStyle::Form, true),
+            parameter("ids", ParameterLocation::Query, ParameterStyle::Form, false),
+            parameter(
+                "sizes",
+                ParameterLocation::Query,
+                ParameterStyle::SpaceDelimited,
+                false,
+            ),
+            parameter(
+                "colors",
+                ParameterLocation::Query,
+                ParameterStyle::PipeDelimited,
+                false,
+            ),
+            filter,
+            parameter(
+                "X-Request-Id",
+                ParameterLocation::Header,
+                ParameterStyle::Simple,
+                false,
+            ),
+            parameter(
+                "session",
+                ParameterLocation::Cookie,
+                ParameterStyle::Form,
+                true,
+            ),
+        ],
+    );
+    let result = call(
+        &format!("{}/api/v3", upstream.base),
+        &tool,
+        json!({
+            "owner": "ann",
+            "petId": [1, 2],
+            "tags": ["a b", "c"],
+            "ids": [3, 4],
+            "sizes": ["s", "m"],
+            "colors": ["red", "blue"],
+            "filter": {"age": {"gt": 2}, "kind": "cat"},
+            "X-Request-Id": "r-1",
+            "session": "s 1;x"
+        }),
+    )
+    .await;
+    assert!(!result.is_error, "{result:?}");
+    let requests = upstream.requests();
+    let [request] = requests.as_slice() else {
+        panic!("one request expected: {requests:?}")
+    };
+    assert_eq!(request.method, "GET");
+    expect![[r#"/api/v3/owners/.ann/pets/;petId=1;petId=2?tags=a%20b&tags=c&ids=3,4&sizes=s%20m&colors=red|blue&filter[age][gt]=2&filter[kind]=cat"#]]
+        .assert_eq(&request.uri);
+    assert_eq!(request.header("x-request-id"), Some("r-1"));
+    assert_eq!(request.header("cookie"), Some("session=s%201%3Bx"));
+}
+
+#[tokio::test]
+async fn hostile_path_values_never_move_the_request() {
+    let upstream = TestUpstream::start(|_, _| ok_reply()).await;
+    let tool = tool(
+        "getPet",
+        Method::GET,
+        "/pets/{petId}",
+        vec![parameter(
+            "petId",
+            ParameterLocation::Path,
+            ParameterStyle::Simple,
+            false,
+        )],
+    );
+    let base = format!("{}/api", upstream.base);
+    let client = client(&base, &tool);
+    let call = |arguments: Value| {
+        let arguments = arguments.as_object().cloned().unwrap_or_default();
+        let (client, tool) = (client.clone(), tool.clone());
+        async move { client.call(&tool, &arguments).await }
+    };
+    for hostile in [
+        "../admin",
+        "..%2fadmin",
+        "%2e%2e",
+        "x?admin=true",
+        "x#frag",
+        "a/../../b",
+        "//127.0.0.2/x",
+        "@127.0.0.2",
+        "\\..\\admin",
+    ] {
+        let result = call(json!({ "petId": hostile })).await;
+        assert!(!result.is_error, "{hostile}: {result:?}");
+    }
+    for refused in ["..", ".", ""] {
+        let result = call(json!({ "petId": refused })).await;
+        assert!(result.is_error);
+        assert!(text_of(&result).contains("invalid argument \"petId\""));
+    }
+    let uris: Vec<String> = upstream.requests().into_iter().map(|r| r.uri).collect();
+    expect![[r#"
+        [
+            "/api/pets/..%2Fadmin",
+            "/api/pets/..%252fadmin",
+            "/api/pets/%252e%252e",
+            "/api/pets/x%3Fadmin%3Dtrue",
+            "/api/pets/x%23frag",
+            "/api/pets/a%2F..%2F..%2Fb",
+            "/api/pets/%2F%2F127.0.0.2%2Fx",
+            "/api/pets/%40127.0.0.2",
+            "/api/pets/%5C..%5Cadmin",
+        ]
+    "#]]
+    .assert_debug_eq(&uris);
+}
+
+#[tokio::test]
+async fn header_values_with_line_breaks_are_refused_before_sending() {
+    let upstream = TestUpstream::start(|_, _| ok_reply()).await;
+    let tool = tool(
+        "traced",
+        Method::GET,
+        "/t",
+        vec![
+            parameter(
+                "X-Trace",
+                ParameterLocation::Header,
+                ParameterStyle::Simple,
+                false,
+            ),
+            parameter(
+                "pref",
+                ParameterLocation::Cookie,
+                ParameterStyle::Form,
+                true,
+            ),
+        ],
+    );
+    let client = client(&upstream.base, &tool);
+    for arguments in [
+        json!({"X-Trace": "a\r\nX-Admin: 1"}),
+        json!({"X-Trace": "a\nb"}),
+        json!({"X-Trace": "a\u{0}b"}),
+        json!({"pref": "a\r\nSet: 1"}),
+    ] {
+        let result = client
+            .call(&tool, arguments.as_object().expect("object"))
+            .await;
+        assert!(result.is_error, "{arguments}");
+        assert!(result.meta.is_empty(), "no HTTP facts without a request");
+        let text = text_of(&result);
+        assert!(text.starts_with("invalid argument"), "{text}");
+        assert!(text.contains("CR, LF or NUL"), "{text}");
+    }
+    assert!(upstream.requests().is_empty());
+}
+
+fn body_tool(encoding: BodyEncoding, media_type: &str, placement: BodyPlacement) -> Tool {
+    let mut tool = tool("upload", Method::POST, "/upload", Vec::new());
+    tool.plan.body = Some(BodyPlan {
+        media_type: media_type.into(),
+        encoding,
+        placement,
+        required: true,
+        fields: Vec::new(),
+    });
+    tool
+}
+
+#[tokio::test]
+async fn bodies_arrive_with_their_media_type() {
+    let upstream = TestUpstream::start(|_, _| Reply::Now(respond(201, &[], ""))).await;
+    let merged = BodyPlacement::Merged(vec!["name".into(), "photo".into(), "tags".into()]);
+    let cases = [
+        (
+            body_tool(BodyEncoding::Json, "application/json", merged.clone()),
+            json!({"name": "Rex", "tags": ["a"]}),
+        ),
+        (
+            body_tool(
+                BodyEncoding::Form,
+                "application/x-www-form-urlencoded",
+                merged.clone(),
+            ),
+            json!({"name": "R x", "tags": ["a", "b"]}),
+        ),
+        (
+            body_tool(
+                BodyEncoding::Multipart {
+                    files: vec!["photo".into()],
+                },
+                "multipart/form-data",
+                merged,
+            ),
+            json!({"name": "Rex", "photo": "AAEC/w=="}),
+        ),
+        (
+            body_tool(
+                BodyEncoding::Text,
+                "text/plain; charset=utf-8",
+                BodyPlacement::Argument("body".into()),
+            ),
+            json!({"body": "hello"}),
+        ),
+        (
+            body_tool(
+                BodyEncoding::Binary,
+                "application/octet-stream",
+                BodyPlacement::Argument("body".into()),
+            ),
+            json!({"body": "AAEC/w=="}),
+        ),
+    ];
+    for (tool, arguments) in &cases {
+        let result = call(&upstream.base, tool, arguments.clone()).await;
+        assert!(!result.is_error, "{result:?}");
+        expect![[r#"the upstream answered 201 Created with an empty body: the call succeeded"#]]
+            .assert_eq(&text_of(&result));
+    }
+    let requests = upstream.requests();
+    let content_types: Vec<&str> = requests
+        .iter()
+        .map(|r| r.header("content-type").unwrap_or_default())
+        .collect();
+    assert_eq!(content_types[0], "application/json");
+    assert_eq!(content_types[1], "application/x-www-form-urlencoded");
+    assert!(content_types[2].starts_with("multipart/form-data; boundary="));
+    assert_eq!(content_types[3], "text/plain; charset=utf-8");
+    assert_eq!(content_types[4], "application/octet-stream");
+    assert_eq!(requests[0].body, br#"{"name":"Rex","tags":["a"]}"#);
+    assert_eq!(requests[1].body, b"name=R%20x&tags=a&tags=b");
+    let multipart = &requests[2].body;
+    let file_part =
+        b"filename=\"photo\"\r\nContent-Type: application/octet-stream\r\n\r\n\x00\x01\x02\xff\r\n";
+    assert!(
+        multipart.windows(file_part.len()).any(|w| w == file_part),
+        "{}",
+        String::from_utf8_lossy(multipart)
+    );
+    assert_eq!(requests[3].body, b"hello");
+    assert_eq!(requests[4].body, [0u8, 1, 2, 255]);
+}
+
+#[tokio::test]
+async fn results_carry_json_text_images_and_blobs() {
+    let upstream = TestUpstream::start(|request, _| {
+        Reply::Now(match request.uri.as_str() {
+            "/json" => respond(
+                200,
+                &[("content-type", "application/json"), ("etag", "\"7\"")],
+                "[1, 2.50, \"x\"]",
+            ),
+            "/text" => respond(200, &[("content-type", "text/csv")], "a,b\n1,2\n"),
+            "/image" => respond(
+                200,
+                &[("content-type", "image/png")],
+                vec![137u8, 80, 78, 71],
+            ),
+            "/blob" => respond(
+                200,
+                &[("content-type", "application/pdf")],
+                vec![37u8, 80, 68, 70],
+            ),
+            "/created" => respond(201, &[("location", "/pets/9")], ""),
+            _ => respond(204, &[], ""),
+        })
+    })
+    .await;
+    let mut out = String::new();
+    for path in ["/json", "/text", "/image", "/blob", "/created", "/nothing"] {
+        let tool = tool("getThing", Method::GET, path, Vec::new());
+        let result = call(&upstream.base, &tool, json!({})).await;
+        out.push_str(&format!(
+            "{path}: {}\n",
+            serde_json::to_string(&result).expect("json")
+        ));
+    }
+    expect![[r#"
+        /json: {"content":[{"type":"text","text":"[1, 2.50, \"x\"]"}],"structuredContent":[1,2.5,"x"],"_meta":{"dev.ferry/http":{"status":200,"headers":{"content-type":"application/json","etag":"\"7\""}}}}
+        /text: {"content":[{"type":"text","text":"a,b\n1,2\n"}],"_meta":{"dev.ferry/http":{"status":200,"headers":{"content-type":"text/csv"}}}}
+        /image: {"content":[{"type":"image","data":"iVBORw==","mimeType":"image/png"}],"_meta":{"dev.ferry/http":{"status":200,"headers":{"content-type":"image/png"}}}}
+        /blob: {"content":[{"type":"resource","resource":{"uri":"ferry://tools/getThing/response","mimeType":"application/pdf","blob":"JVBERg=="}}],"_meta":{"dev.ferry/http":{"status":200,"headers":{"content-type":"application/pdf"}}}}
+        /created: {"content":[{"type":"text","text":"the upstream answered 201 Created with an empty body: the call succeeded"}],"_meta":{"dev.ferry/http":{"status":201,"headers":{"location":"/pets/9"}}}}
+        /nothing: {"content":[{"type":"text","text":"the upstream answered 204 No Content with an empty body: the call succeeded"}],"_meta":{"dev.ferry/http":{"status":204,"headers":{}}}}
+    "#]]
+    .assert_eq(&out);
+}
+
+#[tokio::test]
+async fn a_hanging_upstream_is_cut_by_the_total_timeout() {
+    let upstream = TestUpstream::start(|_, _| {
+        Reply::After(Duration::from_secs(10), respond(200, &[], "late"))
+    })
+    .await;
+    let mut tool = tool("slow", Method::GET, "/slow", Vec::new());
+    tool.call.timeout_ms = Some(150);
+    let started = Instant::now();
+    let result = call(&upstream.base, &tool, json!({})).await;
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(result.is_error);
+    assert!(result.meta.is_empty(), "no response, so no HTTP facts");
+    expect![[r#"the upstream did not answer within 150 ms"#]].assert_eq(&text_of(&result));
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_short_error() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    drop(listener);
+    let tool = tool("getPet", Method::GET, "/pets", Vec::new());
+    let result = call(&base, &tool, json!({})).await;
+    assert!(result.is_error);
+    assert!(result.meta.is_empty());
+    expect![[r#"could not connect to the upstream"#]].assert_eq(&text_of(&result));
+}
+
+#[tokio::test]
+async fn a_flood_of_bytes_is_cut_at_the_size_cap() {
+    let upstream = TestUpstream::start(|request, _| {
+        // At most 16 MiB, streamed; the client must stop long before.
+        let chunks = futures_util::stream::iter(
+            (0..256).map(|_| Ok::<_, std::io::Error>(bytes::Bytes::from(vec![b'a'; 65_536]))),
+        );
+        let content_type = if request.uri == "/json" {
+            "application/json"
+        } else {
+            "text/plain"
+        };
+        Reply::Now(respond(
+            200,
+            &[("content-type", content_type)],
+            Body::from_stream(chunks),
+        ))
+    })
+    .await;
+    for (path, expected_error) in [("/text", false), ("/json", true)] {
+        let mut tool = tool("flood", Method::GET, path, Vec::new());
+        tool.call.max_response_bytes = Some(10_000);
+        let result = call(&upstream.base, &tool, json!({})).await;
+        assert_eq!(result.is_error, expected_error, "{path}");
+        assert_eq!(
+            result.meta["dev.ferry/result"],
+            json!({"truncated": true, "limitBytes": 10_000})
+        );
+        assert_eq!(http_meta(&result)["status"], 200);
+        if !expected_error {
+            assert_eq!(
+                result.content[0]["text"].as_str().map(str::len),
+                Some(10_000)
+            );
+        } else {
+            expect![[r#"the upstream answered 200 OK, but its response is larger than the 10000-byte limit (max_response_bytes) and was cut"#]]
+                .assert_eq(&text_of(&result));
+        }
+    }
+}
+
+/// A server that accepts connections and resets them at once, counting them.
+async fn resetting_server() -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            let _ = stream.set_zero_linger();
+            drop(stream);
+        }
+    });
+    (base, accepted)
+}
+
+#[tokio::test]
+async fn a_connection_reset_is_retried_for_safe_methods_only() {
+    let (base, accepted) = resetting_server().await;
+    let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
+    get.call.retries = Some(2);
+    let result = call(&base, &get, json!({})).await;
+    assert!(result.is_error);
+    assert!(result.meta.is_empty());
+    expect![[r#"the upstream closed the connection without an answer"#]]
+        .assert_eq(&text_of(&result));
+    assert_eq!(accepted.load(Ordering::SeqCst), 3);
+
+    let (base, accepted) = resetting_server().await;
+    let mut post = tool("createPet", Method::POST, "/pets", Vec::new());
+    post.call.retries = Some(2);
+    let result = call(&base, &post, json!({})).await;
+    assert!(result.is_error);
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn gateway_errors_are_retried_then_the_answer_is_returned() {
+    let upstream = TestUpstream::start(|_, count| match count {
+        0 => Reply::Now(respond(502, &[], "")),
+        1 => Reply::Now(respond(504, &[], "")),
+        _ => ok_reply(),
+    })
+    .await;
+    let tool = tool("getPet", Method::GET, "/pets", Vec::new());
+    let result = call(&upstream.base, &tool, json!({})).await;
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(upstream.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn retries_are_bounded_in_count() {
+    let upstream = TestUpstream::start(|_, _| Reply::Now(respond(503, &[], "down"))).await;
+    let mut tool = tool("getPet", Method::GET, "/pets", Vec::new());
+    tool.call.retries = Some(3);
+    let result = call(&upstream.base, &tool, json!({})).await;
+    assert!(result.is_error);
+    assert_eq!(http_meta(&result)["status"], 503);
+    assert_eq!(upstream.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn post_is_never_retried_without_an_idempotency_key() {
+    let upstream = TestUpstream::start(|_, _| Reply::Now(respond(503, &[], ""))).await;
+    for method in [Method::POST, Method::PATCH] {
+        let tool = tool("createPet", method, "/pets", Vec::new());
+        let result = call(&upstream.base, &tool, json!({})).await;
+        assert!(result.is_error);
+    }
+    assert_eq!(upstream.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn post_with_an_idempotency_key_reuses_one_key_per_call() {
+    let upstream = TestUpstream::start(|_, count| match count % 3 {
+        0 | 1 => Reply::Now(respond(503, &[], "")),
+        _ => json_reply(201, json!({"id": 1})),
+    })
+    .await;
+    let mut tool = tool("createPet", Method::POST, "/pets", Vec::new());
+    tool.call.idempotency_key_header = Some("Idempotency-Key".into());
+    let upstream_client = client(&upstream.base, &tool);
+    for _ in 0..2 {
+        let result = upstream_client.call(&tool, &Map::new()).await;
+        assert!(!result.is_error, "{result:?}");
+        assert_eq!(http_meta(&result)["status"], 201);
+    }
+    let keys: Vec<String> = upstream
+        .requests()
+        .iter()
+        .map(|r| r.header("idempotency-key").unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(keys.len(), 6);
+    assert!(keys.iter().all(|key| key.len() == 36), "{keys:?}");
+    assert!(keys[0] == keys[1] && keys[1] == keys[2], "{keys:?}");
+    assert!(keys[3] == keys[4] && keys[4] == keys[5], "{keys:?}");
+    assert_ne!(keys[0], keys[3], "a fresh key per tool call");
+}
+
+#[tokio::test]
+async fn an_idempotency_key_the_caller_gives_is_kept() {
+    let upstream = TestUpstream::start(|_, _| json_reply(201, json!({}))).await;
+    let mut tool = tool(
+        "createPet",
+        Method::POST,
+        "/pets",
+        vec![parameter(
+            "Idempotency-Key",
+            ParameterLocation::Header,
+            ParameterStyle::Simple,
+            false,
+        )],
+    );
+    tool.call.idempotency_key_header = Some("Idempotency-Key".into());
+    let result = call(&upstream.base, &tool, json!({"Idempotency-Key": "mine-1"})).await;
+    assert!(!result.is_error);
+    let requests = upstream.requests();
+    let keys: Vec<&str> = requests[0]
+        .headers
+        .get_all("idempotency-key")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    assert_eq!(keys, ["mine-1"]);
+}
+
+#[tokio::test]
+async fn retry_after_is_honoured_within_the_time_budget() {
+    let upstream = TestUpstream::start(|_, count| match count {
+        0 => Reply::Now(respond(503, &[("retry-after", "1")], "")),
+        _ => ok_reply(),
+    })
+    .await;
+    let tool = tool("getPet", Method::GET, "/pets", Vec::new());
+    let started = Instant::now();
+    let result = call(&upstream.base, &tool, json!({})).await;
+    assert!(!result.is_error, "{result:?}");
+    assert!(started.elapsed() >= Duration::from_millis(950));
+    assert_eq!(upstream.requests().len(), 2);
+
+    // A wait beyond the call's time budget is not waited for: the answer comes back.
+    let upstream =
+        TestUpstream::start(|_, _| Reply::Now(respond(503, &[("retry-after", "120")], ""))).await;
+    let started = Instant::now();
+    let result = call(&upstream.base, &tool, json!({})).await;
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(result.is_error);
+    assert_eq!(http_meta(&result)["headers"]["retry-after"], "120");
+    assert_eq!(upstream.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn redirects_are_not_followed() {
+    let upstream = TestUpstream::start(|_, _| {
+        Reply::Now(respond(
+            302,
+            &[("location", "http://127.0.0.2:1/steal")],
+            "",
+        ))
+    })
+    .await;
+    let tool = tool("getPet", Method::GET, "/pets", Vec::new());
+    let result = call(&upstream.base, &tool, json!({})).await;
+    assert!(result.is_error);
+    assert_eq!(
+        http_meta(&result),
+        &json!({"status": 302, "headers": {"location": "http://127.0.0.2:1/steal"}})
+    );
+    expect![[r#"the upstream answered 302 Found, a redirect to http://127.0.0.2:1/steal; ferry does not follow redirects"#]]
+        .assert_eq(&text_of(&result));
+    assert_eq!(upstream.requests().len(), 1);
+}
+
+fn env_with<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+    move |name| {
+        pairs
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.to_string())
+    }
+}
+
+#[tokio::test]
+async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
+    let upstream = TestUpstream::start(|request, _| match request.uri.as_str() {
+        uri if uri.starts_with("/denied") => Reply::Now(respond(
+            401,
+            &[
+                ("content-type", "text/plain"),
+                ("www-authenticate", "Bearer"),
+                ("set-cookie", "a=b"),
+            ],
+            "token tok-123 rejected",
+        )),
+        _ => ok_reply(),
+    })
+    .await;
+    let tool = tool("getPet", Method::GET, "/pets", Vec::new());
+    let env = env_with(&[("PETS_TOKEN", "tok-123"), ("PETS_KEY", "k&y 1")]);
+    let catalog = catalog(&upstream.base, std::slice::from_ref(&tool));
+    let configs = [
+        UpstreamAuth::Bearer {
+            env: "PETS_TOKEN".into(),
+        },
+        UpstreamAuth::ApiKey {
+            location: ParameterLocation::Header,
+            name: "X-Api-Key".into(),
+            env: "PETS_KEY".into(),
+        },
+        UpstreamAuth::ApiKey {
+            location: ParameterLocation::Query,
+            name: "api_key".into(),
+            env: "PETS_KEY".into(),
+        },
+        UpstreamAuth::ApiKey {
+            location: ParameterLocation::Cookie,
+            name: "key".into(),
+            env: "PETS_KEY".into(),
+        },
+    ];
+    for auth in configs {
+        let config = UpstreamConfig {
+            call: CallOptions::default(),
+            auth: Some(auth),
+        };
+        let client = Upstream::with_env(&catalog, &config, &env).expect("client");
+        let result = client.call(&tool, &Map::new()).await;
+        assert!(!result.is_error);
+        assert!(!format!("{client:?}").contains("tok-123"));
+        assert!(!format!("{client:?}").contains("k&y"));
+    }
+    let requests = upstream.requests();
+    assert_eq!(requests[0].header("authorization"), Some("Bearer tok-123"));
+    assert_eq!(requests[1].header("x-api-key"), Some("k&y 1"));
+    assert_eq!(requests[2].uri, "/pets?api_key=k%26y%201");
+    assert_eq!(requests[3].header("cookie"), Some("key=k%26y%201"));
+
+    // A 401 to ferry's own credentials is a configuration problem; the echoed token and the
+    // authentication headers never reach the result.
+    let denied = tool_at("/denied");
+    let config = UpstreamConfig {
+        call: CallOptions::default(),
+        auth: Some(UpstreamAuth::Bearer {
+            env: "PETS_TOKEN".into(),
+        }),
+    };
+    let client = Upstream::with_env(
+        &self::catalog(&upstream.base, std::slice::from_ref(&denied)),
+        &config,
+        &env,
+    )
+    .expect("client");
+    let result = client.call(&denied, &Map::new()).await;
+    assert!(result.is_error);
+    let text = serde_json::to_string(&result).expect("json");
+    assert!(!text.contains("tok-123"), "{text}");
+    assert!(
+        !text.contains("www-authenticate") && !text.contains("set-cookie"),
+        "{text}"
+    );
+    expect![[r#"the upstream answered 401 Unauthorized to ferry's own configured credentials: this is a configuration problem of this server that no change to the call can fix"#]]
+        .assert_eq(result.content[0]["text"].as_str().unwrap_or_default());
+}
+
+fn tool_at(path: &str) -> Tool {
+    tool("denied", Method::GET, path, Vec::new())
+}
+
+#[test]
+fn missing_secrets_and_base_urls_fail_at_start_without_values() {
+    let tool = tool("getPet", Method::GET, "/pets", Vec::new());
+    let config = UpstreamConfig {
+        call: CallOptions::default(),
+        auth: Some(UpstreamAuth::Bearer {
+            env: "FERRY_TEST_UNSET_TOKEN".into(),
+        }),
+    };
+    let catalog_with = |base: Option<&str>| {
+        let mut catalog = catalog("http://127.0.0.1:1", std::slice::from_ref(&tool));
+        catalog.upstream = base.map(str::to_string);
+        catalog
+    };
+    let error = |base: Option<&str>, config: &UpstreamConfig| match Upstream::with_env(
+        &catalog_with(base),
+        config,
+        |_| None,
+    ) {
+        Ok(_) => "built".to_string(),
+        Err(error) => error.to_string(),
+    };
+    expect![[r#"environment variable FERRY_TEST_UNSET_TOKEN is not set or empty (named by upstream_auth)"#]]
+        .assert_eq(&error(Some("http://127.0.0.1:1"), &config));
+    let plain = UpstreamConfig::default();
+    expect![[r#"no upstream base URL: name one with `upstream:` or --upstream"#]]
+        .assert_eq(&error(None, &plain));
+    expect![[r#"invalid upstream base URL: it carries credentials; use upstream_auth"#]]
+        .assert_eq(&error(Some("https://user:secret@api.example.com"), &plain));
+    expect![[r#"invalid upstream base URL: the scheme must be http or https"#]]
+        .assert_eq(&error(Some("file:///etc"), &plain));
+    assert!(matches!(
+        Upstream::with_env(&catalog_with(Some("ftp://x")), &plain, |_| None),
+        Err(UpstreamError::InvalidBaseUrl(_))
+    ));
+}
+
+#[tokio::test]
+async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
+    let upstream = TestUpstream::start(|request, _| {
+        let page2 = request.uri.starts_with("/items?page=2");
+        let link = if page2 {
+            r#"<http://example.test/items?page=1>; rel="prev""#.to_string()
+        } else {
+            r#"<http://example.test/items?page=2&per_page=20&key=k1>; rel="next""#.to_string()
+        };
+        Reply::Now(respond(
+            200,
+            &[("content-type", "application/json"), ("link", &link)],
+            "[]",
+        ))
+    })
+    .await;
+    let mut tool = tool(
+        "listItems",
+        Method::GET,
+        "/items",
+        vec![
+            parameter(
+                "per_page",
+                ParameterLocation::Query,
+                ParameterStyle::Form,
+                true,
+            ),
+            parameter("q", ParameterLocation::Query, ParameterStyle::Form, true),
+        ],
+    );
+    tool.call.pagination = Some(Pagination {
+        size_argument: Some("per_page".into()),
+        size: None,
+        next: Some(NextPage::Link),
+        cursor_argument: None,
+    });
+    let config = UpstreamConfig {
+        call: CallOptions::default(),
+        auth: Some(UpstreamAuth::ApiKey {
+            location: ParameterLocation::Query,
+            name: "key".into(),
+            env: "KEY".into(),
+        }),
+    };
+    let client = Upstream::with_env(
+        &catalog(&upstream.base, std::slice::from_ref(&tool)),
+        &config,
+        env_with(&[("KEY", "k1")]),
+    )
+    .expect("client");
+    let first = client
+        .call(&tool, json!({"q": "cats"}).as_object().expect("object"))
+        .await;
+    assert_eq!(
+        first.meta["dev.ferry/result"],
+        json!({"nextCursor": "page=2&per_page=20", "more": true})
+    );
+    assert!(
+        !serde_json::to_string(&first).expect("json").contains("k1"),
+        "the credential is never in a result"
+    );
+    let second = client
+        .call(
+            &tool,
+            json!({"cursor": "page=2&per_page=20"})
+                .as_object()
+                .expect("object"),
+        )
+        .await;
+    assert_eq!(second.meta["dev.ferry/result"], json!({"more": false}));
+    let uris: Vec<String> = upstream.requests().into_iter().map(|r| r.uri).collect();
+    assert_eq!(
+        uris,
+        [
+            "/items?per_page=20&q=cats&key=k1",
+            "/items?page=2&per_page=20&key=k1"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn cursor_fields_and_projection_shape_json_results() {
+    let upstream = TestUpstream::start(|request, _| {
+        let body = if request.uri.contains("after=c2") {
+            json!({"data": [{"id": 3, "name": "c", "secret_notes": "x"}], "next": null})
+        } else {
+            json!({"data": [{"id": 1, "name": "a", "secret_notes": "x"}], "next": "c2"})
+        };
+        json_reply(200, body)
+    })
+    .await;
+    let mut tool = tool(
+        "listPets",
+        Method::GET,
+        "/pets",
+        vec![
+            parameter(
+                "limit",
+                ParameterLocation::Query,
+                ParameterStyle::Form,
+                true,
+            ),
+            parameter(
+                "after",
+                ParameterLocation::Query,
+                ParameterStyle::Form,
+                true,
+            ),
+        ],
+    );
+    tool.call.pagination = Some(Pagination {
+        size_argument: Some("limit".into()),
+        size: Some(5),
+        next: Some(NextPage::Field("/next".into())),
+        cursor_argument: Some("after".into()),
+    });
+    tool.call.fields = Some(vec!["/data/id".into(), "/data/name".into()]);
+    let client = client(&upstream.base, &tool);
+    let first = client.call(&tool, &Map::new()).await;
+    assert_eq!(
+        first.structured_content,
+        Some(json!({"data": [{"id": 1, "name": "a"}]}))
+    );
+    assert_eq!(
+        first.meta["dev.ferry/result"],
+        json!({"nextCursor": "c2", "more": true, "projected": true})
+    );
+    let second = client
+        .call(&tool, json!({"after": "c2"}).as_object().expect("object"))
+        .await;
+    assert_eq!(
+        second.meta["dev.ferry/result"],
+        json!({"more": false, "projected": true})
+    );
+    let uris: Vec<String> = upstream.requests().into_iter().map(|r| r.uri).collect();
+    assert_eq!(uris, ["/pets?limit=5", "/pets?limit=5&after=c2"]);
+}
+
+#[test]
+fn call_options_are_read_with_their_paths() {
+    let yaml = json!({
+        "timeout_ms": 0,
+        "retries": 99,
+        "idempotency_key_header": "Bad Header",
+        "response_headers": ["x-rate-limit", "set-cookie"],
+        "fields": ["id", "/a~2b"],
+        "pagination": {"next": "body.cursor", "extra": 1},
+        "connect_timeout_ms": 100,
+        "upstream_auth": {"bearer": {"env": "X"}},
+        "name": "not ours"
+    });
+    let mut diagnostics = Vec::new();
+    let options = parse_call_options(
+        yaml.as_object().expect("object"),
+        "tools.getPet",
+        &mut diagnostics,
+    );
+    let lines: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+    expect![[r#"
+        [
+            "error: must be a whole number greater than 0\n  --> curation:tools.getPet.timeout_ms",
+            "error: must be a whole number from 0 to 10\n  --> curation:tools.getPet.retries",
+            "error: \"Bad Header\" is not a valid header name\n  --> curation:tools.getPet.idempotency_key_header",
+            "error: set-cookie is never reported: it carries cookies or credentials\n  --> curation:tools.getPet.response_headers.1",
+            "error: \"/a~2b\" is not a valid JSON pointer (`~` must be followed by 0 or 1)\n  --> curation:tools.getPet.fields.1",
+            "error: unknown key; expected one of: size_argument, size, next, cursor_argument\n  --> curation:tools.getPet.pagination.extra",
+            "error: must be `link` or a JSON pointer into the response body, like /next_cursor\n  --> curation:tools.getPet.pagination.next",
+            "error: is only allowed at the top level of the file\n  --> curation:tools.getPet.upstream_auth",
+        ]
+    "#]]
+    .assert_debug_eq(&lines);
+    assert_eq!(options.response_headers, Some(vec!["x-rate-limit".into()]));
+    assert_eq!(options.fields, Some(vec!["id".into()]));
+
+    let good = json!({
+        "timeout_ms": 5000,
+        "connect_timeout_ms": 1000,
+        "max_response_bytes": 65536,
+        "retries": 0,
+        "retry_backoff_ms": 50,
+        "idempotency_key_header": "Idempotency-Key",
+        "fields": ["/items/id"],
+        "pagination": {"size_argument": "limit", "size": 10, "next": "link"}
+    });
+    let mut diagnostics = Vec::new();
+    let defaults = parse_call_options(good.as_object().expect("object"), "", &mut diagnostics);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let tool_options = CallOptions {
+        timeout_ms: Some(100),
+        pagination: Some(Pagination {
+            size: Some(50),
+            ..Pagination::default()
+        }),
+        ..CallOptions::default()
+    };
+    let merged = defaults.overlay(&tool_options);
+    assert_eq!(merged.timeout_ms, Some(100));
+    assert_eq!(merged.max_response_bytes, Some(65536));
+    assert_eq!(
+        merged.pagination,
+        Some(Pagination {
+            size_argument: Some("limit".into()),
+            size: Some(50),
+            next: Some(NextPage::Link),
+            cursor_argument: None,
+        })
+    );
+    assert_eq!(merged.link_cursor_argument(), Some("cursor"));
+}
+
+#[test]
+fn upstream_auth_is_read_with_its_paths() {
+    let parse = |value: Value| {
+        let mut diagnostics = Vec::new();
+        let auth = parse_upstream_auth(&value, "upstream_auth", &mut diagnostics);
+        let lines: Vec<String> = diagnostics.iter().map(|d| d.message.clone()).collect();
+        format!("{auth:?} {lines:?}")
+    };
+    expect![[r#"Some(Bearer { env: "PETS_TOKEN" }) []"#]]
+        .assert_eq(&parse(json!({"bearer": {"env": "PETS_TOKEN"}})));
+    expect![[r#"Some(ApiKey { location: Query, name: "api_key", env: "K" }) []"#]].assert_eq(
+        &parse(json!({"api_key": {"in": "query", "name": "api_key", "env": "K"}})),
+    );
+    expect![[r#"Some(ApiKey { location: Header, name: "X-Api-Key", env: "K" }) []"#]].assert_eq(
+        &parse(json!({"api_key": {"name": "X-Api-Key", "env": "K"}})),
+    );
+    expect![[r#"None ["unknown credential kind; expected one of: api_key, bearer"]"#]]
+        .assert_eq(&parse(json!({"oauth": {}})));
+    expect![[r#"None ["must have exactly one key: api_key, bearer"]"#]].assert_eq(&parse(
+        json!({"bearer": {"env": "A"}, "api_key": {"name": "x", "env": "B"}}),
+    ));
+    expect![[r#"None ["unknown key; expected one of: env", "needs `env`, the environment variable holding the secret"]"#]]
+        .assert_eq(&parse(json!({"bearer": {"token": "literal"}})));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_share_one_client_across_threads() {
+    let upstream =
+        TestUpstream::start(|request, _| json_reply(200, json!({"uri": request.uri}))).await;
+    let tool = tool(
+        "getPet",
+        Method::GET,
+        "/pets/{petId}",
+        vec![parameter(
+            "petId",
+            ParameterLocation::Path,
+            ParameterStyle::Simple,
+            false,
+        )],
+    );
+    let client = client(&upstream.base, &tool);
+    let calls: Vec<_> = (0..16)
+        .map(|id| {
+            let (client, tool) = (client.clone(), tool.clone());
+            tokio::spawn(async move {
+                let arguments = json!({ "petId": id });
+                let result = client
+                    .call(&tool, arguments.as_object().expect("object"))
+                    .await;
+                (id, result)
+            })
+        })
+        .collect();
+    for call in calls {
+        let (id, result) = call.await.expect("task");
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"uri": format!("/pets/{id}")}))
+        );
+    }
+    assert_eq!(upstream.requests().len(), 16);
+}
