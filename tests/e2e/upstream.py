@@ -1,0 +1,188 @@
+"""The fixture upstream API of the end-to-end tests: a small HTTP server on loopback.
+
+It serves what the fixture OpenAPI documents describe (fixtures/pets.openapi.yaml and
+fixtures/conformance.openapi.yaml), so the tests exercise ferry's real translation of HTTP
+answers into MCP results, not a stub:
+
+  GET  /pets                  JSON array                     -> structuredContent
+  GET  /pets/{id}             JSON object; an unknown id     -> application/problem+json 404
+  POST /pets                  201 JSON with Location
+  GET  /slow                  answers after SLOW_SECONDS      -> ferry's timeout result
+  GET  /conformance/...       text/plain, image/png, audio/wav, octet-stream, a 500, an echo
+
+Python's standard library only. Imported by the pytest tests; run as a script
+(`python3 upstream.py [PORT]`) by the TypeScript tests and the conformance runner, it prints
+`PORT <n>` on stdout once listening and serves until SIGTERM or SIGINT.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import signal
+import struct
+import sys
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# How long GET /slow takes. The fixture curation gives that tool a much shorter timeout, so
+# ferry gives up first; the bound keeps a stray request from holding a thread for long.
+SLOW_SECONDS = 5.0
+
+PETS = {
+    1: {"id": 1, "name": "Rex", "tag": "dog"},
+    2: {"id": 2, "name": "Tom", "tag": "cat"},
+    3: {"id": 3, "name": "Nemo", "tag": "fish"},
+}
+
+SIMPLE_TEXT = "This is a simple text response for testing."
+EMBEDDED_TEXT = "This is an embedded resource content."
+ERROR_TEXT = "This tool intentionally returns an error for testing"
+
+# A 1x1 red pixel.
+PNG_1X1 = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
+
+
+def wav_silence(samples: int = 8, rate: int = 8000) -> bytes:
+    """A valid mono 8-bit PCM WAV file holding `samples` samples of silence."""
+    data = b"\x80" * samples
+    fmt = struct.pack("<HHIIHH", 1, 1, rate, rate, 1, 8)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(data)) + data
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+WAV = wav_silence()
+
+
+def problem_no_such_pet(pet_id: int) -> bytes:
+    """An RFC 9457 problem with every standard member and an extension member. Written by hand
+    (odd spacing, member order) so a test can tell the bytes were kept, not re-serialized."""
+    return (
+        '{"type": "https://pets.example/problems/no-such-pet",  "title": "No such pet",'
+        f' "status": 404, "detail": "there is no pet {pet_id}", "instance": "/pets/{pet_id}",'
+        f' "petId": {pet_id}, "known": {{"count": {len(PETS)}}}}}'
+    ).encode()
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "ferry-e2e-upstream"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the stdlib's name
+        # Quiet: stdout is the port handshake and the test output; errors still reach stderr.
+        pass
+
+    def send(self, status: int, content_type: str | None, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        if content_type is not None:
+            self.send_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def send_json(self, status: int, value, headers: dict[str, str] | None = None) -> None:
+        self.send(status, "application/json", json.dumps(value).encode(), headers)
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        self.server.seen.append(("GET", self.path))  # type: ignore[attr-defined]
+        path, _, query = self.path.partition("?")
+        if path == "/pets":
+            limit = None
+            for item in query.split("&"):
+                name, _, value = item.partition("=")
+                if name == "limit" and value.isdigit():
+                    limit = int(value)
+            pets = list(PETS.values())
+            self.send_json(200, pets[:limit] if limit is not None else pets)
+        elif match := re.fullmatch(r"/pets/(-?\d+)", path):
+            pet_id = int(match.group(1))
+            if pet_id in PETS:
+                self.send_json(200, PETS[pet_id], {"ETag": f'"pet-{pet_id}"'})
+            else:
+                self.send(404, "application/problem+json", problem_no_such_pet(pet_id), {"Content-Language": "en"})
+        elif path == "/slow":
+            # Wait in small steps so a shutdown of the fixture is not held up for long.
+            stop = self.server.stopping  # type: ignore[attr-defined]
+            stop.wait(SLOW_SECONDS)
+            self.send_json(200, {"slow": True})
+        elif path == "/conformance/simple-text":
+            self.send(200, "text/plain; charset=utf-8", SIMPLE_TEXT.encode())
+        elif path == "/conformance/image":
+            self.send(200, "image/png", PNG_1X1)
+        elif path == "/conformance/audio":
+            self.send(200, "audio/wav", WAV)
+        elif path == "/conformance/embedded-resource":
+            self.send(200, "application/octet-stream", EMBEDDED_TEXT.encode())
+        elif path == "/conformance/error":
+            self.send(500, "text/plain; charset=utf-8", ERROR_TEXT.encode())
+        elif path == "/conformance/region":
+            region = urllib.parse.parse_qs(query).get("region", [""])[0]
+            self.send(200, "text/plain; charset=utf-8", f"region: {region}".encode())
+        else:
+            self.send_json(404, {"error": "no route", "path": path})
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        self.server.seen.append(("POST", self.path))  # type: ignore[attr-defined]
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        path = self.path.partition("?")[0]
+        if path == "/pets":
+            try:
+                body = json.loads(raw or b"null")
+            except ValueError:
+                body = None
+            if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+                self.send_json(400, {"error": "a pet needs a name"})
+                return
+            pet = {"id": 100, "name": body["name"], **({"tag": body["tag"]} if "tag" in body else {})}
+            self.send_json(201, pet, {"Location": "/pets/100"})
+        elif path == "/conformance/json-schema":
+            self.send_json(200, {"received": json.loads(raw or b"null")})
+        else:
+            self.send_json(404, {"error": "no route", "path": path})
+
+
+class Upstream:
+    """The fixture server on 127.0.0.1 (port chosen by the OS), serving on a daemon thread."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.stopping = threading.Event()  # type: ignore[attr-defined]
+        # Every request received, as (method, path with query), for tests that prove a call
+        # did or did not reach the upstream.
+        self.httpd.seen = []  # type: ignore[attr-defined]
+        self.seen: list[tuple[str, str]] = self.httpd.seen  # type: ignore[attr-defined]
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="upstream", daemon=True)
+
+    def __enter__(self) -> Upstream:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.stopping.set()  # type: ignore[attr-defined]
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def main() -> None:
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    with Upstream(port) as upstream:
+        print(f"PORT {upstream.port}", flush=True)
+        while not stop.wait(0.5):
+            pass
+
+
+if __name__ == "__main__":
+    main()
