@@ -140,6 +140,7 @@ pub fn build(
         properties.insert(argument, schema);
     }
 
+    let mut lifted = Map::new();
     let body = match document.version {
         SpecVersion::Swagger2 => swagger_body(
             document,
@@ -156,6 +157,7 @@ pub fn build(
             body,
             &mut properties,
             &mut required,
+            &mut lifted,
             &mut plan,
             &mut problems,
         );
@@ -179,6 +181,7 @@ pub fn build(
         schema.insert("required".to_string(), Value::Array(required));
     }
     schema.insert("additionalProperties".to_string(), Value::Bool(false));
+    schema.extend(lifted);
     if !defs.is_empty() {
         schema.insert("$defs".to_string(), Value::Object(defs));
     }
@@ -190,6 +193,9 @@ pub fn build(
         patterns,
     })
 }
+
+/// The JSON Schema dialect every input schema is written in.
+const DIALECT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// A body as the document describes it, before it is placed among the arguments.
 struct Body<'a> {
@@ -414,6 +420,7 @@ fn place_body(
     body: Body,
     properties: &mut Map<String, Value>,
     required: &mut Vec<Value>,
+    lifted: &mut Map<String, Value>,
     plan: &mut RequestPlan,
     problems: &mut Vec<Problem>,
 ) {
@@ -426,12 +433,16 @@ fn place_body(
         None => (body.file, &empty),
     };
     let mut encoding = body.encoding.clone();
+    // An optional body is spread only when it asks for nothing: its required properties or
+    // conditions would otherwise bind a call that sends no body at all.
+    let asks_nothing = schema
+        .get("required")
+        .is_none_or(|r| r.as_array().is_none_or(Vec::is_empty))
+        && !["allOf", "anyOf", "oneOf", "not", "if", "dependentRequired"]
+            .iter()
+            .any(|k| schema.get(*k).is_some());
     let mergeable = mergeable_properties(schema).filter(|names| {
-        names.iter().all(|name| !properties.contains_key(*name))
-            && (body.required
-                || schema
-                    .get("required")
-                    .is_none_or(|r| r.as_array().is_none_or(Vec::is_empty)))
+        names.iter().all(|name| !properties.contains_key(*name)) && (body.required || asks_nothing)
     });
     let form = matches!(
         encoding,
@@ -467,6 +478,17 @@ fn place_body(
             }
             if let Some(Value::Array(body_required)) = translated.get("required") {
                 required.extend(body_required.iter().cloned());
+            }
+            for key in LIFTED_KEYWORDS {
+                if let Some(value) = translated.get(*key) {
+                    lifted.insert(key.to_string(), value.clone());
+                }
+            }
+            if let Some(dialect) = schema
+                .get("$schema")
+                .filter(|d| d.as_str() == Some(DIALECT_2020_12))
+            {
+                lifted.insert("$schema".to_string(), dialect.clone());
             }
             BodyPlacement::Merged(names)
         }
@@ -517,40 +539,109 @@ fn place_body(
     });
 }
 
-/// The property names of a plain object schema (no composition, no extra properties), or
-/// `None` when the body cannot be spread into arguments.
+/// Keywords a body object may carry and still be spread into arguments.
+const MERGEABLE_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "description",
+    "title",
+    "examples",
+    "example",
+    "$schema",
+    "$id",
+    "$anchor",
+    "$comment",
+    "$defs",
+    "definitions",
+    "deprecated",
+    "discriminator",
+    "xml",
+    "externalDocs",
+];
+/// Keywords of a merged body that are lifted onto the input schema's root, where they mean
+/// what they meant on the body: composition and conditions over its properties, and its
+/// own description.
+const LIFTED_KEYWORDS: &[&str] = &[
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "description",
+    "title",
+];
+/// Keywords that constrain which properties an object may have: inside a lifted subschema
+/// they would also judge the parameters beside the body, so a body using them is not spread.
+const CLOSED_WORLD_KEYWORDS: &[&str] = &[
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "patternProperties",
+    "minProperties",
+    "maxProperties",
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+];
+
+/// The property names of a body object that can be spread into arguments (see the body
+/// rule in ARCHITECTURE.md), or `None` when it must stay one argument.
 fn mergeable_properties(schema: &Value) -> Option<Vec<&str>> {
     let map = schema.as_object()?;
-    let composed = [
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "not",
-        "if",
-        "$ref",
-        "patternProperties",
-    ]
-    .iter()
-    .any(|k| map.contains_key(*k));
+    let known = |key: &String| {
+        key.starts_with("x-")
+            || MERGEABLE_KEYWORDS.contains(&key.as_str())
+            || LIFTED_KEYWORDS.contains(&key.as_str())
+    };
+    if !map.keys().all(known) {
+        return None;
+    }
     let open = map
         .get("additionalProperties")
         .is_some_and(|a| a != &Value::Bool(false));
+    let nullable = map.get("nullable") == Some(&Value::Bool(true))
+        || map.get("x-nullable") == Some(&Value::Bool(true));
     let is_object = match map.get("type") {
         Some(Value::String(t)) => t == "object",
-        None => true,
+        None => map.contains_key("properties"),
         _ => false,
     };
-    let properties = match map.get("properties") {
-        Some(properties) => properties.as_object()?,
-        None if map.get("type").is_some_and(|t| t == "object") && !open && !composed => {
-            return Some(Vec::new());
-        }
-        None => return None,
-    };
-    if !is_object || composed || open {
+    if open || nullable || !is_object {
         return None;
     }
-    Some(properties.keys().map(String::as_str).collect())
+    let liftable = LIFTED_KEYWORDS
+        .iter()
+        .filter_map(|k| map.get(*k))
+        .all(liftable);
+    if !liftable {
+        return None;
+    }
+    match map.get("properties") {
+        Some(properties) => Some(properties.as_object()?.keys().map(String::as_str).collect()),
+        None => Some(Vec::new()),
+    }
+}
+
+/// Whether a subschema of a body means the same at the input schema's root: it says nothing
+/// about which other properties may exist.
+fn liftable(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().all(liftable),
+        Value::Object(map) => {
+            !map.keys()
+                .any(|k| CLOSED_WORLD_KEYWORDS.contains(&k.as_str()))
+                && ["allOf", "anyOf", "oneOf", "not", "if", "then", "else"]
+                    .iter()
+                    .filter_map(|k| map.get(*k))
+                    .all(liftable)
+        }
+        _ => true,
+    }
 }
 
 fn is_file(builder: &SchemaBuilder, file: FileId, schema: Option<&Value>) -> bool {

@@ -31,7 +31,6 @@ const SCHEMA_MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "depen
 /// resolve once copied: dropped.
 const DROPPED_KEYWORDS: &[&str] = &[
     "$id",
-    "$anchor",
     "$dynamicAnchor",
     "$recursiveAnchor",
     "$schema",
@@ -55,6 +54,11 @@ pub struct SchemaBuilder<'d> {
     pub patterns: Vec<String>,
     /// The `$defs` entry being copied, which a 2019-09 `$recursiveRef: "#"` points back to.
     current_def: Option<String>,
+    /// The nearest enclosing schema with its own `$id` (file and pointer): a `#/...`
+    /// reference inside it is relative to that schema, not to the file.
+    resource: Option<(FileId, String)>,
+    /// `$anchor`s kept so far: each name is kept once, so the copy stays a valid schema.
+    anchors: Vec<String>,
 }
 
 impl<'d> SchemaBuilder<'d> {
@@ -66,6 +70,8 @@ impl<'d> SchemaBuilder<'d> {
             errors: Vec::new(),
             patterns: Vec::new(),
             current_def: None,
+            resource: None,
+            anchors: Vec::new(),
         }
     }
 
@@ -100,6 +106,23 @@ impl<'d> SchemaBuilder<'d> {
     }
 
     fn translate(&mut self, file: FileId, pointer: &str, schema: &Value, depth: usize) -> Value {
+        let scoped = self.document.version == SpecVersion::OpenApi31 && schema.get("$id").is_some();
+        if !scoped {
+            return self.translate_inner(file, pointer, schema, depth);
+        }
+        let outer = self.resource.replace((file, pointer.to_string()));
+        let out = self.translate_inner(file, pointer, schema, depth);
+        self.resource = outer;
+        out
+    }
+
+    fn translate_inner(
+        &mut self,
+        file: FileId,
+        pointer: &str,
+        schema: &Value,
+        depth: usize,
+    ) -> Value {
         if depth > MAX_DEPTH {
             self.errors.push((
                 pointer.to_string(),
@@ -161,6 +184,15 @@ impl<'d> SchemaBuilder<'d> {
             };
             match key {
                 "nullable" | "x-nullable" => nullable = value.as_bool().unwrap_or(false),
+                "$anchor" => {
+                    if let Some(anchor) = value
+                        .as_str()
+                        .filter(|a| !self.anchors.iter().any(|k| k == a))
+                    {
+                        self.anchors.push(anchor.to_string());
+                        out.insert(key.to_string(), value.clone());
+                    }
+                }
                 "example" => {
                     out.insert("examples".to_string(), Value::Array(vec![value.clone()]));
                 }
@@ -306,15 +338,20 @@ impl<'d> SchemaBuilder<'d> {
             ));
             return Value::Object(Map::new());
         };
-        let target = match self.document.resolve(file, reference) {
-            Ok(target) => target,
-            Err(error) => {
-                self.errors
-                    .push((format!("{pointer}/$ref"), error.to_string()));
-                return Value::Object(Map::new());
-            }
+        let document = self.document;
+        let (target_file, target_pointer, target_value) = match self.scoped_target(file, reference)
+        {
+            Some(found) => found,
+            None => match document.resolve(file, reference) {
+                Ok(target) => (target.file, target.pointer.to_string(), target.value),
+                Err(error) => {
+                    self.errors
+                        .push((format!("{pointer}/$ref"), error.to_string()));
+                    return Value::Object(Map::new());
+                }
+            },
         };
-        let key = (target.file, target.pointer.to_string());
+        let key = (target_file, target_pointer.clone());
         if let Some(name) = self.names.get(&key) {
             return def_ref(name);
         }
@@ -322,12 +359,28 @@ impl<'d> SchemaBuilder<'d> {
         self.names.insert(key, name.clone());
         // A placeholder first, so a recursive schema finds its own name while being copied.
         self.defs.insert(name.clone(), Value::Bool(true));
-        let target_pointer = target.pointer.to_string();
-        let outer = self.current_def.replace(name.clone());
-        let copy = self.translate(target.file, &target_pointer, target.value, 0);
-        self.current_def = outer;
+        let outer_def = self.current_def.replace(name.clone());
+        // The target's own enclosing `$id`, if any, is not known here; it sets its own scope
+        // when it has an `$id` itself.
+        let outer_resource = self.resource.take();
+        let copy = self.translate(target_file, &target_pointer, target_value, 0);
+        self.resource = outer_resource;
+        self.current_def = outer_def;
         self.defs.insert(name.clone(), copy);
         def_ref(&name)
+    }
+
+    /// A `#/...` reference inside a schema with its own `$id` names a place inside that
+    /// schema (JSON Schema's base URI rule), not in the file around it.
+    fn scoped_target(&self, file: FileId, reference: &str) -> Option<(FileId, String, &'d Value)> {
+        let (resource_file, resource_pointer) = self.resource.as_ref()?;
+        let fragment = reference.strip_prefix('#').filter(|f| f.starts_with('/'))?;
+        if *resource_file != file || resource_pointer.is_empty() {
+            return None;
+        }
+        let pointer = format!("{resource_pointer}{fragment}");
+        let value = crate::openapi::pointer_get(&self.document.file(file).value, &pointer)?;
+        Some((file, pointer, value))
     }
 
     fn unique_name(&self, (file, pointer): &(FileId, String)) -> String {

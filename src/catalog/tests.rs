@@ -652,3 +652,75 @@ fn credentials_need_an_upstream_named_explicitly() {
         expect![[""]],
     );
 }
+
+#[test]
+fn a_body_with_conditions_is_spread_and_its_conditions_lifted_to_the_root() {
+    check(
+        r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /contacts:
+    post:
+      operationId: addContact
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $schema: https://json-schema.org/draft/2020-12/schema
+              type: object
+              properties:
+                address: {$ref: "#/components/schemas/address"}
+                phone: {type: string}
+                email: {type: string}
+              anyOf: [{required: [phone]}, {required: [email]}]
+              additionalProperties: false
+  /closed:
+    post:
+      operationId: closed
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties: {a: {type: string}}
+              allOf: [{additionalProperties: false}]
+  /scoped:
+    put:
+      operationId: scoped
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $id: https://example.com/scoped
+              type: object
+              properties: {item: {$ref: "#/$defs/item"}}
+              $defs:
+                item: {type: integer, $anchor: item}
+components:
+  schemas:
+    address:
+      $anchor: addressDef
+      type: object
+      properties: {city: {type: string}}
+"##,
+        "tools: {addContact: {}, closed: {}, scoped: {}}",
+        expect![[r##"
+            addContact = POST /contacts
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"address":{"$ref":"#/$defs/address"},"phone":{"type":"string"},"email":{"type":"string"}},"additionalProperties":false,"anyOf":[{"required":["phone"]},{"required":["email"]}],"$schema":"https://json-schema.org/draft/2020-12/schema","$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"city":{"type":"string"}}}}}
+              body application/json Json Merged(["address", "phone", "email"])
+            closed = POST /closed
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"body":{"type":"object","properties":{"a":{"type":"string"}},"allOf":[{"additionalProperties":false}]}},"required":["body"],"additionalProperties":false}
+              body application/json Json Argument("body")
+            scoped = PUT /scoped
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{"item":{"$ref":"#/$defs/item"}},"additionalProperties":false,"$defs":{"item":{"type":"integer","$anchor":"item"}}}
+              body application/json Json Merged(["item"])
+        "##]],
+    );
+}
