@@ -89,8 +89,12 @@ class Handler(BaseHTTPRequestHandler):
     def send_json(self, status: int, value, headers: dict[str, str] | None = None) -> None:
         self.send(status, "application/json", json.dumps(value).encode(), headers)
 
+    def record(self, method: str) -> None:
+        self.server.seen.append((method, self.path))  # type: ignore[attr-defined]
+        self.server.seen_headers.append(list(self.headers.items()))  # type: ignore[attr-defined]
+
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-        self.server.seen.append(("GET", self.path))  # type: ignore[attr-defined]
+        self.record("GET")
         path, _, query = self.path.partition("?")
         if path == "/pets":
             limit = None
@@ -128,7 +132,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(404, {"error": "no route", "path": path})
 
     def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
-        self.server.seen.append(("POST", self.path))  # type: ignore[attr-defined]
+        self.record("POST")
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.partition("?")[0]
@@ -159,6 +163,10 @@ class Upstream:
         # did or did not reach the upstream.
         self.httpd.seen = []  # type: ignore[attr-defined]
         self.seen: list[tuple[str, str]] = self.httpd.seen  # type: ignore[attr-defined]
+        # The headers of every request received, in the same order, for tests that prove a
+        # caller's credential never reaches the upstream.
+        self.httpd.seen_headers = []  # type: ignore[attr-defined]
+        self.seen_headers: list[list[tuple[str, str]]] = self.httpd.seen_headers  # type: ignore[attr-defined]
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="upstream", daemon=True)
