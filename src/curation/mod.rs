@@ -446,17 +446,14 @@ pub fn string_at(
     path: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<String> {
-    match map.get(key)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Null => None,
-        _ => {
-            diagnostics.push(Diagnostic::error(
-                Location::curation(join(path, key)),
-                format!("`{key}` must be a string"),
-            ));
-            None
-        }
-    }
+    typed_at(
+        map,
+        key,
+        path,
+        diagnostics,
+        |v| v.as_str().map(str::to_string),
+        "a string",
+    )
 }
 
 pub fn bool_at(
@@ -465,17 +462,28 @@ pub fn bool_at(
     path: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<bool> {
-    match map.get(key)? {
-        Value::Bool(b) => Some(*b),
-        Value::Null => None,
-        _ => {
-            diagnostics.push(Diagnostic::error(
-                Location::curation(join(path, key)),
-                format!("`{key}` must be true or false"),
-            ));
-            None
-        }
+    typed_at(map, key, path, diagnostics, Value::as_bool, "true or false")
+}
+
+/// The value of `key` read by `read`; `None` when absent or null, and an error naming
+/// what was `expected` when it is of another kind.
+fn typed_at<T>(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+    read: impl Fn(&Value) -> Option<T>,
+    expected: &str,
+) -> Option<T> {
+    let value = map.get(key).filter(|v| !v.is_null())?;
+    let read = read(value);
+    if read.is_none() {
+        diagnostics.push(Diagnostic::error(
+            Location::curation(join(path, key)),
+            format!("`{key}` must be {expected}"),
+        ));
     }
+    read
 }
 
 fn string_list(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<String> {

@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -54,18 +55,18 @@ def upstream() -> Iterator[Upstream]:
         yield server
 
 
-@pytest.fixture(scope="session")
-def ferry_http(upstream: Upstream) -> Iterator[str]:
-    """`ferry serve` on a loopback port for the whole session; yields the MCP endpoint URL."""
+@contextmanager
+def serving(curation: Path, upstream_url: str) -> Iterator[str]:
+    """`ferry serve` of `curation` on a loopback port; yields the MCP endpoint URL."""
     port = free_port()
     log = tempfile.TemporaryFile()
     command = [
         str(ferry_binary()),
         "serve",
         "--config",
-        str(PETS_CURATION),
+        str(curation),
         "--upstream",
-        upstream.url,
+        upstream_url,
         "--listen",
         f"127.0.0.1:{port}",
     ]
@@ -81,6 +82,13 @@ def ferry_http(upstream: Upstream) -> Iterator[str]:
             process.kill()
             process.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def ferry_http(upstream: Upstream) -> Iterator[str]:
+    """`ferry serve` of the pets fixture for the whole session."""
+    with serving(PETS_CURATION, upstream.url) as url:
+        yield url
 
 
 def wait_until_listening(process: subprocess.Popen, port: int, log, timeout: float = 20.0) -> None:

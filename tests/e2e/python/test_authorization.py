@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import FIXTURES, MODES, ferry_binary, free_port, wait_until_listening
+from conftest import FIXTURES, MODES, serving
 from upstream import PETS, Upstream
 
 pytestmark = pytest.mark.anyio
@@ -43,17 +42,8 @@ tools:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "ferry.yaml"
         path.write_text(curation)
-        port = free_port()
-        log = tempfile.TemporaryFile()
-        command = [str(ferry_binary()), "serve", "--config", str(path), "--upstream", upstream.url, "--listen", f"127.0.0.1:{port}"]
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        try:
-            wait_until_listening(process, port, log)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            process.terminate()
-            process.wait(timeout=10)
-            log.close()
+        with serving(path, upstream.url) as url:
+            yield url
 
 
 def mcp_error(error: BaseException) -> MCPError | None:
