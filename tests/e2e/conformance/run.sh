@@ -6,8 +6,9 @@
 # (tests/e2e/upstream.py), so the fixture tools' results come from ferry's real translation
 # of HTTP answers. Scenarios that cannot apply to an HTTP gateway are listed, each with its
 # reason, in expected-failures.yaml beside this script; the suite fails the run on any other
-# failure and on any listed failure that now passes. Two SEP-2243 header scenarios the
-# 2026-07-28 set runs unscored (pending) are run again alone, gated.
+# failure and on any listed failure that now passes. The scenarios the 2026-07-28 set runs
+# unscored (pending) that ferry passes, the two SEP-2243 header ones and the JSON Schema
+# 2020-12 one, are run again alone, gated.
 #
 # Usage: tests/e2e/conformance/run.sh [REVISION...]   (default: both)
 # Needs scripts/setup-tests.sh and a built binary ($FERRY_BIN, default target/debug/ferry).
@@ -85,7 +86,7 @@ done
 # Scenarios the 2026-07-28 set runs without scoring (pending in the suite) that ferry passes:
 # run them alone, where any failure fails the run, so they cannot regress unseen.
 if [[ " ${revisions[*]} " == *" 2026-07-28 "* ]]; then
-    for scenario in http-header-validation http-custom-header-server-validation; do
+    for scenario in http-header-validation http-custom-header-server-validation json-schema-2020-12; do
         printf '\n==> conformance scenario %s (2026-07-28, pending in the suite, gated here)\n' "$scenario"
         "$node" "$suite" server --url "http://127.0.0.1:$port/mcp" --scenario "$scenario" \
             --spec-version 2026-07-28 -o "$results/extra" 2>&1 | grep -v '^Results saved to '
