@@ -49,7 +49,7 @@ pub fn build(
     credential_names: &[String],
 ) -> Result<Built, Vec<Problem>> {
     let mut builder = SchemaBuilder::new(document);
-    let mut problems: Vec<Problem> = Vec::new();
+    let mut problems: Vec<Problem> = operation.problems.clone();
     let credentials = credentials(document, operation);
     let mut plan = RequestPlan {
         method: operation
@@ -140,6 +140,22 @@ pub fn build(
         properties.insert(argument, schema);
     }
 
+    // Every `{name}` in the path template needs a path parameter, or the request would be
+    // sent with the braces in it.
+    for name in template_names(operation.path) {
+        let declared = plan
+            .parameters
+            .iter()
+            .any(|p| p.location == ParameterLocation::Path && p.name == name);
+        if !declared {
+            problems.push((
+                operation.file,
+                operation.pointer.clone(),
+                format!("path parameter `{name}` is not declared"),
+            ));
+        }
+    }
+
     let mut lifted = Map::new();
     let body = match document.version {
         SpecVersion::Swagger2 => swagger_body(
@@ -192,6 +208,13 @@ pub fn build(
         plan,
         patterns,
     })
+}
+
+/// The names between braces in a path template: `/pets/{petId}` → `petId`.
+fn template_names(path: &str) -> impl Iterator<Item = &str> {
+    path.split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
 }
 
 /// The JSON Schema dialect every input schema is written in.

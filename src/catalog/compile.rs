@@ -19,12 +19,12 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
     let mut diagnostics = Vec::new();
     let mut problems = Vec::new();
     let operations = operation::list(document, &mut problems);
-    for (label, pointer, message) in problems {
-        let diagnostic = Diagnostic::warning(Location::document("", pointer), message);
-        diagnostics.push(match label {
-            Some(label) => diagnostic.with_operation(label),
-            None => diagnostic,
-        });
+    let root = document.file(crate::openapi::FileId(0)).name.clone();
+    for (pointer, message) in problems {
+        diagnostics.push(Diagnostic::warning(
+            Location::document(&root, pointer),
+            message,
+        ));
     }
 
     let choices = choose(document, &operations, curation, &mut diagnostics);
@@ -46,6 +46,7 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
             method: operation.method.to_ascii_uppercase(),
             path: operation.path.to_string(),
             operation_id: operation.operation_id.map(str::to_string),
+            summary: operation.summary().map(str::to_string),
             chosen: choice.chosen,
             choice: choice.reason.clone(),
             tool: name.clone(),

@@ -220,6 +220,9 @@ pub struct OperationReport {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_id: Option<String>,
+    /// The operation's own summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
     /// Whether the curation (or `--all`, or an honoured `x-mcp`) chose it.
     pub chosen: bool,
     /// Why it was chosen or left out, in a few words.

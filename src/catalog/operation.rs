@@ -25,6 +25,9 @@ pub struct Operation<'a> {
     pub parameters: Vec<Parameter<'a>>,
     pub operation_id: Option<&'a str>,
     pub tags: Vec<&'a str>,
+    /// Parameters that could not be read (file, pointer, message): the operation cannot be
+    /// a tool, since its requests would miss them.
+    pub problems: Vec<(FileId, String, String)>,
 }
 
 /// A parameter object after `$ref`s are followed, with the file its schema refs resolve in.
@@ -58,11 +61,12 @@ impl Operation<'_> {
     }
 }
 
-/// Every operation of the document, in document order. Problems that make an operation
-/// unreadable are returned beside, keyed by its label.
+/// Every operation of the document, in document order. Path items that cannot be read are
+/// returned beside as (pointer, message); a parameter that cannot be read stays with its
+/// operation (`Operation::problems`).
 pub fn list<'a>(
     document: &'a Document,
-    problems: &mut Vec<(Option<String>, String, String)>,
+    problems: &mut Vec<(String, String)>,
 ) -> Vec<Operation<'a>> {
     let mut operations = Vec::new();
     let Some(paths) = document.root().get("paths").and_then(Value::as_object) else {
@@ -73,7 +77,7 @@ pub fn list<'a>(
         let (file, item_pointer, item) = match follow(document, FileId(0), &item_pointer, item) {
             Ok(found) => found,
             Err(message) => {
-                problems.push((None, item_pointer, format!("path item {path}: {message}")));
+                problems.push((item_pointer, format!("path item {path}: {message}")));
                 continue;
             }
         };
@@ -81,31 +85,46 @@ pub fn list<'a>(
             continue;
         };
         let mut shared = Vec::new();
+        let mut shared_problems = Vec::new();
         read_parameters(
             document,
             file,
             &format!("{item_pointer}/parameters"),
             item.get("parameters"),
             &mut shared,
-            problems,
-            None,
+            &mut shared_problems,
         );
         for method in METHODS {
-            let Some(value) = item.get(*method).and_then(Value::as_object) else {
+            let Some(written) = item.get(*method) else {
                 continue;
             };
             let pointer = format!("{item_pointer}/{method}");
-            let label = format!("{} {}", method.to_ascii_uppercase(), path);
+            // Some documents (DigitalOcean's) keep each operation in a file of its own and
+            // `$ref` it from the path item; the operation is then read where it lives.
+            let (file, pointer, value) = match follow(document, file, &pointer, written) {
+                Ok((file, pointer, Value::Object(value))) => (file, pointer, value),
+                Ok(_) => continue,
+                Err(message) => {
+                    problems.push((
+                        pointer,
+                        format!(
+                            "operation {} {path}: {message}",
+                            method.to_ascii_uppercase()
+                        ),
+                    ));
+                    continue;
+                }
+            };
             let mut parameters = shared.clone();
             let mut own = Vec::new();
+            let mut own_problems = shared_problems.clone();
             read_parameters(
                 document,
                 file,
                 &format!("{pointer}/parameters"),
                 value.get("parameters"),
                 &mut own,
-                problems,
-                Some(&label),
+                &mut own_problems,
             );
             for parameter in own {
                 parameters.retain(|p: &Parameter| {
@@ -127,6 +146,7 @@ pub fn list<'a>(
                 parameters,
                 operation_id: value.get("operationId").and_then(Value::as_str),
                 tags,
+                problems: own_problems,
             });
         }
     }
@@ -165,8 +185,7 @@ fn read_parameters<'a>(
     pointer: &str,
     list: Option<&'a Value>,
     out: &mut Vec<Parameter<'a>>,
-    problems: &mut Vec<(Option<String>, String, String)>,
-    label: Option<&str>,
+    problems: &mut Vec<(FileId, String, String)>,
 ) {
     let Some(list) = list.and_then(Value::as_array) else {
         return;
@@ -186,18 +205,18 @@ fn read_parameters<'a>(
                         location,
                     }),
                     _ => problems.push((
-                        label.map(str::to_string),
+                        file,
                         entry_pointer,
                         "parameter without a `name` and `in`".to_string(),
                     )),
                 }
             }
             Ok(_) => problems.push((
-                label.map(str::to_string),
+                file,
                 entry_pointer,
                 "parameter is not an object".to_string(),
             )),
-            Err(message) => problems.push((label.map(str::to_string), entry_pointer, message)),
+            Err(message) => problems.push((file, entry_pointer, message)),
         }
     }
 }

@@ -252,24 +252,26 @@ impl<'d> SchemaBuilder<'d> {
                     );
                 }
                 _ if SCHEMA_MAP_KEYWORDS.contains(&key) => {
-                    let Some(entries) = value.as_object() else {
-                        self.errors.push((
-                            format!("{pointer}/{key}"),
-                            format!("`{key}` is not an object"),
-                        ));
-                        continue;
-                    };
+                    // Some documents (DigitalOcean's) `$ref` a whole `properties` map kept in
+                    // a file of its own; it is read where it lives, as bundlers do.
+                    let (entries_file, entries_pointer, entries) =
+                        match self.schema_map(file, pointer, key, value) {
+                            Some(found) => found,
+                            None => continue,
+                        };
                     let mut translated = Map::new();
                     for (name, subschema) in entries {
-                        if key == "properties" && self.is_read_only(file, subschema) {
+                        if key == "properties" && self.is_read_only(entries_file, subschema) {
                             continue;
                         }
                         if key == "patternProperties" {
                             self.patterns.push(name.clone());
                         }
+                        let child =
+                            format!("{entries_pointer}/{}", crate::openapi::escape_token(name));
                         translated.insert(
                             name.clone(),
-                            self.translate(file, &child(name), subschema, depth + 1),
+                            self.translate(entries_file, &child, subschema, depth + 1),
                         );
                     }
                     out.insert(key.to_string(), Value::Object(translated));
@@ -368,6 +370,44 @@ impl<'d> SchemaBuilder<'d> {
         self.current_def = outer_def;
         self.defs.insert(name.clone(), copy);
         def_ref(&name)
+    }
+
+    /// The map of a `properties`-like keyword (found at `pointer`/`key` in `file`), following
+    /// a `$ref` that stands for the whole map; `None` (with an error) when it is no map.
+    fn schema_map<'v>(
+        &mut self,
+        file: FileId,
+        pointer: &str,
+        key: &str,
+        value: &'v Value,
+    ) -> Option<(FileId, String, &'v Map<String, Value>)>
+    where
+        'd: 'v,
+    {
+        let here = format!("{pointer}/{key}");
+        let found = match value.as_object() {
+            Some(map) if map.len() == 1 && map.get("$ref").is_some_and(Value::is_string) => {
+                let reference = map.get("$ref").and_then(Value::as_str).unwrap_or_default();
+                match self.document.resolve(file, reference) {
+                    Ok(target) => target
+                        .value
+                        .as_object()
+                        .map(|m| (target.file, target.pointer.to_string(), m)),
+                    Err(error) => {
+                        self.errors
+                            .push((format!("{here}/$ref"), error.to_string()));
+                        return None;
+                    }
+                }
+            }
+            Some(map) => Some((file, here.clone(), map)),
+            None => None,
+        };
+        if found.is_none() {
+            self.errors
+                .push((here, format!("`{key}` is not an object")));
+        }
+        found
     }
 
     /// A `#/...` reference inside a schema with its own `$id` names a place inside that

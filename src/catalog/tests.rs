@@ -724,3 +724,35 @@ components:
         "##]],
     );
 }
+
+#[test]
+fn an_operation_whose_parameters_cannot_be_read_is_not_a_tool() {
+    check(
+        r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /a/{id}:
+    get:
+      operationId: unreadable
+      parameters: [{$ref: "#/components/parameters/missing"}]
+    put:
+      operationId: undeclared
+  /b:
+    get:
+      operationId: fine
+"##,
+        "tools: {unreadable: {}, undeclared: {}, fine: {}}",
+        expect![[r##"
+            fine = GET /b
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+            error: `$ref` "#/components/parameters/missing" points at nothing (GET /a/{id})
+              --> openapi#/paths/~1a~1{id}/get/parameters/0
+            error: path parameter `id` is not declared (GET /a/{id})
+              --> openapi#/paths/~1a~1{id}/get
+            error: path parameter `id` is not declared (PUT /a/{id})
+              --> openapi#/paths/~1a~1{id}/put
+        "##]],
+    );
+}

@@ -153,6 +153,10 @@ pub fn load_catalog(source: &SourceArgs) -> anyhow::Result<Loaded> {
     }
     curation.all |= source.all;
     let Some(location) = curation.openapi.clone() else {
+        // The curation's own problems may be why it names no document: show them first.
+        for diagnostic in &diagnostics {
+            eprintln!("{diagnostic}");
+        }
         anyhow::bail!(
             "no OpenAPI document: pass --openapi DOC, or --config FILE naming one with `openapi:` (no {DEFAULT_CONFIG} here)"
         );

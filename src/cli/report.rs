@@ -310,15 +310,7 @@ fn starter(catalog: &Catalog, document: &openapi::Document, openapi_path: &str) 
     let _ = writeln!(out, "server:\n  name: {}", quote(&catalog.server.name));
     let _ = writeln!(out, "tools:");
     for report in &catalog.operations {
-        let summary = document
-            .root()
-            .get("paths")
-            .and_then(|p| p.get(&report.path))
-            .and_then(|item| item.get(report.method.to_ascii_lowercase()))
-            .and_then(|op| op.get("summary"))
-            .and_then(Value::as_str)
-            .map(one_line)
-            .unwrap_or_default();
+        let summary = report.summary.as_deref().map(one_line).unwrap_or_default();
         let _ = writeln!(
             out,
             "  # {} {}: {} (tool {})",
