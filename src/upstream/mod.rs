@@ -505,8 +505,15 @@ impl Upstream {
         };
         let timeout_ms = settings.timeout.as_millis() as u64;
         let mut attempt: u32 = 0;
+        let mut request = Some(request);
         loop {
-            let Some(this) = request.try_clone() else {
+            // The last attempt the call may make sends the request itself, not a copy.
+            let this = if !retryable || attempt >= settings.retries {
+                request.take()
+            } else {
+                request.as_ref().and_then(reqwest::Request::try_clone)
+            };
+            let Some(this) = this else {
                 return response::failure(
                     "ferry could not form the upstream request for this call",
                 );
