@@ -650,13 +650,8 @@ impl Server {
         mut result: ToolResult,
         era: Era,
     ) -> Result<Outgoing, serde_json::Error> {
-        let result_type = match era {
-            Era::Modern => {
-                result
-                    .meta
-                    .insert(META_SERVER_INFO.into(), self.server_info.clone());
-                Some("complete")
-            }
+        let (result_type, server_info) = match era {
+            Era::Modern => (Some("complete"), Some(&self.server_info)),
             Era::Legacy => {
                 if let Some(structured) = &mut result.structured_content
                     && !structured.is_object()
@@ -664,28 +659,63 @@ impl Server {
                     let inner = structured.take();
                     *structured = json!({ LEGACY_WRAP_KEY: inner });
                 }
-                None
+                (None, None)
             }
         };
+        /// The result's `_meta` with the server info added last, written without copying
+        /// either into a new map.
+        struct Meta<'r> {
+            meta: &'r Map<String, Value>,
+            server_info: Option<&'r Value>,
+        }
+        impl serde::Serialize for Meta<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let extra = self
+                    .server_info
+                    .filter(|_| !self.meta.contains_key(META_SERVER_INFO));
+                let mut map = serializer.serialize_map(Some(self.meta.len() + 1))?;
+                for (key, value) in self.meta {
+                    match (key.as_str(), self.server_info) {
+                        (META_SERVER_INFO, Some(info)) => map.serialize_entry(key, info)?,
+                        _ => map.serialize_entry(key, value)?,
+                    }
+                }
+                if let Some(info) = extra {
+                    map.serialize_entry(META_SERVER_INFO, info)?;
+                }
+                map.end()
+            }
+        }
         #[derive(serde::Serialize)]
         struct Shaped<'r> {
             #[serde(rename = "resultType", skip_serializing_if = "Option::is_none")]
             result_type: Option<&'static str>,
-            #[serde(flatten)]
-            result: &'r ToolResult,
+            content: &'r [Value],
+            #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+            structured_content: Option<&'r Value>,
+            #[serde(rename = "isError", skip_serializing_if = "std::ops::Not::not")]
+            is_error: bool,
+            #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+            meta: Option<Meta<'r>>,
         }
+        let meta = (server_info.is_some() || !result.meta.is_empty()).then_some(Meta {
+            meta: &result.meta,
+            server_info,
+        });
+        let shaped = Shaped {
+            result_type,
+            content: &result.content,
+            structured_content: result.structured_content.as_ref(),
+            is_error: result.is_error,
+            meta,
+        };
         let id = id.get().as_bytes();
-        let mut body = Vec::with_capacity(256);
+        let mut body = Vec::with_capacity(512);
         body.extend_from_slice(ID_PREFIX);
         body.extend_from_slice(id);
         body.extend_from_slice(br#","result":"#);
-        serde_json::to_writer(
-            &mut body,
-            &Shaped {
-                result: &result,
-                result_type,
-            },
-        )?;
+        serde_json::to_writer(&mut body, &shaped)?;
         body.push(b'}');
         Ok(Outgoing {
             status: StatusCode::OK,

@@ -260,3 +260,44 @@ fn mirrored_headers_are_found_through_properties_only() {
         ]
     );
 }
+
+#[test]
+fn tool_results_are_written_as_the_result_with_the_era_s_additions() {
+    let server = server();
+    let id: Box<RawValue> = RawValue::from_string("7".into()).expect("an id");
+    let mut meta = Map::new();
+    meta.insert(
+        "dev.ferry/http".into(),
+        json!({"status": 200, "headers": {}}),
+    );
+    let results = [
+        ToolResult {
+            content: vec![json!({"type": "text", "text": "[1,2]"})],
+            structured_content: Some(json!([1, 2])),
+            is_error: false,
+            meta: meta.clone(),
+        },
+        ToolResult {
+            content: vec![json!({"type": "text", "text": "no"})],
+            is_error: true,
+            ..ToolResult::default()
+        },
+    ];
+    let mut written = String::new();
+    for result in results {
+        for era in [Era::Modern, Era::Legacy] {
+            let outgoing = server
+                .shape_result(&id, result.clone(), era)
+                .expect("a result serializes");
+            written.push_str(std::str::from_utf8(&outgoing.body).expect("JSON is UTF-8"));
+            written.push('\n');
+        }
+    }
+    expect![[r#"
+        {"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"[1,2]"}],"structuredContent":[1,2],"_meta":{"dev.ferry/http":{"status":200,"headers":{}},"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}
+        {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"[1,2]"}],"structuredContent":{"result":[1,2]},"_meta":{"dev.ferry/http":{"status":200,"headers":{}}}}}
+        {"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"no"}],"isError":true,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}
+        {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"no"}],"isError":true}}
+    "#]]
+    .assert_eq(&written);
+}

@@ -251,8 +251,12 @@ fn check_host(state: &HttpState, uri: &Uri, headers: &HeaderMap) -> Result<(), &
             .map(|authority| authority.as_str())
             .ok_or("host header missing")?,
     };
-    let name = strip_port(authority).to_ascii_lowercase();
-    if state.hosts.contains(&name) {
+    let name = strip_port(authority);
+    if state
+        .hosts
+        .iter()
+        .any(|host| host.eq_ignore_ascii_case(name))
+    {
         Ok(())
     } else {
         Err("host not allowed")

@@ -128,11 +128,13 @@ impl Upstream {
             tools.insert(tool.name.clone(), settings);
         }
         let base = base_url.as_str().trim_end_matches('/').to_string();
+        let base_path = base_url.path().trim_end_matches('/').to_string();
         Ok(Upstream {
             inner: Arc::new(Inner {
                 clients,
                 base,
                 base_url,
+                base_path,
                 credential,
                 secrets,
                 identity_header: config.identity_header.clone(),
@@ -273,12 +275,20 @@ struct Inner {
     /// The base URL as text, without a trailing `/`: paths are appended to it.
     base: String,
     base_url: reqwest::Url,
+    /// The base URL's path without a trailing `/`: a call's path is appended to it.
+    base_path: String,
     credential: Option<Credential>,
     /// Secret values (and their encoded forms) redacted from anything a result carries.
     secrets: Vec<String>,
     identity_header: Option<HeaderName>,
     tools: HashMap<String, Settings>,
     default_connect: u64,
+}
+
+impl Inner {
+    fn url(&self, path_and_query: &str) -> Result<reqwest::Url, url::ParseError> {
+        join(&self.base, &self.base_url, &self.base_path, path_and_query)
+    }
 }
 
 impl fmt::Debug for Inner {
@@ -402,10 +412,7 @@ impl Upstream {
         principal: &Principal,
     ) -> Option<reqwest::Request> {
         let inner = &self.inner;
-        let mut text = String::with_capacity(inner.base.len() + prepared.path_and_query.len());
-        text.push_str(&inner.base);
-        text.push_str(&prepared.path_and_query);
-        let url = match reqwest::Url::parse(&text) {
+        let url = match inner.url(&prepared.path_and_query) {
             Ok(url) => url,
             Err(error) => {
                 tracing::warn!(tool = %tool.name, %error, "upstream url did not parse");
@@ -498,8 +505,15 @@ impl Upstream {
         };
         let timeout_ms = settings.timeout.as_millis() as u64;
         let mut attempt: u32 = 0;
+        let mut request = Some(request);
         loop {
-            let Some(this) = request.try_clone() else {
+            // The last attempt the call may make sends the request itself, not a copy.
+            let this = if !retryable || attempt >= settings.retries {
+                request.take()
+            } else {
+                request.as_ref().and_then(reqwest::Request::try_clone)
+            };
+            let Some(this) = this else {
                 return response::failure(
                     "ferry could not form the upstream request for this call",
                 );
@@ -664,6 +678,46 @@ fn base_url(text: &str) -> Result<reqwest::Url, UpstreamError> {
             "it cannot have a query or a fragment",
         ));
     }
+    Ok(url)
+}
+
+/// The URL that parsing `base` (the base URL's text without a trailing `/`) followed by
+/// `path_and_query` gives, built from the parsed `base_url` without parsing its scheme and
+/// host again (host parsing runs IDNA, the costliest part of a call's URL). `base_path` is
+/// the base URL's path without a trailing `/`.
+fn join(
+    base: &str,
+    base_url: &reqwest::Url,
+    base_path: &str,
+    path_and_query: &str,
+) -> Result<reqwest::Url, url::ParseError> {
+    // A fragment, or trailing characters a parser trims, take the general way.
+    if path_and_query.contains('#')
+        || path_and_query
+            .bytes()
+            .last()
+            .is_some_and(|byte| byte <= b' ')
+        || !path_and_query.starts_with('/')
+    {
+        let mut text = String::with_capacity(base.len() + path_and_query.len());
+        text.push_str(base);
+        text.push_str(path_and_query);
+        return reqwest::Url::parse(&text);
+    }
+    let (path, query) = match path_and_query.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (path_and_query, None),
+    };
+    let mut url = base_url.clone();
+    if base_path.is_empty() {
+        url.set_path(path);
+    } else {
+        let mut full = String::with_capacity(base_path.len() + path.len());
+        full.push_str(base_path);
+        full.push_str(path);
+        url.set_path(&full);
+    }
+    url.set_query(query);
     Ok(url)
 }
 

@@ -711,3 +711,43 @@ fn undecodable_and_binary_bodies_are_errors_or_blobs_never_mislabelled() {
         "application/octet-stream"
     );
 }
+
+#[test]
+fn joined_urls_equal_parsing_the_whole_text() {
+    let bases = [
+        "http://127.0.0.1:8080",
+        "http://example.com/",
+        "https://api.example.com/v1",
+        "https://api.example.com/v1/",
+        "https://api.example.com/v1//",
+        "http://[::1]:9000/base%20path/x",
+        "http://B\u{fc}cher.example/api",
+    ];
+    let paths = [
+        "/pets/1",
+        "/",
+        "/pets?limit=10&tag=a%20b",
+        "/pets?",
+        "/a/../b/./c",
+        "/%2e%2e/x",
+        "//double/slash",
+        "/spaces in path?q=a b",
+        "/unicode/\u{e9}t\u{e9}?q=\u{e9}",
+        "/back\\slash",
+        "/tab\there\n",
+        "/with#fragment",
+        "/trailing ",
+        "/query?a=1?b=2",
+        "/x?a=%zz&b=[1]|{2}",
+    ];
+    for base_text in bases {
+        let base_url = base_url(base_text).expect("a valid base");
+        let base = base_url.as_str().trim_end_matches('/');
+        let base_path = base_url.path().trim_end_matches('/');
+        for path in paths {
+            let joined = join(base, &base_url, base_path, path).map(String::from);
+            let parsed = reqwest::Url::parse(&format!("{base}{path}")).map(String::from);
+            assert_eq!(joined, parsed, "{base_text} + {path}");
+        }
+    }
+}
