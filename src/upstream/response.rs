@@ -271,6 +271,11 @@ fn success(
                 // The text block is the body as received: no number or string re-written.
                 None => (value, String::from_utf8_lossy(body).into_owned()),
             };
+            // serde_json holds numbers as 64-bit integers or floats: say so when one of the
+            // body's numbers did not survive that, so a program knows to read the text.
+            if has_rounded_numbers(body) {
+                done.insert("numbersRounded".into(), Value::Bool(true));
+            }
             result.content.push(text_block(text));
             result.structured_content = Some(value);
         }
@@ -481,6 +486,72 @@ fn page(cursor: Option<String>, more: bool, done: &mut Map<String, Value>) {
         done.insert("nextCursor".into(), Value::String(cursor));
     }
     done.insert("more".into(), Value::Bool(more));
+}
+
+/// Whether a JSON text holds a number that a 64-bit integer or float cannot represent
+/// exactly as written (an integer past ±2^64, or a decimal with more precision than f64).
+pub fn has_rounded_numbers(json: &[u8]) -> bool {
+    let mut index = 0;
+    while index < json.len() {
+        match json[index] {
+            b'"' => {
+                index += 1;
+                while index < json.len() && json[index] != b'"' {
+                    index += if json[index] == b'\\' { 2 } else { 1 };
+                }
+                index += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = index;
+                while index < json.len()
+                    && matches!(json[index], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    index += 1;
+                }
+                let token = std::str::from_utf8(&json[start..index]).unwrap_or("");
+                if !number_is_exact(token) {
+                    return true;
+                }
+            }
+            _ => index += 1,
+        }
+    }
+    false
+}
+
+fn number_is_exact(token: &str) -> bool {
+    if !token.contains(['.', 'e', 'E']) {
+        return token.parse::<i64>().is_ok() || token.parse::<u64>().is_ok();
+    }
+    match token.parse::<f64>() {
+        Ok(float) if float.is_finite() => decimal(token) == decimal(&float.to_string()),
+        _ => false,
+    }
+}
+
+/// A decimal number as (negative, significant digits, exponent), so `1.50e1` and `15` agree.
+fn decimal(text: &str) -> (bool, String, i64) {
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.trim_start_matches('+').parse::<i64>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits: String = format!("{whole}{fraction}")
+        .trim_start_matches('0')
+        .to_string();
+    let mut exponent = exponent - fraction.len() as i64;
+    while digits.ends_with('0') {
+        digits.pop();
+        exponent += 1;
+    }
+    if digits.is_empty() {
+        return (false, String::new(), 0);
+    }
+    (negative, digits, exponent)
 }
 
 /// JSON from a body, past a UTF-8 byte order mark if there is one.

@@ -751,3 +751,24 @@ fn joined_urls_equal_parsing_the_whole_text() {
         }
     }
 }
+
+#[test]
+fn numbers_a_float_cannot_hold_are_flagged_and_others_are_not() {
+    use super::response::has_rounded_numbers;
+    for exact in [
+        r#"{"a": 1, "b": -9223372036854775808, "c": 18446744073709551615}"#,
+        r#"[0.1, 1.5e1, 1e300, -0.0, 2.5E-3, 100.000]"#,
+        r#"{"digits-in-a-string": "123456789012345678901234567890.5"}"#,
+        r#"{"escaped \" 99999999999999999999999": 1}"#,
+    ] {
+        assert!(!has_rounded_numbers(exact.as_bytes()), "{exact}");
+    }
+    for rounded in [
+        r#"{"id": 12345678901234567890123}"#,
+        r#"[-18446744073709551616]"#,
+        r#"{"pi": 3.14159265358979323846264}"#,
+        r#"{"x": 0.10000000000000000001}"#,
+    ] {
+        assert!(has_rounded_numbers(rounded.as_bytes()), "{rounded}");
+    }
+}
