@@ -57,6 +57,12 @@ pub struct SourceArgs {
     /// Choose every operation of the document.
     #[arg(long)]
     pub all: bool,
+    /// Follow the document's http(s) `$ref`s (and a fetched document's relative ones).
+    #[arg(long, env = "FERRY_ALLOW_REMOTE_REFS")]
+    pub allow_remote_refs: bool,
+    /// The directory local `$ref`s may reach (default: the document's own directory).
+    #[arg(long, env = "FERRY_REF_ROOT")]
+    pub ref_root: Option<PathBuf>,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -161,7 +167,12 @@ pub fn load_catalog(source: &SourceArgs) -> anyhow::Result<Loaded> {
             "no OpenAPI document: pass --openapi DOC, or --config FILE naming one with `openapi:` (no {DEFAULT_CONFIG} here)"
         );
     };
-    let document = load_document(&location, &curation)?;
+    let options = openapi::LoadOptions {
+        allow_remote: source.allow_remote_refs,
+        root_dir: source.ref_root.clone(),
+        ..openapi::LoadOptions::default()
+    };
+    let document = load_document(&location, &curation, &options)?;
     let (catalog, found) = catalog::compile(&document, &curation);
     diagnostics.extend(found);
     diagnostics.sort_by_key(|d| d.severity);
@@ -175,12 +186,17 @@ pub fn load_catalog(source: &SourceArgs) -> anyhow::Result<Loaded> {
 /// The curation file read when none is named.
 pub const DEFAULT_CONFIG: &str = "ferry.yaml";
 
-fn load_document(location: &str, curation: &Curation) -> anyhow::Result<Document> {
+fn load_document(
+    location: &str,
+    curation: &Curation,
+    options: &openapi::LoadOptions,
+) -> anyhow::Result<Document> {
     if location.starts_with("http://") || location.starts_with("https://") {
-        // Only the document itself is fetched: its references to other files are not followed.
-        return openapi::load_url_blocking(location, &openapi::LoadOptions::default())
+        // Unless remote references are allowed, only the document itself is fetched.
+        return openapi::load_url_blocking(location, options)
             .with_context(|| format!("loading OpenAPI document {location}"));
     }
     let path = curation.dir.join(location);
-    openapi::load(&path).with_context(|| format!("loading OpenAPI document {}", path.display()))
+    openapi::load_with(&path, options)
+        .with_context(|| format!("loading OpenAPI document {}", path.display()))
 }

@@ -363,3 +363,35 @@ fn init_lists_every_operation_switched_off_and_never_overwrites() {
     assert_eq!(code, 2);
     assert!(err.contains("never overwrites"), "{err}");
 }
+
+#[test]
+fn refs_outside_the_documents_folder_need_a_wider_ref_root() {
+    let dir = temp_dir("ref-root");
+    std::fs::create_dir_all(dir.join("api")).expect("create api folder");
+    std::fs::write(
+        dir.join("api/openapi.yaml"),
+        "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    post:\n      operationId: a\n      requestBody:\n        required: true\n        content: {application/json: {schema: {$ref: '../shared.yaml#/Thing'}}}\n",
+    )
+    .expect("write document");
+    std::fs::write(
+        dir.join("shared.yaml"),
+        "Thing: {type: object, properties: {size: {type: integer}}}\n",
+    )
+    .expect("write shared");
+    let (code, out, _) = ferry(&["check", "--openapi", "api/openapi.yaml", "--all"], &dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("leaves the document's directory"), "{out}");
+    let (code, out, _) = ferry(
+        &[
+            "tools",
+            "--openapi",
+            "api/openapi.yaml",
+            "--all",
+            "--ref-root",
+            ".",
+        ],
+        &dir,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\"size\""), "{out}");
+}
