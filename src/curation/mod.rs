@@ -121,15 +121,8 @@ pub const EXTENSION_KEYS: &[&str] = &[
     "annotations",
     "because",
 ];
-const TOOL_KEYS: &[&str] = &[
-    "enabled",
-    "name",
-    "title",
-    "description",
-    "annotations",
-    "because",
-    "mirror_headers",
-];
+/// A tool entry's keys beside [`EXTENSION_KEYS`] (and those of `call` and `auth`).
+const OPERATOR_TOOL_KEYS: &[&str] = &["mirror_headers"];
 const ANNOTATION_KEYS: &[&str] = &[
     "readOnlyHint",
     "destructiveHint",
@@ -347,7 +340,7 @@ fn parse_tool(
     check_keys(
         map,
         path,
-        &[TOOL_KEYS, call::KEYS, auth::TOOL_KEYS],
+        &[EXTENSION_KEYS, OPERATOR_TOOL_KEYS, call::KEYS, auth::TOOL_KEYS],
         diagnostics,
     );
     entry.scopes = auth::parse_tool_scopes(map, path, diagnostics);
