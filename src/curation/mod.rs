@@ -340,7 +340,12 @@ fn parse_tool(
     check_keys(
         map,
         path,
-        &[EXTENSION_KEYS, OPERATOR_TOOL_KEYS, call::KEYS, auth::TOOL_KEYS],
+        &[
+            EXTENSION_KEYS,
+            OPERATOR_TOOL_KEYS,
+            call::KEYS,
+            auth::TOOL_KEYS,
+        ],
         diagnostics,
     );
     entry.scopes = auth::parse_tool_scopes(map, path, diagnostics);

@@ -613,6 +613,9 @@ fn json_success_keeps_the_body_text_exactly() {
                 "content-type": "application/json",
                 "etag": "\"v1\""
               }
+            },
+            "dev.ferry/result": {
+              "numbersRounded": true
             }
           }
         }"#]]
