@@ -61,7 +61,7 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
                 format!("tool name {given:?} must match ^[A-Za-z0-9_-]{{1,64}}$"),
             ));
         }
-        let built = match build::build(document, operation, &credential_names) {
+        let mut built = match build::build(document, operation, &credential_names) {
             Ok(built) => Some(built),
             Err(problems) => {
                 for (file, pointer, message) in problems {
@@ -86,6 +86,14 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
                 ),
             ));
         }
+        // What the curation adds to a chosen tool's arguments must fit them, too.
+        let call = curation.call.overlay(&choice.settings.call);
+        if let (Some(built), true) = (&mut built, choice.chosen) {
+            failed.extend(mirror_headers(&mut built.input_schema, choice));
+            if let Some(problem) = paging_arguments(&mut built.input_schema, &call) {
+                failed.push(Diagnostic::error(choice.location(), problem));
+            }
+        }
         if let Some(diagnostic) = failed.first() {
             report.ineligible = Some(diagnostic.message.clone());
             for mut diagnostic in failed {
@@ -96,10 +104,9 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
             continue;
         }
         reports.push(report);
-        let Some(built) = built else { continue };
-        if !choice.chosen {
+        let (Some(built), true) = (built, choice.chosen) else {
             continue;
-        }
+        };
         let mut unchecked_patterns = Vec::new();
         for pattern in &built.patterns {
             let compiles = *pattern_ok.entry(pattern.clone()).or_insert_with(|| {
@@ -119,20 +126,6 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
                 unchecked_patterns.push(pattern.clone());
             }
         }
-        let mut input_schema = built.input_schema;
-        mirror_headers(
-            &mut input_schema,
-            &choice.settings,
-            choice,
-            &label,
-            &mut diagnostics,
-        );
-        let call = curation.call.overlay(&choice.settings.call);
-        if let Some(problem) = paging_arguments(&mut input_schema, &call) {
-            diagnostics
-                .push(Diagnostic::error(choice.location(), problem).with_operation(label.clone()));
-            continue;
-        }
         tools.push(Tool {
             name,
             title: choice.settings.title.clone(),
@@ -141,7 +134,7 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
                 .description
                 .clone()
                 .or_else(|| describe(operation)),
-            input_schema,
+            input_schema: built.input_schema,
             annotations: decision.annotations,
             plan: built.plan,
             basis: decision.basis,
@@ -494,15 +487,11 @@ fn describe(operation: &Operation) -> Option<String> {
     }
 }
 
-/// Marks arguments for `Mcp-Param-{Name}` header mirroring (`x-mcp-header`).
-fn mirror_headers(
-    schema: &mut Value,
-    settings: &ToolEntry,
-    choice: &Choice,
-    label: &str,
-    diagnostics: &mut Vec<Diagnostic>,
-) {
-    for (argument, header) in &settings.mirror_headers {
+/// Marks arguments for `Mcp-Param-{Name}` header mirroring (`x-mcp-header`); returns a
+/// problem for each that cannot be mirrored.
+fn mirror_headers(schema: &mut Value, choice: &Choice) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    for (argument, header) in &choice.settings.mirror_headers {
         let location = Location::curation(format!(
             "{}.mirror_headers.{argument}",
             choice.origin.clone().unwrap_or_default()
@@ -554,9 +543,10 @@ fn mirror_headers(
             }
         };
         if let Some(message) = message {
-            diagnostics.push(Diagnostic::error(location, message).with_operation(label));
+            problems.push(Diagnostic::error(location, message));
         }
     }
+    problems
 }
 
 /// Adds the cursor argument a `next: link` tool takes back, and checks that the arguments

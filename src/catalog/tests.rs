@@ -583,8 +583,7 @@ paths:
 
 #[test]
 fn mirrored_headers_are_marked_and_credentials_refused() {
-    check(
-        r##"
+    let document = r##"
 openapi: 3.0.0
 info: {title: t, version: "1"}
 paths:
@@ -594,14 +593,23 @@ paths:
       parameters:
         - {name: region, in: query, schema: {type: string}}
         - {name: session_key, in: query, schema: {type: string}}
-"##,
+"##;
+    check(
+        document,
+        "tools: {a: {mirror_headers: {region: Region}}}",
+        expect![[r#"
+        a = GET /a
+          annotations: {"readOnlyHint":true} (Method)
+          input: {"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"session_key":{"type":"string"}},"additionalProperties":false}
+          Query region <- region Form explode=true
+          Query session_key <- session_key Form explode=true
+    "#]],
+    );
+    // A tool with an argument that cannot be mirrored is not served.
+    check(
+        document,
         "tools: {a: {mirror_headers: {region: Region, session_key: Session}}}",
         expect![[r#"
-            a = GET /a
-              annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"session_key":{"type":"string"}},"additionalProperties":false}
-              Query region <- region Form explode=true
-              Query session_key <- session_key Form explode=true
             error: argument "session_key" looks like a credential and must not be mirrored into a header (GET /a)
               --> curation:tools.a.mirror_headers.session_key
         "#]],
