@@ -67,33 +67,34 @@ pub fn build(
     let mut form_fields: Vec<&Parameter> = Vec::new();
     let mut body_parameter: Option<&Parameter> = None;
 
-    let plain: Vec<&Parameter> = operation
-        .parameters
-        .iter()
-        .filter(|p| matches!(p.location, "path" | "query" | "header" | "cookie"))
-        .collect();
+    // The parameters that become arguments, with their place: credentials and the header
+    // parameters OpenAPI ignores are set aside first, so only these can collide by name.
+    let mut arguments: Vec<(&Parameter, ParameterLocation)> = Vec::new();
     for parameter in &operation.parameters {
-        match parameter.location {
-            "path" | "query" | "header" | "cookie" => {}
-            "body" if document.version == SpecVersion::Swagger2 => body_parameter = Some(parameter),
-            "formData" if document.version == SpecVersion::Swagger2 => form_fields.push(parameter),
-            other => problems.push((
-                parameter.file,
-                parameter.pointer.clone(),
-                format!(
-                    "parameter `{}` is in an unknown place `{other}`",
-                    parameter.name
-                ),
-            )),
-        }
-    }
-
-    for parameter in &plain {
         let location = match parameter.location {
             "path" => ParameterLocation::Path,
             "query" => ParameterLocation::Query,
             "header" => ParameterLocation::Header,
-            _ => ParameterLocation::Cookie,
+            "cookie" => ParameterLocation::Cookie,
+            "body" if document.version == SpecVersion::Swagger2 => {
+                body_parameter = Some(parameter);
+                continue;
+            }
+            "formData" if document.version == SpecVersion::Swagger2 => {
+                form_fields.push(parameter);
+                continue;
+            }
+            other => {
+                problems.push((
+                    parameter.file,
+                    parameter.pointer.clone(),
+                    format!(
+                        "parameter `{}` is in an unknown place `{other}`",
+                        parameter.name
+                    ),
+                ));
+                continue;
+            }
         };
         if let Some(slot) = credential_for(parameter, location, &credentials, credential_names) {
             if !plan.credentials.contains(&slot) {
@@ -107,11 +108,13 @@ pub fn build(
             // OpenAPI ignores these header parameters: they come from the media types.
             continue;
         }
-        let collides = plain
+        arguments.push((parameter, location));
+    }
+
+    for &(parameter, location) in &arguments {
+        let collides = arguments
             .iter()
-            .filter(|p| {
-                p.name == parameter.name && !is_credential(p, &credentials, credential_names)
-            })
+            .filter(|(p, _)| p.name == parameter.name)
             .count()
             > 1;
         let argument = if collides {
@@ -873,20 +876,6 @@ fn credentials(document: &Document, operation: &Operation) -> Vec<CredentialSlot
         });
     }
     slots
-}
-
-fn is_credential(
-    parameter: &Parameter,
-    credentials: &[CredentialSlot],
-    credential_names: &[String],
-) -> bool {
-    let location = match parameter.location {
-        "query" => ParameterLocation::Query,
-        "cookie" => ParameterLocation::Cookie,
-        "path" => ParameterLocation::Path,
-        _ => ParameterLocation::Header,
-    };
-    credential_for(parameter, location, credentials, credential_names).is_some()
 }
 
 /// The credential slot a parameter carries, when it carries one: an `Authorization`
