@@ -167,6 +167,7 @@ pub fn build(
             body_parameter,
             &form_fields,
             credential_names,
+            &mut problems,
         ),
         _ => request_body(document, operation, &mut problems),
     };
@@ -334,6 +335,7 @@ fn swagger_body<'a>(
     body: Option<&Parameter<'a>>,
     form_fields: &[&Parameter<'a>],
     credential_names: &[String],
+    problems: &mut Vec<Problem>,
 ) -> Option<Body<'a>> {
     let consumes: Vec<&str> = operation
         .value
@@ -375,12 +377,7 @@ fn swagger_body<'a>(
     let mut properties = Map::new();
     let mut required = Vec::new();
     for field in &fields {
-        let mut schema: Map<String, Value> = field
-            .value
-            .iter()
-            .filter(|(k, _)| PARAMETER_SCHEMA_KEYWORDS.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let mut schema = swagger_parameter_schema(field);
         if let Some(description) = field.value.get("description") {
             schema.insert("description".to_string(), description.clone());
         }
@@ -406,24 +403,16 @@ fn swagger_body<'a>(
     };
     let fields = fields
         .iter()
-        .filter_map(|field| {
-            let format = field
-                .value
-                .get("collectionFormat")
-                .and_then(Value::as_str)?;
-            let (style, explode) = match format {
-                "multi" => (ParameterStyle::Form, true),
-                "ssv" => (ParameterStyle::SpaceDelimited, false),
-                "pipes" => (ParameterStyle::PipeDelimited, false),
-                _ => (ParameterStyle::Form, false),
-            };
-            Some(FieldEncoding {
+        .filter(|field| field.value.contains_key("collectionFormat"))
+        .map(|field| {
+            let (style, explode) = collection_format(field, ParameterStyle::Form, problems);
+            FieldEncoding {
                 name: field.name.to_string(),
                 content_type: None,
                 style,
                 explode,
                 allow_reserved: false,
-            })
+            }
         })
         .collect();
     Some(Body {
@@ -731,12 +720,7 @@ fn parameter_schema(
             None => Value::Object(Map::new()),
         }
     } else if document.version == SpecVersion::Swagger2 {
-        let schema: Map<String, Value> = parameter
-            .value
-            .iter()
-            .filter(|(k, _)| PARAMETER_SCHEMA_KEYWORDS.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let schema = swagger_parameter_schema(parameter);
         builder.schema(parameter.file, &parameter.pointer, &Value::Object(schema))
     } else {
         problems.push((
@@ -771,6 +755,44 @@ fn parameter_schema(
     (translated, json_content)
 }
 
+/// The schema keywords a Swagger 2.0 non-body parameter carries on itself.
+fn swagger_parameter_schema(parameter: &Parameter) -> Map<String, Value> {
+    parameter
+        .value
+        .iter()
+        .filter(|(k, _)| PARAMETER_SCHEMA_KEYWORDS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// A Swagger 2.0 `collectionFormat` (default `csv`, written `csv` style) as an OpenAPI 3
+/// style and explode; `tsv`, which has none, is a problem.
+fn collection_format(
+    parameter: &Parameter,
+    csv: ParameterStyle,
+    problems: &mut Vec<Problem>,
+) -> (ParameterStyle, bool) {
+    let format = parameter
+        .value
+        .get("collectionFormat")
+        .and_then(Value::as_str)
+        .unwrap_or("csv");
+    match format {
+        "csv" => (csv, false),
+        "multi" => (ParameterStyle::Form, true),
+        "ssv" => (ParameterStyle::SpaceDelimited, false),
+        "pipes" => (ParameterStyle::PipeDelimited, false),
+        other => {
+            problems.push((
+                parameter.file,
+                format!("{}/collectionFormat", parameter.pointer),
+                format!("collectionFormat `{other}` cannot be expressed"),
+            ));
+            (csv, false)
+        }
+    }
+}
+
 fn parameter_style(
     document: &Document,
     parameter: &Parameter,
@@ -778,30 +800,12 @@ fn parameter_style(
     problems: &mut Vec<Problem>,
 ) -> (ParameterStyle, bool) {
     if document.version == SpecVersion::Swagger2 {
-        let format = parameter
-            .value
-            .get("collectionFormat")
-            .and_then(Value::as_str)
-            .unwrap_or("csv");
-        let simple = if location == ParameterLocation::Query {
+        let csv = if location == ParameterLocation::Query {
             ParameterStyle::Form
         } else {
             ParameterStyle::Simple
         };
-        return match format {
-            "csv" => (simple, false),
-            "multi" => (ParameterStyle::Form, true),
-            "ssv" => (ParameterStyle::SpaceDelimited, false),
-            "pipes" => (ParameterStyle::PipeDelimited, false),
-            other => {
-                problems.push((
-                    parameter.file,
-                    format!("{}/collectionFormat", parameter.pointer),
-                    format!("collectionFormat `{other}` cannot be expressed"),
-                ));
-                (simple, false)
-            }
-        };
+        return collection_format(parameter, csv, problems);
     }
     let default = match location {
         ParameterLocation::Query | ParameterLocation::Cookie => ParameterStyle::Form,
