@@ -86,23 +86,12 @@ impl<'d> SchemaBuilder<'d> {
     }
 
     /// Follows `$ref`s from `schema` to the schema they name, without copying anything.
-    pub fn resolve<'v>(
-        &self,
-        mut file: FileId,
-        mut schema: &'v Value,
-    ) -> Option<(FileId, &'v Value)>
+    pub fn resolve<'v>(&self, file: FileId, schema: &'v Value) -> Option<(FileId, &'v Value)>
     where
         'd: 'v,
     {
-        for _ in 0..32 {
-            let Some(reference) = schema.get("$ref") else {
-                return Some((file, schema));
-            };
-            let target = self.document.resolve(file, reference.as_str()?).ok()?;
-            file = target.file;
-            schema = target.value;
-        }
-        None
+        let (file, _, schema) = super::operation::follow(self.document, file, "", schema).ok()?;
+        Some((file, schema))
     }
 
     fn translate(&mut self, file: FileId, pointer: &str, schema: &Value, depth: usize) -> Value {
