@@ -1,6 +1,7 @@
 //! `ferry check`, `ferry tools` and `ferry init`: what a document and curation compile to,
 //! for people and for programs.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -93,12 +94,13 @@ pub fn token_estimate(tool: &catalog::Tool) -> usize {
 }
 
 fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
+    let served = tools_by_operation(catalog);
     let operations: Vec<Value> = catalog
         .operations
         .iter()
         .map(|report| {
             let mut entry = serde_json::to_value(report).unwrap_or_default();
-            if let (Some(tool), Value::Object(map)) = (find_tool(catalog, report), &mut entry) {
+            if let (Some(tool), Value::Object(map)) = (find_tool(&served, report), &mut entry) {
                 map.insert(
                     "annotations".to_string(),
                     serde_json::to_value(&tool.annotations).unwrap_or_default(),
@@ -145,23 +147,25 @@ fn check_text(
     if !diagnostics.is_empty() {
         out.push('\n');
     }
+    let served = tools_by_operation(catalog);
+    let mut tokens = 0;
     let rows: Vec<[String; 6]> = catalog
         .operations
         .iter()
         .map(|report| {
-            let tool = find_tool(catalog, report);
+            let tool = find_tool(&served, report);
             let status = match (&report.ineligible, tool, report.chosen) {
                 (Some(_), _, _) => "ineligible".to_string(),
                 (None, Some(_), _) => "tool".to_string(),
                 (None, None, true) => "dropped".to_string(),
                 (None, None, false) => "off".to_string(),
             };
-            let (hints, basis, tokens) = match tool {
-                Some(tool) => (
-                    hints(tool),
-                    basis(tool.basis).to_string(),
-                    token_estimate(tool).to_string(),
-                ),
+            let (hints, basis, cost) = match tool {
+                Some(tool) => {
+                    let cost = token_estimate(tool);
+                    tokens += cost;
+                    (hints(tool), basis(tool.basis).to_string(), cost.to_string())
+                }
                 None => (String::new(), String::new(), String::new()),
             };
             [
@@ -170,7 +174,7 @@ fn check_text(
                 report.tool.clone(),
                 hints,
                 basis,
-                tokens,
+                cost,
             ]
         })
         .collect();
@@ -213,7 +217,6 @@ fn check_text(
         }
     }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-    let tokens: usize = catalog.tools.iter().map(token_estimate).sum();
     let _ = writeln!(
         out,
         "\n{} operations, {} tools (about {tokens} tokens of tool definitions), {errors} errors, {} warnings",
@@ -224,12 +227,22 @@ fn check_text(
     out
 }
 
-fn find_tool<'a>(catalog: &'a Catalog, report: &OperationReport) -> Option<&'a catalog::Tool> {
-    catalog.tools.iter().find(|t| {
-        t.name == report.tool
-            && t.plan.method.as_str() == report.method
-            && t.plan.path == report.path
-    })
+/// The served tools by the operation they call.
+fn tools_by_operation(catalog: &Catalog) -> HashMap<(&str, &str), &catalog::Tool> {
+    catalog
+        .tools
+        .iter()
+        .map(|t| ((t.plan.method.as_str(), t.plan.path.as_str()), t))
+        .collect()
+}
+
+fn find_tool<'a>(
+    served: &HashMap<(&str, &str), &'a catalog::Tool>,
+    report: &OperationReport,
+) -> Option<&'a catalog::Tool> {
+    served
+        .get(&(report.method.as_str(), report.path.as_str()))
+        .copied()
 }
 
 fn hints(tool: &catalog::Tool) -> String {
