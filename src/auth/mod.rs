@@ -777,6 +777,21 @@ fn is_loopback_listen(listen: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// A response body of at most `max` bytes; `None` when it is larger (the rest is not read).
+async fn read_capped(
+    response: &mut reqwest::Response,
+    max: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > max {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
+}
+
 fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -462,13 +462,9 @@ impl TokenClient {
             .await
             .map_err(reqwest::Error::without_url)?;
         let status = response.status();
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await? {
-            if bytes.len() + chunk.len() > MAX_TOKEN_RESPONSE_BYTES {
-                return Err(CredentialError::Shape);
-            }
-            bytes.extend_from_slice(&chunk);
-        }
+        let bytes = super::read_capped(&mut response, MAX_TOKEN_RESPONSE_BYTES)
+            .await?
+            .ok_or(CredentialError::Shape)?;
         let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         if !status.is_success() {
             // Only the RFC 6749 error code is kept: descriptions may echo what was sent.
