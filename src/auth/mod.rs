@@ -296,20 +296,17 @@ impl Authenticator {
         &self,
         headers: &http::HeaderMap,
     ) -> Result<Principal, Challenge> {
+        if !self.is_enabled() {
+            return Ok(Principal::anonymous());
+        }
         let mut values = headers.get_all(http::header::AUTHORIZATION).iter();
         match (values.next(), values.next()) {
             (None, _) => self.authenticate(None).await,
             (Some(value), None) => match value.to_str() {
                 Ok(text) => self.authenticate(Some(text)).await,
-                Err(_) if self.is_enabled() => {
-                    Err(self.invalid_token("the Authorization header is not a bearer token"))
-                }
-                Err(_) => Ok(Principal::anonymous()),
+                Err(_) => Err(self.invalid_token("the Authorization header is not a bearer token")),
             },
-            (Some(_), Some(_)) if self.is_enabled() => {
-                Err(self.invalid_token("more than one Authorization header"))
-            }
-            (Some(_), Some(_)) => Ok(Principal::anonymous()),
+            (Some(_), Some(_)) => Err(self.invalid_token("more than one Authorization header")),
         }
     }
 
@@ -318,30 +315,22 @@ impl Authenticator {
         &self,
         authorization_header: Option<&str>,
     ) -> Result<Principal, Challenge> {
-        let token = match &self.inner.mode {
-            Mode::None => return Ok(Principal::anonymous()),
-            _ => match bearer_token(authorization_header) {
-                BearerToken::Absent => {
-                    return Err(self.challenge(ChallengeKind::Missing, None, &[]));
-                }
-                BearerToken::Malformed => {
-                    return Err(
-                        self.invalid_token("the Authorization header is not a bearer token")
-                    );
-                }
-                BearerToken::Token(token) => token,
-            },
-        };
         match &self.inner.mode {
             Mode::None => Ok(Principal::anonymous()),
-            Mode::ApiKeys(keys) => match find_key(keys, token) {
-                Some(key) => Ok(Principal::new(
-                    key.subject.clone(),
-                    key.scopes.iter().cloned(),
-                )),
-                None => Err(self.invalid_token("unknown key")),
-            },
-            Mode::OAuth(oauth) => self.validate_oauth(oauth, token).await,
+            Mode::ApiKeys(keys) => {
+                let token = self.presented_token(authorization_header)?;
+                match find_key(keys, token) {
+                    Some(key) => Ok(Principal::new(
+                        key.subject.clone(),
+                        key.scopes.iter().cloned(),
+                    )),
+                    None => Err(self.invalid_token("unknown key")),
+                }
+            }
+            Mode::OAuth(oauth) => {
+                let token = self.presented_token(authorization_header)?;
+                self.validate_oauth(oauth, token).await
+            }
         }
     }
 
@@ -414,6 +403,18 @@ impl Authenticator {
         match &self.inner.mode {
             Mode::OAuth(oauth) => Some(oauth),
             _ => None,
+        }
+    }
+
+    /// The bearer token of an `Authorization` header, or the challenge for its absence or
+    /// shape.
+    fn presented_token<'a>(&self, header: Option<&'a str>) -> Result<&'a str, Challenge> {
+        match bearer_token(header) {
+            BearerToken::Absent => Err(self.challenge(ChallengeKind::Missing, None, &[])),
+            BearerToken::Malformed => {
+                Err(self.invalid_token("the Authorization header is not a bearer token"))
+            }
+            BearerToken::Token(token) => Ok(token),
         }
     }
 
