@@ -483,13 +483,7 @@ fn introspection(
     );
     let endpoint = required_url(map, path, "endpoint", diagnostics);
     let client_id = required_string(map, path, "client_id", diagnostics);
-    let client_secret_env = match map.get("client_secret") {
-        Some(value) => env_name(value, &format!("{path}.client_secret"), diagnostics),
-        None => {
-            diagnostics.push(error(path, "missing `client_secret: {env: VAR}`"));
-            None
-        }
-    };
+    let client_secret_env = secret_env(map, path, "client_secret", diagnostics);
     Some(IntrospectionConfig {
         endpoint: endpoint?,
         client_id: client_id?,

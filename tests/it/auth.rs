@@ -1008,6 +1008,36 @@ async fn basic_credentials_come_from_the_environment() {
 }
 
 #[test]
+fn the_introspection_secret_is_never_a_literal() {
+    let check = |introspection: &str| {
+        let yaml = format!(
+            "oauth: {{resource: {RESOURCE}, issuer: {ISSUER}, introspection: {introspection}}}"
+        );
+        let value: Value = serde_saphyr::from_str(&yaml).expect("yaml");
+        let mut diagnostics = Vec::new();
+        let config = ferry::curation::auth::parse_auth(&value, "auth", &mut diagnostics);
+        assert!(config.is_none());
+        diagnostics
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    expect![[r#"
+        error: a secret is never written in the file: name its environment variable (`{env: VAR}`)
+          --> curation:auth.oauth.introspection.client_secret"#]]
+    .assert_eq(&check(
+        "{endpoint: 'https://auth.example.com/introspect', client_id: ferry, client_secret: hunter2}",
+    ));
+    expect![[r#"
+        error: missing `client_secret: {env: VAR}`
+          --> curation:auth.oauth.introspection"#]]
+    .assert_eq(&check(
+        "{endpoint: 'https://auth.example.com/introspect', client_id: ferry}",
+    ));
+}
+
+#[test]
 fn upstream_secrets_are_never_literals_and_identity_headers_carry_no_credentials() {
     let check = |kind: &str, yaml: &str| {
         let value: Value = serde_saphyr::from_str(yaml).expect("yaml");
