@@ -1366,10 +1366,12 @@ async fn ask(url: &str, method: &str, params: Value, authorization: Option<&str>
         .to_string()
 }
 
-#[tokio::test]
-async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
-    let rsa = TestKey::rsa();
-    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+/// ferry over HTTP with OAuth against `jwks`, serving `listPets` (needs `pets:read`) and
+/// `createPet` (needs `pets:write`) from an upstream that answers every call `200 {"id":1}`.
+async fn scoped_pets_server(
+    jwks: &JwksServer,
+    upstream_config: ferry::upstream::UpstreamConfig,
+) -> (crate::upstream::TestUpstream, crate::support::Running) {
     let upstream = crate::upstream::TestUpstream::start(|_, _| {
         crate::upstream::Reply::Now(crate::upstream::respond(
             200,
@@ -1383,15 +1385,8 @@ async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
         crate::upstream::tool("createPet", http::Method::POST, "/pets", Vec::new());
     create_pet.scopes = Some(vec!["pets:write".to_string()]);
     let catalog = crate::upstream::catalog(&upstream.base, &[create_pet, list_pets]);
-    let authenticator = oauth(&jwks, "");
-    let client = ferry::upstream::Upstream::new(
-        &catalog,
-        &ferry::upstream::UpstreamConfig {
-            identity_header: Some(http::HeaderName::from_static("x-ferry-subject")),
-            ..Default::default()
-        },
-    )
-    .expect("upstream client");
+    let authenticator = oauth(jwks, "");
+    let client = ferry::upstream::Upstream::new(&catalog, &upstream_config).expect("client");
     let server = ferry::mcp::Server::new(
         &catalog,
         Some(client),
@@ -1404,6 +1399,21 @@ async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
         server,
         ferry::transport::http::HttpOptions {
             authenticator,
+            ..Default::default()
+        },
+    )
+    .await;
+    (upstream, running)
+}
+
+#[tokio::test]
+async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
+    let rsa = TestKey::rsa();
+    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+    let (upstream, running) = scoped_pets_server(
+        &jwks,
+        ferry::upstream::UpstreamConfig {
+            identity_header: Some(http::HeaderName::from_static("x-ferry-subject")),
             ..Default::default()
         },
     )
@@ -1515,31 +1525,7 @@ fn the_curation_file_carries_auth_scopes_and_the_identity_header() {
 async fn the_rmcp_client_works_with_a_bearer_token_and_is_refused_without() {
     let rsa = TestKey::rsa();
     let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
-    let upstream = crate::upstream::TestUpstream::start(|_, _| {
-        crate::upstream::Reply::Now(crate::upstream::respond(
-            200,
-            &[("content-type", "application/json")],
-            r#"{"id":1}"#,
-        ))
-    })
-    .await;
-    let mut create_pet =
-        crate::upstream::tool("createPet", http::Method::POST, "/pets", Vec::new());
-    create_pet.scopes = Some(vec!["pets:write".to_string()]);
-    let list_pets = crate::upstream::tool("listPets", http::Method::GET, "/pets", Vec::new());
-    let catalog = crate::upstream::catalog(&upstream.base, &[create_pet, list_pets]);
-    let authenticator = oauth(&jwks, "");
-    let client = ferry::upstream::Upstream::new(&catalog, &Default::default()).expect("client");
-    let options = ferry::mcp::ServerOptions {
-        authenticator: authenticator.clone(),
-        ..Default::default()
-    };
-    let server = ferry::mcp::Server::new(&catalog, Some(client), options);
-    let http_options = ferry::transport::http::HttpOptions {
-        authenticator,
-        ..Default::default()
-    };
-    let running = crate::support::start(server, http_options).await;
+    let (upstream, running) = scoped_pets_server(&jwks, Default::default()).await;
 
     let token = rsa.mint("rsa-1", &claims("pets:read"));
     let config =
