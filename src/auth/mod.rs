@@ -198,9 +198,9 @@ enum Mode {
 }
 
 struct StoredKey {
-    subject: String,
     digest: [u8; 32],
-    scopes: Vec<String>,
+    /// Who presents this key: built once at start, cloned per request.
+    principal: Principal,
 }
 
 struct OAuth {
@@ -320,10 +320,7 @@ impl Authenticator {
             Mode::ApiKeys(keys) => {
                 let token = self.presented_token(authorization_header)?;
                 match find_key(keys, token) {
-                    Some(key) => Ok(Principal::new(
-                        key.subject.clone(),
-                        key.scopes.iter().cloned(),
-                    )),
+                    Some(key) => Ok(key.principal.clone()),
                     None => Err(self.invalid_token("unknown key")),
                 }
             }
@@ -618,11 +615,9 @@ fn stored_keys(
                 },
                 location: location.clone(),
             })?;
-            let scopes: BTreeSet<String> = key.scopes.iter().cloned().collect();
             Ok(StoredKey {
-                subject: key.subject.clone(),
                 digest,
-                scopes: scopes.into_iter().collect(),
+                principal: Principal::new(key.subject.clone(), key.scopes.iter().cloned()),
             })
         })
         .collect()
