@@ -262,6 +262,31 @@ async fn without_authentication_everyone_is_anonymous_and_reaches_everything() {
         .expect("anonymous");
     assert_eq!(principal, Principal::anonymous());
     assert!(authenticator.authorize(&principal, "createPet").is_ok());
+    let mut headers = http::HeaderMap::new();
+    for value in ["Bearer one", "Bearer two"] {
+        headers.append(
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_static(value),
+        );
+    }
+    headers.append(
+        http::header::AUTHORIZATION,
+        http::HeaderValue::from_bytes(b"Bearer \xff").expect("opaque header value"),
+    );
+    assert_eq!(
+        authenticator.authenticate_headers(&headers).await,
+        Ok(Principal::anonymous()),
+        "headers are not looked at without authentication"
+    );
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        http::header::AUTHORIZATION,
+        http::HeaderValue::from_bytes(b"Bearer \xff").expect("opaque header value"),
+    );
+    assert_eq!(
+        authenticator.authenticate_headers(&headers).await,
+        Ok(Principal::anonymous())
+    );
 }
 
 #[test]
