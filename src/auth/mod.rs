@@ -361,14 +361,6 @@ impl Authenticator {
         }
     }
 
-    /// The scopes `tool` needs (empty without authentication).
-    pub fn required_scopes(&self, tool: &str) -> &[String] {
-        match self.inner.mode {
-            Mode::None => &[],
-            _ => self.inner.tool_scopes.required(tool),
-        }
-    }
-
     /// The RFC 9728 protected resource metadata URL (OAuth only).
     pub fn metadata_url(&self) -> Option<&str> {
         self.oauth().map(|oauth| oauth.metadata_url.as_str())
