@@ -203,6 +203,15 @@ async fn serve(router: Router) -> SocketAddr {
     address
 }
 
+/// Diagnostics as `ferry check` prints them, one after the other.
+fn diagnostics_text(diagnostics: &[ferry::diagnostic::Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn auth_config(yaml: &str) -> AuthConfig {
     let value: Value = serde_saphyr::from_str(yaml).expect("test YAML parses");
     let mut diagnostics = Vec::new();
@@ -1017,11 +1026,7 @@ fn the_introspection_secret_is_never_a_literal() {
         let mut diagnostics = Vec::new();
         let config = ferry::curation::auth::parse_auth(&value, "auth", &mut diagnostics);
         assert!(config.is_none());
-        diagnostics
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
+        diagnostics_text(&diagnostics)
     };
     expect![[r#"
         error: a secret is never written in the file: name its environment variable (`{env: VAR}`)
@@ -1045,11 +1050,7 @@ fn upstream_secrets_are_never_literals_and_identity_headers_carry_no_credentials
         let path = format!("upstream_auth.{kind}");
         let _ =
             ferry::curation::auth::parse_upstream_credential(kind, &value, &path, &mut diagnostics);
-        diagnostics
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
+        diagnostics_text(&diagnostics)
     };
     expect![[r#"
         error: a secret is never written in the file: name its environment variable (`{env: VAR}`)
@@ -1514,11 +1515,10 @@ fn the_curation_file_carries_auth_scopes_and_the_identity_header() {
         std::path::PathBuf::new(),
     )
     .expect("parses");
-    let text: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
     expect![[r#"
         warning: scopes have no effect without an `auth:` section: every caller reaches every tool
           --> curation:tools.createPet.scopes"#]]
-    .assert_eq(&text.join("\n"));
+    .assert_eq(&diagnostics_text(&diagnostics));
 }
 
 #[tokio::test]
@@ -1671,9 +1671,8 @@ fn token_exchange_without_oauth_callers_is_an_error_in_the_file() {
     let text = "upstream: https://pets.example.com\nupstream_auth:\n  token_exchange: {token_url: 'https://auth.example.com/token', client_id: ferry, client_secret: {env: S}}\n";
     let (_, diagnostics) =
         ferry::curation::parse(text, "ferry.yaml", std::path::PathBuf::new()).expect("parses");
-    let text: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
     expect![[r#"
         error: token exchange trades the caller's OAuth access token: it needs `auth: {oauth: ...}`
           --> curation:upstream_auth.token_exchange"#]]
-    .assert_eq(&text.join("\n"));
+    .assert_eq(&diagnostics_text(&diagnostics));
 }
