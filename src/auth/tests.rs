@@ -117,6 +117,31 @@ fn jwks_over_plain_http_is_allowed_for_loopback_only() {
 }
 
 #[test]
+fn a_resource_is_never_fetched_so_plain_http_to_another_host_only_warns() {
+    let yaml = "oauth: {resource: http://mcp.example.com/mcp, issuer: https://a.example.com, jwks_uri: https://a.example.com/jwks}\n";
+    let (config, _) = parse(yaml);
+    assert!(config.is_some(), "a warning does not refuse the section");
+    check_diagnostics(
+        yaml,
+        expect![[r#"
+            warning: the resource URL is plain http: tokens will cross the network in clear text
+              --> curation:auth.oauth.resource"#]],
+    );
+    check_diagnostics(
+        "oauth: {resource: mcp, issuer: https://a.example.com, jwks_uri: https://a.example.com/jwks}\n",
+        expect![[r#"
+            error: expected an absolute URL
+              --> curation:auth.oauth.resource"#]],
+    );
+    check_diagnostics(
+        "oauth: {issuer: https://a.example.com, jwks_uri: https://a.example.com/jwks}\n",
+        expect![[r#"
+            error: missing `resource:`
+              --> curation:auth.oauth"#]],
+    );
+}
+
+#[test]
 fn literal_keys_are_refused_in_the_file() {
     check_diagnostics(
         "api_keys:\n  - {subject: ci-bot, key: hunter2}\n  - {subject: x, sha256: abc}\n  - {sha256: {env: H}}\n",

@@ -386,7 +386,14 @@ fn oauth_config(
     ];
     unknown_keys(map, path, &known, diagnostics);
     let before = diagnostics.len();
-    let resource = required_url(map, path, "resource", diagnostics).and_then(|resource| {
+    let resource = match map.get("resource") {
+        Some(value) => absolute_url(value, &format!("{path}.resource"), diagnostics),
+        None => {
+            diagnostics.push(error(path, "missing `resource:`"));
+            None
+        }
+    };
+    let resource = resource.and_then(|resource| {
         if resource.fragment().is_some()
             || resource.query().is_some()
             || !matches!(resource.scheme(), "https" | "http")
@@ -526,21 +533,16 @@ fn required_url(
     optional_url(map, path, key, diagnostics)
 }
 
-/// An absolute URL; for anything ferry fetches (every key but `resource`), https or
-/// loopback http only.
+/// The URL of something ferry fetches: https, or http to a loopback address.
 fn optional_url(
     map: &Map<String, Value>,
     path: &str,
     key: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Url> {
-    let value = map.get(key)?;
     let key_path = format!("{path}.{key}");
-    let Some(url) = value.as_str().and_then(|text| Url::parse(text).ok()) else {
-        diagnostics.push(error(&key_path, "expected an absolute URL"));
-        return None;
-    };
-    if key != "resource" && !is_secure_or_loopback(&url) {
+    let url = absolute_url(map.get(key)?, &key_path, diagnostics)?;
+    if !is_secure_or_loopback(&url) {
         diagnostics.push(error(
             &key_path,
             "expected an https URL (plain http only for loopback addresses)",
@@ -548,6 +550,14 @@ fn optional_url(
         return None;
     }
     Some(url)
+}
+
+fn absolute_url(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Url> {
+    let url = value.as_str().and_then(|text| Url::parse(text).ok());
+    if url.is_none() {
+        diagnostics.push(error(path, "expected an absolute URL"));
+    }
+    url
 }
 
 fn seconds(
