@@ -231,19 +231,8 @@ fn token_client(
         Some(value) => scopes(value, &format!("{path}.scopes"), diagnostics),
         None => Some(Vec::new()),
     };
-    let text = |key: &str, diagnostics: &mut Vec<Diagnostic>| match map.get(key) {
-        None => Some(None),
-        Some(Value::String(text)) if !text.is_empty() => Some(Some(text.clone())),
-        Some(_) => {
-            diagnostics.push(error(
-                &format!("{path}.{key}"),
-                "expected a non-empty string",
-            ));
-            None
-        }
-    };
-    let audience = text("audience", diagnostics);
-    let resource = text("resource", diagnostics);
+    let audience = optional_string(map, path, "audience", diagnostics);
+    let resource = optional_string(map, path, "resource", diagnostics);
     Some(TokenClientConfig {
         token_url: token_url?,
         client_id: client_id?,
@@ -504,17 +493,29 @@ fn required_string(
     key: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<String> {
+    if !map.contains_key(key) {
+        diagnostics.push(error(path, format!("missing `{key}:`")));
+        return None;
+    }
+    optional_string(map, path, key, diagnostics).flatten()
+}
+
+/// `Some(None)` when `key` is absent; `None` (with an error) when it is not a non-empty
+/// string.
+fn optional_string(
+    map: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Option<String>> {
     match map.get(key) {
-        Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
+        None => Some(None),
+        Some(Value::String(text)) if !text.is_empty() => Some(Some(text.clone())),
         Some(_) => {
             diagnostics.push(error(
                 &format!("{path}.{key}"),
                 "expected a non-empty string",
             ));
-            None
-        }
-        None => {
-            diagnostics.push(error(path, format!("missing `{key}:`")));
             None
         }
     }
