@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -77,9 +77,7 @@ impl Introspector {
         }
         let answer = self.introspect(token).await?;
         if let Some(claims) = &answer {
-            let unix_now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |elapsed| elapsed.as_secs());
+            let unix_now = super::unix_now();
             let remaining = claims
                 .get("exp")
                 .and_then(Value::as_u64)
@@ -127,13 +125,9 @@ impl Introspector {
         if !response.status().is_success() {
             return Err(IntrospectionError::Status(response.status()));
         }
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await? {
-            if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                return Err(IntrospectionError::Shape);
-            }
-            bytes.extend_from_slice(&chunk);
-        }
+        let bytes = super::read_capped(&mut response, MAX_RESPONSE_BYTES)
+            .await?
+            .ok_or(IntrospectionError::Shape)?;
         let Ok(Value::Object(claims)) = serde_json::from_slice::<Value>(&bytes) else {
             return Err(IntrospectionError::Shape);
         };

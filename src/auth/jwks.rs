@@ -188,13 +188,9 @@ impl JwksCache {
             return Err(JwksError::Status(response.status()));
         }
         let max_age = cache_max_age(response.headers());
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await? {
-            if body.len() + chunk.len() > MAX_JWKS_BYTES {
-                return Err(JwksError::TooLarge);
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = super::read_capped(&mut response, MAX_JWKS_BYTES)
+            .await?
+            .ok_or(JwksError::TooLarge)?;
         Ok((parse_jwks(&body)?, max_age))
     }
 }

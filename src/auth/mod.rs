@@ -198,9 +198,9 @@ enum Mode {
 }
 
 struct StoredKey {
-    subject: String,
     digest: [u8; 32],
-    scopes: Vec<String>,
+    /// Who presents this key: built once at start, cloned per request.
+    principal: Principal,
 }
 
 struct OAuth {
@@ -296,20 +296,17 @@ impl Authenticator {
         &self,
         headers: &http::HeaderMap,
     ) -> Result<Principal, Challenge> {
+        if !self.is_enabled() {
+            return Ok(Principal::anonymous());
+        }
         let mut values = headers.get_all(http::header::AUTHORIZATION).iter();
         match (values.next(), values.next()) {
             (None, _) => self.authenticate(None).await,
             (Some(value), None) => match value.to_str() {
                 Ok(text) => self.authenticate(Some(text)).await,
-                Err(_) if self.is_enabled() => {
-                    Err(self.invalid_token("the Authorization header is not a bearer token"))
-                }
-                Err(_) => Ok(Principal::anonymous()),
+                Err(_) => Err(self.invalid_token("the Authorization header is not a bearer token")),
             },
-            (Some(_), Some(_)) if self.is_enabled() => {
-                Err(self.invalid_token("more than one Authorization header"))
-            }
-            (Some(_), Some(_)) => Ok(Principal::anonymous()),
+            (Some(_), Some(_)) => Err(self.invalid_token("more than one Authorization header")),
         }
     }
 
@@ -318,30 +315,19 @@ impl Authenticator {
         &self,
         authorization_header: Option<&str>,
     ) -> Result<Principal, Challenge> {
-        let token = match &self.inner.mode {
-            Mode::None => return Ok(Principal::anonymous()),
-            _ => match bearer_token(authorization_header) {
-                BearerToken::Absent => {
-                    return Err(self.challenge(ChallengeKind::Missing, None, &[]));
-                }
-                BearerToken::Malformed => {
-                    return Err(
-                        self.invalid_token("the Authorization header is not a bearer token")
-                    );
-                }
-                BearerToken::Token(token) => token,
-            },
-        };
         match &self.inner.mode {
             Mode::None => Ok(Principal::anonymous()),
-            Mode::ApiKeys(keys) => match find_key(keys, token) {
-                Some(key) => Ok(Principal::new(
-                    key.subject.clone(),
-                    key.scopes.iter().cloned(),
-                )),
-                None => Err(self.invalid_token("unknown key")),
-            },
-            Mode::OAuth(oauth) => self.validate_oauth(oauth, token).await,
+            Mode::ApiKeys(keys) => {
+                let token = self.presented_token(authorization_header)?;
+                match find_key(keys, token) {
+                    Some(key) => Ok(key.principal.clone()),
+                    None => Err(self.invalid_token("unknown key")),
+                }
+            }
+            Mode::OAuth(oauth) => {
+                let token = self.presented_token(authorization_header)?;
+                self.validate_oauth(oauth, token).await
+            }
         }
     }
 
@@ -372,14 +358,6 @@ impl Authenticator {
             Mode::None => CacheScope::Public,
             _ if self.inner.tool_scopes.any() => CacheScope::Private,
             _ => CacheScope::Public,
-        }
-    }
-
-    /// The scopes `tool` needs (empty without authentication).
-    pub fn required_scopes(&self, tool: &str) -> &[String] {
-        match self.inner.mode {
-            Mode::None => &[],
-            _ => self.inner.tool_scopes.required(tool),
         }
     }
 
@@ -414,6 +392,18 @@ impl Authenticator {
         match &self.inner.mode {
             Mode::OAuth(oauth) => Some(oauth),
             _ => None,
+        }
+    }
+
+    /// The bearer token of an `Authorization` header, or the challenge for its absence or
+    /// shape.
+    fn presented_token<'a>(&self, header: Option<&'a str>) -> Result<&'a str, Challenge> {
+        match bearer_token(header) {
+            BearerToken::Absent => Err(self.challenge(ChallengeKind::Missing, None, &[])),
+            BearerToken::Malformed => {
+                Err(self.invalid_token("the Authorization header is not a bearer token"))
+            }
+            BearerToken::Token(token) => Ok(token),
         }
     }
 
@@ -617,11 +607,9 @@ fn stored_keys(
                 },
                 location: location.clone(),
             })?;
-            let scopes: BTreeSet<String> = key.scopes.iter().cloned().collect();
             Ok(StoredKey {
-                subject: key.subject.clone(),
                 digest,
-                scopes: scopes.into_iter().collect(),
+                principal: Principal::new(key.subject.clone(), key.scopes.iter().cloned()),
             })
         })
         .collect()
@@ -775,6 +763,21 @@ fn is_loopback_listen(listen: &str) -> bool {
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A response body of at most `max` bytes; `None` when it is larger (the rest is not read).
+async fn read_capped(
+    response: &mut reqwest::Response,
+    max: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > max {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
 }
 
 fn unix_now() -> u64 {

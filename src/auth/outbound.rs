@@ -326,7 +326,7 @@ impl TokenClient {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if !slots.contains_key(key) && slots.len() >= MAX_CACHED_CALLERS {
             let now = Instant::now();
-            slots.retain(|_, slot| slot.fresh_at(now));
+            slots.retain(|_, slot| slot.fresh_at(now).is_some());
             if slots.len() >= MAX_CACHED_CALLERS {
                 slots.clear();
             }
@@ -342,11 +342,11 @@ impl TokenClient {
         Fut: std::future::Future<Output = Result<(String, Duration), CredentialError>>,
     {
         let slot = self.slot(&key);
-        if let Some(value) = slot.current() {
+        if let Some(value) = slot.fresh_at(Instant::now()) {
             return Ok(value);
         }
         let _gate = slot.fetching.lock().await;
-        if let Some(value) = slot.current() {
+        if let Some(value) = slot.fresh_at(Instant::now()) {
             return Ok(value);
         }
         let (token, lifetime) = fetch().await?;
@@ -462,13 +462,9 @@ impl TokenClient {
             .await
             .map_err(reqwest::Error::without_url)?;
         let status = response.status();
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await? {
-            if bytes.len() + chunk.len() > MAX_TOKEN_RESPONSE_BYTES {
-                return Err(CredentialError::Shape);
-            }
-            bytes.extend_from_slice(&chunk);
-        }
+        let bytes = super::read_capped(&mut response, MAX_TOKEN_RESPONSE_BYTES)
+            .await?
+            .ok_or(CredentialError::Shape)?;
         let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         if !status.is_success() {
             // Only the RFC 6749 error code is kept: descriptions may echo what was sent.
@@ -507,23 +503,16 @@ impl TokenClient {
 }
 
 impl Slot {
-    fn current(&self) -> Option<HeaderValue> {
+    /// The cached token, while it is not yet due for refresh at `now`.
+    fn fresh_at(&self, now: Instant) -> Option<HeaderValue> {
         let token = self
             .token
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         token
             .as_ref()
-            .filter(|cached| Instant::now() < cached.refresh_at)
+            .filter(|cached| now < cached.refresh_at)
             .map(|cached| cached.value.clone())
-    }
-
-    fn fresh_at(&self, now: Instant) -> bool {
-        let token = self
-            .token
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        token.as_ref().is_some_and(|cached| now < cached.refresh_at)
     }
 }
 

@@ -117,6 +117,31 @@ fn jwks_over_plain_http_is_allowed_for_loopback_only() {
 }
 
 #[test]
+fn a_resource_is_never_fetched_so_plain_http_to_another_host_only_warns() {
+    let yaml = "oauth: {resource: http://mcp.example.com/mcp, issuer: https://a.example.com, jwks_uri: https://a.example.com/jwks}\n";
+    let (config, _) = parse(yaml);
+    assert!(config.is_some(), "a warning does not refuse the section");
+    check_diagnostics(
+        yaml,
+        expect![[r#"
+            warning: the resource URL is plain http: tokens will cross the network in clear text
+              --> curation:auth.oauth.resource"#]],
+    );
+    check_diagnostics(
+        "oauth: {resource: mcp, issuer: https://a.example.com, jwks_uri: https://a.example.com/jwks}\n",
+        expect![[r#"
+            error: expected an absolute URL
+              --> curation:auth.oauth.resource"#]],
+    );
+    check_diagnostics(
+        "oauth: {issuer: https://a.example.com, jwks_uri: https://a.example.com/jwks}\n",
+        expect![[r#"
+            error: missing `resource:`
+              --> curation:auth.oauth"#]],
+    );
+}
+
+#[test]
 fn literal_keys_are_refused_in_the_file() {
     check_diagnostics(
         "api_keys:\n  - {subject: ci-bot, key: hunter2}\n  - {subject: x, sha256: abc}\n  - {sha256: {env: H}}\n",
@@ -262,6 +287,31 @@ async fn without_authentication_everyone_is_anonymous_and_reaches_everything() {
         .expect("anonymous");
     assert_eq!(principal, Principal::anonymous());
     assert!(authenticator.authorize(&principal, "createPet").is_ok());
+    let mut headers = http::HeaderMap::new();
+    for value in ["Bearer one", "Bearer two"] {
+        headers.append(
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_static(value),
+        );
+    }
+    headers.append(
+        http::header::AUTHORIZATION,
+        http::HeaderValue::from_bytes(b"Bearer \xff").expect("opaque header value"),
+    );
+    assert_eq!(
+        authenticator.authenticate_headers(&headers).await,
+        Ok(Principal::anonymous()),
+        "headers are not looked at without authentication"
+    );
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        http::header::AUTHORIZATION,
+        http::HeaderValue::from_bytes(b"Bearer \xff").expect("opaque header value"),
+    );
+    assert_eq!(
+        authenticator.authenticate_headers(&headers).await,
+        Ok(Principal::anonymous())
+    );
 }
 
 #[test]

@@ -231,19 +231,8 @@ fn token_client(
         Some(value) => scopes(value, &format!("{path}.scopes"), diagnostics),
         None => Some(Vec::new()),
     };
-    let text = |key: &str, diagnostics: &mut Vec<Diagnostic>| match map.get(key) {
-        None => Some(None),
-        Some(Value::String(text)) if !text.is_empty() => Some(Some(text.clone())),
-        Some(_) => {
-            diagnostics.push(error(
-                &format!("{path}.{key}"),
-                "expected a non-empty string",
-            ));
-            None
-        }
-    };
-    let audience = text("audience", diagnostics);
-    let resource = text("resource", diagnostics);
+    let audience = optional_string(map, path, "audience", diagnostics);
+    let resource = optional_string(map, path, "resource", diagnostics);
     Some(TokenClientConfig {
         token_url: token_url?,
         client_id: client_id?,
@@ -386,7 +375,14 @@ fn oauth_config(
     ];
     unknown_keys(map, path, &known, diagnostics);
     let before = diagnostics.len();
-    let resource = required_url(map, path, "resource", diagnostics).and_then(|resource| {
+    let resource = match map.get("resource") {
+        Some(value) => absolute_url(value, &format!("{path}.resource"), diagnostics),
+        None => {
+            diagnostics.push(error(path, "missing `resource:`"));
+            None
+        }
+    };
+    let resource = resource.and_then(|resource| {
         if resource.fragment().is_some()
             || resource.query().is_some()
             || !matches!(resource.scheme(), "https" | "http")
@@ -483,13 +479,7 @@ fn introspection(
     );
     let endpoint = required_url(map, path, "endpoint", diagnostics);
     let client_id = required_string(map, path, "client_id", diagnostics);
-    let client_secret_env = match map.get("client_secret") {
-        Some(value) => env_name(value, &format!("{path}.client_secret"), diagnostics),
-        None => {
-            diagnostics.push(error(path, "missing `client_secret: {env: VAR}`"));
-            None
-        }
-    };
+    let client_secret_env = secret_env(map, path, "client_secret", diagnostics);
     Some(IntrospectionConfig {
         endpoint: endpoint?,
         client_id: client_id?,
@@ -503,17 +493,29 @@ fn required_string(
     key: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<String> {
+    if !map.contains_key(key) {
+        diagnostics.push(error(path, format!("missing `{key}:`")));
+        return None;
+    }
+    optional_string(map, path, key, diagnostics).flatten()
+}
+
+/// `Some(None)` when `key` is absent; `None` (with an error) when it is not a non-empty
+/// string.
+fn optional_string(
+    map: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Option<String>> {
     match map.get(key) {
-        Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
+        None => Some(None),
+        Some(Value::String(text)) if !text.is_empty() => Some(Some(text.clone())),
         Some(_) => {
             diagnostics.push(error(
                 &format!("{path}.{key}"),
                 "expected a non-empty string",
             ));
-            None
-        }
-        None => {
-            diagnostics.push(error(path, format!("missing `{key}:`")));
             None
         }
     }
@@ -532,21 +534,16 @@ fn required_url(
     optional_url(map, path, key, diagnostics)
 }
 
-/// An absolute URL; for anything ferry fetches (every key but `resource`), https or
-/// loopback http only.
+/// The URL of something ferry fetches: https, or http to a loopback address.
 fn optional_url(
     map: &Map<String, Value>,
     path: &str,
     key: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Url> {
-    let value = map.get(key)?;
     let key_path = format!("{path}.{key}");
-    let Some(url) = value.as_str().and_then(|text| Url::parse(text).ok()) else {
-        diagnostics.push(error(&key_path, "expected an absolute URL"));
-        return None;
-    };
-    if key != "resource" && !is_secure_or_loopback(&url) {
+    let url = absolute_url(map.get(key)?, &key_path, diagnostics)?;
+    if !is_secure_or_loopback(&url) {
         diagnostics.push(error(
             &key_path,
             "expected an https URL (plain http only for loopback addresses)",
@@ -554,6 +551,14 @@ fn optional_url(
         return None;
     }
     Some(url)
+}
+
+fn absolute_url(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Url> {
+    let url = value.as_str().and_then(|text| Url::parse(text).ok());
+    if url.is_none() {
+        diagnostics.push(error(path, "expected an absolute URL"));
+    }
+    url
 }
 
 fn seconds(

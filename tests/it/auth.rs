@@ -203,6 +203,15 @@ async fn serve(router: Router) -> SocketAddr {
     address
 }
 
+/// Diagnostics as `ferry check` prints them, one after the other.
+fn diagnostics_text(diagnostics: &[ferry::diagnostic::Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn auth_config(yaml: &str) -> AuthConfig {
     let value: Value = serde_saphyr::from_str(yaml).expect("test YAML parses");
     let mut diagnostics = Vec::new();
@@ -1008,6 +1017,32 @@ async fn basic_credentials_come_from_the_environment() {
 }
 
 #[test]
+fn the_introspection_secret_is_never_a_literal() {
+    let check = |introspection: &str| {
+        let yaml = format!(
+            "oauth: {{resource: {RESOURCE}, issuer: {ISSUER}, introspection: {introspection}}}"
+        );
+        let value: Value = serde_saphyr::from_str(&yaml).expect("yaml");
+        let mut diagnostics = Vec::new();
+        let config = ferry::curation::auth::parse_auth(&value, "auth", &mut diagnostics);
+        assert!(config.is_none());
+        diagnostics_text(&diagnostics)
+    };
+    expect![[r#"
+        error: a secret is never written in the file: name its environment variable (`{env: VAR}`)
+          --> curation:auth.oauth.introspection.client_secret"#]]
+    .assert_eq(&check(
+        "{endpoint: 'https://auth.example.com/introspect', client_id: ferry, client_secret: hunter2}",
+    ));
+    expect![[r#"
+        error: missing `client_secret: {env: VAR}`
+          --> curation:auth.oauth.introspection"#]]
+    .assert_eq(&check(
+        "{endpoint: 'https://auth.example.com/introspect', client_id: ferry}",
+    ));
+}
+
+#[test]
 fn upstream_secrets_are_never_literals_and_identity_headers_carry_no_credentials() {
     let check = |kind: &str, yaml: &str| {
         let value: Value = serde_saphyr::from_str(yaml).expect("yaml");
@@ -1015,11 +1050,7 @@ fn upstream_secrets_are_never_literals_and_identity_headers_carry_no_credentials
         let path = format!("upstream_auth.{kind}");
         let _ =
             ferry::curation::auth::parse_upstream_credential(kind, &value, &path, &mut diagnostics);
-        diagnostics
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
+        diagnostics_text(&diagnostics)
     };
     expect![[r#"
         error: a secret is never written in the file: name its environment variable (`{env: VAR}`)
@@ -1336,10 +1367,12 @@ async fn ask(url: &str, method: &str, params: Value, authorization: Option<&str>
         .to_string()
 }
 
-#[tokio::test]
-async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
-    let rsa = TestKey::rsa();
-    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+/// ferry over HTTP with OAuth against `jwks`, serving `listPets` (needs `pets:read`) and
+/// `createPet` (needs `pets:write`) from an upstream that answers every call `200 {"id":1}`.
+async fn scoped_pets_server(
+    jwks: &JwksServer,
+    upstream_config: ferry::upstream::UpstreamConfig,
+) -> (crate::upstream::TestUpstream, crate::support::Running) {
     let upstream = crate::upstream::TestUpstream::start(|_, _| {
         crate::upstream::Reply::Now(crate::upstream::respond(
             200,
@@ -1353,15 +1386,8 @@ async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
         crate::upstream::tool("createPet", http::Method::POST, "/pets", Vec::new());
     create_pet.scopes = Some(vec!["pets:write".to_string()]);
     let catalog = crate::upstream::catalog(&upstream.base, &[create_pet, list_pets]);
-    let authenticator = oauth(&jwks, "");
-    let client = ferry::upstream::Upstream::new(
-        &catalog,
-        &ferry::upstream::UpstreamConfig {
-            identity_header: Some(http::HeaderName::from_static("x-ferry-subject")),
-            ..Default::default()
-        },
-    )
-    .expect("upstream client");
+    let authenticator = oauth(jwks, "");
+    let client = ferry::upstream::Upstream::new(&catalog, &upstream_config).expect("client");
     let server = ferry::mcp::Server::new(
         &catalog,
         Some(client),
@@ -1374,6 +1400,21 @@ async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
         server,
         ferry::transport::http::HttpOptions {
             authenticator,
+            ..Default::default()
+        },
+    )
+    .await;
+    (upstream, running)
+}
+
+#[tokio::test]
+async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
+    let rsa = TestKey::rsa();
+    let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
+    let (upstream, running) = scoped_pets_server(
+        &jwks,
+        ferry::upstream::UpstreamConfig {
+            identity_header: Some(http::HeaderName::from_static("x-ferry-subject")),
             ..Default::default()
         },
     )
@@ -1474,42 +1515,17 @@ fn the_curation_file_carries_auth_scopes_and_the_identity_header() {
         std::path::PathBuf::new(),
     )
     .expect("parses");
-    let text: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
     expect![[r#"
         warning: scopes have no effect without an `auth:` section: every caller reaches every tool
           --> curation:tools.createPet.scopes"#]]
-    .assert_eq(&text.join("\n"));
+    .assert_eq(&diagnostics_text(&diagnostics));
 }
 
 #[tokio::test]
 async fn the_rmcp_client_works_with_a_bearer_token_and_is_refused_without() {
     let rsa = TestKey::rsa();
     let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
-    let upstream = crate::upstream::TestUpstream::start(|_, _| {
-        crate::upstream::Reply::Now(crate::upstream::respond(
-            200,
-            &[("content-type", "application/json")],
-            r#"{"id":1}"#,
-        ))
-    })
-    .await;
-    let mut create_pet =
-        crate::upstream::tool("createPet", http::Method::POST, "/pets", Vec::new());
-    create_pet.scopes = Some(vec!["pets:write".to_string()]);
-    let list_pets = crate::upstream::tool("listPets", http::Method::GET, "/pets", Vec::new());
-    let catalog = crate::upstream::catalog(&upstream.base, &[create_pet, list_pets]);
-    let authenticator = oauth(&jwks, "");
-    let client = ferry::upstream::Upstream::new(&catalog, &Default::default()).expect("client");
-    let options = ferry::mcp::ServerOptions {
-        authenticator: authenticator.clone(),
-        ..Default::default()
-    };
-    let server = ferry::mcp::Server::new(&catalog, Some(client), options);
-    let http_options = ferry::transport::http::HttpOptions {
-        authenticator,
-        ..Default::default()
-    };
-    let running = crate::support::start(server, http_options).await;
+    let (upstream, running) = scoped_pets_server(&jwks, Default::default()).await;
 
     let token = rsa.mint("rsa-1", &claims("pets:read"));
     let config =
@@ -1655,9 +1671,8 @@ fn token_exchange_without_oauth_callers_is_an_error_in_the_file() {
     let text = "upstream: https://pets.example.com\nupstream_auth:\n  token_exchange: {token_url: 'https://auth.example.com/token', client_id: ferry, client_secret: {env: S}}\n";
     let (_, diagnostics) =
         ferry::curation::parse(text, "ferry.yaml", std::path::PathBuf::new()).expect("parses");
-    let text: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
     expect![[r#"
         error: token exchange trades the caller's OAuth access token: it needs `auth: {oauth: ...}`
           --> curation:upstream_auth.token_exchange"#]]
-    .assert_eq(&text.join("\n"));
+    .assert_eq(&diagnostics_text(&diagnostics));
 }
