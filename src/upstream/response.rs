@@ -523,6 +523,37 @@ fn number_is_exact(token: &str) -> bool {
     if !token.contains(['.', 'e', 'E']) {
         return token.parse::<i64>().is_ok() || token.parse::<u64>().is_ok();
     }
+    short_decimal(token) || float_is_exact(token)
+}
+
+/// Whether a JSON number token has at most 15 significant digits and a magnitude well
+/// inside f64's normal range. Every such decimal survives f64 exactly (f64 holds any
+/// 15-digit decimal), so it needs no allocation to tell: a body full of prices or
+/// coordinates is judged in one pass.
+pub fn short_decimal(token: &str) -> bool {
+    let (mantissa, exponent) = match token.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => match exponent.trim_start_matches('+').parse::<i32>() {
+            Ok(exponent) => (mantissa, exponent),
+            Err(_) => return false,
+        },
+        None => (token, 0),
+    };
+    if mantissa.len() > 40 || exponent.unsigned_abs() > 250 {
+        return false;
+    }
+    // The span from the first to the last non-zero digit, the point skipped.
+    let (mut first, mut last) = (None, 0);
+    for (index, digit) in mantissa.bytes().filter(u8::is_ascii_digit).enumerate() {
+        if digit != b'0' {
+            first.get_or_insert(index);
+            last = index;
+        }
+    }
+    first.is_none_or(|first| last - first < 15)
+}
+
+/// Whether the f64 nearest a decimal token prints back as the same decimal.
+pub fn float_is_exact(token: &str) -> bool {
     match token.parse::<f64>() {
         Ok(float) if float.is_finite() => decimal(token) == decimal(&float.to_string()),
         _ => false,

@@ -775,3 +775,45 @@ fn numbers_a_float_cannot_hold_are_flagged_and_others_are_not() {
         assert!(has_rounded_numbers(rounded.as_bytes()), "{rounded}");
     }
 }
+
+#[test]
+fn the_short_decimal_shortcut_only_passes_numbers_that_survive_a_float() {
+    use super::response::{float_is_exact, short_decimal};
+    let mut mantissas = Vec::new();
+    for digits in [
+        "1",
+        "5",
+        "19",
+        "1999",
+        "3141592653589793",
+        "314159265358979",
+        "100000000000000",
+        "999999999999999",
+        "9999999999999999",
+        "123456789012345",
+        "1234567890123456",
+        "10000000000000001",
+    ] {
+        for point in 0..=digits.len() {
+            let (whole, fraction) = digits.split_at(point);
+            let whole = if whole.is_empty() { "0" } else { whole };
+            mantissas.push(format!("{whole}.{fraction}0"));
+            mantissas.push(format!("-0.000{whole}{fraction}"));
+        }
+    }
+    let mut passed = 0;
+    for mantissa in &mantissas {
+        for exponent in [
+            "", "e0", "e-5", "E+22", "e250", "e-250", "e-290", "e300", "e-330",
+        ] {
+            let token = format!("{mantissa}{exponent}");
+            if short_decimal(&token) {
+                passed += 1;
+                assert!(float_is_exact(&token), "{token}");
+            }
+        }
+    }
+    assert!(passed > 100, "the shortcut passed only {passed} tokens");
+    assert!(!short_decimal("3.141592653589793"));
+    assert!(!short_decimal("1e-300"));
+}
