@@ -347,6 +347,31 @@ fn framing_headers_cannot_be_set_by_arguments() {
 }
 
 #[test]
+fn a_header_name_or_media_type_that_cannot_be_sent_refuses_only_calls_that_use_it() {
+    let plan = plan(
+        "/h",
+        vec![parameter(
+            "bad name",
+            ParameterLocation::Header,
+            ParameterStyle::Simple,
+            false,
+        )],
+    );
+    check_requests(
+        &plan,
+        &[json!({}), json!({"bad name": "x"})],
+        expect![[r#"
+            {} => /h
+            {"bad name":"x"} => error: invalid argument "bad name": its header name cannot be sent
+        "#]],
+    );
+    let placement = BodyPlacement::Argument("body".into());
+    let plan = body_plan(BodyEncoding::Text, "text/plain\n", placement);
+    expect![[r#"invalid argument "body": its media type cannot be sent"#]]
+        .assert_eq(&body_of(&plan, json!({"body": "x"})));
+}
+
+#[test]
 fn page_size_default_and_link_cursor_replace_the_query() {
     let plan = plan(
         "/items",
