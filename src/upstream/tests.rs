@@ -696,6 +696,22 @@ fn echoed_credentials_are_redacted() {
 }
 
 #[test]
+fn every_occurrence_of_every_secret_is_redacted_in_any_body() {
+    use super::response::redact;
+    let secrets = vec!["s3cret".to_string(), String::new(), "k%2B".to_string()];
+    let body = b"s3crets3cret x\xff s3cre k%2B s3cret";
+    let redacted = redact(body, &secrets, "t");
+    assert_eq!(
+        String::from_utf8_lossy(&redacted),
+        "[redacted][redacted] x\u{fffd} s3cre [redacted] [redacted]"
+    );
+    assert!(matches!(
+        redact(b"nothing here", &secrets, "t"),
+        std::borrow::Cow::Borrowed(_)
+    ));
+}
+
+#[test]
 fn a_byte_order_mark_does_not_make_json_undecodable() {
     let report = report_headers();
     let result = shaped(
