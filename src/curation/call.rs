@@ -6,6 +6,7 @@
 
 use serde_json::{Map, Value};
 
+use super::join;
 use crate::catalog::ParameterLocation;
 use crate::diagnostic::{Diagnostic, Location};
 
@@ -333,14 +334,6 @@ const AUTH_KINDS: &[&str] = &[
     "client_credentials",
     "token_exchange",
 ];
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
-}
 
 fn error(path: &str, message: impl Into<String>, diagnostics: &mut Vec<Diagnostic>) {
     diagnostics.push(Diagnostic::error(Location::curation(path), message));

@@ -40,10 +40,16 @@ pub struct ArgumentError {
     pub reason: Cow<'static, str>,
 }
 
-/// A path template split once, at start-up, into literal text and parameters.
+/// What of a plan can be decided once, at start-up: the path template split into literal
+/// text and parameters, each parameter's name as it goes on the wire, and the body's media
+/// type as a header value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     pieces: Vec<Piece>,
+    /// One per parameter of the plan, in its order.
+    names: Vec<WireName>,
+    /// The body's `Content-Type`; `None` when there is no body or it cannot be sent.
+    content_type: Option<HeaderValue>,
 }
 
 /// What a call adds beside the plan: pagination and ferry's own query credential.
@@ -86,7 +92,16 @@ impl Route {
         if !rest.is_empty() {
             pieces.push(Piece::Literal(rest.to_string()));
         }
-        Route { pieces }
+        let names = plan.parameters.iter().map(WireName::new).collect();
+        let content_type = plan
+            .body
+            .as_ref()
+            .and_then(|body| HeaderValue::from_str(&body.media_type).ok());
+        Route {
+            pieces,
+            names,
+            content_type,
+        }
     }
 }
 
@@ -119,7 +134,7 @@ pub fn build(
     let mut query = String::new();
     let mut headers = HeaderMap::new();
     let mut cookies = String::new();
-    for parameter in &plan.parameters {
+    for (parameter, name) in plan.parameters.iter().zip(&route.names) {
         let value = arguments.get(&parameter.argument);
         let page_size;
         let value = match (value, extras.page_size) {
@@ -132,13 +147,13 @@ pub fn build(
         let Some(value) = value.filter(|value| !value.is_null()) else {
             continue;
         };
-        match parameter.location {
-            ParameterLocation::Path => {}
+        match name {
+            WireName::Path => {}
             // A cursor from a `Link` header is the whole query of the next page.
-            ParameterLocation::Query if cursor.is_some() => {}
-            ParameterLocation::Query => expand_query(parameter, value, &mut query),
-            ParameterLocation::Header => expand_header(parameter, value, &mut headers)?,
-            ParameterLocation::Cookie => expand_cookie(parameter, value, &mut cookies)?,
+            WireName::Query(_) if cursor.is_some() => {}
+            WireName::Query(name) => expand_query(parameter, name, value, &mut query),
+            WireName::Header(name) => expand_header(parameter, name, value, &mut headers)?,
+            WireName::Cookie(name) => expand_cookie(parameter, name, value, &mut cookies)?,
         }
     }
     if let Some(cursor) = cursor {
@@ -163,7 +178,7 @@ pub fn build(
     }
 
     let body = match &plan.body {
-        Some(body) => build_body(body, arguments)?,
+        Some(body) => build_body(body, route.content_type.as_ref(), arguments)?,
         None => None,
     };
 
@@ -264,6 +279,43 @@ const COOKIE_VALUE: &AsciiSet = &CONTROLS
 enum Piece {
     Literal(String),
     Parameter(usize),
+}
+
+/// A parameter's name as it goes on the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum WireName {
+    /// In the path: written by the route's pieces.
+    Path,
+    /// A query item's name, percent-encoded.
+    Query(String),
+    /// A cookie's name, percent-encoded.
+    Cookie(String),
+    /// A header's name, or why it cannot be set by an argument.
+    Header(Result<HeaderName, &'static str>),
+}
+
+impl WireName {
+    fn new(parameter: &ParameterPlan) -> WireName {
+        let name = parameter.name.as_str();
+        match parameter.location {
+            ParameterLocation::Path => WireName::Path,
+            ParameterLocation::Query => {
+                WireName::Query(utf8_percent_encode(name, QUERY_VALUE).to_string())
+            }
+            ParameterLocation::Cookie => {
+                WireName::Cookie(utf8_percent_encode(name, COOKIE_VALUE).to_string())
+            }
+            ParameterLocation::Header => {
+                WireName::Header(match HeaderName::from_bytes(name.as_bytes()) {
+                    Err(_) => Err("its header name cannot be sent"),
+                    Ok(name) if FRAMING_HEADERS.contains(&name) => {
+                        Err("its header is set by the HTTP client, not by arguments")
+                    }
+                    Ok(name) => Ok(name),
+                })
+            }
+        }
+    }
 }
 
 /// A parameter's value, reduced to what OpenAPI's styles distinguish.
@@ -373,33 +425,33 @@ fn expand_path(
     Ok(())
 }
 
-fn expand_query(parameter: &ParameterPlan, value: &Value, query: &mut String) {
+/// `name` is the parameter's name, already encoded.
+fn expand_query(parameter: &ParameterPlan, name: &str, value: &Value, query: &mut String) {
     let set = if parameter.allow_reserved {
         QUERY_VALUE_RESERVED
     } else {
         QUERY_VALUE
     };
     let encode = |text: &str| utf8_percent_encode(text, set).to_string();
-    let name = utf8_percent_encode(&parameter.name, QUERY_VALUE).to_string();
     let delimiter = match parameter.style {
         ParameterStyle::SpaceDelimited => "%20",
         ParameterStyle::PipeDelimited => "|",
         _ => ",",
     };
     match (shape(parameter, value), parameter.style) {
-        (Shape::Primitive(text), _) => push_item(query, &name, &encode(&text)),
+        (Shape::Primitive(text), _) => push_item(query, name, &encode(&text)),
         (Shape::Array(items), _) if parameter.explode => {
             for item in items {
-                push_item(query, &name, &encode(&item));
+                push_item(query, name, &encode(&item));
             }
         }
         (Shape::Array(items), _) => {
             if !items.is_empty() {
                 let joined: Vec<String> = items.iter().map(|item| encode(item)).collect();
-                push_item(query, &name, &joined.join(delimiter));
+                push_item(query, name, &joined.join(delimiter));
             }
         }
-        (Shape::Object(_), ParameterStyle::DeepObject) => deep_object(&name, value, &encode, query),
+        (Shape::Object(_), ParameterStyle::DeepObject) => deep_object(name, value, &encode, query),
         (Shape::Object(entries), ParameterStyle::Form) if parameter.explode => {
             for (key, item) in entries {
                 push_item(query, &encode(key), &encode(&item));
@@ -410,7 +462,7 @@ fn expand_query(parameter: &ParameterPlan, value: &Value, query: &mut String) {
                 .iter()
                 .flat_map(|(key, item)| [encode(key), encode(item)])
                 .collect();
-            push_item(query, &name, &joined.join(delimiter));
+            push_item(query, name, &joined.join(delimiter));
         }
     }
 }
@@ -473,6 +525,7 @@ const FRAMING_HEADERS: &[HeaderName] = &[
 
 fn expand_header(
     parameter: &ParameterPlan,
+    name: &Result<HeaderName, &'static str>,
     value: &Value,
     headers: &mut HeaderMap,
 ) -> Result<(), ArgumentError> {
@@ -489,32 +542,26 @@ fn expand_header(
         }
     };
     refuse_line_breaks(parameter, &text)?;
-    let Ok(name) = HeaderName::from_bytes(parameter.name.as_bytes()) else {
-        return Err(invalid(parameter, "its header name cannot be sent"));
-    };
-    if FRAMING_HEADERS.contains(&name) {
-        return Err(invalid(
-            parameter,
-            "its header is set by the HTTP client, not by arguments",
-        ));
-    }
+    let name = name.as_ref().map_err(|reason| invalid(parameter, reason))?;
     let value = HeaderValue::from_bytes(text.as_bytes()).map_err(|_| {
         invalid(
             parameter,
             "contains a control character, which a header cannot carry",
         )
     })?;
-    headers.append(name, value);
+    headers.append(name.clone(), value);
     Ok(())
 }
 
+/// `name` is the parameter's name, already encoded.
 fn expand_cookie(
     parameter: &ParameterPlan,
+    name: &str,
     value: &Value,
     cookies: &mut String,
 ) -> Result<(), ArgumentError> {
     let encode = |text: &str| utf8_percent_encode(text, COOKIE_VALUE).to_string();
-    let name = encode(&parameter.name);
+    let name = name.to_string();
     let mut pairs: Vec<(String, String)> = Vec::new();
     match shape(parameter, value) {
         Shape::Primitive(text) => {
@@ -587,6 +634,7 @@ const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::n
 
 fn build_body(
     plan: &BodyPlan,
+    content_type: Option<&HeaderValue>,
     arguments: &Map<String, Value>,
 ) -> Result<Option<Body>, ArgumentError> {
     let (argument, value): (&str, Cow<'_, Value>) = match &plan.placement {
@@ -614,8 +662,9 @@ fn build_body(
         argument: argument.to_string(),
         reason: reason.into(),
     };
-    let content_type = HeaderValue::from_str(&plan.media_type)
-        .map_err(|_| invalid_body("its media type cannot be sent"))?;
+    let content_type = content_type
+        .cloned()
+        .ok_or_else(|| invalid_body("its media type cannot be sent"))?;
     let bytes = match &plan.encoding {
         BodyEncoding::Json => serde_json::to_vec(value.as_ref())
             .map_err(|_| invalid_body("cannot be written as JSON"))?,
@@ -625,7 +674,8 @@ fn build_body(
             };
             let mut form = String::new();
             for (key, item) in map.iter().filter(|(_, item)| !item.is_null()) {
-                expand_query(&form_field(plan, key), item, &mut form);
+                let name = utf8_percent_encode(key, QUERY_VALUE).to_string();
+                expand_query(&form_field(plan, key), &name, item, &mut form);
             }
             form.into_bytes()
         }

@@ -347,6 +347,31 @@ fn framing_headers_cannot_be_set_by_arguments() {
 }
 
 #[test]
+fn a_header_name_or_media_type_that_cannot_be_sent_refuses_only_calls_that_use_it() {
+    let plan = plan(
+        "/h",
+        vec![parameter(
+            "bad name",
+            ParameterLocation::Header,
+            ParameterStyle::Simple,
+            false,
+        )],
+    );
+    check_requests(
+        &plan,
+        &[json!({}), json!({"bad name": "x"})],
+        expect![[r#"
+            {} => /h
+            {"bad name":"x"} => error: invalid argument "bad name": its header name cannot be sent
+        "#]],
+    );
+    let placement = BodyPlacement::Argument("body".into());
+    let plan = body_plan(BodyEncoding::Text, "text/plain\n", placement);
+    expect![[r#"invalid argument "body": its media type cannot be sent"#]]
+        .assert_eq(&body_of(&plan, json!({"body": "x"})));
+}
+
+#[test]
 fn page_size_default_and_link_cursor_replace_the_query() {
     let plan = plan(
         "/items",
@@ -671,6 +696,22 @@ fn echoed_credentials_are_redacted() {
 }
 
 #[test]
+fn every_occurrence_of_every_secret_is_redacted_in_any_body() {
+    use super::response::redact;
+    let secrets = vec!["s3cret".to_string(), String::new(), "k%2B".to_string()];
+    let body = b"s3crets3cret x\xff s3cre k%2B s3cret";
+    let redacted = redact(body, &secrets, "t");
+    assert_eq!(
+        String::from_utf8_lossy(&redacted),
+        "[redacted][redacted] x\u{fffd} s3cre [redacted] [redacted]"
+    );
+    assert!(matches!(
+        redact(b"nothing here", &secrets, "t"),
+        std::borrow::Cow::Borrowed(_)
+    ));
+}
+
+#[test]
 fn a_byte_order_mark_does_not_make_json_undecodable() {
     let report = report_headers();
     let result = shaped(
@@ -774,4 +815,46 @@ fn numbers_a_float_cannot_hold_are_flagged_and_others_are_not() {
     ] {
         assert!(has_rounded_numbers(rounded.as_bytes()), "{rounded}");
     }
+}
+
+#[test]
+fn the_short_decimal_shortcut_only_passes_numbers_that_survive_a_float() {
+    use super::response::{float_is_exact, short_decimal};
+    let mut mantissas = Vec::new();
+    for digits in [
+        "1",
+        "5",
+        "19",
+        "1999",
+        "3141592653589793",
+        "314159265358979",
+        "100000000000000",
+        "999999999999999",
+        "9999999999999999",
+        "123456789012345",
+        "1234567890123456",
+        "10000000000000001",
+    ] {
+        for point in 0..=digits.len() {
+            let (whole, fraction) = digits.split_at(point);
+            let whole = if whole.is_empty() { "0" } else { whole };
+            mantissas.push(format!("{whole}.{fraction}0"));
+            mantissas.push(format!("-0.000{whole}{fraction}"));
+        }
+    }
+    let mut passed = 0;
+    for mantissa in &mantissas {
+        for exponent in [
+            "", "e0", "e-5", "E+22", "e250", "e-250", "e-290", "e300", "e-330",
+        ] {
+            let token = format!("{mantissa}{exponent}");
+            if short_decimal(&token) {
+                passed += 1;
+                assert!(float_is_exact(&token), "{token}");
+            }
+        }
+    }
+    assert!(passed > 100, "the shortcut passed only {passed} tokens");
+    assert!(!short_decimal("3.141592653589793"));
+    assert!(!short_decimal("1e-300"));
 }

@@ -210,6 +210,21 @@ pub fn http_meta(result: &ToolResult) -> &Value {
     &result.meta["dev.ferry/http"]
 }
 
+/// `GET /pets/{petId}`, one simple path parameter.
+fn get_pet() -> Tool {
+    tool(
+        "getPet",
+        Method::GET,
+        "/pets/{petId}",
+        vec![parameter(
+            "petId",
+            ParameterLocation::Path,
+            ParameterStyle::Simple,
+            false,
+        )],
+    )
+}
+
 fn ok_reply() -> Reply {
     json_reply(200, json!({"ok": true}))
 }
@@ -301,17 +316,7 @@ async fn every_parameter_location_and_style_reaches_the_upstream() {
 #[tokio::test]
 async fn hostile_path_values_never_move_the_request() {
     let upstream = TestUpstream::start(|_, _| ok_reply()).await;
-    let tool = tool(
-        "getPet",
-        Method::GET,
-        "/pets/{petId}",
-        vec![parameter(
-            "petId",
-            ParameterLocation::Path,
-            ParameterStyle::Simple,
-            false,
-        )],
-    );
+    let tool = get_pet();
     let base = format!("{}/api", upstream.base);
     let client = client(&base, &tool);
     let call = |arguments: Value| {
@@ -1146,17 +1151,7 @@ fn upstream_auth_is_read_with_its_paths() {
 async fn concurrent_calls_share_one_client_across_threads() {
     let upstream =
         TestUpstream::start(|request, _| json_reply(200, json!({"uri": request.uri}))).await;
-    let tool = tool(
-        "getPet",
-        Method::GET,
-        "/pets/{petId}",
-        vec![parameter(
-            "petId",
-            ParameterLocation::Path,
-            ParameterStyle::Simple,
-            false,
-        )],
-    );
+    let tool = get_pet();
     let client = client(&upstream.base, &tool);
     let calls: Vec<_> = (0..16)
         .map(|id| {
