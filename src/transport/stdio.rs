@@ -167,13 +167,23 @@ async fn read_line<R: AsyncBufRead + Unpin>(
     }
 }
 
+/// Writes each message and its newline with one write, together with any others already
+/// queued: tokio's stdout hands every write to a blocking thread and waits for the previous
+/// one, so a message and its newline written apart cost two hand-offs.
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut receive: mpsc::UnboundedReceiver<Bytes>,
     mut output: W,
 ) -> std::io::Result<()> {
+    let mut lines = Vec::new();
     while let Some(message) = receive.recv().await {
-        output.write_all(&message).await?;
-        output.write_all(b"\n").await?;
+        lines.clear();
+        lines.extend_from_slice(&message);
+        lines.push(b'\n');
+        while let Ok(message) = receive.try_recv() {
+            lines.extend_from_slice(&message);
+            lines.push(b'\n');
+        }
+        output.write_all(&lines).await?;
         output.flush().await?;
     }
     Ok(())
