@@ -366,7 +366,14 @@ impl Server {
         let call = (method == "tools/call").then(|| self.call_target(&params));
         // (3) Headers must be present and agree with the body (HTTP only).
         if let Some(headers) = headers {
-            self.check_headers(headers, method, &meta_version, &params, call.as_ref())?;
+            self.check_headers(
+                headers,
+                header_version,
+                method,
+                &meta_version,
+                &params,
+                call.as_ref(),
+            )?;
         }
         // (4) The `_meta` version must be the one served statelessly.
         if meta_version != MODERN_VERSION {
@@ -471,22 +478,24 @@ impl Server {
         })
     }
 
+    /// `header_version` is `headers`' `MCP-Protocol-Version`, already read by the caller.
     fn check_headers(
         &self,
         headers: &HeaderMap,
+        header_version: Option<&str>,
         method: &str,
         meta_version: &str,
         params: &Params<'_>,
         call: Option<&Result<CallTarget<'_>, Failure>>,
     ) -> Result<(), Failure> {
-        match header_str(headers, "mcp-protocol-version") {
-            Ok(Some(version)) if version == meta_version => {}
-            Ok(Some(version)) => {
+        match header_version {
+            Some(version) if version == meta_version => {}
+            Some(version) => {
                 return Err(Failure::header_mismatch(format!(
                     "MCP-Protocol-Version header value '{version}' does not match _meta value '{meta_version}'"
                 )));
             }
-            Ok(None) | Err(()) => {
+            None => {
                 return Err(Failure::header_mismatch(
                     "missing MCP-Protocol-Version header".into(),
                 ));
