@@ -104,9 +104,9 @@ pub struct Server {
     listing_varies: bool,
     /// Each tool's JSON, in `tools` order.
     listed: Vec<Value>,
-    /// Scoped lists already written, by era (modern?) and granted scopes: the list is a
+    /// Scoped lists already written, modern then legacy, by granted scopes: the list is a
     /// function of the scopes, and most callers hold one of a few sets.
-    scoped_lists: Mutex<HashMap<ScopedListKey, Arc<Prepared>>>,
+    scoped_lists: [Mutex<HashMap<Vec<String>, Arc<Prepared>>>; 2],
     ttl_ms: u64,
 }
 
@@ -155,9 +155,6 @@ struct ServedTool {
     headers: Vec<MirroredHeader>,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
-
-/// Which scoped `tools/list` answer: the modern era or not, and the caller's scopes.
-type ScopedListKey = (bool, Vec<String>);
 
 /// A response serialized at start-up: `{"jsonrpc":"2.0","id":` + id + `suffix`.
 #[derive(Debug)]
@@ -256,7 +253,7 @@ impl Server {
             authenticator: options.authenticator,
             listing_varies,
             listed,
-            scoped_lists: Mutex::new(HashMap::new()),
+            scoped_lists: Default::default(),
             ttl_ms,
         }
     }
@@ -609,14 +606,17 @@ impl Server {
     /// `tools/list` for a caller when the list depends on scopes: the tools `principal`
     /// reaches, marked `private` so no cache shares it across callers.
     fn tools_list_for(&self, id: &RawValue, principal: &Principal, era: Era) -> Outgoing {
-        /// Scope sets remembered at most; past that the memory starts over.
+        /// Scope sets remembered at most per era; past that the memory starts over.
         const MAX_SCOPED_LISTS: usize = 1024;
-        let key = (era == Era::Modern, principal.scopes.clone());
-        let cached = self
-            .scoped_lists
+        // Looked up by the borrowed scopes: they are copied only when a new list is kept.
+        let scoped_lists = match era {
+            Era::Modern => &self.scoped_lists[0],
+            Era::Legacy => &self.scoped_lists[1],
+        };
+        let cached = scoped_lists
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
+            .get(principal.scopes.as_slice())
             .cloned();
         if let Some(prepared) = cached {
             return prepared.respond(id);
@@ -639,14 +639,11 @@ impl Server {
             Era::Legacy => json!({ "tools": tools }),
         };
         let prepared = Arc::new(Prepared::result(&result));
-        let mut lists = self
-            .scoped_lists
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut lists = scoped_lists.lock().unwrap_or_else(PoisonError::into_inner);
         if lists.len() >= MAX_SCOPED_LISTS {
             lists.clear();
         }
-        lists.insert(key, prepared.clone());
+        lists.insert(principal.scopes.clone(), prepared.clone());
         drop(lists);
         prepared.respond(id)
     }
