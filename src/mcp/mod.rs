@@ -882,7 +882,7 @@ enum MetaString {
     NotText,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct RawParams<'a> {
     #[serde(rename = "_meta", borrow, default)]
     meta: Option<&'a RawValue>,
@@ -907,24 +907,9 @@ struct RawMeta<'a> {
 impl<'a> Params<'a> {
     /// `Err` when `params` is present but not an object. Absent params read as empty.
     fn parse(raw: Option<&'a RawValue>) -> Result<Params<'a>, ()> {
-        let raw_params: RawParams<'a> = match raw {
-            None => RawParams {
-                meta: None,
-                name: None,
-                uri: None,
-                arguments: None,
-                cursor: None,
-            },
-            Some(raw) if raw.get().starts_with('{') => {
-                serde_json::from_str(raw.get()).map_err(|_| ())?
-            }
-            Some(raw) if raw.get() == "null" => RawParams {
-                meta: None,
-                name: None,
-                uri: None,
-                arguments: None,
-                cursor: None,
-            },
+        let raw_params: RawParams<'a> = match raw.map(RawValue::get) {
+            None | Some("null") => RawParams::default(),
+            Some(raw) if raw.starts_with('{') => serde_json::from_str(raw).map_err(|_| ())?,
             Some(_) => return Err(()),
         };
         let meta: Option<RawMeta<'a>> = raw_params
