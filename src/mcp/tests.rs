@@ -363,3 +363,41 @@ fn scoped_lists_are_kept_per_era_and_served_again() {
     assert_eq!(answers[2], answers[0]);
     assert_eq!(answers[3], answers[1]);
 }
+
+#[test]
+fn null_params_read_as_absent_and_other_non_objects_are_invalid() {
+    let server = server();
+    let list = |params: Value| {
+        let outgoing = handle(
+            &server,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}),
+            None,
+        );
+        let body: Value = serde_json::from_slice(&outgoing.body).expect("json");
+        format!(
+            "{} {}",
+            outgoing.status.as_u16(),
+            body.get("error").unwrap_or(&json!("listed"))
+        )
+    };
+    let without = handle(
+        &server,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        None,
+    );
+    let null = handle(
+        &server,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": null}),
+        None,
+    );
+    assert_eq!(null, without);
+    assert!(
+        String::from_utf8_lossy(&without.body).contains(r#""result":{"tools":["#),
+        "{without:?}"
+    );
+    expect![[r#"
+        200 {"code":-32602,"message":"invalid params: params is not an object"}
+        200 {"code":-32602,"message":"invalid params: params is not an object"}
+        200 {"code":-32602,"message":"invalid params: params is not an object"}"#]]
+    .assert_eq(&[list(json!([])), list(json!("x")), list(json!(1))].join("\n"));
+}
