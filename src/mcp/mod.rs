@@ -25,6 +25,7 @@ use crate::upstream::{ToolResult, Upstream};
 mod headers;
 mod validate;
 
+pub use crate::auth::CacheScope;
 pub use headers::{MirroredHeader, mirrored_headers};
 
 /// The revision served to stateless clients.
@@ -57,18 +58,13 @@ pub mod code {
     pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 }
 
-/// Whether the tool list depends on who asks. Until authorization filters tools, it does not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheScope {
-    Public,
-    Private,
-}
-
 /// What the protocol layer is told beyond the catalog.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
     /// Freshness hint on `server/discover` and `tools/list` results.
     pub ttl_ms: u64,
+    /// `cacheScope` on those results; `private` whatever this says when the authenticator
+    /// makes the tool list depend on the caller.
     pub cache_scope: CacheScope,
     /// Who may list and call which tool; [`Authenticator::none`] lets everyone reach all.
     pub authenticator: Authenticator,
@@ -202,13 +198,13 @@ impl Server {
             .collect();
         let listed: Vec<Value> = tools.iter().map(|served| served.tool.to_json()).collect();
 
-        let listing_varies =
-            options.authenticator.cache_scope() == crate::auth::CacheScope::Private;
-        let cache_scope = match options.cache_scope {
-            _ if listing_varies => "private",
-            CacheScope::Public => "public",
-            CacheScope::Private => "private",
+        let listing_varies = options.authenticator.cache_scope() == CacheScope::Private;
+        let cache_scope = if listing_varies {
+            CacheScope::Private
+        } else {
+            options.cache_scope
         };
+        let cache_scope = cache_scope.as_str();
         let mut discover = json!({
             "resultType": "complete",
             "supportedVersions": SUPPORTED_VERSIONS,
