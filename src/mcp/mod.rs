@@ -9,6 +9,7 @@
 //! `server/discover`, `initialize` and both eras' `tools/list` are serialized once at start-up;
 //! answering them splices the request's `id` between a fixed prefix and suffix.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -330,7 +331,7 @@ impl Server {
         // (2) Required `_meta` keys.
         let params = params.map_err(|_| Failure::missing_meta("params is not an object"))?;
         let meta_version = match &params.meta_version {
-            Some(MetaString::Text(version)) => version.clone(),
+            Some(MetaString::Text(version)) => version.as_ref(),
             Some(MetaString::NotText) => {
                 return Err(Failure::missing_meta(&format!(
                     "_meta \"{META_PROTOCOL_VERSION}\" is not a string"
@@ -363,14 +364,14 @@ impl Server {
                 headers,
                 header_version,
                 method,
-                &meta_version,
+                meta_version,
                 &params,
                 call.as_ref(),
             )?;
         }
         // (4) The `_meta` version must be the one served statelessly.
         if meta_version != MODERN_VERSION {
-            return Err(Failure::unsupported_version(&meta_version));
+            return Err(Failure::unsupported_version(meta_version));
         }
         // (5) Methods.
         match method {
@@ -461,7 +462,7 @@ impl Server {
             },
         };
         // A tool the curation did not choose does not exist, whatever the document holds.
-        let Some(&index) = self.by_name.get(name.as_str()) else {
+        let Some(&index) = self.by_name.get(name.as_ref()) else {
             return Err(Failure::invalid_params(&format!("unknown tool {name:?}"))
                 .with_data(json!({ "name": name })));
         };
@@ -515,7 +516,7 @@ impl Server {
         };
         if let Some(source) = name_source {
             let body = match source {
-                Some(MetaString::Text(value)) => Some(value.as_str()),
+                Some(MetaString::Text(value)) => Some(value.as_ref()),
                 _ => None,
             };
             match (headers::decoded(headers, "mcp-name"), body) {
@@ -780,19 +781,19 @@ struct CallTarget<'s> {
 #[derive(Debug)]
 struct Request<'a> {
     id: Option<&'a RawValue>,
-    method: std::borrow::Cow<'a, str>,
+    method: Cow<'a, str>,
     params: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(borrow, default)]
-    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    jsonrpc: Option<Cow<'a, str>>,
     // `deserialize_with` keeps an explicit `"id": null` apart from an absent id.
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    method: Option<std::borrow::Cow<'a, str>>,
+    method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     params: Option<&'a RawValue>,
 }
@@ -864,17 +865,18 @@ fn valid_id(id: &RawValue) -> bool {
 
 /// The `params` fields any method reads, borrowed.
 struct Params<'a> {
-    meta_version: Option<MetaString>,
+    meta_version: Option<MetaString<'a>>,
     /// `Some(true)` when `clientCapabilities` is an object.
     meta_capabilities: Option<bool>,
-    name: Option<MetaString>,
-    uri: Option<MetaString>,
+    name: Option<MetaString<'a>>,
+    uri: Option<MetaString<'a>>,
     arguments: Option<&'a RawValue>,
     cursor: bool,
 }
 
-enum MetaString {
-    Text(String),
+enum MetaString<'a> {
+    /// Borrowed from the body unless the JSON string has escapes.
+    Text(Cow<'a, str>),
     NotText,
 }
 
@@ -931,9 +933,12 @@ impl<'a> Params<'a> {
     }
 }
 
-fn string_of(raw: &RawValue) -> MetaString {
+fn string_of(raw: &RawValue) -> MetaString<'_> {
+    if let Ok(text) = serde_json::from_str::<&str>(raw.get()) {
+        return MetaString::Text(Cow::Borrowed(text));
+    }
     match serde_json::from_str::<String>(raw.get()) {
-        Ok(text) => MetaString::Text(text),
+        Ok(text) => MetaString::Text(Cow::Owned(text)),
         Err(_) => MetaString::NotText,
     }
 }

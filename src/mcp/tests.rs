@@ -401,3 +401,21 @@ fn null_params_read_as_absent_and_other_non_objects_are_invalid() {
         200 {"code":-32602,"message":"invalid params: params is not an object"}"#]]
     .assert_eq(&[list(json!([])), list(json!("x")), list(json!(1))].join("\n"));
 }
+
+#[test]
+fn a_tool_name_written_with_escapes_finds_the_tool() {
+    let server = server();
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get\u005fpet","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026\u002d07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let outgoing = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(server.handle(Incoming {
+            body,
+            headers: None,
+            principal: None,
+        }));
+    let text = String::from_utf8_lossy(&outgoing.body);
+    assert!(text.contains(r#""resultType":"complete""#), "{text}");
+    assert!(text.contains(r#""isError":true"#), "{text}");
+    assert!(text.contains("petId"), "{text}");
+}
