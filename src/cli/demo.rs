@@ -27,16 +27,13 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         if diagnostics.iter().any(|diagnostic| diagnostic.is_error()) {
             anyhow::bail!("the bundled demo catalog has errors");
         }
+        // Only HTTP announces: on stdio `serve` has no endpoint and never calls it.
         let announce = |endpoint: &str| eprintln!("{}", announcement(endpoint));
         serve(
             catalog,
             &ferry::upstream::UpstreamConfig::default(),
             &args.transport,
-            if args.transport.stdio {
-                None
-            } else {
-                Some(&announce)
-            },
+            Some(&announce),
         )
         .await
     })?;

@@ -9,6 +9,7 @@
 //! `server/discover`, `initialize` and both eras' `tools/list` are serialized once at start-up;
 //! answering them splices the request's `id` between a fixed prefix and suffix.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -25,6 +26,7 @@ use crate::upstream::{ToolResult, Upstream};
 mod headers;
 mod validate;
 
+pub use crate::auth::CacheScope;
 pub use headers::{MirroredHeader, mirrored_headers};
 
 /// The revision served to stateless clients.
@@ -57,18 +59,13 @@ pub mod code {
     pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 }
 
-/// Whether the tool list depends on who asks. Until authorization filters tools, it does not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheScope {
-    Public,
-    Private,
-}
-
 /// What the protocol layer is told beyond the catalog.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
     /// Freshness hint on `server/discover` and `tools/list` results.
     pub ttl_ms: u64,
+    /// `cacheScope` on those results; `private` whatever this says when the authenticator
+    /// makes the tool list depend on the caller.
     pub cache_scope: CacheScope,
     /// Who may list and call which tool; [`Authenticator::none`] lets everyone reach all.
     pub authenticator: Authenticator,
@@ -104,9 +101,9 @@ pub struct Server {
     listing_varies: bool,
     /// Each tool's JSON, in `tools` order.
     listed: Vec<Value>,
-    /// Scoped lists already written, by era (modern?) and granted scopes: the list is a
+    /// Scoped lists already written, modern then legacy, by granted scopes: the list is a
     /// function of the scopes, and most callers hold one of a few sets.
-    scoped_lists: Mutex<HashMap<ScopedListKey, Arc<Prepared>>>,
+    scoped_lists: [Mutex<HashMap<Vec<String>, Arc<Prepared>>>; 2],
     ttl_ms: u64,
 }
 
@@ -156,9 +153,6 @@ struct ServedTool {
     validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
 
-/// Which scoped `tools/list` answer: the modern era or not, and the caller's scopes.
-type ScopedListKey = (bool, Vec<String>);
-
 /// A response serialized at start-up: `{"jsonrpc":"2.0","id":` + id + `suffix`.
 #[derive(Debug)]
 struct Prepared {
@@ -205,13 +199,13 @@ impl Server {
             .collect();
         let listed: Vec<Value> = tools.iter().map(|served| served.tool.to_json()).collect();
 
-        let listing_varies =
-            options.authenticator.cache_scope() == crate::auth::CacheScope::Private;
-        let cache_scope = match options.cache_scope {
-            _ if listing_varies => "private",
-            CacheScope::Public => "public",
-            CacheScope::Private => "private",
+        let listing_varies = options.authenticator.cache_scope() == CacheScope::Private;
+        let cache_scope = if listing_varies {
+            CacheScope::Private
+        } else {
+            options.cache_scope
         };
+        let cache_scope = cache_scope.as_str();
         let mut discover = json!({
             "resultType": "complete",
             "supportedVersions": SUPPORTED_VERSIONS,
@@ -256,7 +250,7 @@ impl Server {
             authenticator: options.authenticator,
             listing_varies,
             listed,
-            scoped_lists: Mutex::new(HashMap::new()),
+            scoped_lists: Default::default(),
             ttl_ms,
         }
     }
@@ -337,7 +331,7 @@ impl Server {
         // (2) Required `_meta` keys.
         let params = params.map_err(|_| Failure::missing_meta("params is not an object"))?;
         let meta_version = match &params.meta_version {
-            Some(MetaString::Text(version)) => version.clone(),
+            Some(MetaString::Text(version)) => version.as_ref(),
             Some(MetaString::NotText) => {
                 return Err(Failure::missing_meta(&format!(
                     "_meta \"{META_PROTOCOL_VERSION}\" is not a string"
@@ -366,11 +360,18 @@ impl Server {
         let call = (method == "tools/call").then(|| self.call_target(&params));
         // (3) Headers must be present and agree with the body (HTTP only).
         if let Some(headers) = headers {
-            self.check_headers(headers, method, &meta_version, &params, call.as_ref())?;
+            self.check_headers(
+                headers,
+                header_version,
+                method,
+                meta_version,
+                &params,
+                call.as_ref(),
+            )?;
         }
         // (4) The `_meta` version must be the one served statelessly.
         if meta_version != MODERN_VERSION {
-            return Err(Failure::unsupported_version(&meta_version));
+            return Err(Failure::unsupported_version(meta_version));
         }
         // (5) Methods.
         match method {
@@ -461,7 +462,7 @@ impl Server {
             },
         };
         // A tool the curation did not choose does not exist, whatever the document holds.
-        let Some(&index) = self.by_name.get(name.as_str()) else {
+        let Some(&index) = self.by_name.get(name.as_ref()) else {
             return Err(Failure::invalid_params(&format!("unknown tool {name:?}"))
                 .with_data(json!({ "name": name })));
         };
@@ -471,22 +472,24 @@ impl Server {
         })
     }
 
+    /// `header_version` is `headers`' `MCP-Protocol-Version`, already read by the caller.
     fn check_headers(
         &self,
         headers: &HeaderMap,
+        header_version: Option<&str>,
         method: &str,
         meta_version: &str,
         params: &Params<'_>,
         call: Option<&Result<CallTarget<'_>, Failure>>,
     ) -> Result<(), Failure> {
-        match header_str(headers, "mcp-protocol-version") {
-            Ok(Some(version)) if version == meta_version => {}
-            Ok(Some(version)) => {
+        match header_version {
+            Some(version) if version == meta_version => {}
+            Some(version) => {
                 return Err(Failure::header_mismatch(format!(
                     "MCP-Protocol-Version header value '{version}' does not match _meta value '{meta_version}'"
                 )));
             }
-            Ok(None) | Err(()) => {
+            None => {
                 return Err(Failure::header_mismatch(
                     "missing MCP-Protocol-Version header".into(),
                 ));
@@ -513,7 +516,7 @@ impl Server {
         };
         if let Some(source) = name_source {
             let body = match source {
-                Some(MetaString::Text(value)) => Some(value.as_str()),
+                Some(MetaString::Text(value)) => Some(value.as_ref()),
                 _ => None,
             };
             match (headers::decoded(headers, "mcp-name"), body) {
@@ -600,14 +603,17 @@ impl Server {
     /// `tools/list` for a caller when the list depends on scopes: the tools `principal`
     /// reaches, marked `private` so no cache shares it across callers.
     fn tools_list_for(&self, id: &RawValue, principal: &Principal, era: Era) -> Outgoing {
-        /// Scope sets remembered at most; past that the memory starts over.
+        /// Scope sets remembered at most per era; past that the memory starts over.
         const MAX_SCOPED_LISTS: usize = 1024;
-        let key = (era == Era::Modern, principal.scopes.clone());
-        let cached = self
-            .scoped_lists
+        // Looked up by the borrowed scopes: they are copied only when a new list is kept.
+        let scoped_lists = match era {
+            Era::Modern => &self.scoped_lists[0],
+            Era::Legacy => &self.scoped_lists[1],
+        };
+        let cached = scoped_lists
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
+            .get(principal.scopes.as_slice())
             .cloned();
         if let Some(prepared) = cached {
             return prepared.respond(id);
@@ -630,14 +636,11 @@ impl Server {
             Era::Legacy => json!({ "tools": tools }),
         };
         let prepared = Arc::new(Prepared::result(&result));
-        let mut lists = self
-            .scoped_lists
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut lists = scoped_lists.lock().unwrap_or_else(PoisonError::into_inner);
         if lists.len() >= MAX_SCOPED_LISTS {
             lists.clear();
         }
-        lists.insert(key, prepared.clone());
+        lists.insert(principal.scopes.clone(), prepared.clone());
         drop(lists);
         prepared.respond(id)
     }
@@ -778,19 +781,19 @@ struct CallTarget<'s> {
 #[derive(Debug)]
 struct Request<'a> {
     id: Option<&'a RawValue>,
-    method: std::borrow::Cow<'a, str>,
+    method: Cow<'a, str>,
     params: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(borrow, default)]
-    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    jsonrpc: Option<Cow<'a, str>>,
     // `deserialize_with` keeps an explicit `"id": null` apart from an absent id.
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    method: Option<std::borrow::Cow<'a, str>>,
+    method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     params: Option<&'a RawValue>,
 }
@@ -862,21 +865,22 @@ fn valid_id(id: &RawValue) -> bool {
 
 /// The `params` fields any method reads, borrowed.
 struct Params<'a> {
-    meta_version: Option<MetaString>,
+    meta_version: Option<MetaString<'a>>,
     /// `Some(true)` when `clientCapabilities` is an object.
     meta_capabilities: Option<bool>,
-    name: Option<MetaString>,
-    uri: Option<MetaString>,
+    name: Option<MetaString<'a>>,
+    uri: Option<MetaString<'a>>,
     arguments: Option<&'a RawValue>,
     cursor: bool,
 }
 
-enum MetaString {
-    Text(String),
+enum MetaString<'a> {
+    /// Borrowed from the body unless the JSON string has escapes.
+    Text(Cow<'a, str>),
     NotText,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct RawParams<'a> {
     #[serde(rename = "_meta", borrow, default)]
     meta: Option<&'a RawValue>,
@@ -901,24 +905,9 @@ struct RawMeta<'a> {
 impl<'a> Params<'a> {
     /// `Err` when `params` is present but not an object. Absent params read as empty.
     fn parse(raw: Option<&'a RawValue>) -> Result<Params<'a>, ()> {
-        let raw_params: RawParams<'a> = match raw {
-            None => RawParams {
-                meta: None,
-                name: None,
-                uri: None,
-                arguments: None,
-                cursor: None,
-            },
-            Some(raw) if raw.get().starts_with('{') => {
-                serde_json::from_str(raw.get()).map_err(|_| ())?
-            }
-            Some(raw) if raw.get() == "null" => RawParams {
-                meta: None,
-                name: None,
-                uri: None,
-                arguments: None,
-                cursor: None,
-            },
+        let raw_params: RawParams<'a> = match raw.map(RawValue::get) {
+            None | Some("null") => RawParams::default(),
+            Some(raw) if raw.starts_with('{') => serde_json::from_str(raw).map_err(|_| ())?,
             Some(_) => return Err(()),
         };
         let meta: Option<RawMeta<'a>> = raw_params
@@ -944,9 +933,12 @@ impl<'a> Params<'a> {
     }
 }
 
-fn string_of(raw: &RawValue) -> MetaString {
+fn string_of(raw: &RawValue) -> MetaString<'_> {
+    if let Ok(text) = serde_json::from_str::<&str>(raw.get()) {
+        return MetaString::Text(Cow::Borrowed(text));
+    }
     match serde_json::from_str::<String>(raw.get()) {
-        Ok(text) => MetaString::Text(text),
+        Ok(text) => MetaString::Text(Cow::Owned(text)),
         Err(_) => MetaString::NotText,
     }
 }

@@ -35,6 +35,10 @@ fn tool(name: &str, input_schema: Value) -> Tool {
 }
 
 fn server() -> Server {
+    Server::new(&catalog(), None, ServerOptions::default())
+}
+
+fn catalog() -> Catalog {
     let catalog = Catalog {
         server: ServerInfo {
             name: "pets".into(),
@@ -61,7 +65,7 @@ fn server() -> Server {
     };
     let mut catalog = catalog;
     catalog.tools[1].unchecked_patterns = vec!["/properties/code/pattern".into()];
-    Server::new(&catalog, None, ServerOptions::default())
+    catalog
 }
 
 fn handle(server: &Server, body: &Value, headers: Option<&HeaderMap>) -> Outgoing {
@@ -300,4 +304,118 @@ fn tool_results_are_written_as_the_result_with_the_era_s_additions() {
         {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"no"}],"isError":true}}
     "#]]
     .assert_eq(&written);
+}
+
+#[test]
+fn scoped_lists_are_kept_per_era_and_served_again() {
+    let config = json!({
+        "default_scopes": ["pets:read"],
+        "api_keys": [{"subject": "ci", "key": {"env": "KEY"}}],
+    });
+    let mut diagnostics = Vec::new();
+    let config =
+        crate::curation::auth::parse_auth(&config, "auth", &mut diagnostics).expect("auth config");
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let tool_scopes = [("find".to_string(), vec!["pets:write".to_string()])];
+    let authenticator = Authenticator::with_env(Some(&config), tool_scopes, |_| {
+        Some("a-long-enough-test-key".into())
+    })
+    .expect("authenticator");
+    let server = Server::new(
+        &catalog(),
+        None,
+        ServerOptions {
+            authenticator,
+            ..ServerOptions::default()
+        },
+    );
+    let reader = Principal::new("ci", ["pets:read"]);
+    let list = |request: &Value| {
+        let body = request.to_string();
+        let outgoing = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(server.handle(Incoming {
+                body: body.as_bytes(),
+                headers: None,
+                principal: Some(&reader),
+            }));
+        String::from_utf8_lossy(&outgoing.body).into_owned()
+    };
+    let modern_list = modern("tools/list", json!({}));
+    let legacy_list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let answers = [
+        list(&modern_list),
+        list(&legacy_list),
+        list(&modern_list),
+        list(&legacy_list),
+    ];
+    for answer in &answers[..2] {
+        assert!(answer.contains(r#""name":"get_pet""#), "{answer}");
+        assert!(!answer.contains(r#""name":"find""#), "{answer}");
+    }
+    assert!(
+        answers[0].contains(r#""cacheScope":"private""#),
+        "{}",
+        answers[0]
+    );
+    assert!(!answers[1].contains("resultType"), "{}", answers[1]);
+    assert_eq!(answers[2], answers[0]);
+    assert_eq!(answers[3], answers[1]);
+}
+
+#[test]
+fn null_params_read_as_absent_and_other_non_objects_are_invalid() {
+    let server = server();
+    let list = |params: Value| {
+        let outgoing = handle(
+            &server,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}),
+            None,
+        );
+        let body: Value = serde_json::from_slice(&outgoing.body).expect("json");
+        format!(
+            "{} {}",
+            outgoing.status.as_u16(),
+            body.get("error").unwrap_or(&json!("listed"))
+        )
+    };
+    let without = handle(
+        &server,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        None,
+    );
+    let null = handle(
+        &server,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": null}),
+        None,
+    );
+    assert_eq!(null, without);
+    assert!(
+        String::from_utf8_lossy(&without.body).contains(r#""result":{"tools":["#),
+        "{without:?}"
+    );
+    expect![[r#"
+        200 {"code":-32602,"message":"invalid params: params is not an object"}
+        200 {"code":-32602,"message":"invalid params: params is not an object"}
+        200 {"code":-32602,"message":"invalid params: params is not an object"}"#]]
+    .assert_eq(&[list(json!([])), list(json!("x")), list(json!(1))].join("\n"));
+}
+
+#[test]
+fn a_tool_name_written_with_escapes_finds_the_tool() {
+    let server = server();
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get\u005fpet","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026\u002d07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let outgoing = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(server.handle(Incoming {
+            body,
+            headers: None,
+            principal: None,
+        }));
+    let text = String::from_utf8_lossy(&outgoing.body);
+    assert!(text.contains(r#""resultType":"complete""#), "{text}");
+    assert!(text.contains(r#""isError":true"#), "{text}");
+    assert!(text.contains("petId"), "{text}");
 }

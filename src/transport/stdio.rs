@@ -58,24 +58,11 @@ where
         let body = Bytes::from(std::mem::take(&mut line));
         let Some(id) = mcp::request_id(&body) else {
             // Notifications (and unreadable lines) are answered at once, in order.
-            let outgoing = server
-                .handle(Incoming {
-                    body: &body,
-                    headers: None,
-                    principal: None,
-                })
-                .await;
-            match outgoing.kind {
-                Kind::Accepted { cancels: Some(id) } => {
-                    if let Some(task) = lock(&in_flight).remove(&id) {
-                        tracing::debug!(request = %id, "request cancelled");
-                        task.abort();
-                    }
-                }
-                Kind::Accepted { cancels: None } => {}
-                Kind::Json | Kind::Subscription { .. } | Kind::Refused(_) => {
-                    let _ = send.send(outgoing.body);
-                }
+            if let Some(id) = answer(&server, &body, &send, || {}).await
+                && let Some(task) = lock(&in_flight).remove(&id)
+            {
+                tracing::debug!(request = %id, "request cancelled");
+                task.abort();
             }
             continue;
         };
@@ -94,23 +81,11 @@ where
         let mut registered = lock(&in_flight);
         let handle = tasks.spawn(async move {
             let _permit = permit;
-            let outgoing = server
-                .handle(Incoming {
-                    body: &body,
-                    headers: None,
-                    principal: None,
-                })
-                .await;
             // Deregister before answering, so a late cancel cannot race the answer.
-            lock(&registry).remove(&key);
-            match outgoing.kind {
-                // On stdio the subscription's acknowledgement is all there is to send: the
-                // subscription stays open until the client cancels it or closes stdin.
-                Kind::Json | Kind::Subscription { .. } | Kind::Refused(_) => {
-                    let _ = send.send(outgoing.body);
-                }
-                Kind::Accepted { .. } => {}
-            }
+            let deregister = || {
+                lock(&registry).remove(&key);
+            };
+            answer(&server, &body, &send, deregister).await;
         });
         registered.insert(id, handle);
         drop(registered);
@@ -118,6 +93,33 @@ where
     while tasks.join_next().await.is_some() {}
     drop(send);
     writer.await.map_err(std::io::Error::other)?
+}
+
+/// Hands one message to the dispatcher, runs `settle`, then queues the answer if there is one.
+/// Returns the id of the request a `notifications/cancelled` names.
+async fn answer(
+    server: &Server,
+    body: &[u8],
+    send: &mpsc::UnboundedSender<Bytes>,
+    settle: impl FnOnce(),
+) -> Option<String> {
+    let outgoing = server
+        .handle(Incoming {
+            body,
+            headers: None,
+            principal: None,
+        })
+        .await;
+    settle();
+    match outgoing.kind {
+        // On stdio the subscription's acknowledgement is all there is to send: the
+        // subscription stays open until the client cancels it or closes stdin.
+        Kind::Json | Kind::Subscription { .. } | Kind::Refused(_) => {
+            let _ = send.send(outgoing.body);
+            None
+        }
+        Kind::Accepted { cancels } => cancels,
+    }
 }
 
 enum Line {
@@ -165,13 +167,23 @@ async fn read_line<R: AsyncBufRead + Unpin>(
     }
 }
 
+/// Writes each message and its newline with one write, together with any others already
+/// queued: tokio's stdout hands every write to a blocking thread and waits for the previous
+/// one, so a message and its newline written apart cost two hand-offs.
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut receive: mpsc::UnboundedReceiver<Bytes>,
     mut output: W,
 ) -> std::io::Result<()> {
+    let mut lines = Vec::new();
     while let Some(message) = receive.recv().await {
-        output.write_all(&message).await?;
-        output.write_all(b"\n").await?;
+        lines.clear();
+        lines.extend_from_slice(&message);
+        lines.push(b'\n');
+        while let Ok(message) = receive.try_recv() {
+            lines.extend_from_slice(&message);
+            lines.push(b'\n');
+        }
+        output.write_all(&lines).await?;
         output.flush().await?;
     }
     Ok(())

@@ -33,18 +33,24 @@ fn served(catalog: &Catalog) -> Server {
     Server::new(catalog, Some(upstream), ServerOptions::default())
 }
 
-#[tokio::test]
-async fn modern_call_returns_the_api_answer_as_a_complete_result() {
+/// A modern `get_pet` call over HTTP to the demo, answered 200 with a valid result.
+async fn demo_get_pet(pet_id: u64) -> Value {
     let running = start(demo_server().await, HttpOptions::default()).await;
     let answer = post_modern(
         &running.url,
         "tools/call",
-        json!({"name": "get_pet", "arguments": {"petId": 1}}),
+        json!({"name": "get_pet", "arguments": {"petId": pet_id}}),
     )
     .await;
     assert_eq!(answer.status, 200, "{}", answer.text);
     let value = answer.json();
     assert_schema(MODERN, "CallToolResultResponse", &value);
+    value
+}
+
+#[tokio::test]
+async fn modern_call_returns_the_api_answer_as_a_complete_result() {
+    let value = demo_get_pet(1).await;
     let result = &value["result"];
     assert_eq!(result["resultType"], "complete");
     assert_eq!(result["structuredContent"]["name"], "Tom");
@@ -75,16 +81,7 @@ async fn legacy_call_gets_an_array_wrapped_as_an_object() {
 
 #[tokio::test]
 async fn a_missing_pet_is_a_tool_error_that_keeps_the_problem_details() {
-    let running = start(demo_server().await, HttpOptions::default()).await;
-    let answer = post_modern(
-        &running.url,
-        "tools/call",
-        json!({"name": "get_pet", "arguments": {"petId": 99}}),
-    )
-    .await;
-    assert_eq!(answer.status, 200);
-    let value = answer.json();
-    assert_schema(MODERN, "CallToolResultResponse", &value);
+    let value = demo_get_pet(99).await;
     assert_eq!(value["result"]["isError"], true);
     assert!(value.to_string().contains("no pet has id 99"), "{value:#}");
 }

@@ -550,6 +550,15 @@ async fn foreign_host_is_forbidden_against_dns_rebinding() {
     )
     .await;
     assert_eq!(answer.status, 403);
+    // Without an Origin, so only the Host check can refuse it.
+    let answer = post(&running.url, &initialize(), &[("host", "evil.example.com")]).await;
+    assert_eq!(answer.status, 403, "{}", answer.text);
+    assert_eq!(
+        answer.json()["error"]["message"],
+        "host not allowed",
+        "{}",
+        answer.text
+    );
     for host in [
         "localhost",
         "localhost:8080",

@@ -68,8 +68,20 @@ async fn stdio_skips_lines_over_the_limit_with_an_error() {
 async fn stdio_checks_meta_but_not_headers() {
     let request =
         json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": meta()}});
-    let messages = exchange(&format!("{request}\n"), 1 << 20).await;
+    let without_capabilities = json!({"jsonrpc": "2.0", "id": 10, "method": "tools/list",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}});
+    let mut messages = exchange(&format!("{request}\n{without_capabilities}\n"), 1 << 20).await;
+    messages.sort_by_key(|message| message["id"].as_i64());
+    assert_eq!(messages.len(), 2, "{messages:#?}");
     assert_schema(MODERN, "ListToolsResultResponse", &messages[0]);
+    assert_eq!(messages[1]["error"]["code"], -32602, "{:#}", messages[1]);
+    assert!(
+        messages[1]["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("clientCapabilities")),
+        "{:#}",
+        messages[1]
+    );
 }
 
 #[test]
