@@ -266,7 +266,7 @@ server: {name: 3}
               --> curation:server.name
             error: unknown key `titel`; did you mean `title`?
               --> curation:tools.listPets.titel
-            error: unknown key `readOnly`
+            error: unknown key `readOnly` (expected one of: readOnlyHint, destructiveHint, idempotentHint, openWorldHint)
               --> curation:tools.listPets.annotations.readOnly
             error: "getPets" matches no operation (give an operationId or `METHOD /path`)
               --> curation:tools.getPets

@@ -70,10 +70,10 @@ pub fn parse_auth(
         "a mapping with `api_keys:` or `oauth:`",
         diagnostics,
     )?;
-    unknown_keys(
+    super::check_keys(
         map,
         path,
-        &["api_keys", "oauth", "default_scopes"],
+        &[&["api_keys", "oauth", "default_scopes"]],
         diagnostics,
     );
     let default_scopes = match map.get("default_scopes") {
@@ -125,7 +125,7 @@ pub fn parse_upstream_credential(
     let map = as_map(settings, path, "a mapping", diagnostics)?;
     match kind {
         "basic" => {
-            unknown_keys(map, path, &["username", "password"], diagnostics);
+            super::check_keys(map, path, &[&["username", "password"]], diagnostics);
             let username = match map.get("username") {
                 Some(value) => env_or_literal(value, &format!("{path}.username"), diagnostics),
                 None => {
@@ -164,7 +164,7 @@ pub fn parse_upstream_identity(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<http::HeaderName> {
     let map = as_map(value, path, "`{header: NAME}`", diagnostics)?;
-    unknown_keys(map, path, &["header"], diagnostics);
+    super::check_keys(map, path, &[&["header"]], diagnostics);
     let header_path = format!("{path}.header");
     let Some(name) = map.get("header").and_then(Value::as_str) else {
         diagnostics.push(error(
@@ -206,7 +206,7 @@ fn token_client(
         "audience",
         "resource",
     ];
-    unknown_keys(map, path, &known, diagnostics);
+    super::check_keys(map, path, &[&known[..]], diagnostics);
     let token_url = required_url(map, path, "token_url", diagnostics);
     let client_id = match map.get("client_id") {
         Some(value) => env_or_literal(value, &format!("{path}.client_id"), diagnostics),
@@ -300,10 +300,10 @@ fn api_key(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Opti
         "a mapping with `subject:` and `sha256:` or `key:`",
         diagnostics,
     )?;
-    unknown_keys(
+    super::check_keys(
         map,
         path,
-        &["subject", "sha256", "key", "scopes"],
+        &[&["subject", "sha256", "key", "scopes"]],
         diagnostics,
     );
     let subject = required_string(map, path, "subject", diagnostics);
@@ -373,7 +373,7 @@ fn oauth_config(
         "jwks_max_age_seconds",
         "introspection",
     ];
-    unknown_keys(map, path, &known, diagnostics);
+    super::check_keys(map, path, &[&known[..]], diagnostics);
     let before = diagnostics.len();
     let resource = match map.get("resource") {
         Some(value) => absolute_url(value, &format!("{path}.resource"), diagnostics),
@@ -471,10 +471,10 @@ fn introspection(
         "a mapping with `endpoint:`, `client_id:` and `client_secret:`",
         diagnostics,
     )?;
-    unknown_keys(
+    super::check_keys(
         map,
         path,
-        &["endpoint", "client_id", "client_secret"],
+        &[&["endpoint", "client_id", "client_secret"]],
         diagnostics,
     );
     let endpoint = required_url(map, path, "endpoint", diagnostics);
@@ -646,23 +646,6 @@ fn as_map<'a>(
         diagnostics.push(error(path, format!("expected {expected}")));
     }
     map
-}
-
-fn unknown_keys(
-    map: &Map<String, Value>,
-    path: &str,
-    known: &[&str],
-    diagnostics: &mut Vec<Diagnostic>,
-) {
-    for key in map.keys().filter(|key| !known.contains(&key.as_str())) {
-        diagnostics.push(error(
-            &format!("{path}.{key}"),
-            format!(
-                "unknown key `{key}` (expected one of: {})",
-                known.join(", ")
-            ),
-        ));
-    }
 }
 
 fn error(path: &str, message: impl Into<String>) -> Diagnostic {

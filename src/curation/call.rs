@@ -271,7 +271,7 @@ pub fn parse_upstream_auth(
     };
     match kind.as_str() {
         "api_key" => {
-            known_keys(settings, &["in", "name", "env"], &here, diagnostics);
+            super::check_keys(settings, &here, &[&["in", "name", "env"]], diagnostics);
             let location = match settings.get("in").map(Value::as_str) {
                 None | Some(Some("header")) => Some(ParameterLocation::Header),
                 Some(Some("query")) => Some(ParameterLocation::Query),
@@ -307,7 +307,7 @@ pub fn parse_upstream_auth(
             })
         }
         "bearer" => {
-            known_keys(settings, &["env"], &here, diagnostics);
+            super::check_keys(settings, &here, &[&["env"]], diagnostics);
             Some(UpstreamAuth::Bearer {
                 env: env_var(settings, &here, diagnostics)?,
             })
@@ -345,21 +345,6 @@ fn top_level_only(path: &str, diagnostics: &mut Vec<Diagnostic>) {
         "is only allowed at the top level of the file",
         diagnostics,
     );
-}
-
-fn known_keys(
-    map: &Map<String, Value>,
-    known: &[&str],
-    path: &str,
-    diagnostics: &mut Vec<Diagnostic>,
-) {
-    for key in map.keys().filter(|key| !known.contains(&key.as_str())) {
-        error(
-            &join(path, key),
-            format!("unknown key; expected one of: {}", known.join(", ")),
-            diagnostics,
-        );
-    }
 }
 
 fn positive_integer(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<u64> {
@@ -471,10 +456,10 @@ fn pagination(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> O
         error(path, "must be a mapping", diagnostics);
         return None;
     };
-    known_keys(
+    super::check_keys(
         map,
-        &["size_argument", "size", "next", "cursor_argument"],
         path,
+        &[&["size_argument", "size", "next", "cursor_argument"]],
         diagnostics,
     );
     let mut pagination = Pagination::default();

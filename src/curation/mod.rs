@@ -406,22 +406,26 @@ pub fn parse_annotations(
     }
 }
 
-/// Pushes an error for every key of `map` not in one of `known`.
+/// Pushes an error for every key of `map` not in one of `known`: with the likely meant key
+/// when one is close, or else the keys that are expected there.
 pub fn check_keys(
     map: &Map<String, Value>,
     path: &str,
     known: &[&[&str]],
     diagnostics: &mut Vec<Diagnostic>,
 ) {
+    let all = || known.iter().flat_map(|keys| keys.iter().copied());
     for key in map.keys() {
-        if known.iter().any(|keys| keys.contains(&key.as_str())) {
+        if all().any(|k| k == key) {
             continue;
         }
-        let mut message = format!("unknown key `{key}`");
-        let all = known.iter().flat_map(|keys| keys.iter());
-        if let Some(close) = all.clone().find(|k| similar(k, key)) {
-            message.push_str(&format!("; did you mean `{close}`?"));
-        }
+        let message = match all().find(|k| similar(k, key)) {
+            Some(close) => format!("unknown key `{key}`; did you mean `{close}`?"),
+            None => format!(
+                "unknown key `{key}` (expected one of: {})",
+                all().collect::<Vec<_>>().join(", ")
+            ),
+        };
         diagnostics.push(Diagnostic::error(
             Location::curation(join(path, key)),
             message,

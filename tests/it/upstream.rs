@@ -1077,7 +1077,7 @@ fn call_options_are_read_with_their_paths() {
             "error: \"Bad Header\" is not a valid header name\n  --> curation:tools.getPet.idempotency_key_header",
             "error: set-cookie is never reported: it carries cookies or credentials\n  --> curation:tools.getPet.response_headers.1",
             "error: \"/a~2b\" is not a valid JSON pointer (`~` must be followed by 0 or 1)\n  --> curation:tools.getPet.fields.1",
-            "error: unknown key; expected one of: size_argument, size, next, cursor_argument\n  --> curation:tools.getPet.pagination.extra",
+            "error: unknown key `extra` (expected one of: size_argument, size, next, cursor_argument)\n  --> curation:tools.getPet.pagination.extra",
             "error: must be `link` or a JSON pointer into the response body, like /next_cursor\n  --> curation:tools.getPet.pagination.next",
             "error: is only allowed at the top level of the file\n  --> curation:tools.getPet.upstream_auth",
         ]
@@ -1143,7 +1143,7 @@ fn upstream_auth_is_read_with_its_paths() {
     expect![[r#"None ["must have exactly one key: api_key, bearer, basic, client_credentials, token_exchange"]"#]].assert_eq(&parse(
         json!({"bearer": {"env": "A"}, "api_key": {"name": "x", "env": "B"}}),
     ));
-    expect![[r#"None ["unknown key; expected one of: env", "needs `env`, the environment variable holding the secret"]"#]]
+    expect![[r#"None ["unknown key `token` (expected one of: env)", "needs `env`, the environment variable holding the secret"]"#]]
         .assert_eq(&parse(json!({"bearer": {"token": "literal"}})));
 }
 
