@@ -74,17 +74,11 @@ fn load_here(path: &Path, options: &LoadOptions) -> Result<Document, LoadError> 
 /// Its relative references resolve against the URL and are fetched only when
 /// `options.allow_remote` is set; otherwise they are recorded as remote and not followed.
 pub async fn load_url(url: &str, options: &LoadOptions) -> Result<Document, LoadError> {
-    let fetch_error = |message: String| LoadError::Fetch {
-        url: url.to_string(),
-        message,
-    };
-    let parsed = url::Url::parse(url).map_err(|error| fetch_error(error.to_string()))?;
+    let parsed = url::Url::parse(url).map_err(|error| fetch_error(url, error.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(fetch_error(
-            "only http and https URLs can be fetched".to_string(),
-        ));
+        return Err(fetch_error(url, "only http and https URLs can be fetched"));
     }
-    let client = client(options).map_err(|error| fetch_error(error.to_string()))?;
+    let client = client(options).map_err(|error| fetch_error(url, error.to_string()))?;
     let name = {
         let mut without_fragment = parsed;
         without_fragment.set_fragment(None);
@@ -103,18 +97,15 @@ pub async fn load_url(url: &str, options: &LoadOptions) -> Result<Document, Load
 /// [`load_url`] for synchronous callers, inside an async runtime or not: it runs on a thread
 /// of its own, with a runtime of its own.
 pub fn load_url_blocking(url: &str, options: &LoadOptions) -> Result<Document, LoadError> {
-    let fetch_error = |message: String| LoadError::Fetch {
-        url: url.to_string(),
-        message,
-    };
     let load = || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|error| fetch_error(error.to_string()))?;
+            .map_err(|error| fetch_error(url, error.to_string()))?;
         runtime.block_on(load_url(url, options))
     };
-    on_new_deep_thread(options.max_depth, load).map_err(|error| fetch_error(error.to_string()))?
+    on_new_deep_thread(options.max_depth, load)
+        .map_err(|error| fetch_error(url, error.to_string()))?
 }
 
 /// What has been loaded, what failed, and what is still wanted.
@@ -342,10 +333,6 @@ async fn fetch(
     url: &str,
     options: &LoadOptions,
 ) -> Result<String, LoadError> {
-    let fetch_error = |message: String| LoadError::Fetch {
-        url: url.to_string(),
-        message,
-    };
     let too_large = || LoadError::TooLarge {
         name: url.to_string(),
         limit: options.max_file_bytes,
@@ -354,10 +341,10 @@ async fn fetch(
         .get(url)
         .send()
         .await
-        .map_err(|error| fetch_error(error.without_url().to_string()))?;
+        .map_err(|error| fetch_error(url, error.without_url().to_string()))?;
     let status = response.status();
     if !status.is_success() {
-        return Err(fetch_error(format!("the server answered {status}")));
+        return Err(fetch_error(url, format!("the server answered {status}")));
     }
     if response
         .content_length()
@@ -369,7 +356,7 @@ async fn fetch(
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|error| fetch_error(error.without_url().to_string()))?
+        .map_err(|error| fetch_error(url, error.without_url().to_string()))?
     {
         body.extend_from_slice(&chunk);
         if body.len() as u64 > options.max_file_bytes {
@@ -385,21 +372,26 @@ async fn fetch(
 /// [`fetch`] from synchronous code: on a thread of its own with its own runtime, since the
 /// caller may or may not be inside one (blocking inside a runtime panics).
 fn fetch_blocking(url: &str, options: &LoadOptions) -> Result<String, LoadError> {
-    let fetch_error = |message: String| LoadError::Fetch {
-        url: url.to_string(),
-        message,
-    };
     std::thread::scope(|scope| {
         scope
             .spawn(|| {
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
-                    .map_err(|error| fetch_error(error.to_string()))?;
-                let client = client(options).map_err(|error| fetch_error(error.to_string()))?;
+                    .map_err(|error| fetch_error(url, error.to_string()))?;
+                let client =
+                    client(options).map_err(|error| fetch_error(url, error.to_string()))?;
                 runtime.block_on(fetch(&client, url, options))
             })
             .join()
-            .unwrap_or_else(|_| Err(fetch_error("the fetch panicked".to_string())))
+            .unwrap_or_else(|_| Err(fetch_error(url, "the fetch panicked")))
     })
+}
+
+/// A [`LoadError::Fetch`] of `url`.
+fn fetch_error(url: &str, message: impl Into<String>) -> LoadError {
+    LoadError::Fetch {
+        url: url.to_string(),
+        message: message.into(),
+    }
 }
