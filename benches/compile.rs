@@ -22,7 +22,8 @@ fn main() {
     let rounds: usize = std::env::var("FERRY_BENCH_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(10);
+        .unwrap_or(10)
+        .max(1);
     let mut times = Vec::with_capacity(rounds);
     let mut size = 0;
     let mut tools = 0;

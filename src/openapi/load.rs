@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::index::MAX_WALK_DEPTH;
+use super::index::{Index, RefSite};
 use super::parse::{on_deep_stack, on_new_deep_thread};
-use super::{Document, FileKey, LoadError, LoadOptions, SourceFile, SpecVersion};
+use super::{Document, FileId, FileKey, LoadError, LoadOptions, SourceFile, SpecVersion};
 use super::{detect_version, file_key, is_remote, parse_with};
 
 /// Reads the root document at `path` and every file its `$ref`s reach, confined to the root's
@@ -74,17 +74,11 @@ fn load_here(path: &Path, options: &LoadOptions) -> Result<Document, LoadError> 
 /// Its relative references resolve against the URL and are fetched only when
 /// `options.allow_remote` is set; otherwise they are recorded as remote and not followed.
 pub async fn load_url(url: &str, options: &LoadOptions) -> Result<Document, LoadError> {
-    let fetch_error = |message: String| LoadError::Fetch {
-        url: url.to_string(),
-        message,
-    };
-    let parsed = url::Url::parse(url).map_err(|error| fetch_error(error.to_string()))?;
+    let parsed = url::Url::parse(url).map_err(|error| fetch_error(url, error.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(fetch_error(
-            "only http and https URLs can be fetched".to_string(),
-        ));
+        return Err(fetch_error(url, "only http and https URLs can be fetched"));
     }
-    let client = client(options).map_err(|error| fetch_error(error.to_string()))?;
+    let client = client(options).map_err(|error| fetch_error(url, error.to_string()))?;
     let name = {
         let mut without_fragment = parsed;
         without_fragment.set_fragment(None);
@@ -103,18 +97,15 @@ pub async fn load_url(url: &str, options: &LoadOptions) -> Result<Document, Load
 /// [`load_url`] for synchronous callers, inside an async runtime or not: it runs on a thread
 /// of its own, with a runtime of its own.
 pub fn load_url_blocking(url: &str, options: &LoadOptions) -> Result<Document, LoadError> {
-    let fetch_error = |message: String| LoadError::Fetch {
-        url: url.to_string(),
-        message,
-    };
     let load = || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|error| fetch_error(error.to_string()))?;
+            .map_err(|error| fetch_error(url, error.to_string()))?;
         runtime.block_on(load_url(url, options))
     };
-    on_new_deep_thread(options.max_depth, load).map_err(|error| fetch_error(error.to_string()))?
+    on_new_deep_thread(options.max_depth, load)
+        .map_err(|error| fetch_error(url, error.to_string()))?
 }
 
 /// What has been loaded, what failed, and what is still wanted.
@@ -128,7 +119,11 @@ struct Loader<'a> {
     /// Names loaded, failed or queued: each file is wanted once.
     seen: HashSet<String>,
     queue: VecDeque<String>,
-    /// How many of `files` have had their references queued.
+    /// The `$id`s and `$anchor`s of the files scanned so far.
+    index: Index,
+    /// Every `$ref` in the files scanned so far, for [`Document::assemble`] to check.
+    sites: Vec<RefSite>,
+    /// How many of `files` have been indexed and had their references queued.
     scanned: usize,
     total_bytes: u64,
 }
@@ -142,6 +137,8 @@ impl<'a> Loader<'a> {
             failed: HashMap::new(),
             seen: HashSet::new(),
             queue: VecDeque::new(),
+            index: Index::default(),
+            sites: Vec::new(),
             scanned: 0,
             total_bytes: 0,
         }
@@ -157,24 +154,32 @@ impl<'a> Loader<'a> {
         Ok(version)
     }
 
-    /// The next file to fetch, after queuing the references of the files loaded so far.
+    /// The next file to fetch, after indexing the files loaded so far and queuing the files
+    /// their references name. Indexing lists a file's `$ref`s too, so each file is walked once.
     fn next_wanted(&mut self) -> Option<String> {
         while self.scanned < self.files.len() {
-            let mut wanted = Vec::new();
             let file = &self.files[self.scanned];
-            each_reference(&file.value, 0, &mut |reference| {
-                let path = reference.split('#').next().unwrap_or("");
+            let first_site = self.sites.len();
+            self.index.add_file(
+                FileId(self.scanned),
+                &file.name,
+                &file.value,
+                &mut self.sites,
+            );
+            let mut wanted = Vec::new();
+            for site in &self.sites[first_site..] {
+                let path = site.reference.split('#').next().unwrap_or("");
                 if path.is_empty() {
-                    return;
+                    continue;
                 }
                 match file_key(&file.name, path) {
                     FileKey::Local(name) if self.local_root.is_some() => wanted.push(name),
                     FileKey::Remote(name) if self.options.allow_remote => wanted.push(name),
                     // Refused and not-allowed references are reported when the document is
-                    // assembled, where each `$ref` is resolved once more.
+                    // assembled, where each `$ref` is resolved.
                     _ => {}
                 }
-            });
+            }
             for name in wanted {
                 if self.seen.insert(name.clone()) {
                     self.queue.push_back(name);
@@ -222,10 +227,22 @@ impl<'a> Loader<'a> {
         Ok(())
     }
 
+    /// The document, once [`Loader::next_wanted`] has answered `None`: every file indexed.
     fn finish(self, version: SpecVersion) -> Document {
+        debug_assert_eq!(
+            self.scanned,
+            self.files.len(),
+            "a loaded file was not indexed"
+        );
         let failed = self.failed.len();
-        let document =
-            Document::assemble(version, self.files, self.failed, self.options.allow_remote);
+        let document = Document::assemble(
+            version,
+            self.files,
+            self.failed,
+            self.options.allow_remote,
+            self.index,
+            self.sites,
+        );
         tracing::debug!(
             files = document.files.len(),
             failed,
@@ -248,26 +265,6 @@ fn parse_referenced(name: &str, text: String, options: &LoadOptions) -> Result<V
     match extension.as_deref() {
         None | Some("json" | "yaml" | "yml") => parse_with(&text, name, options),
         Some(_) => Ok(Value::String(text)),
-    }
-}
-
-/// Calls `f` with every `$ref` string in `value`.
-fn each_reference(value: &Value, depth: usize, f: &mut impl FnMut(&str)) {
-    if depth > MAX_WALK_DEPTH {
-        return;
-    }
-    match value {
-        Value::Object(map) => {
-            if let Some(Value::String(reference)) = map.get("$ref") {
-                f(reference);
-            }
-            map.values()
-                .for_each(|child| each_reference(child, depth + 1, f));
-        }
-        Value::Array(items) => items
-            .iter()
-            .for_each(|child| each_reference(child, depth + 1, f)),
-        _ => {}
     }
 }
 
@@ -336,10 +333,6 @@ async fn fetch(
     url: &str,
     options: &LoadOptions,
 ) -> Result<String, LoadError> {
-    let fetch_error = |message: String| LoadError::Fetch {
-        url: url.to_string(),
-        message,
-    };
     let too_large = || LoadError::TooLarge {
         name: url.to_string(),
         limit: options.max_file_bytes,
@@ -348,10 +341,10 @@ async fn fetch(
         .get(url)
         .send()
         .await
-        .map_err(|error| fetch_error(error.without_url().to_string()))?;
+        .map_err(|error| fetch_error(url, error.without_url().to_string()))?;
     let status = response.status();
     if !status.is_success() {
-        return Err(fetch_error(format!("the server answered {status}")));
+        return Err(fetch_error(url, format!("the server answered {status}")));
     }
     if response
         .content_length()
@@ -363,7 +356,7 @@ async fn fetch(
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|error| fetch_error(error.without_url().to_string()))?
+        .map_err(|error| fetch_error(url, error.without_url().to_string()))?
     {
         body.extend_from_slice(&chunk);
         if body.len() as u64 > options.max_file_bytes {
@@ -379,21 +372,26 @@ async fn fetch(
 /// [`fetch`] from synchronous code: on a thread of its own with its own runtime, since the
 /// caller may or may not be inside one (blocking inside a runtime panics).
 fn fetch_blocking(url: &str, options: &LoadOptions) -> Result<String, LoadError> {
-    let fetch_error = |message: String| LoadError::Fetch {
-        url: url.to_string(),
-        message,
-    };
     std::thread::scope(|scope| {
         scope
             .spawn(|| {
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
-                    .map_err(|error| fetch_error(error.to_string()))?;
-                let client = client(options).map_err(|error| fetch_error(error.to_string()))?;
+                    .map_err(|error| fetch_error(url, error.to_string()))?;
+                let client =
+                    client(options).map_err(|error| fetch_error(url, error.to_string()))?;
                 runtime.block_on(fetch(&client, url, options))
             })
             .join()
-            .unwrap_or_else(|_| Err(fetch_error("the fetch panicked".to_string())))
+            .unwrap_or_else(|_| Err(fetch_error(url, "the fetch panicked")))
     })
+}
+
+/// A [`LoadError::Fetch`] of `url`.
+fn fetch_error(url: &str, message: impl Into<String>) -> LoadError {
+    LoadError::Fetch {
+        url: url.to_string(),
+        message: message.into(),
+    }
 }

@@ -168,11 +168,21 @@ impl Document {
     /// to [`RefError::NotLoaded`].
     pub fn from_value(value: Value) -> Result<Document, LoadError> {
         let version = detect_version(&value, "openapi document")?;
+        let mut index = index::Index::default();
+        let mut sites = Vec::new();
+        index.add_file(FileId(0), "", &value, &mut sites);
         let files = vec![SourceFile {
             name: String::new(),
             value,
         }];
-        Ok(Document::assemble(version, files, HashMap::new(), false))
+        Ok(Document::assemble(
+            version,
+            files,
+            HashMap::new(),
+            false,
+            index,
+            sites,
+        ))
     }
 
     pub fn root(&self) -> &Value {
@@ -235,24 +245,22 @@ impl Document {
         })
     }
 
-    /// Puts loaded files together: indexes names, `$id`s and anchors, then lists every `$ref`
-    /// that does not resolve.
+    /// Puts loaded files together with the index of their `$id`s and anchors and the `$ref`s
+    /// found while indexing them (in file order): indexes names, then lists every `$ref` that
+    /// does not resolve.
     fn assemble(
         version: SpecVersion,
         files: Vec<SourceFile>,
         failed: HashMap<String, String>,
         allow_remote: bool,
+        index: index::Index,
+        sites: Vec<index::RefSite>,
     ) -> Document {
         let by_name = files
             .iter()
             .enumerate()
             .map(|(i, f)| (f.name.clone(), FileId(i)))
             .collect();
-        let mut sites = Vec::new();
-        let mut index = index::Index::default();
-        for (i, file) in files.iter().enumerate() {
-            index.add_file(FileId(i), &file.name, &file.value, &mut sites);
-        }
         let mut document = Document {
             version,
             files,

@@ -66,6 +66,25 @@ fn check_problems(document: &Document, expect: Expect) {
     expect.assert_eq(&problems(document));
 }
 
+/// Where `reference`, written in the root file, points: its pointer, or the error's text.
+fn resolved(document: &Document, reference: &str) -> Result<String, String> {
+    document
+        .resolve(FileId(0), reference)
+        .map(|target| target.pointer)
+        .map_err(|e| e.to_string())
+}
+
+/// Asserts that each `(reference, pointer)` written in the root file resolves to that pointer.
+fn assert_resolve(document: &Document, cases: &[(&str, &str)]) {
+    for (reference, pointer) in cases {
+        assert_eq!(
+            resolved(document, reference).as_deref(),
+            Ok(*pointer),
+            "{reference}"
+        );
+    }
+}
+
 fn names(document: &Document) -> Vec<&str> {
     document.files.iter().map(|f| f.name.as_str()).collect()
 }
@@ -190,30 +209,29 @@ fn redocly_missing_code_samples_only_affect_their_refs() {
 #[test]
 fn petstore_31_resolves_id_and_anchor_references() {
     let document = load(&research("petstore-3.1/petstore.yaml")).expect("load");
-    let resolved = |reference: &str| {
-        document
-            .resolve(FileId(0), reference)
-            .map(|target| target.pointer)
-            .map_err(|e| e.to_string())
-    };
-    assert_eq!(
-        resolved("/components/schemas/petdetails#pet_details_id").as_deref(),
-        Ok("/components/schemas/PetDetails/properties/id")
+    assert_resolve(
+        &document,
+        &[
+            (
+                "/components/schemas/petdetails#pet_details_id",
+                "/components/schemas/PetDetails/properties/id",
+            ),
+            (
+                "/components/schemas/category",
+                "/components/schemas/Category",
+            ),
+            (
+                "/components/schemas/tag#/properties/name",
+                "/components/schemas/Tag/properties/name",
+            ),
+            (
+                "#pet_details_id",
+                "/components/schemas/PetDetails/properties/id",
+            ),
+        ],
     );
     assert_eq!(
-        resolved("/components/schemas/category").as_deref(),
-        Ok("/components/schemas/Category")
-    );
-    assert_eq!(
-        resolved("/components/schemas/tag#/properties/name").as_deref(),
-        Ok("/components/schemas/Tag/properties/name")
-    );
-    assert_eq!(
-        resolved("#pet_details_id").as_deref(),
-        Ok("/components/schemas/PetDetails/properties/id")
-    );
-    assert_eq!(
-        resolved("/components/schemas/petdetails#no_such_anchor"),
+        resolved(&document, "/components/schemas/petdetails#no_such_anchor"),
         Err(
             "`$ref` \"/components/schemas/petdetails#no_such_anchor\" points at nothing"
                 .to_string()
@@ -688,35 +706,31 @@ fn ids_nest_and_resolve_without_fetching() {
         }}
     }))
     .expect("document");
-    let pointer = |reference: &str| {
-        document
-            .resolve(FileId(0), reference)
-            .map(|t| t.pointer)
-            .map_err(|e| e.to_string())
-    };
-    assert_eq!(
-        pointer("https://example.com/schemas/root").as_deref(),
-        Ok("/components/schemas/Root")
-    );
-    assert_eq!(
-        pointer("https://example.com/schemas/child").as_deref(),
-        Ok("/components/schemas/Root/properties/child")
-    );
-    assert_eq!(
-        pointer("https://example.com/schemas/child#kid").as_deref(),
-        Ok("/components/schemas/Root/properties/child")
-    );
-    assert_eq!(
-        pointer("https://example.com/schemas/child#/properties/x").as_deref(),
-        Ok("/components/schemas/Root/properties/child/properties/x")
-    );
-    assert_eq!(
-        pointer("https://example.com/schemas/root#legacy").as_deref(),
-        Ok("/components/schemas/Root/properties/old")
-    );
-    assert_eq!(
-        pointer("#kid").as_deref(),
-        Ok("/components/schemas/Root/properties/child")
+    assert_resolve(
+        &document,
+        &[
+            (
+                "https://example.com/schemas/root",
+                "/components/schemas/Root",
+            ),
+            (
+                "https://example.com/schemas/child",
+                "/components/schemas/Root/properties/child",
+            ),
+            (
+                "https://example.com/schemas/child#kid",
+                "/components/schemas/Root/properties/child",
+            ),
+            (
+                "https://example.com/schemas/child#/properties/x",
+                "/components/schemas/Root/properties/child/properties/x",
+            ),
+            (
+                "https://example.com/schemas/root#legacy",
+                "/components/schemas/Root/properties/old",
+            ),
+            ("#kid", "/components/schemas/Root/properties/child"),
+        ],
     );
     assert_eq!(problems(&document), "");
     assert!(matches!(
