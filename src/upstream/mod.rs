@@ -7,9 +7,10 @@
 //! URL, each tool's route and settings, header names, credentials) is decided in
 //! [`Upstream::new`].
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use http::header::{self, HeaderName, HeaderValue};
@@ -56,10 +57,26 @@ pub struct UpstreamConfig {
 }
 
 /// The pooled client that calls one upstream API for every tool of a catalog. Cheap to
-/// clone: clones share the connection pool.
+/// clone: clones share the connection pools.
 #[derive(Debug, Clone)]
 pub struct Upstream {
     inner: Arc<Inner>,
+    /// The pools of serving threads 1 and up (thread 0 uses `inner.clients`), each made on
+    /// that thread's first call; see [`Upstream::with_workers`].
+    workers: Arc<[OnceLock<Vec<reqwest::Client>>]>,
+}
+
+thread_local! {
+    /// Which serving thread this is; see [`set_worker`].
+    static WORKER: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Marks the current thread as serving thread `index` (0, the default, for the first): its
+/// calls go through that thread's own connection pools, so an upstream socket is driven by
+/// the thread whose runtime made it. Only threads that each run their own single-threaded
+/// runtime should be numbered.
+pub fn set_worker(index: usize) {
+    WORKER.with(|worker| worker.set(index));
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -141,7 +158,37 @@ impl Upstream {
                 tools,
                 default_connect,
             }),
+            workers: Arc::new([]),
         })
+    }
+
+    /// Gives each of `workers` serving threads (numbered by [`set_worker`]) its own connection
+    /// pools; threads numbered beyond them share thread 0's.
+    pub fn with_workers(mut self, workers: usize) -> Upstream {
+        self.workers = (1..workers).map(|_| OnceLock::new()).collect();
+        self
+    }
+
+    /// The pooled client with index `index` (by connect timeout) of the calling thread.
+    fn client(&self, index: usize) -> &reqwest::Client {
+        let clients = &self.inner.clients;
+        let index = index.min(clients.len() - 1);
+        let worker = WORKER.with(Cell::get);
+        match worker
+            .checked_sub(1)
+            .and_then(|slot| self.workers.get(slot))
+        {
+            Some(pools) => {
+                let pools = pools.get_or_init(|| {
+                    clients
+                        .iter()
+                        .map(|(ms, shared)| http_client(*ms).unwrap_or_else(|_| shared.clone()))
+                        .collect()
+                });
+                &pools[index]
+            }
+            None => &clients[index].1,
+        }
     }
 
     /// Calls `tool` with arguments already validated against its input schema. Never fails:
@@ -605,8 +652,7 @@ impl Upstream {
     }
 
     async fn attempt(&self, client: usize, request: reqwest::Request, max_bytes: u64) -> Attempt {
-        let client = &self.inner.clients[client.min(self.inner.clients.len() - 1)].1;
-        let mut response = match client.execute(request).await {
+        let mut response = match self.client(client).execute(request).await {
             Ok(response) => response,
             Err(error) => return Attempt::Send(error),
         };
