@@ -13,7 +13,7 @@ use std::time::Duration;
 use rustls::ServerConfig;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
@@ -62,7 +62,7 @@ pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsEr
 }
 
 /// A listener whose connections are TLS sessions; give it to `axum::serve` in place of the
-/// `TcpListener`.
+/// plain listener it wraps.
 pub struct TlsListener {
     local: SocketAddr,
     ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
@@ -70,7 +70,10 @@ pub struct TlsListener {
 }
 
 impl TlsListener {
-    pub fn new(listener: TcpListener, config: Arc<ServerConfig>) -> io::Result<TlsListener> {
+    pub fn new<L>(listener: L, config: Arc<ServerConfig>) -> io::Result<TlsListener>
+    where
+        L: axum::serve::Listener<Io = TcpStream, Addr = SocketAddr>,
+    {
         let local = listener.local_addr()?;
         let (sender, ready) = mpsc::channel(MAX_HANDSHAKES);
         let acceptor = tokio::spawn(accept_loop(listener, TlsAcceptor::from(config), sender));
@@ -106,25 +109,20 @@ impl axum::serve::Listener for TlsListener {
     }
 }
 
-async fn accept_loop(
-    listener: TcpListener,
+async fn accept_loop<L>(
+    mut listener: L,
     acceptor: TlsAcceptor,
     ready: mpsc::Sender<(TlsStream<TcpStream>, SocketAddr)>,
-) {
+) where
+    L: axum::serve::Listener<Io = TcpStream, Addr = SocketAddr>,
+{
     let handshakes = Arc::new(Semaphore::new(MAX_HANDSHAKES));
     loop {
         let Ok(permit) = handshakes.clone().acquire_owned().await else {
             return;
         };
-        let (stream, peer) = match listener.accept().await {
-            Ok(connection) => connection,
-            Err(error) => {
-                // Out of file descriptors and the like: wait instead of spinning.
-                tracing::warn!(%error, "cannot accept a connection");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
+        // The listener waits out accept errors (no file descriptors left, say) itself.
+        let (stream, peer) = listener.accept().await;
         let acceptor = acceptor.clone();
         let ready = ready.clone();
         tokio::spawn(async move {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args as ClapArgs;
 
-use super::serve::{TransportArgs, serve};
+use super::serve::{TransportArgs, runtime, serve};
 
 #[derive(Debug, ClapArgs)]
 pub struct DemoArgs {
@@ -14,8 +14,7 @@ pub struct DemoArgs {
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    runtime.block_on(async {
+    runtime()?.block_on(async {
         let upstream = ferry::demo::start()
             .await
             .context("starting the pets API")?;

@@ -2,6 +2,7 @@
 //! Streamable HTTP (default) or stdio.
 
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -9,12 +10,14 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
+use tokio::sync::{mpsc, watch};
 
 use ferry::auth::{AuthConfig, Authenticator};
 use ferry::catalog::Catalog;
 use ferry::diagnostic::Diagnostic;
 use ferry::mcp::{Server, ServerOptions};
 use ferry::transport::http::{self, HttpOptions};
+use ferry::transport::spread::{Share, spread};
 use ferry::transport::stdio;
 use ferry::upstream::{Upstream, UpstreamConfig};
 
@@ -66,6 +69,31 @@ pub struct TransportArgs {
     /// The PEM private key of --tls-cert.
     #[arg(long, env = "FERRY_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Threads serving HTTP, each with its own connections [default: one per core].
+    #[arg(long, env = "FERRY_WORKERS")]
+    pub workers: Option<NonZeroUsize>,
+}
+
+impl TransportArgs {
+    /// How many threads serve: `--workers`, else one per core the process may use; stdio
+    /// has one.
+    pub fn worker_count(&self) -> usize {
+        if self.stdio {
+            return 1;
+        }
+        self.workers
+            .or_else(|| std::thread::available_parallelism().ok())
+            .map_or(1, NonZeroUsize::get)
+    }
+}
+
+/// The runtime `serve` runs on: single-threaded, since HTTP spreads over threads of its own
+/// (see [`serve_http`]).
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -103,8 +131,7 @@ pub fn serve_catalog(
         eprintln!("ferry: refusing to serve: {errors} error(s) in the catalog");
         return Ok(ExitCode::from(1));
     }
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    runtime.block_on(serve_with_auth(catalog, config, auth, args, None))?;
+    runtime()?.block_on(serve_with_auth(catalog, config, auth, args, None))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -128,7 +155,10 @@ pub async fn serve_with_auth(
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<()> {
-    let upstream = Upstream::new(&catalog, config).context("setting up the upstream client")?;
+    let workers = args.worker_count();
+    let upstream = Upstream::new(&catalog, config)
+        .context("setting up the upstream client")?
+        .with_workers(workers);
     let authenticator = if args.stdio {
         if auth.is_some() {
             tracing::info!(
@@ -158,8 +188,8 @@ pub async fn serve_with_auth(
             .context("serving stdio")?;
         return Ok(());
     }
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
+    let listener = std::net::TcpListener::bind(args.listen)
+        .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
         .with_context(|| format!("listening on {}", args.listen))?;
     let local = listener
         .local_addr()
@@ -170,7 +200,7 @@ pub async fn serve_with_auth(
         "http"
     };
     let endpoint = format!("{scheme}://{local}{}", http::ENDPOINT);
-    tracing::info!(%endpoint, "serving MCP over Streamable HTTP");
+    tracing::info!(%endpoint, workers, "serving MCP over Streamable HTTP");
     if let Some(announce) = announce {
         announce(&endpoint);
     }
@@ -182,20 +212,113 @@ pub async fn serve_with_auth(
         authenticator,
         ..HttpOptions::default()
     };
-    match (&args.tls_cert, &args.tls_key) {
+    let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
-            let tls = ferry::tls::server_config(cert, key).context("setting up TLS")?;
-            let listener = ferry::tls::TlsListener::new(listener, tls).context("setting up TLS")?;
-            http::serve(server, listener, options, shutdown_signal())
-                .await
-                .context("serving HTTPS")?;
+            Some(ferry::tls::server_config(cert, key).context("setting up TLS")?)
         }
-        _ => http::serve(server, listener, options, shutdown_signal())
-            .await
-            .context("serving HTTP")?,
-    }
+        _ => None,
+    };
+    serve_http(server, listener, options, tls, workers).await?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Serves HTTP on `workers` threads, each running a single-threaded runtime: the calling
+/// thread accepts connections and hands them out in turn, and a connection, its calls and
+/// their upstream sockets stay on the thread it was handed to, so no call moves between
+/// threads. The calling thread is worker 0 and watches for SIGINT/SIGTERM; on either, every
+/// worker lets its requests in flight finish.
+async fn serve_http(
+    server: Arc<Server>,
+    listener: std::net::TcpListener,
+    options: HttpOptions,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    workers: usize,
+) -> anyhow::Result<()> {
+    let (stop, stopping) = watch::channel(false);
+    let stop = Arc::new(stop);
+    // A worker that finished keeps its runtime running until all have: a connection pooled
+    // by one runtime (to an authorization server, say) may serve another's request till then.
+    let (finished, mut all_finished) = mpsc::channel::<()>(1);
+    let (release, released) = watch::channel(false);
+    let listener = tokio::net::TcpListener::from_std(listener).context("listening")?;
+    let (accept, shares) = spread(listener, workers).context("listening")?;
+    let mut shares = shares.into_iter();
+    let first = shares.next().context("no worker to serve")?;
+    let mut threads = Vec::with_capacity(workers.saturating_sub(1));
+    for (index, listener) in (1..).zip(shares) {
+        let runtime = runtime()?;
+        let (server, options, tls) = (Arc::clone(&server), options.clone(), tls.clone());
+        let (stop, mut stopping) = (Arc::clone(&stop), stopping.clone());
+        let (finished, mut released) = (finished.clone(), released.clone());
+        let thread = std::thread::Builder::new()
+            .name(format!("ferry-worker-{index}"))
+            .spawn(move || {
+                ferry::upstream::set_worker(index);
+                runtime.block_on(async move {
+                    let shutdown = async move {
+                        let _ = stopping.wait_for(|stop| *stop).await;
+                    };
+                    let served = serve_listener(server, listener, options, tls, shutdown).await;
+                    if let Err(error) = &served {
+                        tracing::error!(worker = index, error = %format!("{error:#}"), "worker stopped; stopping the others");
+                        stop.send_replace(true);
+                    }
+                    drop(finished);
+                    let _ = released.wait_for(|released| *released).await;
+                    served
+                })
+            })
+            .context("starting a worker thread")?;
+        threads.push(thread);
+    }
+    drop(finished);
+    let accepting = tokio::spawn(accept);
+    let shutdown = {
+        let (stop, mut stopping) = (Arc::clone(&stop), stopping.clone());
+        async move {
+            tokio::select! {
+                () = shutdown_signal() => {}
+                _ = stopping.wait_for(|stop| *stop) => {}
+            }
+            stop.send_replace(true);
+        }
+    };
+    let mut result = serve_listener(server, first, options, tls, shutdown).await;
+    accepting.abort();
+    // Every worker drops its sender once it has finished serving; then all may end.
+    while all_finished.recv().await.is_some() {}
+    release.send_replace(true);
+    for thread in threads {
+        let served = thread
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("a worker thread panicked")));
+        if result.is_ok() {
+            result = served;
+        }
+    }
+    result
+}
+
+/// Serves one worker's share of the connections, with TLS when `tls` is given.
+async fn serve_listener(
+    server: Arc<Server>,
+    listener: Share,
+    options: HttpOptions,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    match tls {
+        Some(tls) => {
+            let listener = ferry::tls::TlsListener::new(listener, tls).context("setting up TLS")?;
+            http::serve(server, listener, options, shutdown)
+                .await
+                .context("serving HTTPS")
+        }
+        None => http::serve(server, listener, options, shutdown)
+            .await
+            .context("serving HTTP"),
+    }
 }
 
 /// Completes on SIGINT or SIGTERM.

@@ -2,4 +2,5 @@
 //! Both hand every message to the one dispatcher, [`crate::mcp::Server::handle`].
 
 pub mod http;
+pub mod spread;
 pub mod stdio;

@@ -391,3 +391,88 @@ async fn many_concurrent_calls_share_one_server() {
         assert_eq!(outgoing.status.as_u16(), 200);
     }
 }
+
+#[test]
+fn serve_spreads_connections_over_its_workers_and_finishes_calls_on_sigterm() {
+    const CALLS: usize = 6;
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (base, mut events) = runtime.block_on(slow_upstream(Some(Duration::from_millis(300))));
+    let path = std::env::temp_dir().join(format!("ferry-workers-{}.json", std::process::id()));
+    std::fs::write(&path, slow_document().to_string()).expect("write document");
+    let document = path.to_string_lossy().into_owned();
+    let mut child = spawn_ferry(&[
+        "serve",
+        "--openapi",
+        &document,
+        "--all",
+        "--upstream",
+        &base,
+        "--listen",
+        "127.0.0.1:0",
+        "--workers",
+        "3",
+    ]);
+    // The log names the endpoint once ferry listens, then each accepted connection.
+    let (lines, log) = std::sync::mpsc::channel();
+    let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let reader = std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let endpoint = loop {
+        let line = log
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("ferry did not listen: {seen:?}"));
+        if let Some(at) = line.find("endpoint=") {
+            let rest = &line[at + "endpoint=".len()..];
+            break rest.split_whitespace().next().expect("url").to_string();
+        }
+        seen.push(line);
+    };
+    let answers = runtime.block_on(async {
+        // Each call on a connection of its own.
+        let calls: Vec<_> = (0..CALLS)
+            .map(|_| {
+                let url = endpoint.clone();
+                tokio::spawn(async move {
+                    post_modern(&url, "tools/call", json!({"name": "slow", "arguments": {}})).await
+                })
+            })
+            .collect();
+        for _ in 0..CALLS {
+            assert_eq!(next_event(&mut events).await, "request");
+        }
+        // Every call is at the upstream: stopping now must let each one finish.
+        let stopped = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(stopped.success());
+        let mut answers = Vec::new();
+        for call in calls {
+            answers.push(call.await.expect("task"));
+        }
+        answers
+    });
+    for answer in &answers {
+        assert_eq!(answer.status, 200, "{}", answer.text);
+        assert_eq!(
+            answer.json()["result"]["structuredContent"],
+            json!({"slow": true})
+        );
+    }
+    assert!(child.wait().expect("ferry ends").success());
+    reader.join().expect("log reader");
+    let log: Vec<String> = seen.into_iter().chain(log.try_iter()).collect();
+    for worker in 0..3 {
+        let accepted = format!("worker={worker} ");
+        assert!(
+            log.iter()
+                .any(|line| line.contains("connection accepted") && line.contains(&accepted)),
+            "worker {worker} accepted no connection: {log:#?}"
+        );
+    }
+    let _ = std::fs::remove_file(&path);
+}
