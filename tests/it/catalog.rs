@@ -473,6 +473,58 @@ fn tools_output_is_byte_identical_from_run_to_run() {
 }
 
 #[test]
+fn serve_and_tools_speak_of_what_is_served_and_check_of_every_operation() {
+    let dir = temp_dir("chosen");
+    let document = json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {
+        "/a": {"get": {"operationId": "a", "responses": {"200": {"description": "ok"}}}},
+        "/b/{id}": {"get": {"operationId": "unreadable",
+            "parameters": [{"$ref": "#/components/parameters/missing"}],
+            "responses": {"200": {"description": "ok"}}}},
+        "/c": {"get": {"operationId": "c", "responses": {"200": {"description": "ok"}}}}}});
+    std::fs::write(dir.join("openapi.json"), document.to_string()).expect("write document");
+    let start = "openapi: ./openapi.json\nupstream: http://127.0.0.1:1\ntools:\n  a: {}\n";
+    std::fs::write(dir.join("ok.yaml"), start).expect("write curation");
+    std::fs::write(
+        dir.join("broken.yaml"),
+        format!("{start}  c: {{name: \"not valid\"}}\n"),
+    )
+    .expect("write curation");
+    let unchosen = "points at nothing";
+
+    let (code, out, _) = ferry(&["check", "--config", "ok.yaml"], &dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(unchosen),
+        "check judges every operation: {out}"
+    );
+
+    let (code, out, err) = ferry(&["tools", "--config", "ok.yaml"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let loaded = openapi::load(&dir.join("openapi.json")).expect("document loads");
+    let (curation, _) = curation::read(&dir.join("ok.yaml")).expect("curation reads");
+    let (full, _) = catalog::compile(&loaded, &curation);
+    let mut expected =
+        serde_json::to_string_pretty(&catalog::tools_json(&full)).expect("tools serialize");
+    expected.push('\n');
+    assert_eq!(out, expected, "tools prints what the full compile serves");
+
+    let (code, out, err) = ferry(&["serve", "--stdio", "--config", "ok.yaml"], &dir);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(!err.contains(unchosen), "{err}");
+    assert!(err.contains("tools=1"), "{err}");
+
+    let (code, _, err) = ferry(&["serve", "--stdio", "--config", "broken.yaml"], &dir);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("tool name \"not valid\" must match") && err.contains("refusing to serve"),
+        "{err}"
+    );
+    assert!(!err.contains(unchosen), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn check_exits_by_what_it_found() {
     let dir = temp_dir("check");
     let doc = research("petstore-3.0/openapi.yaml");
