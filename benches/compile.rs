@@ -1,5 +1,7 @@
 //! Compiles the GitHub document (1,223 operations) with every operation chosen, from reading
-//! the file to the serialized `tools/list` array, and reports time and peak memory.
+//! the file to the serialized `tools/list` array, and reports time and peak memory. Then
+//! compiles a curation of three operations both ways, the full compile `ferry check` runs and
+//! the chosen-only one `ferry serve` runs (the compile step alone).
 //!
 //! `cargo bench --bench compile` (release). Target on a 2-core machine: under 300 ms and
 //! under 200 MiB. Set `FERRY_BENCH_DOC` to measure another document.
@@ -8,7 +10,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use ferry::catalog;
-use ferry::curation::Curation;
+use ferry::curation::{Curation, ToolEntry};
 use ferry::openapi;
 
 #[allow(clippy::print_stdout)] // a benchmark reports on stdout
@@ -27,6 +29,7 @@ fn main() {
     let mut times = Vec::with_capacity(rounds);
     let mut size = 0;
     let mut tools = 0;
+    let mut labels = Vec::new();
     for _ in 0..rounds {
         let start = Instant::now();
         let document = openapi::load(&path).expect("document loads");
@@ -39,6 +42,11 @@ fn main() {
         times.push(start.elapsed());
         size = bytes.len();
         tools = catalog.tools.len();
+        labels = catalog
+            .operations
+            .iter()
+            .map(|report| format!("{} {}", report.method, report.path))
+            .collect();
     }
     times.sort();
     let median = times[times.len() / 2];
@@ -52,6 +60,45 @@ fn main() {
         ms(median),
         ms(times[times.len() - 1]),
         peak_memory(),
+    );
+
+    // Three operations, first, middle and last, as a small curation would choose them.
+    let document = openapi::load(&path).expect("document loads");
+    let picks = [0, labels.len() / 2, labels.len().saturating_sub(1)];
+    let curation = Curation {
+        tools: labels
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| picks.contains(index))
+            .map(|(_, label)| ToolEntry {
+                selector: label.clone(),
+                enabled: true,
+                ..ToolEntry::default()
+            })
+            .collect(),
+        ..Curation::default()
+    };
+    let mut full = Vec::with_capacity(rounds);
+    let mut chosen = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let (catalog, _) = catalog::compile(&document, &curation);
+        full.push(start.elapsed());
+        let start = Instant::now();
+        let (served, _) = catalog::compile_chosen(&document, &curation);
+        chosen.push(start.elapsed());
+        assert_eq!(served.tools.len(), catalog.tools.len());
+        tools = served.tools.len();
+    }
+    full.sort();
+    chosen.sort();
+    println!(
+        "compile {tools} of {} operations: full min {}, median {}; chosen-only min {}, median {}",
+        labels.len(),
+        ms(full[0]),
+        ms(full[full.len() / 2]),
+        ms(chosen[0]),
+        ms(chosen[chosen.len() / 2]),
     );
 }
 

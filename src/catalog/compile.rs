@@ -15,7 +15,22 @@ use super::{Catalog, OperationReport, ServerInfo, Tool, annotations, build, nami
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
 const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
-pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagnostic>) {
+/// Which operations a compile builds into tools (or judges ineligible).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every operation of the document, so `ferry check` can say why an unchosen one could
+    /// not be a tool.
+    Every,
+    /// Only the chosen ones: what serving needs. Listing and choosing still see every
+    /// operation, since selectors, tags and duplicate choices are judged against all of them.
+    Chosen,
+}
+
+pub fn compile(
+    document: &Document,
+    curation: &Curation,
+    scope: Scope,
+) -> (Catalog, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let mut problems = Vec::new();
     let operations = operation::list(document, &mut problems);
@@ -33,6 +48,11 @@ pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagno
     let mut tools = Vec::new();
     let mut reports = Vec::new();
     for (operation, choice) in operations.iter().zip(&choices) {
+        // An unchosen operation only ever yields warnings and a report line, never a tool
+        // nor an error, so skipping it changes neither what is served nor whether it is.
+        if scope == Scope::Chosen && !choice.chosen {
+            continue;
+        }
         let label = operation.label();
         let severity = if choice.chosen {
             Severity::Error

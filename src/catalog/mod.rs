@@ -26,7 +26,8 @@ pub struct Catalog {
     pub upstream: Option<String>,
     /// Sorted by name.
     pub tools: Vec<Tool>,
-    /// Every operation of the document and what became of it, in document order.
+    /// Every operation of the document and what became of it, in document order; from
+    /// [`compile_chosen`], only the chosen operations.
     pub operations: Vec<OperationReport>,
 }
 
@@ -237,7 +238,14 @@ pub struct OperationReport {
 /// Compiles a document and a curation into a catalog. Pure: reads nothing, awaits nothing.
 /// Every problem found is returned; tools that compiled are kept even when others failed.
 pub fn compile(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagnostic>) {
-    compile::compile(document, curation)
+    compile::compile(document, curation, compile::Scope::Every)
+}
+
+/// [`compile`] for serving: builds only the chosen operations, so start-up does not pay for
+/// tools nobody serves. The tools and the errors are the same as [`compile`]'s; what is left
+/// out is the report and the warnings about unchosen operations (`ferry check`'s business).
+pub fn compile_chosen(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagnostic>) {
+    compile::compile(document, curation, compile::Scope::Chosen)
 }
 
 /// The `tools` array exactly as `tools/list` serves it: canonical JSON, keys sorted.

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::curation;
 use crate::openapi::Document;
 
-use super::compile;
+use super::{compile, compile_chosen};
 
 /// Compiles `openapi` (YAML) with `curation` (YAML) and renders every tool and diagnostic.
 fn check(openapi: &str, curation_text: &str, expect: Expect) {
@@ -763,4 +763,95 @@ paths:
               --> openapi#/paths/~1a~1{id}/put
         "##]],
     );
+}
+
+#[test]
+fn chosen_only_compile_serves_the_same_tools_and_errors() {
+    let document = r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get: {operationId: a}
+  /b:
+    get: {operationId: b_tool}
+  /c:
+    get: {operationId: c, x-mcp: {nmae: typo}}
+  /d/{id}:
+    get:
+      operationId: unchosenUnreadable
+      parameters: [{$ref: "#/components/parameters/missing"}]
+    put:
+      operationId: chosenUnreadable
+      parameters: [{$ref: "#/components/parameters/missing"}]
+  /e:
+    get: {operationId: e}
+    put: {operationId: f}
+"##;
+    // `a` takes the name an unchosen operation would have (no collision: only tools
+    // collide); `c`'s x-mcp is wrong, so it is off but still an error; `e` and `f` collide.
+    let curation_text = "document_extensions: true\n\
+        tools: {a: {name: b_tool}, chosenUnreadable: {}, e: {name: same}, f: {name: same}, \
+        b_tool: {name: \"not valid\", enabled: false}}";
+    let value: Value = serde_saphyr::from_str(document).expect("test document is YAML");
+    let document = Document::from_value(value).expect("test document is OpenAPI");
+    let (curation, parsed) =
+        curation::parse(curation_text, "ferry.yaml", Default::default()).expect("curation is YAML");
+    assert!(parsed.is_empty(), "{parsed:?}");
+    let (full, full_diagnostics) = compile(&document, &curation);
+    let (chosen, chosen_diagnostics) = compile_chosen(&document, &curation);
+
+    assert_eq!(format!("{:?}", chosen.tools), format!("{:?}", full.tools));
+    let errors = |diagnostics: &[crate::diagnostic::Diagnostic]| -> Vec<String> {
+        diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(ToString::to_string)
+            .collect()
+    };
+    assert_eq!(errors(&chosen_diagnostics), errors(&full_diagnostics));
+
+    let mut out = String::new();
+    for tool in &chosen.tools {
+        out.push_str(&format!("tool {} = {}\n", tool.name, tool.plan.path));
+    }
+    for report in &chosen.operations {
+        out.push_str(&format!(
+            "report {} {} ({})\n",
+            report.method, report.path, report.choice
+        ));
+    }
+    for diagnostic in &chosen_diagnostics {
+        out.push_str(&format!("{diagnostic}\n"));
+    }
+    out.push_str("-- only in the full compile:\n");
+    for diagnostic in full_diagnostics
+        .iter()
+        .filter(|d| !chosen_diagnostics.contains(d))
+    {
+        out.push_str(&format!("{diagnostic}\n"));
+    }
+    expect![[r##"
+        tool b_tool = /a
+        report GET /a (tools entry)
+        report PUT /d/{id} (tools entry)
+        report GET /e (tools entry)
+        report PUT /e (tools entry)
+        error: unknown key `nmae`; did you mean `name`? (GET /c)
+          --> openapi#/paths/~1c/get/x-mcp/nmae
+        error: `$ref` "#/components/parameters/missing" points at nothing (PUT /d/{id})
+          --> openapi#/paths/~1d~1{id}/put/parameters/0
+        error: path parameter `id` is not declared (PUT /d/{id})
+          --> openapi#/paths/~1d~1{id}/put
+        error: tool name "same" is given to GET /e and PUT /e; rename one with `name:`
+          --> curation:tools
+        -- only in the full compile:
+        warning: tool name "not valid" must match ^[A-Za-z0-9_-]{1,64}$ (GET /b)
+          --> curation:tools.b_tool
+        warning: `$ref` "#/components/parameters/missing" points at nothing (GET /d/{id})
+          --> openapi#/paths/~1d~1{id}/get/parameters/0
+        warning: path parameter `id` is not declared (GET /d/{id})
+          --> openapi#/paths/~1d~1{id}/get
+    "##]]
+    .assert_eq(&out);
 }

@@ -134,8 +134,22 @@ impl Loaded {
     }
 }
 
-/// Reads the curation and the document the arguments name, and compiles them.
+/// Reads the curation and the document the arguments name, and compiles them, judging every
+/// operation (for `ferry check`).
 pub fn load_catalog(source: &SourceArgs) -> anyhow::Result<Loaded> {
+    load(source, catalog::compile)
+}
+
+/// [`load_catalog`] building only the chosen operations: the same tools and errors, faster,
+/// for the commands that serve or print what is served.
+pub fn load_chosen(source: &SourceArgs) -> anyhow::Result<Loaded> {
+    load(source, catalog::compile_chosen)
+}
+
+/// The signature of [`catalog::compile`] and [`catalog::compile_chosen`].
+type Compile = fn(&Document, &Curation) -> (Catalog, Vec<Diagnostic>);
+
+fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
     let config = match &source.config {
         Some(path) => Some(path.clone()),
         None if source.openapi.is_none() && Path::new(DEFAULT_CONFIG).exists() => {
@@ -173,7 +187,7 @@ pub fn load_catalog(source: &SourceArgs) -> anyhow::Result<Loaded> {
         ..openapi::LoadOptions::default()
     };
     let document = load_document(&location, &curation, &options)?;
-    let (catalog, found) = catalog::compile(&document, &curation);
+    let (catalog, found) = compile(&document, &curation);
     diagnostics.extend(found);
     diagnostics.sort_by_key(|d| d.severity);
     Ok(Loaded {

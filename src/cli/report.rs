@@ -13,7 +13,7 @@ use ferry::diagnostic::{Diagnostic, Severity};
 use ferry::openapi;
 use serde_json::{Value, json};
 
-use super::{CheckArgs, Format, InitArgs, SourceArgs, load_catalog};
+use super::{CheckArgs, Format, InitArgs, SourceArgs, load_catalog, load_chosen};
 
 /// The version of `ferry check --format json`'s shape; bumped only on a breaking change.
 const CHECK_FORMAT_VERSION: u32 = 1;
@@ -45,7 +45,8 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn tools(source: &SourceArgs) -> anyhow::Result<ExitCode> {
-    let loaded = load_catalog(source)?;
+    // Only errors are shown here, and those are the same either way.
+    let loaded = load_chosen(source)?;
     for diagnostic in &loaded.diagnostics {
         if diagnostic.is_error() {
             eprintln!("{diagnostic}");

@@ -1,5 +1,5 @@
-//! `ferry serve`: compile the catalog, refuse to start on errors, then serve it over
-//! Streamable HTTP (default) or stdio.
+//! `ferry serve`: compile the chosen operations, refuse to start on errors, then serve the
+//! catalog over Streamable HTTP (default) or stdio.
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
@@ -97,7 +97,7 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let loaded = super::load_catalog(&args.source)?;
+    let loaded = super::load_chosen(&args.source)?;
     let config = UpstreamConfig {
         call: loaded.curation.call.clone(),
         auth: loaded.curation.upstream_auth.clone(),
@@ -112,7 +112,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     )
 }
 
-/// Prints every diagnostic on stderr; serves `catalog` only when none is an error.
+/// Prints every diagnostic on stderr (from a chosen-only compile: those about what is
+/// served); serves `catalog` only when none is an error.
 pub fn serve_catalog(
     catalog: Catalog,
     config: &UpstreamConfig,

@@ -40,7 +40,7 @@ pub fn catalog(upstream: &str) -> Result<(Catalog, Vec<Diagnostic>), DemoError> 
     let (mut curation, mut diagnostics) =
         curation::parse(CURATION, "ferry.yaml", PathBuf::from("."))?;
     curation.upstream = Some(upstream.to_owned());
-    let (catalog, compiled) = catalog::compile(&document, &curation);
+    let (catalog, compiled) = catalog::compile_chosen(&document, &curation);
     diagnostics.extend(compiled);
     Ok((catalog, diagnostics))
 }

@@ -1,16 +1,18 @@
 //! The compiler against the real documents in shared/, whole-catalog snapshots of the small
-//! ones, and the `check`, `tools` and `init` commands as a user runs them.
+//! ones, the chosen-only compile against the full one, and the `check`, `tools`, `init` and
+//! (refusing) `serve` commands as a user runs them.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use expect_test::expect;
 use ferry::catalog::{self, Catalog};
-use ferry::curation::Curation;
+use ferry::curation::{self, Curation};
 use ferry::diagnostic::{Diagnostic, Severity};
 use ferry::openapi;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
 /// The research documents, relative to the checkout's parent.
 const DOCUMENTS: &[(&str, &str)] = &[
@@ -186,6 +188,199 @@ fn every_research_document_compiles_with_every_operation_chosen() {
     "#]].assert_eq(&table);
 }
 
+/// Serving compiles only the chosen operations; that must change nothing it serves: the same
+/// server, tools (in order, to the last field) and `tools/list` bytes, the chosen operations'
+/// reports, and the same diagnostics but the warnings about unchosen operations.
+#[test]
+fn chosen_only_compile_serves_what_the_full_compile_serves() {
+    let mut table = String::new();
+    for (name, relative) in DOCUMENTS {
+        let document = match openapi::load(&research(relative)) {
+            Ok(document) => document,
+            Err(error) => {
+                let _ = writeln!(table, "{name}: load error");
+                eprintln!("{name}: {error}");
+                continue;
+            }
+        };
+        let (everything, _) = catalog::compile(
+            &document,
+            &Curation {
+                all: true,
+                ..Curation::default()
+            },
+        );
+        let tags: Vec<&str> = document
+            .root()
+            .get("tags")
+            .and_then(Value::as_array)
+            .map(|tags| {
+                tags.iter()
+                    .filter_map(|tag| tag.get("name")?.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut row = format!("{name}:");
+        for (case, text, all) in curations(&everything, &tags) {
+            let (mut curation, parsed) = curation::parse(&text, "ferry.yaml", PathBuf::new())
+                .unwrap_or_else(|error| panic!("{name} {case}: {error}"));
+            assert!(parsed.is_empty(), "{name} {case}: {parsed:?}");
+            curation.all = all;
+            let _ = write!(
+                row,
+                " {case} {}",
+                same_service(&format!("{name} {case}"), &document, &curation)
+            );
+        }
+        let _ = writeln!(table, "{row}");
+    }
+    expect![[r#"
+        petstore-2.0: all 3/0/0 handful 3/1/0 overrides 2/0/1
+        petstore-2.0-separate: all 4/0/0 handful 4/1/0 overrides 3/1/0
+        petstore-3.0: all 19/0/0 handful 5/1/0 overrides 1/5/1
+        petstore-3.1: all 4/2/0 handful 4/2/1 overrides 1/3/1
+        oai-api-with-examples: all 2/0/0 handful 2/1/0 overrides 2/0/0
+        oai-callback-example: all 1/0/0 handful 1/1/0 overrides 1/0/0
+        oai-link-example: all 6/0/0 handful 5/1/0 overrides 2/1/1
+        oai-petstore-expanded: all 4/0/0 handful 4/1/0 overrides 3/1/0
+        oai-uspto: all 3/0/0 handful 3/1/0 overrides 2/0/1
+        oai-non-oauth-scopes: all 1/0/0 handful 1/1/0 overrides 1/0/0
+        oai-webhook-example: all 0/0/0 handful 0/1/0 overrides 0/0/0
+        redocly-starter-3.1: all 12/0/0 handful 5/1/0 overrides 3/3/1
+        twilio-verify-v2: all 57/0/0 handful 5/1/0 overrides 4/2/2
+        slack-web-2.0: all 174/0/0 handful 5/1/0 overrides 3/5/1
+        twilio-api-v2010: all 197/0/0 handful 5/1/0 overrides 2/6/1
+        asana: all 247/0/0 handful 5/1/0 overrides 3/5/1
+        openai: all 288/0/0 handful 5/1/0 overrides 19/4/3
+        stripe-2022-04: all 417/0/0 handful 5/1/0 overrides 3/5/1
+        jira: all 495/4/0 handful 5/1/4 overrides 4/4/5
+        digitalocean: all 659/0/0 handful 5/1/0 overrides 1/6/1
+        kubernetes-1.12-2.0: all 310/176/0 handful 5/1/0 overrides 4/4/1
+        github: all 1223/0/0 handful 5/1/0 overrides 191/4/1
+    "#]]
+    .assert_eq(&table);
+}
+
+/// The curations each document is compiled with, as (case, YAML text, `--all`): every
+/// operation; a handful by `METHOD /path` and one that matches nothing; and one with renames,
+/// overrides, collisions, duplicate choices, invalid names (on and off), mirrored headers and
+/// tags.
+fn curations(everything: &Catalog, tags: &[&str]) -> Vec<(&'static str, String, bool)> {
+    let operations = &everything.operations;
+    let count = operations.len();
+    let label = |index: usize| {
+        let report = &operations[index % count];
+        format!("{} {}", report.method, report.path)
+    };
+    let mut handful = Map::new();
+    let mut overrides = Map::new();
+    if count > 0 {
+        for index in [0, count / 3, count / 2, 2 * count / 3, count - 1] {
+            handful.entry(label(index)).or_insert(json!({}));
+        }
+        let entries = [
+            (
+                label(0),
+                json!({"name": "renamed_first", "title": "First", "description": "Said by the curation",
+                    "annotations": {"readOnlyHint": true, "openWorldHint": false},
+                    "because": "checked by hand"}),
+            ),
+            // The name an unchosen operation would derive: only served tools collide.
+            (label(1), json!({"name": operations[2 % count].tool})),
+            (label(3), json!({"name": "same_name"})),
+            (label(4), json!({"name": "same_name"})),
+            (label(5), json!({"enabled": false, "name": "not valid"})),
+            (label(6), json!({"name": "not valid either"})),
+            (label(7), json!({"annotations": {"destructiveHint": false}})),
+            (
+                label(count / 2),
+                json!({"mirror_headers": {"someArgument": "X-Some-Argument"}}),
+            ),
+        ];
+        for (selector, entry) in entries {
+            overrides.entry(selector).or_insert(entry);
+        }
+        // The same operation chosen twice: by its operationId and by `METHOD /path`.
+        if let Some(report) = operations.iter().skip(8).find(|r| r.operation_id.is_some()) {
+            let id = report.operation_id.clone().unwrap_or_default();
+            overrides.entry(id).or_insert(json!({}));
+            overrides
+                .entry(format!("{} {}", report.method, report.path))
+                .or_insert(json!({"title": "Twice"}));
+        }
+    }
+    handful.insert("noSuchOperation".to_string(), json!({}));
+    let mut tag_entries = Map::new();
+    if let Some(first) = tags.first() {
+        tag_entries.insert(first.to_string(), json!({}));
+    }
+    if let Some(second) = tags.get(1) {
+        tag_entries.insert(second.to_string(), json!(false));
+    }
+    vec![
+        ("all", String::new(), true),
+        ("handful", json!({"tools": handful}).to_string(), false),
+        (
+            "overrides",
+            json!({"document_extensions": true, "tools": overrides, "tags": tag_entries})
+                .to_string(),
+            false,
+        ),
+    ]
+}
+
+/// Compiles `curation` both ways and asserts they serve the same; returns
+/// `tools/errors/warnings only the full compile finds` for the table.
+fn same_service(case: &str, document: &openapi::Document, curation: &Curation) -> String {
+    let (full, full_diagnostics) = catalog::compile(document, curation);
+    let (chosen, chosen_diagnostics) = catalog::compile_chosen(document, curation);
+    assert_eq!(chosen.server, full.server, "{case}: server");
+    assert_eq!(chosen.upstream, full.upstream, "{case}: upstream");
+    let names = |catalog: &Catalog| -> Vec<String> {
+        catalog.tools.iter().map(|t| t.name.clone()).collect()
+    };
+    assert_eq!(names(&chosen), names(&full), "{case}: tool names and order");
+    assert!(
+        format!("{:?}", chosen.tools) == format!("{:?}", full.tools),
+        "{case}: a tool differs"
+    );
+    let list = |catalog: &Catalog| {
+        serde_json::to_string_pretty(&catalog::tools_json(catalog)).expect("tools serialize")
+    };
+    assert!(list(&chosen) == list(&full), "{case}: tools/list differs");
+    let chosen_reports: Vec<_> = full.operations.iter().filter(|r| r.chosen).collect();
+    assert_eq!(
+        chosen.operations.iter().collect::<Vec<_>>(),
+        chosen_reports,
+        "{case}: reports"
+    );
+    let unchosen: HashSet<String> = full
+        .operations
+        .iter()
+        .filter(|r| !r.chosen)
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    let about_unchosen = |d: &Diagnostic| {
+        d.severity == Severity::Warning
+            && d.operation.as_ref().is_some_and(|o| unchosen.contains(o))
+    };
+    let kept: Vec<&Diagnostic> = full_diagnostics
+        .iter()
+        .filter(|d| !about_unchosen(d))
+        .collect();
+    assert_eq!(
+        chosen_diagnostics.iter().collect::<Vec<_>>(),
+        kept,
+        "{case}: diagnostics"
+    );
+    format!(
+        "{}/{}/{}",
+        chosen.tools.len(),
+        chosen_diagnostics.iter().filter(|d| d.is_error()).count(),
+        full_diagnostics.len() - kept.len()
+    )
+}
+
 fn strip_patterns(value: &mut Value, patterns: &[String]) {
     match value {
         Value::Object(map) => {
@@ -275,6 +470,58 @@ fn tools_output_is_byte_identical_from_run_to_run() {
     assert_eq!(first, second);
     let tools: Value = serde_json::from_str(&first).expect("tools is JSON");
     assert_eq!(tools.as_array().map(Vec::len), Some(19));
+}
+
+#[test]
+fn serve_and_tools_speak_of_what_is_served_and_check_of_every_operation() {
+    let dir = temp_dir("chosen");
+    let document = json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {
+        "/a": {"get": {"operationId": "a", "responses": {"200": {"description": "ok"}}}},
+        "/b/{id}": {"get": {"operationId": "unreadable",
+            "parameters": [{"$ref": "#/components/parameters/missing"}],
+            "responses": {"200": {"description": "ok"}}}},
+        "/c": {"get": {"operationId": "c", "responses": {"200": {"description": "ok"}}}}}});
+    std::fs::write(dir.join("openapi.json"), document.to_string()).expect("write document");
+    let start = "openapi: ./openapi.json\nupstream: http://127.0.0.1:1\ntools:\n  a: {}\n";
+    std::fs::write(dir.join("ok.yaml"), start).expect("write curation");
+    std::fs::write(
+        dir.join("broken.yaml"),
+        format!("{start}  c: {{name: \"not valid\"}}\n"),
+    )
+    .expect("write curation");
+    let unchosen = "points at nothing";
+
+    let (code, out, _) = ferry(&["check", "--config", "ok.yaml"], &dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(unchosen),
+        "check judges every operation: {out}"
+    );
+
+    let (code, out, err) = ferry(&["tools", "--config", "ok.yaml"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let loaded = openapi::load(&dir.join("openapi.json")).expect("document loads");
+    let (curation, _) = curation::read(&dir.join("ok.yaml")).expect("curation reads");
+    let (full, _) = catalog::compile(&loaded, &curation);
+    let mut expected =
+        serde_json::to_string_pretty(&catalog::tools_json(&full)).expect("tools serialize");
+    expected.push('\n');
+    assert_eq!(out, expected, "tools prints what the full compile serves");
+
+    let (code, out, err) = ferry(&["serve", "--stdio", "--config", "ok.yaml"], &dir);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(!err.contains(unchosen), "{err}");
+    assert!(err.contains("tools=1"), "{err}");
+
+    let (code, _, err) = ferry(&["serve", "--stdio", "--config", "broken.yaml"], &dir);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("tool name \"not valid\" must match") && err.contains("refusing to serve"),
+        "{err}"
+    );
+    assert!(!err.contains(unchosen), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
