@@ -13,8 +13,8 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use http::Method;
 use http::header::{self, HeaderName, HeaderValue};
-use http::{Method, StatusCode};
 use percent_encoding::utf8_percent_encode;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -25,8 +25,11 @@ use crate::auth::outbound::{CredentialSource, identity_header};
 use crate::catalog::{Catalog, ParameterLocation, Tool};
 use crate::curation::call::{CallOptions, NextPage, UpstreamAuth, defaults};
 
+mod pool;
 mod request;
 mod response;
+
+use pool::{Attempt, Outgoing, Pool};
 
 pub use request::ArgumentError;
 pub use response::{HTTP_META, REPORTED_HEADERS, RESULT_META};
@@ -63,7 +66,7 @@ pub struct Upstream {
     inner: Arc<Inner>,
     /// The pools of serving threads 1 and up (thread 0 uses `inner.clients`), each made on
     /// that thread's first call; see [`Upstream::with_workers`].
-    workers: Arc<[OnceLock<Vec<reqwest::Client>>]>,
+    workers: Arc<[OnceLock<Vec<Pool>>]>,
 }
 
 thread_local! {
@@ -122,12 +125,12 @@ impl Upstream {
             .unwrap_or(defaults::CONNECT_TIMEOUT_MS);
         // One pooled client per distinct connect timeout (usually just one): the timeout
         // belongs to the client, not to a request.
-        let default_client = http_client(default_connect)?;
         let (credential, secrets) = match &config.auth {
-            Some(auth) => credential(auth, &env, &default_client)?,
+            Some(auth) => credential(auth, &env, &pool::http_client(default_connect)?)?,
             None => (None, Vec::new()),
         };
-        let mut clients = vec![(default_connect, default_client)];
+        let scheme = base_url.scheme();
+        let mut clients = vec![(default_connect, Pool::new(scheme, default_connect)?)];
         let mut tools = HashMap::with_capacity(catalog.tools.len());
         for tool in &catalog.tools {
             let mut settings = Settings::new(tool, default_connect);
@@ -138,7 +141,7 @@ impl Upstream {
                 Some(index) => index,
                 None => {
                     let ms = settings.connect_timeout_ms;
-                    clients.push((ms, http_client(ms)?));
+                    clients.push((ms, Pool::new(scheme, ms)?));
                     clients.len() - 1
                 }
             };
@@ -169,8 +172,8 @@ impl Upstream {
         self
     }
 
-    /// The pooled client with index `index` (by connect timeout) of the calling thread.
-    fn client(&self, index: usize) -> &reqwest::Client {
+    /// The pool with index `index` (by connect timeout) of the calling thread.
+    fn client(&self, index: usize) -> &Pool {
         let clients = &self.inner.clients;
         let index = index.min(clients.len() - 1);
         let worker = WORKER.with(Cell::get);
@@ -182,7 +185,10 @@ impl Upstream {
                 let pools = pools.get_or_init(|| {
                     clients
                         .iter()
-                        .map(|(ms, shared)| http_client(*ms).unwrap_or_else(|_| shared.clone()))
+                        .map(|(ms, shared)| {
+                            Pool::new(self.inner.base_url.scheme(), *ms)
+                                .unwrap_or_else(|_| shared.clone())
+                        })
                         .collect()
                 });
                 &pools[index]
@@ -268,7 +274,7 @@ impl Upstream {
             Some(secrets)
         };
         let secrets = authorization.and_then(with_token);
-        let again = obtained.as_ref().and_then(|_| request.try_clone());
+        let again = obtained.as_ref().map(|_| request.clone());
         let refused = std::sync::atomic::AtomicBool::new(false);
         let forget = obtained.as_ref().map(|(source, value)| {
             let refused = &refused;
@@ -294,7 +300,7 @@ impl Upstream {
         {
             tracing::info!(tool = %tool.name, "upstream refused ferry's token; retrying once with a new one");
             let secrets = with_token(&fresh);
-            again.headers_mut().insert(header::AUTHORIZATION, fresh);
+            again.headers.insert(header::AUTHORIZATION, fresh);
             result = self
                 .send(
                     tool,
@@ -317,8 +323,8 @@ impl Upstream {
 }
 
 struct Inner {
-    /// Pooled clients by connect timeout in milliseconds; the first is the file's default.
-    clients: Vec<(u64, reqwest::Client)>,
+    /// Pools by connect timeout in milliseconds; the first is the file's default.
+    clients: Vec<(u64, Pool)>,
     /// The base URL as text, without a trailing `/`: paths are appended to it.
     base: String,
     base_url: reqwest::Url,
@@ -333,8 +339,44 @@ struct Inner {
 }
 
 impl Inner {
-    fn url(&self, path_and_query: &str) -> Result<reqwest::Url, url::ParseError> {
-        join(&self.base, &self.base_url, &self.base_path, path_and_query)
+    /// The request target for `path_and_query` under the base URL, or why there is none.
+    fn uri(&self, path_and_query: &str) -> Result<http::Uri, &'static str> {
+        // The common case: a path that starts with `/`, already encoded, appended as text.
+        if path_and_query.starts_with('/')
+            && !path_and_query.contains('#')
+            && path_and_query
+                .bytes()
+                .last()
+                .is_some_and(|byte| byte > b' ')
+        {
+            let mut text = String::with_capacity(self.base.len() + path_and_query.len());
+            text.push_str(&self.base);
+            text.push_str(path_and_query);
+            if let Ok(uri) = http::Uri::try_from(text) {
+                return Ok(uri);
+            }
+        }
+        // Anything else is read as a URL, as a browser would, then taken as a target.
+        let url = join(&self.base, &self.base_url, &self.base_path, path_and_query)
+            .map_err(|_| "the URL did not parse")?;
+        http::Uri::try_from(url.as_str()).map_err(|_| "the URL is not a valid request target")
+    }
+
+    /// Whether `uri` is on the base URL's origin.
+    fn same_origin(&self, uri: &http::Uri) -> bool {
+        let base = &self.base_url;
+        uri.scheme_str() == Some(base.scheme())
+            && uri.host() == base.host_str()
+            && uri.port_u16().or_else(|| default_port(base.scheme()))
+                == base.port_or_known_default()
+    }
+}
+
+fn default_port(scheme: &str) -> Option<u16> {
+    match scheme {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
     }
 }
 
@@ -440,15 +482,6 @@ impl Settings {
     }
 }
 
-/// What one attempt produced.
-enum Attempt {
-    Answer(response::Observed),
-    /// No response: the request could not be sent or no answer came.
-    Send(reqwest::Error),
-    /// A status and headers, then the body failed.
-    Body(StatusCode, http::HeaderMap, reqwest::Error),
-}
-
 impl Upstream {
     fn request(
         &self,
@@ -457,26 +490,27 @@ impl Upstream {
         prepared: request::Prepared,
         authorization: Option<&HeaderValue>,
         principal: &Principal,
-    ) -> Option<reqwest::Request> {
+    ) -> Option<Outgoing> {
         let inner = &self.inner;
-        let url = match inner.url(&prepared.path_and_query) {
-            Ok(url) => url,
+        let uri = match inner.uri(&prepared.path_and_query) {
+            Ok(uri) => uri,
             Err(error) => {
-                tracing::warn!(tool = %tool.name, %error, "upstream url did not parse");
+                tracing::warn!(tool = %tool.name, error, "upstream url did not parse");
                 return None;
             }
         };
         // Arguments are encoded so they cannot move the host; this guards the invariant.
-        if url.scheme() != inner.base_url.scheme()
-            || url.host_str() != inner.base_url.host_str()
-            || url.port_or_known_default() != inner.base_url.port_or_known_default()
-        {
+        if !inner.same_origin(&uri) {
             tracing::error!(tool = %tool.name, "request would leave the upstream's origin; refused");
             return None;
         }
-        let mut request = reqwest::Request::new(tool.plan.method.clone(), url);
-        let headers = request.headers_mut();
-        *headers = prepared.headers;
+        let mut request = Outgoing {
+            method: tool.plan.method.clone(),
+            uri,
+            headers: prepared.headers,
+            body: None,
+        };
+        let headers = &mut request.headers;
         match &inner.credential {
             Some(Credential::Header(name, value)) => {
                 headers.insert(name.clone(), value.clone());
@@ -515,7 +549,7 @@ impl Upstream {
         }
         if let Some(body) = prepared.body {
             headers.insert(header::CONTENT_TYPE, body.content_type);
-            *request.body_mut() = Some(body.bytes.into());
+            request.body = Some(body.bytes.into());
         }
         Some(request)
     }
@@ -524,14 +558,14 @@ impl Upstream {
         &self,
         tool: &Tool,
         settings: &Settings,
-        request: reqwest::Request,
+        request: Outgoing,
         started: Instant,
         secrets: &[String],
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> ToolResult {
         let inner = &self.inner;
         let deadline = started + settings.timeout;
-        let method = request.method().clone();
+        let method = request.method.clone();
         let retryable = matches!(
             method,
             Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
@@ -558,7 +592,7 @@ impl Upstream {
             let this = if !retryable || attempt >= settings.retries {
                 request.take()
             } else {
-                request.as_ref().and_then(reqwest::Request::try_clone)
+                request.clone()
             };
             let Some(this) = this else {
                 return response::failure(
@@ -605,24 +639,23 @@ impl Upstream {
                     return response::shape(observed, &shaping);
                 }
                 Ok(Attempt::Send(error)) => {
-                    let error = error.without_url();
-                    let connection =
-                        (error.is_connect() || error.is_request()) && !error.is_timeout();
-                    if connection && let Some(delay) = retry_delay(None) {
-                        tracing::info!(tool = %tool.name, error = %chain(&error), attempt = attempt + 1, delay_ms = delay.as_millis() as u64, "retrying upstream call");
+                    if error.connection
+                        && let Some(delay) = retry_delay(None)
+                    {
+                        tracing::info!(tool = %tool.name, error = %error.detail, attempt = attempt + 1, delay_ms = delay.as_millis() as u64, "retrying upstream call");
                         tokio::time::sleep(delay).await;
                         attempt += 1;
                         continue;
                     }
-                    tracing::warn!(tool = %tool.name, error = %chain(&error), attempts = attempt + 1, "upstream call failed");
-                    let message = if error.is_timeout() && error.is_connect() {
+                    tracing::warn!(tool = %tool.name, error = %error.detail, attempts = attempt + 1, "upstream call failed");
+                    let message = if error.timeout && error.connect {
                         format!(
                             "could not connect to the upstream within {} ms",
                             settings.connect_timeout_ms
                         )
-                    } else if error.is_timeout() {
+                    } else if error.timeout {
                         format!("the upstream did not answer within {timeout_ms} ms")
-                    } else if error.is_connect() {
+                    } else if error.connect {
                         "could not connect to the upstream".to_string()
                     } else {
                         "the upstream closed the connection without an answer".to_string()
@@ -630,8 +663,7 @@ impl Upstream {
                     return response::failure(message);
                 }
                 Ok(Attempt::Body(status, headers, error)) => {
-                    let error = error.without_url();
-                    tracing::warn!(tool = %tool.name, status = status.as_u16(), error = %chain(&error), "upstream response body failed");
+                    tracing::warn!(tool = %tool.name, status = status.as_u16(), error = %error.detail, "upstream response body failed");
                     let observed = response::Observed {
                         status,
                         headers,
@@ -651,56 +683,9 @@ impl Upstream {
         }
     }
 
-    async fn attempt(&self, client: usize, request: reqwest::Request, max_bytes: u64) -> Attempt {
-        let mut response = match self.client(client).execute(request).await {
-            Ok(response) => response,
-            Err(error) => return Attempt::Send(error),
-        };
-        let status = response.status();
-        let headers = std::mem::take(response.headers_mut());
-        let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-        let expected = response
-            .content_length()
-            .and_then(|length| usize::try_from(length).ok())
-            .unwrap_or(0);
-        let mut body = Vec::with_capacity(expected.min(limit).min(1 << 20));
-        let mut truncated = false;
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    let room = limit - body.len();
-                    if chunk.len() > room {
-                        body.extend_from_slice(&chunk[..room]);
-                        truncated = true;
-                        // Dropping the response closes the connection: the rest is not read.
-                        break;
-                    }
-                    body.extend_from_slice(&chunk);
-                }
-                Ok(None) => break,
-                Err(error) => return Attempt::Body(status, headers, error),
-            }
-        }
-        Attempt::Answer(response::Observed {
-            status,
-            headers,
-            body,
-            truncated,
-        })
+    async fn attempt(&self, client: usize, request: Outgoing, max_bytes: u64) -> Attempt {
+        self.client(client).send(request, max_bytes).await
     }
-}
-
-fn http_client(connect_timeout_ms: u64) -> Result<reqwest::Client, UpstreamError> {
-    reqwest::Client::builder()
-        .user_agent(concat!("ferry/", env!("CARGO_PKG_VERSION")))
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_millis(connect_timeout_ms))
-        .pool_idle_timeout(Duration::from_secs(90))
-        .pool_max_idle_per_host(64)
-        .tcp_nodelay(true)
-        .referer(false)
-        .build()
-        .map_err(UpstreamError::Client)
 }
 
 fn base_url(text: &str) -> Result<reqwest::Url, UpstreamError> {

@@ -1,6 +1,7 @@
 //! Unit tests of request building and result shaping, without a network.
 
 use expect_test::{Expect, expect};
+use http::StatusCode;
 use serde_json::json;
 
 use super::request::{Extras, Route, build};

@@ -561,6 +561,57 @@ async fn a_refused_connection_is_a_short_error() {
 }
 
 #[tokio::test]
+async fn a_connection_that_never_opens_ends_at_the_connect_timeout() {
+    // A listener that never accepts, its queue filled: further connections get no answer.
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind("127.0.0.1:0".parse().expect("address"))
+        .expect("bind");
+    let listener = socket.listen(1).expect("listen");
+    let address = listener.local_addr().expect("address");
+    let mut fillers = Vec::new();
+    for _ in 0..4 {
+        let connecting = tokio::net::TcpStream::connect(address);
+        if let Ok(Ok(stream)) = tokio::time::timeout(Duration::from_millis(200), connecting).await {
+            fillers.push(stream);
+        }
+    }
+    let mut tool = tool("getPet", Method::GET, "/pets", Vec::new());
+    tool.call.connect_timeout_ms = Some(200);
+    tool.call.retries = Some(0);
+    let started = Instant::now();
+    let result = call(&format!("http://{address}"), &tool, json!({})).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(result.is_error);
+    assert!(result.meta.is_empty());
+    expect![[r#"could not connect to the upstream within 200 ms"#]].assert_eq(&text_of(&result));
+    drop(listener);
+}
+
+#[tokio::test]
+async fn a_body_cut_short_keeps_the_status_and_says_so() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buffer = [0u8; 4096];
+            let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await;
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"id\":";
+            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, head.as_bytes()).await;
+            drop(stream);
+        }
+    });
+    let tool = tool("getPet", Method::GET, "/pets", Vec::new());
+    let result = call(&base, &tool, json!({})).await;
+    assert!(result.is_error);
+    assert_eq!(http_meta(&result)["status"], 200);
+    expect![[r#"the upstream answered 200, then its response body could not be read completely"#]]
+        .assert_eq(&text_of(&result));
+}
+
+#[tokio::test]
 async fn a_flood_of_bytes_is_cut_at_the_size_cap() {
     let upstream = TestUpstream::start(|request, _| {
         // At most 16 MiB, streamed; the client must stop long before.
