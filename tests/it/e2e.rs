@@ -181,6 +181,15 @@ fn slow_document() -> Value {
     })
 }
 
+/// [`slow_document`] written to a file of the temporary folder named after `test`: its path,
+/// and the path as an argument.
+fn slow_document_file(test: &str) -> (std::path::PathBuf, String) {
+    let path = std::env::temp_dir().join(format!("ferry-{test}-{}.json", std::process::id()));
+    std::fs::write(&path, slow_document().to_string()).expect("write document");
+    let argument = path.to_string_lossy().into_owned();
+    (path, argument)
+}
+
 fn slow_catalog(base: &str) -> Catalog {
     let document = Document::from_value(slow_document()).expect("document");
     let curation = Curation {
@@ -323,9 +332,7 @@ fn demo_over_stdio_answers_each_request_with_one_json_line() {
 fn stdio_cancellation_drops_the_upstream_call_and_answers_nothing_for_it() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let (base, mut events) = runtime.block_on(slow_upstream(None));
-    let path = std::env::temp_dir().join(format!("ferry-stdio-cancel-{}.json", std::process::id()));
-    std::fs::write(&path, slow_document().to_string()).expect("write document");
-    let document = path.to_string_lossy().into_owned();
+    let (path, document) = slow_document_file("stdio-cancel");
     let mut child = spawn_ferry(&[
         "serve",
         "--stdio",
@@ -397,9 +404,7 @@ fn serve_spreads_connections_over_its_workers_and_finishes_calls_on_sigterm() {
     const CALLS: usize = 6;
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let (base, mut events) = runtime.block_on(slow_upstream(Some(Duration::from_millis(300))));
-    let path = std::env::temp_dir().join(format!("ferry-workers-{}.json", std::process::id()));
-    std::fs::write(&path, slow_document().to_string()).expect("write document");
-    let document = path.to_string_lossy().into_owned();
+    let (path, document) = slow_document_file("workers");
     let mut child = spawn_ferry(&[
         "serve",
         "--openapi",
