@@ -417,25 +417,7 @@ fn serve_spreads_connections_over_its_workers_and_finishes_calls_on_sigterm() {
         "--workers",
         "3",
     ]);
-    // The log names the endpoint once ferry listens, then each accepted connection.
-    let (lines, log) = std::sync::mpsc::channel();
-    let stderr = BufReader::new(child.stderr.take().expect("stderr"));
-    let reader = std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
-    let mut seen = Vec::new();
-    let endpoint = loop {
-        let line = log
-            .recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|_| panic!("ferry did not listen: {seen:?}"));
-        if let Some(at) = line.find("endpoint=") {
-            let rest = &line[at + "endpoint=".len()..];
-            break rest.split_whitespace().next().expect("url").to_string();
-        }
-        seen.push(line);
-    };
+    let (endpoint, log) = Log::read(&mut child);
     let answers = runtime.block_on(async {
         // Each call on a connection of its own.
         let calls: Vec<_> = (0..CALLS)
@@ -469,15 +451,116 @@ fn serve_spreads_connections_over_its_workers_and_finishes_calls_on_sigterm() {
         );
     }
     assert!(child.wait().expect("ferry ends").success());
-    reader.join().expect("log reader");
-    let log: Vec<String> = seen.into_iter().chain(log.try_iter()).collect();
-    for worker in 0..3 {
-        let accepted = format!("worker={worker} ");
-        assert!(
-            log.iter()
-                .any(|line| line.contains("connection accepted") && line.contains(&accepted)),
-            "worker {worker} accepted no connection: {log:#?}"
-        );
-    }
+    log.assert_each_worker_accepted(3);
     let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn serve_over_tls_hands_connections_to_every_worker() {
+    const TLS: &str = "tests/data/tls";
+    let mut child = spawn_ferry(&[
+        "demo",
+        "--listen",
+        "127.0.0.1:0",
+        "--workers",
+        "2",
+        "--tls-cert",
+        &format!("{TLS}/localhost.crt"),
+        "--tls-key",
+        &format!("{TLS}/localhost.key"),
+    ]);
+    let (endpoint, log) = Log::read(&mut child);
+    // The certificate names localhost.
+    let endpoint = endpoint.replace("127.0.0.1", "localhost");
+    assert!(endpoint.starts_with("https://"), "{endpoint}");
+    let ca = std::fs::read(format!("{TLS}/ca.crt")).expect("test CA");
+    let ca = reqwest::Certificate::from_pem(&ca).expect("CA parses");
+    let (body, headers) = modern(
+        "tools/call",
+        json!({"name": "get_pet", "arguments": {"petId": 1}}),
+    );
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    for _ in 0..4 {
+        // A client of its own, so a connection of its own.
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .tls_certs_only([ca.clone()])
+            .build()
+            .expect("client");
+        let mut request = client
+            .post(&endpoint)
+            .header("content-type", "application/json")
+            .body(body.clone());
+        for (name, value) in &headers {
+            request = request.header(*name, value);
+        }
+        let answer: Value = runtime.block_on(async {
+            let response = request.send().await.expect("https call");
+            assert_eq!(response.status(), 200);
+            response.json().await.expect("JSON")
+        });
+        assert_eq!(answer["result"]["structuredContent"]["name"], "Tom");
+    }
+    let stopped = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success());
+    assert!(child.wait().expect("ferry ends").success());
+    log.assert_each_worker_accepted(2);
+}
+
+/// The log of a `ferry` started by [`spawn_ferry`], read on a thread of its own so ferry never
+/// writes into a full pipe.
+struct Log {
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Log {
+    /// Starts reading `child`'s stderr; returns the endpoint ferry announces once it listens.
+    fn read(child: &mut std::process::Child) -> (String, Log) {
+        let (send, lines) = std::sync::mpsc::channel();
+        let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let reader = std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                let _ = send.send(line);
+            }
+        });
+        let mut seen = Vec::new();
+        loop {
+            let line = lines
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("ferry did not listen: {seen:?}"));
+            if let Some(at) = line.find("endpoint=") {
+                let rest = &line[at + "endpoint=".len()..];
+                let endpoint = rest.split_whitespace().next().expect("url").to_string();
+                seen.push(line);
+                return (
+                    endpoint,
+                    Log {
+                        lines,
+                        seen,
+                        reader,
+                    },
+                );
+            }
+            seen.push(line);
+        }
+    }
+
+    /// Once ferry has ended: each of `workers` workers logged a connection it accepted.
+    fn assert_each_worker_accepted(self, workers: usize) {
+        self.reader.join().expect("log reader");
+        let log: Vec<String> = self.seen.into_iter().chain(self.lines.try_iter()).collect();
+        for worker in 0..workers {
+            let accepted = format!("worker={worker} ");
+            assert!(
+                log.iter()
+                    .any(|line| line.contains("connection accepted") && line.contains(&accepted)),
+                "worker {worker} accepted no connection: {log:#?}"
+            );
+        }
+    }
 }
