@@ -158,37 +158,41 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
     } else {
         None
     };
-    let reading = axum::body::to_bytes(body, state.body_limit);
-    let body = match tokio::time::timeout(state.request_timeout, reading).await {
-        Ok(Ok(body)) => body,
+    // One time limit for the whole request, body and upstream call together. The body is kept
+    // outside so a request that runs out of time is still answered with its id.
+    let mut received = None;
+    let work = async {
+        let body = received.insert(axum::body::to_bytes(body, state.body_limit).await?);
+        let incoming = Incoming {
+            body,
+            headers: Some(&parts.headers),
+            principal: principal.as_ref(),
+        };
+        // Awaited in place, not spawned: when the client goes away hyper drops this future,
+        // and with it the upstream call in flight.
+        Ok::<_, axum::Error>(state.server.handle(incoming).await)
+    };
+    let outgoing = match tokio::time::timeout(state.request_timeout, work).await {
+        Ok(Ok(outgoing)) => outgoing,
         Ok(Err(error)) => {
             tracing::warn!(%error, limit = state.body_limit, "request body refused");
             return StatusCode::PAYLOAD_TOO_LARGE.into_response();
         }
         Err(_) => {
-            tracing::warn!("request body not received in time");
-            return StatusCode::REQUEST_TIMEOUT.into_response();
+            let Some(body) = &received else {
+                tracing::warn!("request body not received in time");
+                return StatusCode::REQUEST_TIMEOUT.into_response();
+            };
+            tracing::warn!(
+                timeout_ms = state.request_timeout.as_millis() as u64,
+                "request timed out"
+            );
+            return json_response(
+                StatusCode::GATEWAY_TIMEOUT,
+                timed_out(mcp::request_id(body)),
+            );
         }
     };
-    let incoming = Incoming {
-        body: &body,
-        headers: Some(&parts.headers),
-        principal: principal.as_ref(),
-    };
-    // Awaited in place, not spawned: when the client goes away hyper drops this future, and
-    // with it the upstream call in flight.
-    let outgoing =
-        match tokio::time::timeout(state.request_timeout, state.server.handle(incoming)).await {
-            Ok(outgoing) => outgoing,
-            Err(_) => {
-                tracing::warn!(
-                    timeout_ms = state.request_timeout.as_millis() as u64,
-                    "request timed out"
-                );
-                let body = timed_out(mcp::request_id(&body));
-                return json_response(StatusCode::GATEWAY_TIMEOUT, body);
-            }
-        };
     match outgoing.kind {
         Kind::Json => json_response(outgoing.status, outgoing.body),
         Kind::Accepted { .. } => StatusCode::ACCEPTED.into_response(),

@@ -590,6 +590,36 @@ async fn body_over_the_limit_is_413() {
 }
 
 #[tokio::test]
+async fn a_body_that_stops_arriving_is_408_within_the_request_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let options = HttpOptions {
+        request_timeout: Duration::from_millis(300),
+        ..HttpOptions::default()
+    };
+    let running = start(server(), options).await;
+    let address = running
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let mut stream = tokio::net::TcpStream::connect(&address)
+        .await
+        .expect("connect");
+    // Promises 100 bytes, sends 10, then waits.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{{\"jsonrpc\""
+    );
+    stream.write_all(head.as_bytes()).await.expect("write");
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer))
+        .await
+        .expect("answered in time")
+        .expect("read");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+#[tokio::test]
 async fn listen_is_acknowledged_first_and_ended_on_shutdown() {
     let options = HttpOptions {
         keep_alive: Duration::from_millis(50),
