@@ -286,6 +286,8 @@ async fn serve_http(
         }
     };
     let mut result = serve_listener(server, first, options, tls, shutdown).await;
+    // Worker 0 may also have stopped by failing; the others stop with it.
+    stop.send_replace(true);
     accepting.abort();
     // Every worker drops its sender once it has finished serving; then all may end.
     while all_finished.recv().await.is_some() {}
