@@ -103,6 +103,23 @@ pub struct RequestPlan {
     pub credentials: Vec<CredentialSlot>,
 }
 
+impl RequestPlan {
+    /// A request with no body and no credentials.
+    pub fn new(
+        method: http::Method,
+        path: impl Into<String>,
+        parameters: Vec<ParameterPlan>,
+    ) -> RequestPlan {
+        RequestPlan {
+            method,
+            path: path.into(),
+            parameters,
+            body: None,
+            credentials: Vec::new(),
+        }
+    }
+}
+
 /// One parameter: which argument feeds it and how it is serialized.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParameterPlan {
@@ -117,6 +134,29 @@ pub struct ParameterPlan {
     pub required: bool,
     /// The parameter uses `content` with a JSON media type: the value is sent as JSON text.
     pub json_content: bool,
+}
+
+impl ParameterPlan {
+    /// A parameter fed by the argument of its own name, in `style`; required in the path (as
+    /// OpenAPI demands there), optional elsewhere.
+    pub fn new(
+        name: impl Into<String>,
+        location: ParameterLocation,
+        style: ParameterStyle,
+        explode: bool,
+    ) -> ParameterPlan {
+        let name = name.into();
+        ParameterPlan {
+            argument: name.clone(),
+            name,
+            location,
+            style,
+            explode,
+            allow_reserved: false,
+            required: location == ParameterLocation::Path,
+            json_content: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -254,6 +294,24 @@ pub fn tools_json(catalog: &Catalog) -> Value {
 }
 
 impl Tool {
+    /// A tool that calls `plan`, taking arguments by `input_schema`, with nothing else said:
+    /// no title, description, annotations, scopes or call options of its own. For catalogs
+    /// built by hand (tests, embedders); the compiler fills every field itself.
+    pub fn new(name: impl Into<String>, input_schema: Value, plan: RequestPlan) -> Tool {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema,
+            annotations: Annotations::default(),
+            plan,
+            basis: AnnotationBasis::Method,
+            unchecked_patterns: Vec::new(),
+            call: CallOptions::default(),
+            scopes: None,
+        }
+    }
+
     /// The MCP `Tool` object, keys sorted.
     pub fn to_json(&self) -> Value {
         let mut map = serde_json::Map::new();

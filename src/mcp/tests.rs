@@ -7,31 +7,14 @@ use serde_json::{Value, json};
 
 use super::headers::{agrees, decode_value, mirrored_headers};
 use super::*;
-use crate::catalog::{AnnotationBasis, Annotations, Catalog, RequestPlan, ServerInfo, Tool};
-use crate::curation::CallOptions;
+use crate::catalog::{Catalog, RequestPlan, ServerInfo, Tool};
 
 fn tool(name: &str, input_schema: Value) -> Tool {
-    Tool {
-        name: name.to_owned(),
-        title: None,
-        description: Some(format!("{name} description")),
-        input_schema,
-        annotations: Annotations {
-            read_only_hint: Some(true),
-            ..Annotations::default()
-        },
-        plan: RequestPlan {
-            method: http::Method::GET,
-            path: format!("/{name}"),
-            parameters: Vec::new(),
-            body: None,
-            credentials: Vec::new(),
-        },
-        basis: AnnotationBasis::Method,
-        unchecked_patterns: Vec::new(),
-        call: CallOptions::default(),
-        scopes: None,
-    }
+    let plan = RequestPlan::new(http::Method::GET, format!("/{name}"), Vec::new());
+    let mut tool = Tool::new(name, input_schema, plan);
+    tool.description = Some(format!("{name} description"));
+    tool.annotations.read_only_hint = Some(true);
+    tool
 }
 
 fn server() -> Server {

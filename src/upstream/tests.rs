@@ -11,32 +11,8 @@ use crate::catalog::{
     BodyEncoding, BodyPlacement, BodyPlan, ParameterPlan, ParameterStyle, RequestPlan,
 };
 
-fn parameter(
-    name: &str,
-    location: ParameterLocation,
-    style: ParameterStyle,
-    explode: bool,
-) -> ParameterPlan {
-    ParameterPlan {
-        argument: name.to_string(),
-        name: name.to_string(),
-        location,
-        style,
-        explode,
-        allow_reserved: false,
-        required: location == ParameterLocation::Path,
-        json_content: false,
-    }
-}
-
 fn plan(path: &str, parameters: Vec<ParameterPlan>) -> RequestPlan {
-    RequestPlan {
-        method: Method::GET,
-        path: path.to_string(),
-        parameters,
-        body: None,
-        credentials: Vec::new(),
-    }
+    RequestPlan::new(Method::GET, path, parameters)
 }
 
 /// The request line and headers each argument value produces, one case a line.
@@ -128,7 +104,12 @@ fn path_styles_follow_openapi() {
     ] {
         let plan = plan(
             "/users/{id}",
-            vec![parameter("id", ParameterLocation::Path, style, explode)],
+            vec![ParameterPlan::new(
+                "id",
+                ParameterLocation::Path,
+                style,
+                explode,
+            )],
         );
         check_requests(&plan, &cases, expect);
     }
@@ -138,7 +119,7 @@ fn path_styles_follow_openapi() {
 fn hostile_path_values_stay_in_one_segment() {
     let plan = plan(
         "/pets/{petId}/toys",
-        vec![parameter(
+        vec![ParameterPlan::new(
             "petId",
             ParameterLocation::Path,
             ParameterStyle::Simple,
@@ -245,7 +226,12 @@ fn query_styles_follow_openapi() {
     ] {
         let plan = plan(
             "/q",
-            vec![parameter("id", ParameterLocation::Query, style, explode)],
+            vec![ParameterPlan::new(
+                "id",
+                ParameterLocation::Query,
+                style,
+                explode,
+            )],
         );
         check_requests(&plan, &cases, expect);
     }
@@ -253,16 +239,16 @@ fn query_styles_follow_openapi() {
 
 #[test]
 fn deep_objects_nest_and_allow_reserved_keeps_slashes() {
-    let mut filter = parameter(
+    let mut filter = ParameterPlan::new(
         "filter",
         ParameterLocation::Query,
         ParameterStyle::DeepObject,
         true,
     );
     filter.argument = "filter".into();
-    let mut path = parameter("path", ParameterLocation::Query, ParameterStyle::Form, true);
+    let mut path = ParameterPlan::new("path", ParameterLocation::Query, ParameterStyle::Form, true);
     path.allow_reserved = true;
-    let mut json_param = parameter(
+    let mut json_param = ParameterPlan::new(
         "where",
         ParameterLocation::Query,
         ParameterStyle::Form,
@@ -288,13 +274,13 @@ fn headers_and_cookies_refuse_line_breaks() {
     let plan = plan(
         "/h",
         vec![
-            parameter(
+            ParameterPlan::new(
                 "X-Trace",
                 ParameterLocation::Header,
                 ParameterStyle::Simple,
                 false,
             ),
-            parameter(
+            ParameterPlan::new(
                 "session",
                 ParameterLocation::Cookie,
                 ParameterStyle::Form,
@@ -331,7 +317,7 @@ fn headers_and_cookies_refuse_line_breaks() {
 fn framing_headers_cannot_be_set_by_arguments() {
     let plan = plan(
         "/h",
-        vec![parameter(
+        vec![ParameterPlan::new(
             "Host",
             ParameterLocation::Header,
             ParameterStyle::Simple,
@@ -351,7 +337,7 @@ fn framing_headers_cannot_be_set_by_arguments() {
 fn a_header_name_or_media_type_that_cannot_be_sent_refuses_only_calls_that_use_it() {
     let plan = plan(
         "/h",
-        vec![parameter(
+        vec![ParameterPlan::new(
             "bad name",
             ParameterLocation::Header,
             ParameterStyle::Simple,
@@ -377,13 +363,13 @@ fn page_size_default_and_link_cursor_replace_the_query() {
     let plan = plan(
         "/items",
         vec![
-            parameter(
+            ParameterPlan::new(
                 "per_page",
                 ParameterLocation::Query,
                 ParameterStyle::Form,
                 true,
             ),
-            parameter("q", ParameterLocation::Query, ParameterStyle::Form, true),
+            ParameterPlan::new("q", ParameterLocation::Query, ParameterStyle::Form, true),
         ],
     );
     let route = Route::new(&plan);
@@ -407,19 +393,15 @@ fn page_size_default_and_link_cursor_replace_the_query() {
 }
 
 fn body_plan(encoding: BodyEncoding, media_type: &str, placement: BodyPlacement) -> RequestPlan {
-    RequestPlan {
-        method: Method::POST,
-        path: "/upload".into(),
-        parameters: Vec::new(),
-        body: Some(BodyPlan {
-            media_type: media_type.into(),
-            encoding,
-            placement,
-            required: true,
-            fields: Vec::new(),
-        }),
-        credentials: Vec::new(),
-    }
+    let mut plan = RequestPlan::new(Method::POST, "/upload", Vec::new());
+    plan.body = Some(BodyPlan {
+        media_type: media_type.into(),
+        encoding,
+        placement,
+        required: true,
+        fields: Vec::new(),
+    });
+    plan
 }
 
 fn body_of(plan: &RequestPlan, arguments: Value) -> String {

@@ -5,8 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ferry::catalog::{AnnotationBasis, Annotations, Catalog, RequestPlan, ServerInfo, Tool};
-use ferry::curation::CallOptions;
+use ferry::catalog::{Catalog, RequestPlan, ServerInfo, Tool};
 use ferry::mcp::{Server, ServerOptions};
 use ferry::transport::http::{HttpOptions, serve};
 use serde_json::{Value, json};
@@ -16,27 +15,11 @@ pub const MODERN: &str = "2026-07-28";
 pub const LEGACY: &str = "2025-11-25";
 
 pub fn tool(name: &str, input_schema: Value) -> Tool {
-    Tool {
-        name: name.to_owned(),
-        title: None,
-        description: Some(format!("The {name} operation.")),
-        input_schema,
-        annotations: Annotations {
-            read_only_hint: Some(true),
-            ..Annotations::default()
-        },
-        plan: RequestPlan {
-            method: http::Method::GET,
-            path: format!("/{name}"),
-            parameters: Vec::new(),
-            body: None,
-            credentials: Vec::new(),
-        },
-        basis: AnnotationBasis::Method,
-        unchecked_patterns: Vec::new(),
-        call: CallOptions::default(),
-        scopes: None,
-    }
+    let plan = RequestPlan::new(http::Method::GET, format!("/{name}"), Vec::new());
+    let mut tool = Tool::new(name, input_schema, plan);
+    tool.description = Some(format!("The {name} operation."));
+    tool.annotations.read_only_hint = Some(true);
+    tool
 }
 
 /// Three pets tools; `get_pet` mirrors its `region` argument into `Mcp-Param-Region`.

@@ -9,8 +9,8 @@ use axum::body::Body;
 use axum::response::Response;
 use expect_test::expect;
 use ferry::catalog::{
-    AnnotationBasis, Annotations, BodyEncoding, BodyPlacement, BodyPlan, Catalog,
-    ParameterLocation, ParameterPlan, ParameterStyle, RequestPlan, ServerInfo, Tool,
+    BodyEncoding, BodyPlacement, BodyPlan, Catalog, ParameterLocation, ParameterPlan,
+    ParameterStyle, RequestPlan, ServerInfo, Tool,
 };
 use ferry::curation::CallOptions;
 use ferry::curation::call::{
@@ -121,44 +121,12 @@ pub fn json_reply(status: u16, body: Value) -> Reply {
     ))
 }
 
-pub fn parameter(
-    name: &str,
-    location: ParameterLocation,
-    style: ParameterStyle,
-    explode: bool,
-) -> ParameterPlan {
-    ParameterPlan {
-        argument: name.to_string(),
-        name: name.to_string(),
-        location,
-        style,
-        explode,
-        allow_reserved: false,
-        required: location == ParameterLocation::Path,
-        json_content: false,
-    }
-}
-
 /// A tool built by hand, as the compiler would build it.
 pub fn tool(name: &str, method: Method, path: &str, parameters: Vec<ParameterPlan>) -> Tool {
-    Tool {
-        name: name.to_string(),
-        title: None,
-        description: None,
-        input_schema: json!({"type": "object", "additionalProperties": false}),
-        annotations: Annotations::default(),
-        plan: RequestPlan {
-            method,
-            path: path.to_string(),
-            parameters,
-            body: None,
-            credentials: Vec::new(),
-        },
-        basis: AnnotationBasis::Method,
-        unchecked_patterns: Vec::new(),
-        call: fast(),
-        scopes: None,
-    }
+    let schema = json!({"type": "object", "additionalProperties": false});
+    let mut tool = Tool::new(name, schema, RequestPlan::new(method, path, parameters));
+    tool.call = fast();
+    tool
 }
 
 /// Call options that keep tests quick: short timeouts and backoff.
@@ -216,7 +184,7 @@ fn get_pet() -> Tool {
         "getPet",
         Method::GET,
         "/pets/{petId}",
-        vec![parameter(
+        vec![ParameterPlan::new(
             "petId",
             ParameterLocation::Path,
             ParameterStyle::Simple,
@@ -232,7 +200,7 @@ fn ok_reply() -> Reply {
 #[tokio::test]
 async fn every_parameter_location_and_style_reaches_the_upstream() {
     let upstream = TestUpstream::start(|_, _| ok_reply()).await;
-    let mut filter = parameter(
+    let mut filter = ParameterPlan::new(
         "filter",
         ParameterLocation::Query,
         ParameterStyle::DeepObject,
@@ -244,40 +212,40 @@ async fn every_parameter_location_and_style_reaches_the_upstream() {
         Method::GET,
         "/owners/{owner}/pets/{petId}",
         vec![
-            parameter(
+            ParameterPlan::new(
                 "owner",
                 ParameterLocation::Path,
                 ParameterStyle::Label,
                 false,
             ),
-            parameter(
+            ParameterPlan::new(
                 "petId",
                 ParameterLocation::Path,
                 ParameterStyle::Matrix,
                 true,
             ),
-            parameter("tags", ParameterLocation::Query, ParameterStyle::Form, true),
-            parameter("ids", ParameterLocation::Query, ParameterStyle::Form, false),
-            parameter(
+            ParameterPlan::new("tags", ParameterLocation::Query, ParameterStyle::Form, true),
+            ParameterPlan::new("ids", ParameterLocation::Query, ParameterStyle::Form, false),
+            ParameterPlan::new(
                 "sizes",
                 ParameterLocation::Query,
                 ParameterStyle::SpaceDelimited,
                 false,
             ),
-            parameter(
+            ParameterPlan::new(
                 "colors",
                 ParameterLocation::Query,
                 ParameterStyle::PipeDelimited,
                 false,
             ),
             filter,
-            parameter(
+            ParameterPlan::new(
                 "X-Request-Id",
                 ParameterLocation::Header,
                 ParameterStyle::Simple,
                 false,
             ),
-            parameter(
+            ParameterPlan::new(
                 "session",
                 ParameterLocation::Cookie,
                 ParameterStyle::Form,
@@ -368,13 +336,13 @@ async fn header_values_with_line_breaks_are_refused_before_sending() {
         Method::GET,
         "/t",
         vec![
-            parameter(
+            ParameterPlan::new(
                 "X-Trace",
                 ParameterLocation::Header,
                 ParameterStyle::Simple,
                 false,
             ),
-            parameter(
+            ParameterPlan::new(
                 "pref",
                 ParameterLocation::Cookie,
                 ParameterStyle::Form,
@@ -760,7 +728,7 @@ async fn an_idempotency_key_the_caller_gives_is_kept() {
         "createPet",
         Method::POST,
         "/pets",
-        vec![parameter(
+        vec![ParameterPlan::new(
             "Idempotency-Key",
             ParameterLocation::Header,
             ParameterStyle::Simple,
@@ -983,13 +951,13 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
         Method::GET,
         "/items",
         vec![
-            parameter(
+            ParameterPlan::new(
                 "per_page",
                 ParameterLocation::Query,
                 ParameterStyle::Form,
                 true,
             ),
-            parameter("q", ParameterLocation::Query, ParameterStyle::Form, true),
+            ParameterPlan::new("q", ParameterLocation::Query, ParameterStyle::Form, true),
         ],
     );
     tool.call.pagination = Some(Pagination {
@@ -1059,13 +1027,13 @@ async fn cursor_fields_and_projection_shape_json_results() {
         Method::GET,
         "/pets",
         vec![
-            parameter(
+            ParameterPlan::new(
                 "limit",
                 ParameterLocation::Query,
                 ParameterStyle::Form,
                 true,
             ),
-            parameter(
+            ParameterPlan::new(
                 "after",
                 ParameterLocation::Query,
                 ParameterStyle::Form,
