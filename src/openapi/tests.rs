@@ -205,6 +205,70 @@ fn every_research_document_loads_with_its_version_and_files() {
     }
 }
 
+/// The large documents from npm are bundled into one file each; this tree is laid out as
+/// DigitalOcean's own split document is (about 2,850 files): a root listing every path, one
+/// file per operation in a folder per resource, each referring to its own model and code
+/// sample, to an examples file its resource shares, and up and across to shared responses.
+#[test]
+fn a_document_split_over_thousands_of_files_loads_each_once() {
+    const RESOURCES: usize = 30;
+    const OPERATIONS: usize = 30;
+    let tree = TempTree::new();
+    let mut root = String::from("openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n");
+    for r in 0..RESOURCES {
+        let folder = format!("specification/resources/r{r}");
+        tree.write(
+            &format!("{folder}/examples.yml"),
+            &(0..OPERATIONS)
+                .map(|o| format!("e{o}: {{value: {o}}}\n"))
+                .collect::<String>(),
+        );
+        for o in 0..OPERATIONS {
+            root.push_str(&format!(
+                "  /r{r}/o{o}: {{get: {{$ref: 'resources/r{r}/o{o}.yml'}}}}\n"
+            ));
+            tree.write(
+                &format!("{folder}/o{o}.yml"),
+                &format!(
+                    "operationId: r{r}_o{o}\n\
+                     x-codeSamples: [{{source: {{$ref: 'examples/curl/o{o}.yml'}}}}]\n\
+                     responses:\n\
+                     \x20 '200':\n\
+                     \x20   description: ok\n\
+                     \x20   content: {{application/json: {{schema: {{$ref: 'models/o{o}.yml'}},\n\
+                     \x20     examples: {{one: {{$ref: 'examples.yml#/e{o}'}}}}}}}}\n\
+                     \x20 '404': {{$ref: '../../shared/responses/not_found.yml'}}\n"
+                ),
+            );
+            tree.write(
+                &format!("{folder}/models/o{o}.yml"),
+                "type: object\nproperties:\n  error: {$ref: '../../../shared/models/error.yml'}\n",
+            );
+            tree.write(
+                &format!("{folder}/examples/curl/o{o}.yml"),
+                &format!("lang: cURL\nsource: curl /r{r}/o{o}\n"),
+            );
+        }
+    }
+    tree.write("specification/root.yaml", &root);
+    tree.write(
+        "specification/shared/responses/not_found.yml",
+        "description: not found\ncontent: {application/json: {schema: {$ref: '../models/error.yml'}}}\n",
+    );
+    tree.write(
+        "specification/shared/models/error.yml",
+        "type: object\nproperties: {message: {type: string}}\n",
+    );
+    let document = load(&tree.path("specification/root.yaml")).expect("load");
+    assert_eq!(problems(&document), "");
+    let files = names(&document);
+    // The root, three files per operation, an examples file per resource, two shared files.
+    assert_eq!(files.len(), 1 + 3 * RESOURCES * OPERATIONS + RESOURCES + 2);
+    let unique: std::collections::HashSet<&str> = files.iter().copied().collect();
+    assert_eq!(unique.len(), files.len(), "a file was loaded twice");
+    assert!(files.contains(&"shared/models/error.yml"), "{files:?}");
+}
+
 #[test]
 fn petstore_separate_reaches_its_common_folder_only_when_the_root_is_widened() {
     let document = load(&research("petstore-2.0-separate/spec/swagger.yaml")).expect("load");
