@@ -42,6 +42,9 @@ const DROPPED_KEYWORDS: &[&str] = &[
 ];
 /// Deepest nesting of inline schemas followed; deeper is reported, not followed.
 const MAX_DEPTH: usize = 64;
+/// Deepest nesting followed through `$ref`s as well (each copy of a target starts its own
+/// inline count): a long chain of references would otherwise exhaust the stack.
+const MAX_TOTAL_DEPTH: usize = 128;
 /// Keywords that apply their subschemas to the very value their schema is judging (unlike
 /// `properties` or `items`, which judge a part of it): a cycle of references through these
 /// alone never reaches a smaller value, so validating against it never ends.
@@ -65,6 +68,8 @@ pub struct SchemaBuilder<'d> {
     resource: Option<(FileId, String)>,
     /// `$anchor`s kept so far: each name is kept once, so the copy stays a valid schema.
     anchors: Vec<String>,
+    /// How deep the copies of targets in progress sit, one inside the other.
+    outer_depth: usize,
 }
 
 impl<'d> SchemaBuilder<'d> {
@@ -78,6 +83,7 @@ impl<'d> SchemaBuilder<'d> {
             current_def: None,
             resource: None,
             anchors: Vec::new(),
+            outer_depth: 0,
         }
     }
 
@@ -186,6 +192,13 @@ impl<'d> SchemaBuilder<'d> {
             ));
             return Value::Object(Map::new());
         }
+        if self.outer_depth + depth > MAX_TOTAL_DEPTH {
+            self.errors.push((
+                pointer.to_string(),
+                format!("schema is nested more than {MAX_TOTAL_DEPTH} deep through its `$ref`s"),
+            ));
+            return Value::Object(Map::new());
+        }
         let map = match schema {
             Value::Object(map) => map,
             Value::Bool(_) => return schema.clone(),
@@ -210,7 +223,7 @@ impl<'d> SchemaBuilder<'d> {
             };
         }
         if let Some(reference) = map.get("$ref") {
-            let target = self.reference(file, pointer, reference);
+            let target = self.reference(file, pointer, reference, depth);
             // 3.1 schemas may have keywords beside `$ref`; earlier versions ignore them.
             if self.document.version != SpecVersion::OpenApi31 || map.len() == 1 {
                 return target;
@@ -388,7 +401,7 @@ impl<'d> SchemaBuilder<'d> {
     }
 
     /// Copies the target of `reference` into `$defs` (once) and points at the copy.
-    fn reference(&mut self, file: FileId, pointer: &str, reference: &Value) -> Value {
+    fn reference(&mut self, file: FileId, pointer: &str, reference: &Value, depth: usize) -> Value {
         let Some(reference) = reference.as_str() else {
             self.errors.push((
                 format!("{pointer}/$ref"),
@@ -421,7 +434,9 @@ impl<'d> SchemaBuilder<'d> {
         // The target's own enclosing `$id`, if any, is not known here; it sets its own scope
         // when it has an `$id` itself.
         let outer_resource = self.resource.take();
+        self.outer_depth += depth + 1;
         let copy = self.translate(target_file, &target_pointer, target_value, 0);
+        self.outer_depth -= depth + 1;
         self.resource = outer_resource;
         self.current_def = outer_def;
         self.defs.insert(name.clone(), copy);

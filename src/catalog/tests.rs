@@ -1039,3 +1039,38 @@ definitions:
         "##]],
     );
 }
+
+#[test]
+fn a_long_chain_of_refs_is_reported_not_followed_off_the_stack() {
+    // Each copy of a `$ref`'s target used to start its own depth count, so a chain of a few
+    // thousand schemas overflowed the stack and aborted `ferry check`.
+    let mut document = String::from(
+        r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    post:
+      operationId: deep
+      requestBody:
+        content: {application/json: {schema: {$ref: "#/components/schemas/S0"}}}
+components:
+  schemas:
+"##,
+    );
+    for index in 0..3000 {
+        document.push_str(&format!(
+            "    S{index}: {{type: object, properties: {{next: {{$ref: \"#/components/schemas/S{}\"}}}}}}\n",
+            index + 1
+        ));
+    }
+    document.push_str("    S3000: {type: string}\n");
+    check(
+        &document,
+        "tools: {deep: {}}",
+        expect![[r#"
+            error: schema is nested more than 128 deep through its `$ref`s (POST /a)
+              --> openapi#/components/schemas/S64/properties/next
+        "#]],
+    );
+}
