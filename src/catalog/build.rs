@@ -183,6 +183,7 @@ pub fn build(
         );
     }
 
+    problems.extend(builder.cycles());
     let mut patterns = std::mem::take(&mut builder.patterns);
     problems.extend(
         builder
