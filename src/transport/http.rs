@@ -131,13 +131,20 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
     // Taken apart rather than extracted piecemeal: the headers are borrowed, not copied, and
     // a refused request's body is never read.
     let (parts, body) = request.into_parts();
-    if let Err(reason) = check_host(&state, &parts.uri, &parts.headers) {
-        tracing::warn!(%reason, "request refused");
-        return forbidden(reason);
+    if let Err(refusal) = check_host(&state, &parts.uri, &parts.headers)
+        .and_then(|()| check_origin(&state, &parts.headers))
+    {
+        return refusal.into_response();
     }
-    if let Err(reason) = check_origin(&state, &parts.headers) {
-        tracing::warn!(%reason, "request refused");
-        return forbidden(reason);
+    // A declared length over the limit is refused at once, not after waiting for the body.
+    if let Some(length) = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|length| length.to_str().ok()?.parse::<u64>().ok())
+        && length > state.body_limit as u64
+    {
+        tracing::warn!(length, limit = state.body_limit, "request body refused");
+        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
     }
     // Before the body is read: an unauthenticated client costs no more than its headers.
     let principal = if state.authenticator.is_enabled() {
@@ -230,13 +237,6 @@ fn json_response(status: StatusCode, body: Bytes) -> Response {
     response
 }
 
-fn forbidden(reason: &'static str) -> Response {
-    json_response(
-        StatusCode::FORBIDDEN,
-        mcp::error_without_id(mcp::code::INVALID_REQUEST, reason),
-    )
-}
-
 fn timed_out(id: Option<String>) -> Bytes {
     let id = id.map(|id| format!(r#""id":{id},"#)).unwrap_or_default();
     Bytes::from(format!(
@@ -245,37 +245,51 @@ fn timed_out(id: Option<String>) -> Bytes {
     ))
 }
 
-/// `Host` (or the HTTP/2 authority) must name this server: a foreign name means a page on
-/// another site resolved its name to this machine (DNS rebinding).
-fn check_host(state: &HttpState, uri: &Uri, headers: &HeaderMap) -> Result<(), &'static str> {
-    let authority = match headers.get(header::HOST) {
-        Some(host) => host.to_str().map_err(|_| "host not allowed")?,
-        None => uri
-            .authority()
-            .map(|authority| authority.as_str())
-            .ok_or("host header missing")?,
-    };
-    let name = strip_port(authority);
-    if state
-        .hosts
-        .iter()
-        .any(|host| host.eq_ignore_ascii_case(name))
-    {
-        Ok(())
-    } else {
-        Err("host not allowed")
+/// Every authority the request names, its `Host` and the target's (an absolute-form target, or
+/// the HTTP/2 `:authority`), must name this server: a foreign name means a page on another site
+/// resolved its name to this machine (DNS rebinding). The target's authority is the one HTTP
+/// itself uses (RFC 9112 §3.2.2), and a Host beside it must not say otherwise.
+fn check_host(state: &HttpState, uri: &Uri, headers: &HeaderMap) -> Result<(), Refusal> {
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let host = hosts.next();
+    // RFC 9112 §3.2: more than one Host line is a bad request, whichever would be read.
+    if hosts.next().is_some() {
+        return Err(Refusal::bad_request("more than one host header"));
     }
+    if host.is_none() && uri.authority().is_none() {
+        return Err(Refusal::forbidden("host header missing"));
+    }
+    let allowed = |authority: &str| {
+        host_of(authority).is_some_and(|name| {
+            state
+                .hosts
+                .iter()
+                .any(|host| host.eq_ignore_ascii_case(name))
+        })
+    };
+    if let Some(authority) = uri.authority()
+        && !allowed(authority.as_str())
+    {
+        return Err(Refusal::forbidden("host not allowed"));
+    }
+    if let Some(host) = host
+        && !host.to_str().is_ok_and(allowed)
+    {
+        return Err(Refusal::forbidden("host not allowed"));
+    }
+    Ok(())
 }
 
 /// An absent `Origin` is a non-browser client; a loopback one is a local page; anything else
 /// must be configured.
-fn check_origin(state: &HttpState, headers: &HeaderMap) -> Result<(), &'static str> {
+fn check_origin(state: &HttpState, headers: &HeaderMap) -> Result<(), Refusal> {
+    let refused = || Refusal::forbidden("origin not allowed");
     let Some(origin) = headers.get(header::ORIGIN) else {
         return Ok(());
     };
     let origin = origin
         .to_str()
-        .map_err(|_| "origin not allowed")?
+        .map_err(|_| refused())?
         .trim_end_matches('/')
         .to_ascii_lowercase();
     if state.origins.contains(&origin) {
@@ -284,23 +298,59 @@ fn check_origin(state: &HttpState, headers: &HeaderMap) -> Result<(), &'static s
     let host = origin
         .strip_prefix("http://")
         .or_else(|| origin.strip_prefix("https://"))
-        .map(strip_port);
+        .and_then(host_of);
     match host {
         Some("localhost" | "127.0.0.1" | "[::1]") => Ok(()),
-        _ => Err("origin not allowed"),
+        _ => Err(refused()),
     }
 }
 
-fn strip_port(authority: &str) -> &str {
-    if authority.starts_with('[') {
-        return match authority.find(']') {
-            Some(end) => &authority[..=end],
-            None => authority,
-        };
+/// The host of an authority written `host` or `host:port`; `None` when anything else follows
+/// the host (`[::1].evil.example`, `[::1]@evil.example`, an empty or non-numeric port), so
+/// that a prefix of an allowed name is never taken for it.
+fn host_of(authority: &str) -> Option<&str> {
+    let end = if authority.starts_with('[') {
+        authority.find(']')? + 1
+    } else {
+        authority.rfind(':').unwrap_or(authority.len())
+    };
+    let (host, rest) = authority.split_at(end);
+    match rest.strip_prefix(':') {
+        None if rest.is_empty() => Some(host),
+        Some(port) if !port.is_empty() && port.bytes().all(|byte| byte.is_ascii_digit()) => {
+            Some(host)
+        }
+        _ => None,
     }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|byte| byte.is_ascii_digit()) => host,
-        _ => authority,
+}
+
+/// Why a request is refused before it reaches the dispatcher.
+struct Refusal {
+    status: StatusCode,
+    reason: &'static str,
+}
+
+impl Refusal {
+    fn forbidden(reason: &'static str) -> Refusal {
+        Refusal {
+            status: StatusCode::FORBIDDEN,
+            reason,
+        }
+    }
+
+    fn bad_request(reason: &'static str) -> Refusal {
+        Refusal {
+            status: StatusCode::BAD_REQUEST,
+            reason,
+        }
+    }
+
+    fn into_response(self) -> Response {
+        tracing::warn!(reason = self.reason, "request refused");
+        json_response(
+            self.status,
+            mcp::error_without_id(mcp::code::INVALID_REQUEST, self.reason),
+        )
     }
 }
 
