@@ -4,10 +4,18 @@
 //!
 //! Before a message reaches the dispatcher, `Host` is checked against an allowlist (DNS
 //! rebinding) and `Origin`, when present, against another; both failures are 403.
+//!
+//! Connections are served by hyper directly rather than by `axum::serve`, which cannot bound
+//! them: every request head has a deadline (a client that sends it slowly, or nothing, is
+//! closed), the connections served at once are bounded, and shutting down has a deadline after
+//! which connections still open are dropped.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -16,7 +24,10 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use tokio::sync::watch;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::task::JoinSet;
 
 use crate::auth::Authenticator;
 use crate::mcp::{self, Incoming, Kind, Server};
@@ -41,6 +52,47 @@ pub struct HttpOptions {
     /// Who may send requests: checked before a body is read (401), with the protected
     /// resource metadata served beside the endpoint.
     pub authenticator: Authenticator,
+    /// Longest time a client may take to send a request's head (request line and headers),
+    /// from when ferry starts waiting for it; so also how long an idle HTTP/1 connection is
+    /// kept. A connection over it is closed.
+    pub header_timeout: Duration,
+    /// Once shutting down, longest time requests in flight may take to finish; connections
+    /// still open then are dropped.
+    pub shutdown_timeout: Duration,
+    /// How many connections are served at once.
+    pub connection_limit: ConnectionLimit,
+}
+
+/// A bound on the connections served at once, shared by every [`serve`] given the same
+/// options (or clones of them), as the workers of one `ferry serve` are.
+///
+/// A connection over the bound waits to be accepted (in ferry's hand-over queue, then the
+/// kernel's backlog) rather than being accepted and closed: a burst is served late instead of
+/// failing, and every served connection frees its place in bounded time (its next head is
+/// due within the header timeout, a request ends by the request timeout), except an open
+/// `subscriptions/listen` stream, which lasts as long as its client wants.
+#[derive(Debug, Clone)]
+pub struct ConnectionLimit(Arc<Semaphore>);
+
+impl ConnectionLimit {
+    /// The default bound: half of the usual 1024 open files a process may have, leaving the
+    /// rest to upstream sockets.
+    pub const DEFAULT: usize = 512;
+
+    /// At most `connections` at once (at least one).
+    pub fn new(connections: usize) -> ConnectionLimit {
+        ConnectionLimit(Arc::new(Semaphore::new(
+            connections.clamp(1, Semaphore::MAX_PERMITS),
+        )))
+    }
+
+    async fn admit(&self) -> OwnedSemaphorePermit {
+        // The semaphore is never closed.
+        match Arc::clone(&self.0).acquire_owned().await {
+            Ok(permit) => permit,
+            Err(_) => std::future::pending().await,
+        }
+    }
 }
 
 impl Default for HttpOptions {
@@ -52,15 +104,19 @@ impl Default for HttpOptions {
             request_timeout: Duration::from_secs(120),
             keep_alive: Duration::from_secs(15),
             authenticator: Authenticator::none(),
+            header_timeout: Duration::from_secs(30),
+            shutdown_timeout: Duration::from_secs(30),
+            connection_limit: ConnectionLimit::new(ConnectionLimit::DEFAULT),
         }
     }
 }
 
 /// Serves `server` on `listener` until `shutdown` completes, then lets requests in flight
-/// finish (open subscription streams are ended with their final response).
+/// finish (open subscription streams are ended with their final response) for at most the
+/// shutdown timeout, and drops the connections still open after it.
 pub async fn serve<L>(
     server: Arc<Server>,
-    listener: L,
+    mut listener: L,
     options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()>
@@ -69,13 +125,123 @@ where
 {
     let local = listener.local_addr()?;
     let (stop, stopped) = watch::channel(false);
-    let router = router(server, local, &options, stopped);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            let _ = stop.send(true);
-        })
-        .await
+    let router = router(server, local, &options, stopped.clone());
+    let builder = Arc::new(connection_builder(options.header_timeout));
+    let mut connections = JoinSet::new();
+    let mut shutdown = pin!(shutdown);
+    loop {
+        let (permit, (io, peer)) = tokio::select! {
+            accepted = async {
+                let permit = options.connection_limit.admit().await;
+                (permit, listener.accept().await)
+            } => accepted,
+            () = &mut shutdown => break,
+        };
+        // Finished connections are reaped here, so the set holds only open ones.
+        while connections.try_join_next().is_some() {}
+        tracing::trace!(%peer, "serving a connection");
+        connections.spawn(connection(
+            Arc::clone(&builder),
+            io,
+            router.clone(),
+            options.header_timeout,
+            stopped.clone(),
+            permit,
+        ));
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    let drained = tokio::time::timeout(options.shutdown_timeout, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            connections = connections.len(),
+            timeout_ms = options.shutdown_timeout.as_millis() as u64,
+            "shutdown deadline passed; dropping the connections still open"
+        );
+        connections.shutdown().await;
+    }
+    Ok(())
+}
+
+/// HTTP/1.1 and HTTP/2 (chosen by the connection's first bytes), with hyper's own deadline on
+/// every HTTP/1 request head.
+fn connection_builder(header_timeout: Duration) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout);
+    builder.http2().timer(TokioTimer::new());
+    builder
+}
+
+/// Serves one connection until it ends, it sends no first request head within
+/// `header_timeout`, or shutdown is asked for (`stopping` turns `true`) and its requests in
+/// flight have finished. `_permit` is its place under the connection bound.
+async fn connection<I>(
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    io: I,
+    router: Router,
+    header_timeout: Duration,
+    mut stopping: watch::Receiver<bool>,
+    _permit: OwnedSemaphorePermit,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    // hyper bounds each HTTP/1 head itself, but not the bytes it reads first to tell HTTP/1
+    // from HTTP/2, nor an HTTP/2 connection's first request: until a first request arrives,
+    // the connection has the same deadline as a head.
+    let started = Arc::new(AtomicBool::new(false));
+    let requests = Requests {
+        router,
+        started: Arc::clone(&started),
+    };
+    let mut serving = pin!(builder.serve_connection(TokioIo::new(io), requests));
+    let mut first_head = pin!(tokio::time::sleep(header_timeout));
+    let mut awaiting_first = true;
+    let mut closing = false;
+    loop {
+        tokio::select! {
+            served = serving.as_mut() => {
+                if let Err(error) = served {
+                    tracing::debug!(%error, "connection ended with an error");
+                }
+                return;
+            }
+            () = &mut first_head, if awaiting_first => {
+                if !started.load(Ordering::Relaxed) {
+                    tracing::debug!("no request head in time; closing the connection");
+                    return;
+                }
+                awaiting_first = false;
+            }
+            _ = stopping.wait_for(|stop| *stop), if !closing => {
+                serving.as_mut().graceful_shutdown();
+                closing = true;
+            }
+        }
+    }
+}
+
+/// The router as one connection's hyper service, noting that a request (a whole head) came.
+struct Requests {
+    router: Router,
+    started: Arc<AtomicBool>,
+}
+
+impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Requests {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = axum::routing::future::RouteFuture<Infallible>;
+
+    fn call(&self, request: hyper::Request<hyper::body::Incoming>) -> Self::Future {
+        self.started.store(true, Ordering::Relaxed);
+        // The router is always ready; a clone is a reference count, as `axum::serve` takes.
+        tower_service::Service::call(&mut self.router.clone(), request)
+    }
 }
 
 /// The router for `POST /mcp`; `local` is the address it is reached at, allowed as a host.
