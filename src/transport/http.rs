@@ -66,11 +66,13 @@ pub struct HttpOptions {
 /// A bound on the connections served at once, shared by every [`serve`] given the same
 /// options (or clones of them), as the workers of one `ferry serve` are.
 ///
-/// A connection over the bound waits to be accepted (in ferry's hand-over queue, then the
-/// kernel's backlog) rather than being accepted and closed: a burst is served late instead of
-/// failing, and every served connection frees its place in bounded time (its next head is
-/// due within the header timeout, a request ends by the request timeout), except an open
-/// `subscriptions/listen` stream, which lasts as long as its client wants.
+/// A connection over the bound waits to be accepted (in a worker's hand-over queue, at most
+/// `spread::QUEUED` each, then in the kernel's backlog) rather than being accepted and
+/// closed: a burst is served late instead of failing, and a served HTTP/1 connection frees its
+/// place in bounded time (its next head is due within the header timeout, a request ends by
+/// the request timeout). Two kinds last as long as their client wants: an open
+/// `subscriptions/listen` stream, and an HTTP/2 connection once its first request came
+/// (hyper has no idle deadline for HTTP/2).
 #[derive(Debug, Clone)]
 pub struct ConnectionLimit(Arc<Semaphore>);
 
