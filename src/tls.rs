@@ -1,7 +1,7 @@
 //! Serving HTTPS directly (`ferry serve --tls-cert FILE --tls-key FILE`), for deployments
 //! without a proxy in front. Behind a proxy, ferry serves plain HTTP on loopback instead.
 //!
-//! [`TlsListener`] plugs into `axum::serve`. Handshakes run in their own tasks, each bounded
+//! [`TlsListener`] plugs into `transport::http::serve`. Handshakes run in their own tasks, each bounded
 //! in time, so a client that opens a connection and stalls does not hold up the others.
 
 use std::io;
@@ -61,7 +61,7 @@ pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsEr
     Ok(Arc::new(config))
 }
 
-/// A listener whose connections are TLS sessions; give it to `axum::serve` in place of the
+/// A listener whose connections are TLS sessions; give it to `transport::http::serve` in place of the
 /// plain listener it wraps.
 pub struct TlsListener {
     local: SocketAddr,

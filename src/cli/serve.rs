@@ -16,7 +16,7 @@ use ferry::auth::{AuthConfig, Authenticator};
 use ferry::catalog::Catalog;
 use ferry::diagnostic::Diagnostic;
 use ferry::mcp::{Server, ServerOptions};
-use ferry::transport::http::{self, HttpOptions};
+use ferry::transport::http::{self, ConnectionLimit, HttpOptions};
 use ferry::transport::spread::{Share, spread};
 use ferry::transport::stdio;
 use ferry::upstream::{Upstream, UpstreamConfig};
@@ -62,6 +62,19 @@ pub struct TransportArgs {
     /// Longest time one HTTP request may take, upstream call included, in seconds.
     #[arg(long, env = "FERRY_REQUEST_TIMEOUT", default_value_t = 120)]
     pub request_timeout: u64,
+    /// Longest time a client may take to send a request's head, and to start its next request
+    /// on an idle connection (HTTP), in seconds; slower connections are closed.
+    #[arg(long, env = "FERRY_HEADER_TIMEOUT", default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout: u64,
+    /// Connections served at once (HTTP); further ones wait to be accepted.
+    #[arg(long, env = "FERRY_MAX_CONNECTIONS", default_value_t = ConnectionLimit::DEFAULT as u64,
+        value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: u64,
+    /// On SIGINT or SIGTERM, longest time requests in flight may take to finish (HTTP), in
+    /// seconds; connections still open then are dropped.
+    #[arg(long, env = "FERRY_SHUTDOWN_TIMEOUT", default_value_t = 30)]
+    pub shutdown_timeout: u64,
     /// Serve HTTPS with this PEM certificate chain (with --tls-key), for deployments without
     /// a proxy in front.
     #[arg(long, env = "FERRY_TLS_CERT", requires = "tls_key")]
@@ -211,6 +224,11 @@ pub async fn serve_with_auth(
         body_limit: args.body_limit,
         request_timeout: Duration::from_secs(args.request_timeout),
         authenticator,
+        header_timeout: Duration::from_secs(args.header_timeout),
+        shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
+        connection_limit: ConnectionLimit::new(
+            usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+        ),
         ..HttpOptions::default()
     };
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -228,7 +246,7 @@ pub async fn serve_with_auth(
 /// thread accepts connections and hands them out in turn, and a connection, its calls and
 /// their upstream sockets stay on the thread it was handed to, so no call moves between
 /// threads. The calling thread is worker 0 and watches for SIGINT/SIGTERM; on either, every
-/// worker lets its requests in flight finish.
+/// worker lets its requests in flight finish, for at most the shutdown timeout.
 async fn serve_http(
     server: Arc<Server>,
     listener: std::net::TcpListener,

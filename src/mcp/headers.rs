@@ -3,7 +3,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use http::HeaderMap;
+use http::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value};
 
 /// An argument whose value a modern HTTP client mirrors into `Mcp-Param-{name}`.
@@ -46,13 +46,39 @@ fn walk(schema: &Value, path: &mut Vec<String>, found: &mut Vec<MirroredHeader>)
 /// A header's value, base64-decoded when it uses the `=?base64?…?=` form. `Err` names what is
 /// wrong with it.
 pub(super) fn decoded(headers: &HeaderMap, name: &str) -> Result<Option<String>, String> {
-    let Some(value) = headers.get(name) else {
+    let Some(value) = single(headers, name)? else {
         return Ok(None);
     };
     let text = value
         .to_str()
         .map_err(|_| "value is not visible ASCII".to_owned())?;
     decode_value(text).map(Some)
+}
+
+/// What is wrong with a header that occurs more than once.
+pub(super) const REPEATED: &str = "occurs more than once";
+
+/// A header's one value; `Err` when it occurs more than once, since an intermediary may read
+/// another line than the one checked.
+pub(super) fn single<'h>(
+    headers: &'h HeaderMap,
+    name: &str,
+) -> Result<Option<&'h HeaderValue>, &'static str> {
+    let mut values = headers.get_all(name).iter();
+    let value = values.next();
+    match values.next() {
+        Some(_) => Err(REPEATED),
+        None => Ok(value),
+    }
+}
+
+/// The name (after `mcp-param-`, lowercase) of an `Mcp-Param-*` header that occurs more than
+/// once, if any.
+pub(super) fn repeated_param(headers: &HeaderMap) -> Option<&str> {
+    headers.keys().find_map(|name| {
+        let param = name.as_str().strip_prefix("mcp-param-")?;
+        (headers.get_all(name).iter().nth(1).is_some()).then_some(param)
+    })
 }
 
 pub(super) fn decode_value(text: &str) -> Result<String, String> {

@@ -299,12 +299,10 @@ impl Server {
         let params = Params::parse(request.params);
         let header_version =
             match headers.map(|headers| header_str(headers, "mcp-protocol-version")) {
-                Some(Err(())) => {
-                    return Err(Failure::new(
-                        StatusCode::BAD_REQUEST,
-                        code::HEADER_MISMATCH,
-                        "MCP-Protocol-Version header is not visible ASCII",
-                    ));
+                Some(Err(problem)) => {
+                    return Err(Failure::header_mismatch(format!(
+                        "MCP-Protocol-Version header {problem}"
+                    )));
                 }
                 Some(Ok(value)) => value,
                 None => None,
@@ -503,10 +501,10 @@ impl Server {
                 )));
             }
             Ok(None) => return Err(Failure::header_mismatch("missing Mcp-Method header".into())),
-            Err(()) => {
-                return Err(Failure::header_mismatch(
-                    "Mcp-Method header is not visible ASCII".into(),
-                ));
+            Err(problem) => {
+                return Err(Failure::header_mismatch(format!(
+                    "Mcp-Method header {problem}"
+                )));
             }
         }
         let name_source = match method {
@@ -543,6 +541,13 @@ impl Server {
                 headers::check_param(headers, mirrored, &target.arguments)
                     .map_err(Failure::header_mismatch)?;
             }
+        }
+        // Any other `Mcp-Param-*` given twice: an intermediary may read either line.
+        if let Some(name) = headers::repeated_param(headers) {
+            return Err(Failure::header_mismatch(format!(
+                "Mcp-Param-{name} header {}",
+                headers::REPEATED
+            )));
         }
         Ok(())
     }
@@ -963,11 +968,12 @@ fn cancelled_request_id(params: Option<&RawValue>) -> Option<String> {
     Some(cancelled.request_id.get().to_owned())
 }
 
-/// A header's value as text; `Err` when it holds bytes that are not visible ASCII.
-fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, ()> {
-    match headers.get(name) {
+/// A header's value as text; `Err` says what is wrong when it holds bytes that are not visible
+/// ASCII or occurs more than once (an intermediary may read either line).
+fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, &'static str> {
+    match headers::single(headers, name)? {
         None => Ok(None),
-        Some(value) => value.to_str().map(Some).map_err(|_| ()),
+        Some(value) => value.to_str().map(Some).map_err(|_| "is not visible ASCII"),
     }
 }
 

@@ -4,10 +4,18 @@
 //!
 //! Before a message reaches the dispatcher, `Host` is checked against an allowlist (DNS
 //! rebinding) and `Origin`, when present, against another; both failures are 403.
+//!
+//! Connections are served by hyper directly rather than by `axum::serve`, which cannot bound
+//! them: every request head has a deadline (a client that sends it slowly, or nothing, is
+//! closed), the connections served at once are bounded, and shutting down has a deadline after
+//! which connections still open are dropped.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -16,7 +24,10 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use tokio::sync::watch;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::task::JoinSet;
 
 use crate::auth::Authenticator;
 use crate::mcp::{self, Incoming, Kind, Server};
@@ -41,6 +52,49 @@ pub struct HttpOptions {
     /// Who may send requests: checked before a body is read (401), with the protected
     /// resource metadata served beside the endpoint.
     pub authenticator: Authenticator,
+    /// Longest time a client may take to send a request's head (request line and headers),
+    /// from when ferry starts waiting for it; so also how long an idle HTTP/1 connection is
+    /// kept. A connection over it is closed.
+    pub header_timeout: Duration,
+    /// Once shutting down, longest time requests in flight may take to finish; connections
+    /// still open then are dropped.
+    pub shutdown_timeout: Duration,
+    /// How many connections are served at once.
+    pub connection_limit: ConnectionLimit,
+}
+
+/// A bound on the connections served at once, shared by every [`serve`] given the same
+/// options (or clones of them), as the workers of one `ferry serve` are.
+///
+/// A connection over the bound waits to be accepted (in a worker's hand-over queue, at most
+/// `spread::QUEUED` each, then in the kernel's backlog) rather than being accepted and
+/// closed: a burst is served late instead of failing, and a served HTTP/1 connection frees its
+/// place in bounded time (its next head is due within the header timeout, a request ends by
+/// the request timeout). Two kinds last as long as their client wants: an open
+/// `subscriptions/listen` stream, and an HTTP/2 connection once its first request came
+/// (hyper has no idle deadline for HTTP/2).
+#[derive(Debug, Clone)]
+pub struct ConnectionLimit(Arc<Semaphore>);
+
+impl ConnectionLimit {
+    /// The default bound: half of the usual 1024 open files a process may have, leaving the
+    /// rest to upstream sockets.
+    pub const DEFAULT: usize = 512;
+
+    /// At most `connections` at once (at least one).
+    pub fn new(connections: usize) -> ConnectionLimit {
+        ConnectionLimit(Arc::new(Semaphore::new(
+            connections.clamp(1, Semaphore::MAX_PERMITS),
+        )))
+    }
+
+    async fn admit(&self) -> OwnedSemaphorePermit {
+        // The semaphore is never closed.
+        match Arc::clone(&self.0).acquire_owned().await {
+            Ok(permit) => permit,
+            Err(_) => std::future::pending().await,
+        }
+    }
 }
 
 impl Default for HttpOptions {
@@ -52,15 +106,19 @@ impl Default for HttpOptions {
             request_timeout: Duration::from_secs(120),
             keep_alive: Duration::from_secs(15),
             authenticator: Authenticator::none(),
+            header_timeout: Duration::from_secs(30),
+            shutdown_timeout: Duration::from_secs(30),
+            connection_limit: ConnectionLimit::new(ConnectionLimit::DEFAULT),
         }
     }
 }
 
 /// Serves `server` on `listener` until `shutdown` completes, then lets requests in flight
-/// finish (open subscription streams are ended with their final response).
+/// finish (open subscription streams are ended with their final response) for at most the
+/// shutdown timeout, and drops the connections still open after it.
 pub async fn serve<L>(
     server: Arc<Server>,
-    listener: L,
+    mut listener: L,
     options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()>
@@ -69,13 +127,123 @@ where
 {
     let local = listener.local_addr()?;
     let (stop, stopped) = watch::channel(false);
-    let router = router(server, local, &options, stopped);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            let _ = stop.send(true);
-        })
-        .await
+    let router = router(server, local, &options, stopped.clone());
+    let builder = Arc::new(connection_builder(options.header_timeout));
+    let mut connections = JoinSet::new();
+    let mut shutdown = pin!(shutdown);
+    loop {
+        let (permit, (io, peer)) = tokio::select! {
+            accepted = async {
+                let permit = options.connection_limit.admit().await;
+                (permit, listener.accept().await)
+            } => accepted,
+            () = &mut shutdown => break,
+        };
+        // Finished connections are reaped here, so the set holds only open ones.
+        while connections.try_join_next().is_some() {}
+        tracing::trace!(%peer, "serving a connection");
+        connections.spawn(connection(
+            Arc::clone(&builder),
+            io,
+            router.clone(),
+            options.header_timeout,
+            stopped.clone(),
+            permit,
+        ));
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    let drained = tokio::time::timeout(options.shutdown_timeout, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            connections = connections.len(),
+            timeout_ms = options.shutdown_timeout.as_millis() as u64,
+            "shutdown deadline passed; dropping the connections still open"
+        );
+        connections.shutdown().await;
+    }
+    Ok(())
+}
+
+/// HTTP/1.1 and HTTP/2 (chosen by the connection's first bytes), with hyper's own deadline on
+/// every HTTP/1 request head.
+fn connection_builder(header_timeout: Duration) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout);
+    builder.http2().timer(TokioTimer::new());
+    builder
+}
+
+/// Serves one connection until it ends, it sends no first request head within
+/// `header_timeout`, or shutdown is asked for (`stopping` turns `true`) and its requests in
+/// flight have finished. `_permit` is its place under the connection bound.
+async fn connection<I>(
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    io: I,
+    router: Router,
+    header_timeout: Duration,
+    mut stopping: watch::Receiver<bool>,
+    _permit: OwnedSemaphorePermit,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    // hyper bounds each HTTP/1 head itself, but not the bytes it reads first to tell HTTP/1
+    // from HTTP/2, nor an HTTP/2 connection's first request: until a first request arrives,
+    // the connection has the same deadline as a head.
+    let started = Arc::new(AtomicBool::new(false));
+    let requests = Requests {
+        router,
+        started: Arc::clone(&started),
+    };
+    let mut serving = pin!(builder.serve_connection(TokioIo::new(io), requests));
+    let mut first_head = pin!(tokio::time::sleep(header_timeout));
+    let mut awaiting_first = true;
+    let mut closing = false;
+    loop {
+        tokio::select! {
+            served = serving.as_mut() => {
+                if let Err(error) = served {
+                    tracing::debug!(%error, "connection ended with an error");
+                }
+                return;
+            }
+            () = &mut first_head, if awaiting_first => {
+                if !started.load(Ordering::Relaxed) {
+                    tracing::debug!("no request head in time; closing the connection");
+                    return;
+                }
+                awaiting_first = false;
+            }
+            _ = stopping.wait_for(|stop| *stop), if !closing => {
+                serving.as_mut().graceful_shutdown();
+                closing = true;
+            }
+        }
+    }
+}
+
+/// The router as one connection's hyper service, noting that a request (a whole head) came.
+struct Requests {
+    router: Router,
+    started: Arc<AtomicBool>,
+}
+
+impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Requests {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = axum::routing::future::RouteFuture<Infallible>;
+
+    fn call(&self, request: hyper::Request<hyper::body::Incoming>) -> Self::Future {
+        self.started.store(true, Ordering::Relaxed);
+        // The router is always ready; a clone is a reference count, as `axum::serve` takes.
+        tower_service::Service::call(&mut self.router.clone(), request)
+    }
 }
 
 /// The router for `POST /mcp`; `local` is the address it is reached at, allowed as a host.
@@ -131,13 +299,20 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
     // Taken apart rather than extracted piecemeal: the headers are borrowed, not copied, and
     // a refused request's body is never read.
     let (parts, body) = request.into_parts();
-    if let Err(reason) = check_host(&state, &parts.uri, &parts.headers) {
-        tracing::warn!(%reason, "request refused");
-        return forbidden(reason);
+    if let Err(refusal) = check_host(&state, &parts.uri, &parts.headers)
+        .and_then(|()| check_origin(&state, &parts.headers))
+    {
+        return refusal.into_response();
     }
-    if let Err(reason) = check_origin(&state, &parts.headers) {
-        tracing::warn!(%reason, "request refused");
-        return forbidden(reason);
+    // A declared length over the limit is refused at once, not after waiting for the body.
+    if let Some(length) = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|length| length.to_str().ok()?.parse::<u64>().ok())
+        && length > state.body_limit as u64
+    {
+        tracing::warn!(length, limit = state.body_limit, "request body refused");
+        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
     }
     // Before the body is read: an unauthenticated client costs no more than its headers.
     let principal = if state.authenticator.is_enabled() {
@@ -230,13 +405,6 @@ fn json_response(status: StatusCode, body: Bytes) -> Response {
     response
 }
 
-fn forbidden(reason: &'static str) -> Response {
-    json_response(
-        StatusCode::FORBIDDEN,
-        mcp::error_without_id(mcp::code::INVALID_REQUEST, reason),
-    )
-}
-
 fn timed_out(id: Option<String>) -> Bytes {
     let id = id.map(|id| format!(r#""id":{id},"#)).unwrap_or_default();
     Bytes::from(format!(
@@ -245,37 +413,51 @@ fn timed_out(id: Option<String>) -> Bytes {
     ))
 }
 
-/// `Host` (or the HTTP/2 authority) must name this server: a foreign name means a page on
-/// another site resolved its name to this machine (DNS rebinding).
-fn check_host(state: &HttpState, uri: &Uri, headers: &HeaderMap) -> Result<(), &'static str> {
-    let authority = match headers.get(header::HOST) {
-        Some(host) => host.to_str().map_err(|_| "host not allowed")?,
-        None => uri
-            .authority()
-            .map(|authority| authority.as_str())
-            .ok_or("host header missing")?,
-    };
-    let name = strip_port(authority);
-    if state
-        .hosts
-        .iter()
-        .any(|host| host.eq_ignore_ascii_case(name))
-    {
-        Ok(())
-    } else {
-        Err("host not allowed")
+/// Every authority the request names, its `Host` and the target's (an absolute-form target, or
+/// the HTTP/2 `:authority`), must name this server: a foreign name means a page on another site
+/// resolved its name to this machine (DNS rebinding). The target's authority is the one HTTP
+/// itself uses (RFC 9112 §3.2.2), and a Host beside it must not say otherwise.
+fn check_host(state: &HttpState, uri: &Uri, headers: &HeaderMap) -> Result<(), Refusal> {
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let host = hosts.next();
+    // RFC 9112 §3.2: more than one Host line is a bad request, whichever would be read.
+    if hosts.next().is_some() {
+        return Err(Refusal::bad_request("more than one host header"));
     }
+    if host.is_none() && uri.authority().is_none() {
+        return Err(Refusal::forbidden("host header missing"));
+    }
+    let allowed = |authority: &str| {
+        host_of(authority).is_some_and(|name| {
+            state
+                .hosts
+                .iter()
+                .any(|host| host.eq_ignore_ascii_case(name))
+        })
+    };
+    if let Some(authority) = uri.authority()
+        && !allowed(authority.as_str())
+    {
+        return Err(Refusal::forbidden("host not allowed"));
+    }
+    if let Some(host) = host
+        && !host.to_str().is_ok_and(allowed)
+    {
+        return Err(Refusal::forbidden("host not allowed"));
+    }
+    Ok(())
 }
 
 /// An absent `Origin` is a non-browser client; a loopback one is a local page; anything else
 /// must be configured.
-fn check_origin(state: &HttpState, headers: &HeaderMap) -> Result<(), &'static str> {
+fn check_origin(state: &HttpState, headers: &HeaderMap) -> Result<(), Refusal> {
+    let refused = || Refusal::forbidden("origin not allowed");
     let Some(origin) = headers.get(header::ORIGIN) else {
         return Ok(());
     };
     let origin = origin
         .to_str()
-        .map_err(|_| "origin not allowed")?
+        .map_err(|_| refused())?
         .trim_end_matches('/')
         .to_ascii_lowercase();
     if state.origins.contains(&origin) {
@@ -284,23 +466,59 @@ fn check_origin(state: &HttpState, headers: &HeaderMap) -> Result<(), &'static s
     let host = origin
         .strip_prefix("http://")
         .or_else(|| origin.strip_prefix("https://"))
-        .map(strip_port);
+        .and_then(host_of);
     match host {
         Some("localhost" | "127.0.0.1" | "[::1]") => Ok(()),
-        _ => Err("origin not allowed"),
+        _ => Err(refused()),
     }
 }
 
-fn strip_port(authority: &str) -> &str {
-    if authority.starts_with('[') {
-        return match authority.find(']') {
-            Some(end) => &authority[..=end],
-            None => authority,
-        };
+/// The host of an authority written `host` or `host:port`; `None` when anything else follows
+/// the host (`[::1].evil.example`, `[::1]@evil.example`, an empty or non-numeric port), so
+/// that a prefix of an allowed name is never taken for it.
+fn host_of(authority: &str) -> Option<&str> {
+    let end = if authority.starts_with('[') {
+        authority.find(']')? + 1
+    } else {
+        authority.rfind(':').unwrap_or(authority.len())
+    };
+    let (host, rest) = authority.split_at(end);
+    match rest.strip_prefix(':') {
+        None if rest.is_empty() => Some(host),
+        Some(port) if !port.is_empty() && port.bytes().all(|byte| byte.is_ascii_digit()) => {
+            Some(host)
+        }
+        _ => None,
     }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|byte| byte.is_ascii_digit()) => host,
-        _ => authority,
+}
+
+/// Why a request is refused before it reaches the dispatcher.
+struct Refusal {
+    status: StatusCode,
+    reason: &'static str,
+}
+
+impl Refusal {
+    fn forbidden(reason: &'static str) -> Refusal {
+        Refusal {
+            status: StatusCode::FORBIDDEN,
+            reason,
+        }
+    }
+
+    fn bad_request(reason: &'static str) -> Refusal {
+        Refusal {
+            status: StatusCode::BAD_REQUEST,
+            reason,
+        }
+    }
+
+    fn into_response(self) -> Response {
+        tracing::warn!(reason = self.reason, "request refused");
+        json_response(
+            self.status,
+            mcp::error_without_id(mcp::code::INVALID_REQUEST, self.reason),
+        )
     }
 }
 

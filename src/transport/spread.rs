@@ -1,7 +1,7 @@
 //! Spreading accepted connections over serving threads. One task accepts every connection
 //! and hands each to the next thread in turn, so every thread gets an even share however the
 //! threads happen to wake; each thread serves its share with a [`Share`], a listener to give
-//! to `axum::serve`.
+//! to [`crate::transport::http::serve`].
 
 use std::io;
 use std::net::SocketAddr;

@@ -685,3 +685,247 @@ async fn no_session_id_is_minted_or_needed() {
     .await;
     assert_eq!(answer.status, 200);
 }
+
+/// Sends `request` as written on a connection of its own and reads until ferry closes it.
+async fn raw(url: &str, request: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address_of(url))
+        .await
+        .expect("connect");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer))
+        .await
+        .expect("answered in time")
+        .expect("read");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+fn address_of(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string()
+}
+
+/// A POST of `body` with `target` and the header lines `headers` (each ending in CRLF).
+fn raw_post(target: &str, headers: &str, body: &str) -> String {
+    format!(
+        "POST {target} HTTP/1.1\r\n{headers}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn status_of(answer: &str) -> &str {
+    answer.split(' ').nth(1).unwrap_or(answer)
+}
+
+// Issue 9, defect 5: after `]` (or the host name) only nothing or `:port` may follow.
+#[tokio::test]
+async fn hosts_and_origins_with_anything_after_the_name_are_forbidden() {
+    let running = start_default().await;
+    for host in [
+        "[::1].evil.example",
+        "[::1]@evil.example",
+        "[::1]x",
+        "[::1]:",
+        "[::1]:80x",
+        "[::1]:80:80",
+        "localhost.evil.example",
+        "localhost@evil.example",
+        "user@localhost",
+        "127.0.0.1.evil",
+        "localhost.",
+        "localhost:",
+        "localhost:http",
+        "localhost:80:80",
+    ] {
+        let answer = post(&running.url, &initialize(), &[("host", host)]).await;
+        assert_eq!(answer.status, 403, "{host}: {}", answer.text);
+        assert_eq!(answer.json()["error"]["message"], "host not allowed");
+    }
+    for origin in [
+        "http://[::1].evil.example",
+        "http://[::1]x.evil.example",
+        "http://[::1]@evil.example",
+        "http://[::1]:",
+        "http://localhost.evil.example",
+        "http://localhost@evil.example",
+        "http://user@localhost",
+        "http://127.0.0.1.evil",
+        "http://localhost.",
+        "http://localhost:",
+        "http://localhost:x",
+    ] {
+        let answer = post(&running.url, &initialize(), &[("origin", origin)]).await;
+        assert_eq!(answer.status, 403, "{origin}: {}", answer.text);
+        assert_eq!(answer.json()["error"]["message"], "origin not allowed");
+    }
+    for host in ["[::1]", "[::1]:8080", "localhost", "127.0.0.1:80"] {
+        let answer = post(&running.url, &initialize(), &[("host", host)]).await;
+        assert_eq!(answer.status, 200, "{host}: {}", answer.text);
+    }
+    for origin in [
+        "http://[::1]",
+        "https://[::1]:8443",
+        "http://localhost:3000",
+    ] {
+        let answer = post(&running.url, &initialize(), &[("origin", origin)]).await;
+        assert_eq!(answer.status, 200, "{origin}: {}", answer.text);
+    }
+}
+
+// Issue 9, defect 6: RFC 9112 §3.2 requires 400 for more than one Host line.
+#[tokio::test]
+async fn two_host_lines_are_400() {
+    let running = start_default().await;
+    for hosts in [
+        "host: localhost\r\nhost: evil.example\r\n",
+        "host: evil.example\r\nhost: localhost\r\n",
+        "host: localhost\r\nhost: localhost\r\n",
+    ] {
+        let answer = raw(&running.url, &raw_post("/mcp", hosts, &initialize())).await;
+        assert_eq!(status_of(&answer), "400", "{hosts:?}: {answer}");
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let value: Value = serde_json::from_str(body).expect("JSON body");
+        assert_schema(LEGACY, "JSONRPCErrorResponse", &value);
+        assert_eq!(value["error"]["message"], "more than one host header");
+    }
+    let answer = raw(
+        &running.url,
+        &raw_post("/mcp", "host: localhost\r\n", &initialize()),
+    )
+    .await;
+    assert_eq!(status_of(&answer), "200", "{answer}");
+}
+
+// Issue 9, defect 7: with an absolute-form target the target's authority names the server
+// (RFC 9112 §3.2.2), and on HTTP/2 the `:authority`.
+#[tokio::test]
+async fn the_authority_of_an_absolute_target_is_checked() {
+    let running = start_default().await;
+    let address = address_of(&running.url);
+    let host = format!("host: {address}\r\n");
+    let answer = raw(
+        &running.url,
+        &raw_post("http://evil.example/mcp", &host, &initialize()),
+    )
+    .await;
+    assert_eq!(status_of(&answer), "403", "{answer}");
+    assert!(answer.contains("host not allowed"), "{answer}");
+    let answer = raw(
+        &running.url,
+        &raw_post(&format!("http://{address}/mcp"), &host, &initialize()),
+    )
+    .await;
+    assert_eq!(status_of(&answer), "200", "{answer}");
+
+    // HTTP/2 without TLS, to a name that resolves here, with a loopback Host beside it.
+    let socket: std::net::SocketAddr = address.parse().expect("address");
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .http2_prior_knowledge()
+        .resolve("evil.example", socket)
+        .build()
+        .expect("client");
+    let url = format!("http://evil.example:{}/mcp", socket.port());
+    for extra in [None, Some("localhost")] {
+        let mut request = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(initialize());
+        if let Some(host) = extra {
+            request = request.header("host", host);
+        }
+        let response = request.send().await.expect("request");
+        assert_eq!(response.version(), reqwest::Version::HTTP_2);
+        assert_eq!(response.status().as_u16(), 403, "{extra:?}");
+    }
+}
+
+// Issue 9, defect 8: a mirrored header given twice could be read either way by an
+// intermediary, so it is a header mismatch even when both values agree with the body.
+#[tokio::test]
+async fn repeated_mirrored_headers_are_header_mismatches() {
+    let running = start_default().await;
+    let (body, _) = modern(
+        "tools/call",
+        json!({"name": "get_pet", "arguments": {"petId": 7, "region": "eu"}}),
+    );
+    let base = [
+        ("mcp-protocol-version", MODERN),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "get_pet"),
+        ("mcp-param-region", "eu"),
+    ];
+    for (repeated, second, expected) in [
+        (
+            "mcp-name",
+            "list_pets",
+            "Mcp-Name header occurs more than once",
+        ),
+        (
+            "mcp-name",
+            "get_pet",
+            "Mcp-Name header occurs more than once",
+        ),
+        (
+            "mcp-method",
+            "tools/call",
+            "Mcp-Method header occurs more than once",
+        ),
+        (
+            "mcp-protocol-version",
+            MODERN,
+            "MCP-Protocol-Version header occurs more than once",
+        ),
+        (
+            "mcp-param-region",
+            "us",
+            "Mcp-Param-Region header occurs more than once",
+        ),
+        (
+            "mcp-param-other",
+            "x",
+            "Mcp-Param-other header occurs more than once",
+        ),
+    ] {
+        let mut headers = base.to_vec();
+        if repeated == "mcp-param-other" {
+            headers.push((repeated, "y"));
+        }
+        headers.push((repeated, second));
+        let answer = post(&running.url, &body, &headers).await;
+        assert_eq!(
+            answer.status_and_code(),
+            "400 -32020",
+            "{repeated}: {}",
+            answer.text
+        );
+        assert_modern_error(&answer);
+        assert_eq!(
+            answer.json()["error"]["message"],
+            format!("header mismatch: {expected}"),
+            "{repeated}"
+        );
+    }
+    // Once each, the call goes on (to the upstream this instance has none of).
+    let answer = post(&running.url, &body, &base).await;
+    assert_eq!(answer.status_and_code(), "500 -32603", "{}", answer.text);
+}
+
+// Issue 9: a declared length over the limit is refused before any of the body is waited for.
+#[tokio::test]
+async fn a_declared_length_over_the_limit_is_413_at_once() {
+    let options = HttpOptions {
+        body_limit: 1024,
+        request_timeout: Duration::from_secs(3),
+        ..HttpOptions::default()
+    };
+    let running = start(server(), options).await;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\nconnection: close\r\n\r\n{{\"jsonrpc\"",
+        address_of(&running.url)
+    );
+    let answer = raw(&running.url, &head).await;
+    assert_eq!(status_of(&answer), "413", "{answer}");
+}

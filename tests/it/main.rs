@@ -2,6 +2,7 @@
 
 mod auth;
 mod catalog;
+mod connections;
 mod e2e;
 mod http;
 mod mcp;

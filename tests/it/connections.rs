@@ -1,0 +1,249 @@
+//! Connections, raw: a head that never completes is closed at its deadline, connections over
+//! the bound wait, and shutting down ends at its deadline whatever clients do (issue 9,
+//! defect 3). In-process, and through the built binary for the flags and SIGTERM.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use ferry::transport::http::{ConnectionLimit, HttpOptions};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::support::*;
+
+/// Sends `prefix`, then `drip` one byte every 50 ms; `true` when ferry closed the connection
+/// (or answered and closed it) before the drip ran out.
+async fn closed_while_dripping(address: &str, prefix: &[u8], drip: &[u8]) -> bool {
+    let mut stream = TcpStream::connect(address).await.expect("connect");
+    stream.write_all(prefix).await.expect("write");
+    let mut buffer = [0; 512];
+    for byte in drip {
+        if stream.write_all(std::slice::from_ref(byte)).await.is_err() {
+            return true;
+        }
+        match tokio::time::timeout(Duration::from_millis(50), stream.read(&mut buffer)).await {
+            Ok(Ok(_)) | Ok(Err(_)) => return true,
+            Err(_) => {}
+        }
+    }
+    false
+}
+
+/// 200 header bytes: ten seconds of dripping.
+fn endless_header() -> Vec<u8> {
+    let mut header = b"x-drip: ".to_vec();
+    header.resize(200, b'a');
+    header
+}
+
+fn address_of(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_head_that_never_completes_is_closed_at_the_header_deadline() {
+    let options = HttpOptions {
+        header_timeout: Duration::from_millis(300),
+        ..HttpOptions::default()
+    };
+    let running = start(server(), options).await;
+    let address = address_of(&running.url);
+    let head = format!("POST /mcp HTTP/1.1\r\nhost: {address}\r\n");
+    assert!(
+        closed_while_dripping(&address, head.as_bytes(), &endless_header()).await,
+        "an HTTP/1.1 head"
+    );
+    assert!(
+        closed_while_dripping(&address, b"", &[b'\r'; 200]).await,
+        "empty lines"
+    );
+    // Then silence: after nothing, after part of the HTTP/2 preface (the version is not even
+    // known yet), and after all of it (no request ever comes).
+    for prefix in [
+        &b""[..],
+        b"PRI * HTTP/2.0\r\n",
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+    ] {
+        let mut silent = TcpStream::connect(&address).await.expect("connect");
+        silent.write_all(prefix).await.expect("write");
+        let mut answer = Vec::new();
+        let read =
+            tokio::time::timeout(Duration::from_secs(10), silent.read_to_end(&mut answer)).await;
+        assert!(
+            read.is_ok(),
+            "closed after {:?}",
+            String::from_utf8_lossy(prefix)
+        );
+    }
+    // Requests in good time are served as before.
+    assert_eq!(post(&running.url, &initialize(), &[]).await.status, 200);
+}
+
+#[tokio::test]
+async fn connections_over_the_bound_wait_until_one_closes() {
+    let options = HttpOptions {
+        connection_limit: ConnectionLimit::new(1),
+        ..HttpOptions::default()
+    };
+    let running = start(server(), options).await;
+    let address = address_of(&running.url);
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
+        initialize().len(),
+        initialize()
+    );
+    // The first connection is served and kept open.
+    let mut first = TcpStream::connect(&address).await.expect("connect");
+    first.write_all(request.as_bytes()).await.expect("write");
+    let mut buffer = [0; 4096];
+    let read = first.read(&mut buffer).await.expect("read");
+    assert!(buffer[..read].starts_with(b"HTTP/1.1 200"));
+    // The second waits while the first is open...
+    let mut second = TcpStream::connect(&address).await.expect("connect");
+    second.write_all(request.as_bytes()).await.expect("write");
+    let early = tokio::time::timeout(Duration::from_millis(500), second.read(&mut buffer)).await;
+    assert!(early.is_err(), "answered over the bound: {early:?}");
+    // ...and is served once it closes.
+    drop(first);
+    let read = tokio::time::timeout(Duration::from_secs(10), second.read(&mut buffer))
+        .await
+        .expect("answered once a connection closed")
+        .expect("read");
+    assert!(
+        buffer[..read].starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&buffer[..read])
+    );
+}
+
+#[tokio::test]
+async fn shutting_down_drops_connections_still_open_at_its_deadline() {
+    let options = HttpOptions {
+        header_timeout: Duration::from_secs(120),
+        shutdown_timeout: Duration::from_millis(300),
+        ..HttpOptions::default()
+    };
+    let running = start(server(), options).await;
+    let address = address_of(&running.url);
+    let mut stream = TcpStream::connect(&address).await.expect("connect");
+    let head = format!("POST /mcp HTTP/1.1\r\nhost: {address}\r\nx-drip: a");
+    stream.write_all(head.as_bytes()).await.expect("write");
+    // The head is being read when shutdown begins.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tokio::time::timeout(Duration::from_secs(10), running.shutdown())
+        .await
+        .expect("shut down by its deadline");
+    let mut buffer = [0; 64];
+    let read = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer)).await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "the connection was dropped: {read:?}"
+    );
+}
+
+/// `ferry demo` on a free loopback port with `arguments`; returns it, its endpoint's address
+/// and its log, read on a thread of its own.
+fn demo(
+    arguments: &[&str],
+) -> (
+    std::process::Child,
+    String,
+    std::sync::mpsc::Receiver<String>,
+) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["demo", "--listen", "127.0.0.1:0", "--workers", "2"])
+        .args(arguments)
+        .env("RUST_LOG", "ferry=info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ferry starts");
+    let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let (send, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = send.send(line);
+        }
+    });
+    loop {
+        let Ok(line) = lines.recv_timeout(Duration::from_secs(10)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ferry did not listen");
+        };
+        if let Some(at) = line.find("endpoint=http://") {
+            let rest = &line[at + "endpoint=http://".len()..];
+            let address = rest.split('/').next().expect("address").to_string();
+            return (child, address, lines);
+        }
+    }
+}
+
+fn terminate(child: &std::process::Child) {
+    let stopped = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success());
+}
+
+/// Waits for `child` to end, at most `limit`; kills it and fails if it does not.
+fn ended_within(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ferry did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_header_timeout_flag_closes_a_dripping_client() {
+    let (mut child, address, _log) = demo(&["--header-timeout", "1"]);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let head = format!("POST /mcp HTTP/1.1\r\nhost: {address}\r\n");
+    let closed = runtime.block_on(closed_while_dripping(
+        &address,
+        head.as_bytes(),
+        &endless_header(),
+    ));
+    terminate(&child);
+    let status = ended_within(&mut child, Duration::from_secs(30));
+    assert!(closed, "the dripping client was kept");
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn sigterm_ends_ferry_by_the_shutdown_deadline_while_a_client_drips() {
+    let (mut child, address, log) = demo(&["--header-timeout", "120", "--shutdown-timeout", "1"]);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let dripping = runtime.block_on(async {
+        let mut stream = TcpStream::connect(&address).await.expect("connect");
+        let head = format!("POST /mcp HTTP/1.1\r\nhost: {address}\r\nx-drip: a");
+        stream.write_all(head.as_bytes()).await.expect("write");
+        stream
+    });
+    // The head is being read when the signal comes.
+    std::thread::sleep(Duration::from_millis(200));
+    terminate(&child);
+    let status = ended_within(&mut child, Duration::from_secs(20));
+    assert!(status.success(), "{status}");
+    drop(dripping);
+    let lines: Vec<String> = log.iter().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.contains("shutdown deadline passed") && line.contains("connections=1")),
+        "{lines:#?}"
+    );
+}
