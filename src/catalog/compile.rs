@@ -10,7 +10,9 @@ use crate::diagnostic::{Diagnostic, Location, Severity};
 use crate::openapi::{Document, SpecVersion};
 
 use super::operation::{self, Operation};
-use super::{Catalog, OperationReport, ServerInfo, Tool, annotations, build, naming};
+use super::{
+    Catalog, OperationReport, OperationStatus, ServerInfo, Tool, annotations, build, naming,
+};
 
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
 const PATTERN_SIZE_LIMIT: usize = 1 << 20;
@@ -47,6 +49,8 @@ pub fn compile(
     let mut pattern_ok: HashMap<String, bool> = HashMap::new();
     let mut tools = Vec::new();
     let mut reports = Vec::new();
+    // For each tool, the index of its operation's report.
+    let mut report_of_tool = Vec::new();
     for (operation, choice) in operations.iter().zip(&choices) {
         // An unchosen operation only ever yields warnings and a report line, never a tool
         // nor an error, so skipping it changes neither what is served nor whether it is.
@@ -70,6 +74,8 @@ pub fn compile(
             chosen: choice.chosen,
             choice: choice.reason.clone(),
             tool: name.clone(),
+            status: choice.status,
+            reason: (!choice.chosen).then(|| choice.reason.clone()),
             ineligible: None,
         };
         let mut failed = Vec::new();
@@ -116,6 +122,10 @@ pub fn compile(
         }
         if let Some(diagnostic) = failed.first() {
             report.ineligible = Some(diagnostic.message.clone());
+            if choice.chosen {
+                report.status = OperationStatus::Ineligible;
+                report.reason = report.ineligible.clone();
+            }
             for mut diagnostic in failed {
                 diagnostic.severity = severity;
                 diagnostics.push(diagnostic.with_operation(label.clone()));
@@ -127,6 +137,7 @@ pub fn compile(
         let (Some(built), true) = (built, choice.chosen) else {
             continue;
         };
+        report_of_tool.push(reports.len() - 1);
         let mut unchecked_patterns = Vec::new();
         for pattern in &built.patterns {
             let compiles = *pattern_ok.entry(pattern.clone()).or_insert_with(|| {
@@ -172,17 +183,19 @@ pub fn compile(
     let mut dropped = Vec::new();
     for (name, indexes) in &by_name {
         if indexes.len() > 1 {
-            let labels: Vec<String> = indexes
-                .iter()
-                .map(|&i| format!("{} {}", tools[i].plan.method, tools[i].plan.path))
-                .collect();
-            diagnostics.push(Diagnostic::error(
-                Location::curation("tools"),
-                format!(
-                    "tool name {name:?} is given to {}; rename one with `name:`",
-                    labels.join(" and ")
-                ),
-            ));
+            let message = format!(
+                "tool name {name:?} is given to {} operations; rename one with `name:`",
+                indexes.len()
+            );
+            let mut diagnostic = Diagnostic::error(Location::curation("tools"), message.clone());
+            for &index in indexes {
+                let report = &mut reports[report_of_tool[index]];
+                diagnostic =
+                    diagnostic.with_operation(format!("{} {}", report.method, report.path));
+                report.status = OperationStatus::Collision;
+                report.reason = Some(message.clone());
+            }
+            diagnostics.push(diagnostic);
             dropped.extend(indexes.iter().copied());
         }
     }
@@ -237,6 +250,9 @@ pub fn compile(
 /// How the curation decided about one operation, and the settings that apply to it.
 struct Choice {
     chosen: bool,
+    /// `Served` when chosen (compiling may still find it ineligible); otherwise what left it
+    /// out.
+    status: OperationStatus,
     reason: String,
     /// The curation entry's settings, over the document's `x-mcp` where it is honoured.
     settings: ToolEntry,
@@ -343,36 +359,35 @@ fn choose(
                 .tags
                 .iter()
                 .find(|t| t.enabled && operation.tags.contains(&t.tag.as_str()));
-            let (chosen, reason) = if let Some(tag) = excluded_by {
-                (false, format!("off by tags.{}", tag.tag))
+            let (status, reason) = if let Some(tag) = excluded_by {
+                (
+                    OperationStatus::Excluded,
+                    format!("off by tags.{}", tag.tag),
+                )
             } else if let Some(entry) = entry {
-                (
-                    entry.enabled,
-                    if entry.enabled {
-                        "tools entry".to_string()
-                    } else {
-                        "off by tools entry".to_string()
-                    },
-                )
+                if entry.enabled {
+                    (OperationStatus::Served, "tools entry".to_string())
+                } else {
+                    (OperationStatus::Off, "off by tools entry".to_string())
+                }
             } else if let Some(extension) = &extension {
-                (
-                    extension.enabled,
-                    if extension.enabled {
-                        "x-mcp".to_string()
-                    } else {
-                        "off by x-mcp".to_string()
-                    },
-                )
+                if extension.enabled {
+                    (OperationStatus::Served, "x-mcp".to_string())
+                } else {
+                    (OperationStatus::Off, "off by x-mcp".to_string())
+                }
             } else if let Some(tag) = chosen_by_tag {
-                (true, format!("tags.{}", tag.tag))
+                (OperationStatus::Served, format!("tags.{}", tag.tag))
             } else if curation.all {
-                (true, "--all".to_string())
+                (OperationStatus::Served, "--all".to_string())
             } else {
-                (false, "not chosen".to_string())
+                (OperationStatus::NotChosen, "not chosen".to_string())
             };
+            let chosen = status == OperationStatus::Served;
             settings.enabled = chosen;
             Choice {
                 chosen,
+                status,
                 reason,
                 settings,
                 origin,

@@ -270,9 +270,48 @@ pub struct OperationReport {
     pub choice: String,
     /// The tool name it has (or would have).
     pub tool: String,
-    /// Why it cannot be a tool, when it cannot.
+    /// Whether it is served, and if not, the first thing that stopped it.
+    pub status: OperationStatus,
+    /// Why it is not served, when it is not: the choice that left it out, why it cannot be a
+    /// tool, or the collision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Why it cannot be a tool, when it cannot, chosen or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ineligible: Option<String>,
+}
+
+/// What became of an operation. A chosen one is served, ineligible or lost to a name
+/// collision; one left out is off (a `tools` entry or `x-mcp` says `false`), excluded (a tag
+/// marked `false`) or not chosen (nothing names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum OperationStatus {
+    #[serde(rename = "served")]
+    Served,
+    #[serde(rename = "ineligible")]
+    Ineligible,
+    #[serde(rename = "collision")]
+    Collision,
+    #[serde(rename = "off")]
+    Off,
+    #[serde(rename = "excluded")]
+    Excluded,
+    #[serde(rename = "not chosen")]
+    NotChosen,
+}
+
+impl OperationStatus {
+    /// The word `ferry check` prints, the same as the JSON form's.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperationStatus::Served => "served",
+            OperationStatus::Ineligible => "ineligible",
+            OperationStatus::Collision => "collision",
+            OperationStatus::Off => "off",
+            OperationStatus::Excluded => "excluded",
+            OperationStatus::NotChosen => "not chosen",
+        }
+    }
 }
 
 /// Compiles a document and a curation into a catalog. Pure: reads nothing, awaits nothing.

@@ -521,7 +521,7 @@ paths:
             this_operation_id_is_far_too_long_to_be_a_tool_name_so_2256a270 = GET /c
               annotations: {"readOnlyHint":true} (Method)
               input: {"type":"object","properties":{},"additionalProperties":false}
-            error: tool name "same" is given to POST /a and POST /b; rename one with `name:`
+            error: tool name "same" is given to 2 operations; rename one with `name:` (POST /a, POST /b)
               --> curation:tools
         "#]],
     );
@@ -843,7 +843,7 @@ paths:
           --> openapi#/paths/~1d~1{id}/put/parameters/0
         error: path parameter `id` is not declared (PUT /d/{id})
           --> openapi#/paths/~1d~1{id}/put
-        error: tool name "same" is given to GET /e and PUT /e; rename one with `name:`
+        error: tool name "same" is given to 2 operations; rename one with `name:` (GET /e, PUT /e)
           --> curation:tools
         -- only in the full compile:
         warning: tool name "not valid" must match ^[A-Za-z0-9_-]{1,64}$ (GET /b)

@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ferry::catalog::{self, AnnotationBasis, Catalog, OperationReport};
+use ferry::catalog::{self, AnnotationBasis, Catalog, OperationReport, OperationStatus};
 use ferry::curation::Curation;
 use ferry::diagnostic::{Diagnostic, Severity};
 use ferry::openapi;
@@ -16,7 +16,9 @@ use serde_json::{Value, json};
 use super::{CheckArgs, Format, InitArgs, SourceArgs, load_catalog, load_chosen};
 
 /// The version of `ferry check --format json`'s shape; bumped only on a breaking change.
-const CHECK_FORMAT_VERSION: u32 = 1;
+/// 2: every operation has a `status` (and a `reason` when not served); a diagnostic names
+/// its operations in an `operations` list, where 1 had one `operation`.
+const CHECK_FORMAT_VERSION: u32 = 2;
 
 pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let loaded = load_catalog(&args.source)?;
@@ -155,11 +157,10 @@ fn check_text(
         .iter()
         .map(|report| {
             let tool = find_tool(&served, report);
-            let status = match (&report.ineligible, tool, report.chosen) {
-                (Some(_), _, _) => "ineligible".to_string(),
-                (None, Some(_), _) => "tool".to_string(),
-                (None, None, true) => "dropped".to_string(),
-                (None, None, false) => "off".to_string(),
+            // The choice in brackets when it says more than the status does.
+            let status = match report.status {
+                OperationStatus::NotChosen => report.status.as_str().to_string(),
+                status => format!("{} ({})", status.as_str(), report.choice),
             };
             let (hints, basis, cost) = match tool {
                 Some(tool) => {
@@ -171,7 +172,7 @@ fn check_text(
             };
             [
                 format!("{} {}", report.method, report.path),
-                format!("{status} ({})", report.choice),
+                status,
                 report.tool.clone(),
                 hints,
                 basis,

@@ -153,9 +153,9 @@ fn every_research_document_compiles_with_every_operation_chosen() {
                 .tools
                 .iter()
                 .any(|t| t.plan.method.as_str() == report.method && t.plan.path == report.path);
-            let explained = diagnostics.iter().any(|d| {
-                d.operation.as_deref() == Some(label.as_str()) || d.message.contains(&label)
-            });
+            let explained = diagnostics
+                .iter()
+                .any(|d| d.concerns(&label) || d.message.contains(&label));
             assert!(
                 served || explained,
                 "{name}: {label} is neither a tool nor explained"
@@ -361,8 +361,7 @@ fn same_service(case: &str, document: &openapi::Document, curation: &Curation) -
         .map(|r| format!("{} {}", r.method, r.path))
         .collect();
     let about_unchosen = |d: &Diagnostic| {
-        d.severity == Severity::Warning
-            && d.operation.as_ref().is_some_and(|o| unchosen.contains(o))
+        d.severity == Severity::Warning && d.operations.iter().any(|o| unchosen.contains(o))
     };
     let kept: Vec<&Diagnostic> = full_diagnostics
         .iter()
@@ -580,6 +579,91 @@ fn check_exits_by_what_it_found() {
     let (code, _, err) = ferry(&["check", "--config", "missing.yaml"], &dir);
     assert_eq!(code, 2);
     assert!(err.contains("missing.yaml"), "{err}");
+}
+
+/// Every operation in `ferry check --format json` says what became of it, and a diagnostic
+/// about operations names them all: a name collision drops two operations, and the report
+/// must not read as if they were served.
+#[test]
+fn check_json_gives_every_operation_a_status_and_names_collided_operations() {
+    let dir = temp_dir("check-status");
+    std::fs::write(
+        dir.join("api.yaml"),
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n\
+         \x20 /served: {get: {operationId: served}}\n\
+         \x20 /a: {get: {operationId: a}}\n\
+         \x20 /b: {get: {operationId: b}}\n\
+         \x20 /off: {get: {operationId: off}}\n\
+         \x20 /admin: {get: {operationId: admin, tags: [admin]}}\n\
+         \x20 /nobody: {get: {operationId: nobody}}\n\
+         \x20 /broken/{id}: {get: {operationId: broken}}\n",
+    )
+    .expect("write document");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        "openapi: ./api.yaml\ntools:\n  served: {}\n  a: {name: same}\n  b: {name: same}\n\
+         \x20 off: false\n  admin: {}\n  broken: {}\ntags:\n  admin: false\n",
+    )
+    .expect("write curation");
+    let (code, out, err) = ferry(&["check", "--format", "json"], &dir);
+    assert_eq!(code, 1, "{out}{err}");
+    let report: Value = serde_json::from_str(&out).expect("check --format json is JSON");
+    assert_eq!(report["version"], 2);
+    let statuses: Vec<(String, String, Option<String>)> = report["operations"]
+        .as_array()
+        .expect("operations")
+        .iter()
+        .map(|o| {
+            (
+                o["operationId"].as_str().unwrap_or_default().to_string(),
+                o["status"].as_str().unwrap_or_default().to_string(),
+                o["reason"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    let collided = "tool name \"same\" is given to 2 operations; rename one with `name:`";
+    let expected = [
+        ("served", "served", None),
+        ("a", "collision", Some(collided)),
+        ("b", "collision", Some(collided)),
+        ("off", "off", Some("off by tools entry")),
+        ("admin", "excluded", Some("off by tags.admin")),
+        ("nobody", "not chosen", Some("not chosen")),
+        (
+            "broken",
+            "ineligible",
+            Some("path parameter `id` is not declared"),
+        ),
+    ];
+    let expected: Vec<(String, String, Option<String>)> = expected
+        .iter()
+        .map(|(id, status, reason)| {
+            (
+                id.to_string(),
+                status.to_string(),
+                reason.map(str::to_string),
+            )
+        })
+        .collect();
+    assert_eq!(statuses, expected);
+    let collision = report["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| d["message"] == collided)
+        .expect("the collision is a diagnostic");
+    assert_eq!(collision["operations"], json!(["GET /a", "GET /b"]));
+    // The text report uses the same words.
+    let (_, text, _) = ferry(&["check"], &dir);
+    for word in [
+        "served (tools entry)",
+        "collision (tools entry)",
+        "excluded (off by tags.admin)",
+        "ineligible (tools entry)",
+    ] {
+        assert!(text.contains(word), "{word:?} missing from\n{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
