@@ -91,10 +91,10 @@ pub struct TagEntry {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CurationError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         path: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{name} is not valid YAML: {message}")]
     Syntax { name: String, message: String },
@@ -165,9 +165,9 @@ pub fn parse(
 /// Reads a curation file from disk.
 pub fn read(path: &Path) -> Result<(Curation, Vec<Diagnostic>), CurationError> {
     let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| CurationError::Read {
+    let text = std::fs::read_to_string(path).map_err(|error| CurationError::Read {
         path: display.clone(),
-        source,
+        error,
     })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     parse(&text, &display, dir)

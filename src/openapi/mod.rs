@@ -126,10 +126,10 @@ impl Default for LoadOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         path: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{name} is not valid JSON or YAML: {message}")]
     Syntax { name: String, message: String },
