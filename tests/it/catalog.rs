@@ -579,6 +579,8 @@ fn check_exits_by_what_it_found() {
     let (code, _, err) = ferry(&["check", "--config", "missing.yaml"], &dir);
     assert_eq!(code, 2);
     assert!(err.contains("missing.yaml"), "{err}");
+    // The cause is said once, not again as the error's source.
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
 }
 
 /// Every operation in `ferry check --format json` says what became of it, and a diagnostic
