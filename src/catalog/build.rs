@@ -43,10 +43,13 @@ const PARAMETER_SCHEMA_KEYWORDS: &[&str] = &[
     "x-nullable",
 ];
 
+/// `lift_composition`: whether a body whose root composes (`allOf`, `anyOf`, `oneOf`, `not`)
+/// may still be spread, those keywords lifted onto the input schema's root.
 pub fn build(
     document: &Document,
     operation: &Operation,
     credential_names: &[String],
+    lift_composition: bool,
 ) -> Result<Built, Vec<Problem>> {
     let mut builder = SchemaBuilder::new(document);
     let mut problems: Vec<Problem> = operation.problems.clone();
@@ -180,6 +183,7 @@ pub fn build(
             &mut lifted,
             &mut plan,
             &mut problems,
+            lift_composition,
         );
     }
 
@@ -438,6 +442,7 @@ fn place_body(
     lifted: &mut Map<String, Value>,
     plan: &mut RequestPlan,
     problems: &mut Vec<Problem>,
+    lift_composition: bool,
 ) {
     let empty = Value::Object(Map::new());
     let declared = body.form_schema.as_ref().or(body.schema);
@@ -456,8 +461,15 @@ fn place_body(
         && !["allOf", "anyOf", "oneOf", "not", "if", "dependentRequired"]
             .iter()
             .any(|k| schema.get(*k).is_some());
+    // Composition at the root of a tool's input schema is refused by some major clients
+    // (Anthropic's Messages API refuses `allOf`, `anyOf` and `oneOf` there, OpenAI's function
+    // calling those and `not`), and one such tool makes the whole tool list unusable: such a
+    // body stays one argument, where the keywords mean the same, unless the curation asks.
+    let composes = ROOT_COMPOSITION.iter().any(|k| schema.get(*k).is_some());
     let mergeable = mergeable_properties(schema).filter(|names| {
-        names.iter().all(|name| !properties.contains_key(*name)) && (body.required || asks_nothing)
+        names.iter().all(|name| !properties.contains_key(*name))
+            && (body.required || asks_nothing)
+            && (lift_composition || !composes)
     });
     let form = matches!(
         encoding,
@@ -590,6 +602,8 @@ const LIFTED_KEYWORDS: &[&str] = &[
     "description",
     "title",
 ];
+/// Lifted keywords that some major clients refuse at the root of an input schema.
+pub const ROOT_COMPOSITION: &[&str] = &["allOf", "anyOf", "oneOf", "not"];
 /// Keywords that constrain which properties an object may have: inside a lifted subschema
 /// they would also judge the parameters beside the body, so a body using them is not spread.
 const CLOSED_WORLD_KEYWORDS: &[&str] = &[

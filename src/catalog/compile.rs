@@ -87,7 +87,12 @@ pub fn compile(
                 format!("tool name {given:?} must match ^[A-Za-z0-9_-]{{1,64}}$"),
             ));
         }
-        let mut built = match build::build(document, operation, &credential_names) {
+        let mut built = match build::build(
+            document,
+            operation,
+            &credential_names,
+            curation.lift_composition,
+        ) {
             Ok(built) => Some(built),
             Err(problems) => {
                 for (file, pointer, message) in problems {
@@ -156,6 +161,12 @@ pub fn compile(
                 );
                 unchecked_patterns.push(pattern.clone());
             }
+        }
+        if let Some(warning) = client_refusal(&built.input_schema) {
+            diagnostics.push(
+                Diagnostic::warning(choice.location(), format!("tool {name:?}: {warning}"))
+                    .with_operation(label.clone()),
+            );
         }
         tools.push(Tool {
             name,
@@ -245,6 +256,25 @@ pub fn compile(
         },
         diagnostics,
     )
+}
+
+/// What in an input schema a major client is known to refuse, so that it rejects the whole
+/// tool list: only composition at the root, which `lift_composition: true` lets through.
+fn client_refusal(schema: &Value) -> Option<String> {
+    let found: Vec<&str> = build::ROOT_COMPOSITION
+        .iter()
+        .copied()
+        .filter(|k| schema.get(*k).is_some())
+        .collect();
+    (!found.is_empty()).then(|| {
+        format!(
+            "its input schema has {} at the root, which Anthropic's Messages API (`allOf`, \
+             `anyOf`, `oneOf`) and OpenAI's function calling (those and `not`) refuse, failing \
+             every request that lists it; drop `lift_composition: true` to keep such a body as \
+             one argument",
+            found.join(", ")
+        )
+    })
 }
 
 /// How the curation decided about one operation, and the settings that apply to it.

@@ -662,7 +662,7 @@ fn credentials_need_an_upstream_named_explicitly() {
 }
 
 #[test]
-fn a_body_with_conditions_is_spread_and_its_conditions_lifted_to_the_root() {
+fn a_body_with_conditions_is_spread_and_its_conditions_lifted_to_the_root_when_asked() {
     check(
         r##"
 openapi: 3.1.0
@@ -715,7 +715,7 @@ components:
       type: object
       properties: {city: {type: string}}
 "##,
-        "tools: {addContact: {}, closed: {}, scoped: {}}",
+        "lift_composition: true\ntools: {addContact: {}, closed: {}, scoped: {}}",
         expect![[r##"
             addContact = POST /contacts
               annotations: {} (Method)
@@ -729,6 +729,8 @@ components:
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
               input: {"type":"object","properties":{"item":{"$ref":"#/$defs/item"}},"additionalProperties":false,"$defs":{"item":{"type":"integer","$anchor":"item"}}}
               body application/json Json Merged(["item"])
+            warning: tool "addContact": its input schema has anyOf at the root, which Anthropic's Messages API (`allOf`, `anyOf`, `oneOf`) and OpenAI's function calling (those and `not`) refuse, failing every request that lists it; drop `lift_composition: true` to keep such a body as one argument (POST /contacts)
+              --> curation:tools.addContact
         "##]],
     );
 }
@@ -854,4 +856,70 @@ paths:
           --> openapi#/paths/~1d~1{id}/get
     "##]]
     .assert_eq(&out);
+}
+
+/// Issue 11: Anthropic's Messages API refuses a tool list in which any input schema has
+/// `allOf`, `anyOf` or `oneOf` at its root (OpenAI's function calling, `not` too), so by
+/// default a body that composes at its root stays one `body` argument, the keywords inside
+/// it. Conditions (`if`/`then`/`else`, `dependentRequired`) are still lifted.
+#[test]
+fn a_body_that_composes_at_its_root_stays_one_argument_by_default() {
+    check(
+        r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /contacts:
+    post:
+      operationId: addContact
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                phone: {type: string}
+                email: {type: string}
+              oneOf: [{required: [phone]}, {required: [email]}]
+  /negated:
+    post:
+      operationId: negated
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties: {a: {type: string}}
+              not: {required: [a]}
+  /conditional:
+    post:
+      operationId: conditional
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties: {kind: {type: string}, phone: {type: string}}
+              if: {properties: {kind: {const: phone}}}
+              then: {required: [phone]}
+"##,
+        "tools: {addContact: {}, negated: {}, conditional: {}}",
+        expect![[r#"
+            addContact = POST /contacts
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"body":{"type":"object","properties":{"phone":{"type":"string"},"email":{"type":"string"}},"oneOf":[{"required":["phone"]},{"required":["email"]}]}},"required":["body"],"additionalProperties":false}
+              body application/json Json Argument("body")
+            conditional = POST /conditional
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"kind":{"type":"string"},"phone":{"type":"string"}},"additionalProperties":false,"if":{"properties":{"kind":{"const":"phone"}}},"then":{"required":["phone"]}}
+              body application/json Json Merged(["kind", "phone"])
+            negated = POST /negated
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"body":{"type":"object","properties":{"a":{"type":"string"}},"not":{"required":["a"]}}},"required":["body"],"additionalProperties":false}
+              body application/json Json Argument("body")
+        "#]],
+    );
 }

@@ -26,6 +26,10 @@ pub struct Curation {
     pub server: ServerSection,
     /// Honour `x-mcp` extensions written in the document itself.
     pub document_extensions: bool,
+    /// Spread a body whose root has `allOf`, `anyOf`, `oneOf` or `not` into the arguments,
+    /// lifting those keywords onto the input schema's root (`lift_composition: true`). Off
+    /// by default: some major clients refuse a tool list holding such a schema.
+    pub lift_composition: bool,
     /// Choose every operation (the `--all` flag).
     pub all: bool,
     /// `tools:` entries, in file order.
@@ -92,10 +96,7 @@ pub struct TagEntry {
 #[derive(Debug, thiserror::Error)]
 pub enum CurationError {
     #[error("cannot read {path}: {error}")]
-    Read {
-        path: String,
-        error: std::io::Error,
-    },
+    Read { path: String, error: std::io::Error },
     #[error("{name} is not valid YAML: {message}")]
     Syntax { name: String, message: String },
 }
@@ -106,6 +107,7 @@ const TOP_KEYS: &[&str] = &[
     "upstream",
     "server",
     "document_extensions",
+    "lift_composition",
     "credential_parameters",
     "tools",
     "tags",
@@ -203,6 +205,7 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
     curation.upstream = string_at(map, "upstream", "", diagnostics);
     curation.document_extensions =
         bool_at(map, "document_extensions", "", diagnostics).unwrap_or(false);
+    curation.lift_composition = bool_at(map, "lift_composition", "", diagnostics).unwrap_or(false);
     if let Some(server) = map.get("server") {
         curation.server = parse_server(server, diagnostics);
     }

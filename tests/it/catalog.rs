@@ -583,6 +583,27 @@ fn check_exits_by_what_it_found() {
     assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
 }
 
+/// Issue 11: one tool with `allOf`, `anyOf`, `oneOf` (or `not`) at the root of its input
+/// schema makes Anthropic's Messages API (and OpenAI's function calling) refuse the whole
+/// tool list. GitHub (13 tools) and OpenAI had such bodies; by default none is served so.
+#[test]
+fn no_research_tool_composes_at_the_root_of_its_input_schema() {
+    let mut composing = Vec::new();
+    for (name, relative) in DOCUMENTS {
+        let Ok((catalog, _)) = compile_all(relative) else {
+            continue;
+        };
+        for tool in &catalog.tools {
+            for keyword in ["allOf", "anyOf", "oneOf", "not"] {
+                if tool.input_schema.get(keyword).is_some() {
+                    composing.push(format!("{name}: {} has {keyword}", tool.name));
+                }
+            }
+        }
+    }
+    assert!(composing.is_empty(), "{composing:#?}");
+}
+
 /// Every operation in `ferry check --format json` says what became of it, and a diagnostic
 /// about operations names them all: a name collision drops two operations, and the report
 /// must not read as if they were served.
