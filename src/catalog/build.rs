@@ -174,17 +174,18 @@ pub fn build(
         ),
         _ => request_body(document, operation, &mut problems),
     };
-    if let Some(body) = body {
-        place_body(
+    if let Some(body) = body
+        && let Err(problem) = place_body(
             &mut builder,
             body,
             &mut properties,
             &mut required,
             &mut lifted,
             &mut plan,
-            &mut problems,
             lift_composition,
-        );
+        )
+    {
+        problems.push(problem);
     }
 
     let mut patterns = std::mem::take(&mut builder.patterns);
@@ -433,7 +434,7 @@ fn swagger_body<'a>(
 
 /// Puts the body among the arguments: merged beside the parameters when it is a plain
 /// object whose property names collide with none of them, under one `body` argument
-/// otherwise.
+/// otherwise. A body that cannot be sent as declared is a problem.
 fn place_body(
     builder: &mut SchemaBuilder,
     body: Body,
@@ -441,9 +442,8 @@ fn place_body(
     required: &mut Vec<Value>,
     lifted: &mut Map<String, Value>,
     plan: &mut RequestPlan,
-    problems: &mut Vec<Problem>,
     lift_composition: bool,
-) {
+) -> Result<(), Problem> {
     let empty = Value::Object(Map::new());
     let declared = body.form_schema.as_ref().or(body.schema);
     let (schema_file, schema) = match declared {
@@ -477,12 +477,11 @@ fn place_body(
     );
     let not_object = schema.get("type").is_some_and(|t| t != "object");
     if form && not_object {
-        problems.push((
+        return Err((
             body.file,
             body.pointer.clone(),
             "a form body must be an object with properties".to_string(),
         ));
-        return;
     }
     let placement = match mergeable {
         Some(_) => {
@@ -564,6 +563,7 @@ fn place_body(
         required: body.required,
         fields: body.fields,
     });
+    Ok(())
 }
 
 /// Keywords a body object may carry and still be spread into arguments.
