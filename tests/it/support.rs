@@ -202,7 +202,7 @@ pub fn assert_schema(revision: &str, definition: &str, value: &Value) {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         Arc::clone(validators.entry(key).or_insert_with(|| {
             let path = format!(
-                "{}/../shared/spec/schema-{revision}.json",
+                "{}/tests/data/mcp-schema/schema-{revision}.json",
                 env!("CARGO_MANIFEST_DIR")
             );
             let text =
