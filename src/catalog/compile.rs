@@ -11,7 +11,7 @@ use crate::openapi::{Document, SpecVersion};
 
 use super::operation::{self, Operation};
 use super::{
-    Catalog, OperationReport, OperationStatus, ServerInfo, Tool, annotations, build, naming,
+    Catalog, OperationReport, OperationStatus, ServerInfo, Tool, annotations, build, naming, trim,
 };
 
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
@@ -46,6 +46,9 @@ pub fn compile(
 
     let choices = choose(document, &operations, curation, &mut diagnostics);
     let credential_names = curation.credential_parameters();
+    let max_tool_tokens = curation
+        .max_tool_tokens
+        .unwrap_or(trim::DEFAULT_MAX_TOOL_TOKENS);
     let mut pattern_ok: HashMap<String, bool> = HashMap::new();
     let mut tools = Vec::new();
     let mut reports = Vec::new();
@@ -77,6 +80,8 @@ pub fn compile(
             status: choice.status,
             reason: (!choice.chosen).then(|| choice.reason.clone()),
             ineligible: None,
+            omitted: Vec::new(),
+            tokens_saved: None,
         };
         let mut failed = Vec::new();
         if let Some(given) = &choice.settings.name
@@ -124,6 +129,18 @@ pub fn compile(
             if let Some(problem) = paging_arguments(&mut built.input_schema, &call) {
                 failed.push(Diagnostic::error(choice.location(), problem));
             }
+            if !choice.settings.omit.is_empty() {
+                let before = trim::token_estimate(&built.input_schema);
+                let problems = trim::omit(&mut built.input_schema, &choice.settings.omit);
+                failed.extend(
+                    problems
+                        .into_iter()
+                        .map(|problem| Diagnostic::error(choice.location(), problem)),
+                );
+                report.omitted = choice.settings.omit.clone();
+                report.tokens_saved =
+                    Some(before.saturating_sub(trim::token_estimate(&built.input_schema)));
+            }
         }
         if let Some(diagnostic) = failed.first() {
             report.ineligible = Some(diagnostic.message.clone());
@@ -168,7 +185,7 @@ pub fn compile(
                     .with_operation(label.clone()),
             );
         }
-        tools.push(Tool {
+        let tool = Tool {
             name,
             title: choice.settings.title.clone(),
             description: choice
@@ -183,7 +200,23 @@ pub fn compile(
             unchecked_patterns,
             call,
             scopes: choice.settings.scopes.clone(),
-        });
+        };
+        let tokens = trim::token_estimate(&tool.to_json());
+        if tokens as u64 > max_tool_tokens {
+            diagnostics.push(
+                Diagnostic::warning(
+                    choice.location(),
+                    format!(
+                        "tool {:?} costs about {tokens} tokens of context, over the budget of \
+                         {max_tool_tokens} (`max_tool_tokens`): leave optional arguments out with \
+                         `arguments: {{omit: [/properties/NAME]}}`, or raise the budget",
+                        tool.name
+                    ),
+                )
+                .with_operation(label.clone()),
+            );
+        }
+        tools.push(tool);
     }
 
     // Two tools with one name: an error naming both, and neither is served.
@@ -442,6 +475,7 @@ fn overlay(document: &ToolEntry, curation: &ToolEntry) -> ToolEntry {
     ToolEntry {
         selector: curation.selector.clone(),
         enabled: curation.enabled,
+        omit: curation.omit.clone(),
         name: curation.name.clone().or_else(|| document.name.clone()),
         title: curation.title.clone().or_else(|| document.title.clone()),
         description: curation

@@ -16,6 +16,7 @@ mod operation;
 mod schema;
 #[cfg(test)]
 mod tests;
+pub mod trim;
 
 /// Every tool ferry serves, and who it says it is.
 #[derive(Debug, Clone)]
@@ -279,6 +280,12 @@ pub struct OperationReport {
     /// Why it cannot be a tool, when it cannot, chosen or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ineligible: Option<String>,
+    /// The arguments the curation left out (`arguments: {omit: [...]}`): a declared loss.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub omitted: Vec<String>,
+    /// About how many tokens of definition leaving them out saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_saved: Option<usize>,
 }
 
 /// What became of an operation. A chosen one is served, ineligible or lost to a name

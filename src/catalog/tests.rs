@@ -923,3 +923,100 @@ paths:
         "#]],
     );
 }
+
+/// Issue 11: the curation can leave optional arguments out of a tool, a declared loss; the
+/// `$defs` only they used go with them. A required argument cannot be left out.
+#[test]
+fn optional_arguments_can_be_omitted_and_their_defs_go_with_them() {
+    check(
+        r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /items:
+    post:
+      operationId: addItem
+      parameters:
+        - {name: verbose, in: query, schema: {type: boolean}}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [name]
+              properties:
+                name: {type: string}
+                details: {$ref: "#/components/schemas/Details"}
+                owner: {$ref: "#/components/schemas/Owner"}
+  /other:
+    post:
+      operationId: other
+      parameters:
+        - {name: verbose, in: query, schema: {type: boolean}}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [name]
+              properties:
+                name: {type: string}
+components:
+  schemas:
+    Details:
+      type: object
+      properties: {notes: {$ref: "#/components/schemas/Notes"}}
+    Notes: {type: string}
+    Owner:
+      type: object
+      properties: {id: {type: string}, history: {type: array, items: {$ref: "#/components/schemas/Notes"}}}
+"##,
+        "tools:\n  addItem: {arguments: {omit: [/properties/verbose, /properties/details, /$defs/Owner/properties/history]}}\n  other: {arguments: {omit: [/properties/name, /properties/nothing, /required/0]}}\n",
+        expect![[r##"
+            addItem = POST /items
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"name":{"type":"string"},"owner":{"$ref":"#/$defs/Owner"}},"required":["name"],"additionalProperties":false,"$defs":{"Owner":{"type":"object","properties":{"id":{"type":"string"}}}}}
+              Query verbose <- verbose Form explode=true
+              body application/json Json Merged(["name", "details", "owner"])
+            error: cannot omit "/properties/name": the argument is required, and a call cannot be made without it (POST /other)
+              --> curation:tools.other
+            error: cannot omit "/properties/nothing": nothing in the tool's input schema is there (POST /other)
+              --> curation:tools.other
+            error: cannot omit "/required/0": it must point at a property: `.../properties/NAME` (POST /other)
+              --> curation:tools.other
+        "##]],
+    );
+}
+
+/// Issue 11: a tool whose definition is over `max_tool_tokens` is warned about.
+#[test]
+fn a_tool_over_the_token_budget_is_warned_about() {
+    check(
+        r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get:
+      operationId: big
+      description: A description long enough to cost more than a handful of tokens.
+  /b:
+    get:
+      operationId: small
+"##,
+        "max_tool_tokens: 40\ntools: {big: {}, small: {}}",
+        expect![[r#"
+            big = GET /a
+              description: "A description long enough to cost more than a handful of tokens."
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+            small = GET /b
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+            warning: tool "big" costs about 52 tokens of context, over the budget of 40 (`max_tool_tokens`): leave optional arguments out with `arguments: {omit: [/properties/NAME]}`, or raise the budget (GET /a)
+              --> curation:tools.big
+        "#]],
+    );
+}

@@ -90,10 +90,9 @@ pub fn init(args: &InitArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A rough count of the tokens a tool's definition costs in a context window: JSON text
-/// runs at about four characters a token.
+/// A rough count of the tokens a tool's definition costs in a context window.
 pub fn token_estimate(tool: &catalog::Tool) -> usize {
-    tool.to_json().to_string().len().div_ceil(4)
+    catalog::trim::token_estimate(&tool.to_json())
 }
 
 fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
@@ -131,6 +130,7 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
             "errors": count(Severity::Error),
             "warnings": count(Severity::Warning),
             "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
+            "tokens": catalog.tools.iter().map(token_estimate).sum::<usize>(),
         },
         "diagnostics": diagnostics,
         "operations": operations,
@@ -216,6 +216,25 @@ fn check_text(
         }
         if strict {
             let _ = writeln!(out, "  --strict: these fail the check");
+        }
+    }
+    let trimmed: Vec<&OperationReport> = catalog
+        .operations
+        .iter()
+        .filter(|r| !r.omitted.is_empty())
+        .collect();
+    if !trimmed.is_empty() {
+        let _ = writeln!(out, "\narguments left out by curation (declared losses):");
+        for report in trimmed {
+            let _ = writeln!(
+                out,
+                "  {} ({} {}): {} (saves about {} tokens)",
+                report.tool,
+                report.method,
+                report.path,
+                report.omitted.join(", "),
+                report.tokens_saved.unwrap_or_default()
+            );
         }
     }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();

@@ -218,7 +218,7 @@ fn every_research_document_compiles_with_every_operation_chosen() {
         digitalocean: 290 operations, 290 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         stripe: 452 operations, 452 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         jira: 499 operations, 495 tools, 4 ineligible, 4 errors, 0 warnings, 0 invalid schemas
-        kubernetes: 845 operations, 845 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        kubernetes: 845 operations, 845 tools, 0 ineligible, 0 errors, 36 warnings, 0 invalid schemas
         github: 1223 operations, 1223 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
     "#]].assert_eq(&table);
 }
@@ -784,4 +784,40 @@ fn refs_outside_the_documents_folder_need_a_wider_ref_root() {
     );
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("\"size\""), "{out}");
+}
+
+/// Issue 11: arguments the curation leaves out are shown by `ferry check` as a declared
+/// loss, with what they saved.
+#[test]
+fn check_shows_omitted_arguments_with_their_saving() {
+    let dir = temp_dir("check-omit");
+    std::fs::write(
+        dir.join("api.yaml"),
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: a\n      parameters:\n\
+         \x20       - {name: verbose, in: query, description: Whether to say a great deal more than usual., schema: {type: boolean}}\n",
+    )
+    .expect("write document");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        "openapi: ./api.yaml\ntools:\n  a: {arguments: {omit: [/properties/verbose]}}\n",
+    )
+    .expect("write curation");
+    let (code, text, err) = ferry(&["check"], &dir);
+    assert_eq!(code, 0, "{text}{err}");
+    assert!(
+        text.contains("arguments left out by curation (declared losses):\n  a (GET /a): /properties/verbose (saves about "),
+        "{text}"
+    );
+    let (_, out, _) = ferry(&["check", "--format", "json"], &dir);
+    let report: Value = serde_json::from_str(&out).expect("check --format json is JSON");
+    let operation = &report["operations"][0];
+    assert_eq!(operation["omitted"], json!(["/properties/verbose"]));
+    assert!(
+        operation["tokensSaved"].as_u64().is_some_and(|n| n > 10),
+        "{operation}"
+    );
+    assert_eq!(report["summary"]["tokens"], operation["tokens"]);
+    let (_, tools, _) = ferry(&["tools"], &dir);
+    assert!(!tools.contains("verbose"), "{tools}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
