@@ -200,6 +200,7 @@ pub fn compile(
             unchecked_patterns,
             call,
             scopes: choice.settings.scopes.clone(),
+            operation_id: operation.operation_id.map(str::to_string),
         };
         let tokens = trim::token_estimate(&tool.to_json());
         if tokens as u64 > max_tool_tokens {

@@ -60,7 +60,12 @@ pub struct Tool {
     /// Scopes a caller needs to see and call this tool, as the curation names them;
     /// `None`: the `auth:` section's default applies.
     pub scopes: Option<Vec<String>>,
+    /// The operationId of the operation it calls, when the document gives one.
+    pub operation_id: Option<String>,
 }
+
+/// The `_meta` key under which a served tool says which operation it calls.
+pub const OPERATION_META_KEY: &str = "dev.ferry/operation";
 
 /// MCP tool annotations; `None` means the hint is absent (MCP's default applies).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -355,6 +360,7 @@ impl Tool {
             unchecked_patterns: Vec::new(),
             call: CallOptions::default(),
             scopes: None,
+            operation_id: None,
         }
     }
 
@@ -378,6 +384,17 @@ impl Tool {
                 serde_json::to_value(&self.annotations).unwrap_or_default(),
             );
         }
+        // Where the tool comes from, so that a client, an audit log and a person can trace it
+        // to its operation.
+        let mut operation = serde_json::Map::new();
+        operation.insert("method".to_string(), Value::from(self.plan.method.as_str()));
+        operation.insert("path".to_string(), Value::from(self.plan.path.as_str()));
+        if let Some(id) = &self.operation_id {
+            operation.insert("operationId".to_string(), Value::from(id.as_str()));
+        }
+        let mut meta = serde_json::Map::new();
+        meta.insert(OPERATION_META_KEY.to_string(), Value::Object(operation));
+        map.insert("_meta".to_string(), Value::Object(meta));
         canonical(Value::Object(map))
     }
 }

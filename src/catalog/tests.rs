@@ -1006,7 +1006,7 @@ paths:
     get:
       operationId: small
 "##,
-        "max_tool_tokens: 40\ntools: {big: {}, small: {}}",
+        "max_tool_tokens: 60\ntools: {big: {}, small: {}}",
         expect![[r#"
             big = GET /a
               description: "A description long enough to cost more than a handful of tokens."
@@ -1015,7 +1015,7 @@ paths:
             small = GET /b
               annotations: {"readOnlyHint":true} (Method)
               input: {"type":"object","properties":{},"additionalProperties":false}
-            warning: tool "big" costs about 52 tokens of context, over the budget of 40 (`max_tool_tokens`): leave optional arguments out with `arguments: {omit: [/properties/NAME]}`, or raise the budget (GET /a)
+            warning: tool "big" costs about 73 tokens of context, over the budget of 60 (`max_tool_tokens`): leave optional arguments out with `arguments: {omit: [/properties/NAME]}`, or raise the budget (GET /a)
               --> curation:tools.big
         "#]],
     );
