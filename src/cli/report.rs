@@ -21,14 +21,23 @@ use super::{CheckArgs, Format, InitArgs, SourceArgs, load_catalog, load_chosen};
 const CHECK_FORMAT_VERSION: u32 = 2;
 
 pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let loaded = load_catalog(&args.source)?;
+    let mut loaded = load_catalog(&args.source)?;
+    let (drift, drifted) = super::lock::check(
+        &loaded.catalog,
+        &loaded.document,
+        loaded.config.as_deref(),
+        args.locked,
+    )?;
+    loaded.diagnostics.extend(drift);
+    loaded.diagnostics.sort_by_key(|d| d.severity);
     let asserted: Vec<&catalog::Tool> = loaded
         .catalog
         .tools
         .iter()
         .filter(|t| t.basis == AnnotationBasis::CurationAsserted)
         .collect();
-    let failed = loaded.has_errors() || (args.strict && !asserted.is_empty());
+    let failed =
+        loaded.has_errors() || (args.strict && !asserted.is_empty()) || (args.locked && drifted);
     let text = match args.format {
         Format::Json => {
             let mut text =

@@ -821,3 +821,95 @@ fn check_shows_omitted_arguments_with_their_saving() {
     assert!(!tools.contains("verbose"), "{tools}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 11: `ferry lock` writes what is served; `ferry check` names each drift from it, and
+/// `--locked` fails on it, so that what was reviewed is what runs.
+#[test]
+fn a_lock_names_the_drift_of_a_changed_document_and_locked_commands_refuse_it() {
+    let dir = temp_dir("lock");
+    let document = |description: &str, extra: &str| {
+        format!(
+            "openapi: 3.1.0\ninfo: {{title: t, version: '1'}}\nservers: [{{url: 'http://127.0.0.1:9'}}]\npaths:\n\
+             \x20 /a: {{get: {{operationId: a, description: {description}}}}}\n\
+             \x20 /b: {{get: {{operationId: b}}}}\n\
+             \x20 /off: {{get: {{operationId: off}}}}\n{extra}"
+        )
+    };
+    std::fs::write(
+        dir.join("api.yaml"),
+        document("Reads a.", "  /c: {delete: {operationId: c}}\n"),
+    )
+    .expect("write document");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        "openapi: ./api.yaml\ntools: {a: {}, b: {}, off: false, c: {}}\n",
+    )
+    .expect("write curation");
+    let (code, _, err) = ferry(&["check", "--locked"], &dir);
+    assert_eq!(code, 1, "no lock yet: {err}");
+    let (code, _, err) = ferry(&["lock"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let first =
+        std::fs::read_to_string(dir.join("ferry.lock")).expect("ferry lock wrote ferry.lock");
+    let (code, _, _) = ferry(&["lock"], &dir);
+    assert_eq!(code, 0);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("ferry.lock")).expect("lock"),
+        first,
+        "the lock is the same bytes every run"
+    );
+    let lock: Value = serde_json::from_str(&first).expect("the lock is JSON");
+    assert_eq!(lock["tools"]["a"]["operation"], "GET /a");
+    assert!(
+        lock["files"]["curation"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("sha256:"))
+    );
+    let (code, out, err) = ferry(&["check", "--locked"], &dir);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("drift"), "{out}");
+
+    // The document changes: a's description, c gone, d gained, and nobody chose d.
+    std::fs::write(
+        dir.join("api.yaml"),
+        document("Reads a, differently.", "  /d: {post: {operationId: d}}\n"),
+    )
+    .expect("rewrite document");
+    let (code, out, _) = ferry(&["check"], &dir);
+    assert_eq!(code, 1, "c is chosen but gone: {out}");
+    for said in [
+        "tool \"a\" changed: description",
+        "tool \"c\" is in the lock, but its operation DELETE /c is gone from the document",
+        "the document gained POST /d, which no curation choice covers",
+        "changed since",
+    ] {
+        assert!(out.contains(said), "{said:?} missing from\n{out}");
+    }
+    // Choosing c no more, the catalog has no errors; the drift alone fails --locked.
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        "openapi: ./api.yaml\ntools: {a: {}, b: {}, off: false}\n",
+    )
+    .expect("rewrite curation");
+    let (code, out, _) = ferry(&["check"], &dir);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = ferry(&["check", "--locked"], &dir);
+    assert_eq!(code, 1, "{out}");
+    let (code, _, err) = ferry(&["serve", "--locked", "--listen", "127.0.0.1:0"], &dir);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("refusing to serve") && err.contains("tool \"a\" changed: description"),
+        "{err}"
+    );
+
+    // The lock is never written through a symlink.
+    let target = dir.join("elsewhere.json");
+    std::fs::write(&target, "keep").expect("write target");
+    std::fs::remove_file(dir.join("ferry.lock")).expect("remove lock");
+    std::os::unix::fs::symlink(&target, dir.join("ferry.lock")).expect("symlink");
+    let (code, _, err) = ferry(&["lock"], &dir);
+    assert_ne!(code, 0);
+    assert!(err.contains("symlink"), "{err}");
+    assert_eq!(std::fs::read_to_string(&target).expect("target"), "keep");
+    let _ = std::fs::remove_dir_all(&dir);
+}
