@@ -201,6 +201,7 @@ pub fn compile(
             call,
             scopes: choice.settings.scopes.clone(),
             operation_id: operation.operation_id.map(str::to_string),
+            document_scopes: operation::security_scopes(document, operation),
         };
         let tokens = trim::token_estimate(&tool.to_json());
         if tokens as u64 > max_tool_tokens {

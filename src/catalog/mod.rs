@@ -62,6 +62,10 @@ pub struct Tool {
     pub scopes: Option<Vec<String>>,
     /// The operationId of the operation it calls, when the document gives one.
     pub operation_id: Option<String>,
+    /// The OAuth 2 / OpenID Connect scopes the operation's security requirements ask for,
+    /// one list per alternative (any one of them, each whole), for
+    /// `auth.scopes_from_document`; empty when the document asks for none.
+    pub document_scopes: Vec<Vec<String>>,
 }
 
 /// The `_meta` key under which a served tool says which operation it calls.
@@ -361,6 +365,7 @@ impl Tool {
             call: CallOptions::default(),
             scopes: None,
             operation_id: None,
+            document_scopes: Vec::new(),
         }
     }
 

@@ -184,10 +184,9 @@ pub async fn serve_with_auth(
         Authenticator::none()
     } else {
         ferry::auth::check_exposure(&args.listen.to_string(), auth)?;
-        let tool_scopes = catalog
-            .tools
-            .iter()
-            .filter_map(|tool| Some((tool.name.clone(), tool.scopes.clone()?)));
+        let tool_scopes = auth
+            .map(|auth| ferry::auth::tool_scopes(&catalog.tools, auth))
+            .unwrap_or_default();
         Authenticator::new(auth, tool_scopes).context("setting up authorization")?
     };
     authenticator.warm().await;
