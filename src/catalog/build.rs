@@ -188,6 +188,7 @@ pub fn build(
         problems.push(problem);
     }
 
+    problems.extend(builder.cycles());
     let mut patterns = std::mem::take(&mut builder.patterns);
     problems.extend(
         builder

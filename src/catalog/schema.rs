@@ -42,6 +42,15 @@ const DROPPED_KEYWORDS: &[&str] = &[
 ];
 /// Deepest nesting of inline schemas followed; deeper is reported, not followed.
 const MAX_DEPTH: usize = 64;
+/// Deepest nesting followed through `$ref`s as well (each copy of a target starts its own
+/// inline count): a long chain of references would otherwise exhaust the stack.
+const MAX_TOTAL_DEPTH: usize = 128;
+/// Keywords that apply their subschemas to the very value their schema is judging (unlike
+/// `properties` or `items`, which judge a part of it): a cycle of references through these
+/// alone never reaches a smaller value, so validating against it never ends.
+const IN_PLACE_KEYWORDS: &[&str] = &["not", "if", "then", "else"];
+const IN_PLACE_LIST_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf"];
+const IN_PLACE_MAP_KEYWORDS: &[&str] = &["dependentSchemas"];
 
 /// Copies schemas for one tool, collecting the `$defs` they need.
 pub struct SchemaBuilder<'d> {
@@ -59,6 +68,8 @@ pub struct SchemaBuilder<'d> {
     resource: Option<(FileId, String)>,
     /// `$anchor`s kept so far: each name is kept once, so the copy stays a valid schema.
     anchors: Vec<String>,
+    /// How deep the copies of targets in progress sit, one inside the other.
+    outer_depth: usize,
 }
 
 impl<'d> SchemaBuilder<'d> {
@@ -72,12 +83,74 @@ impl<'d> SchemaBuilder<'d> {
             current_def: None,
             resource: None,
             anchors: Vec::new(),
+            outer_depth: 0,
         }
     }
 
     /// Translates `schema`, written in `file` at `pointer`, into a 2020-12 schema.
     pub fn schema(&mut self, file: FileId, pointer: &str, schema: &Value) -> Value {
         self.translate(file, pointer, schema, 0)
+    }
+
+    /// Every cycle of `$defs` entries that refer to each other through `$ref` and in-place
+    /// keywords alone (`A: {$ref: B}`, `B: {allOf: [{$ref: A}]}`), as problems (file,
+    /// pointer, message) located at the cycle's first schema in the document. Each entry's
+    /// references are read once, on its copy, however often it is used.
+    pub fn cycles(&self) -> Vec<(FileId, String, String)> {
+        let index: HashMap<&str, usize> = self
+            .defs
+            .keys()
+            .enumerate()
+            .map(|(at, name)| (name.as_str(), at))
+            .collect();
+        let edges: Vec<Vec<usize>> = self
+            .defs
+            .values()
+            .map(|schema| {
+                let mut targets = Vec::new();
+                in_place_references(schema, &mut targets);
+                targets
+                    .into_iter()
+                    .filter_map(|name| index.get(name.as_str()).copied())
+                    .collect()
+            })
+            .collect();
+        let origins: HashMap<&str, &(FileId, String)> = self
+            .names
+            .iter()
+            .map(|(origin, name)| (name.as_str(), origin))
+            .collect();
+        let names: Vec<&String> = self.defs.keys().collect();
+        let mut problems = Vec::new();
+        for cycle in cycles(&edges) {
+            let members: Vec<(FileId, &str)> = cycle
+                .iter()
+                .filter_map(|&at| origins.get(names[at].as_str()))
+                .map(|(file, pointer)| (*file, pointer.as_str()))
+                .collect();
+            let Some(&(file, pointer)) = members.first() else {
+                continue;
+            };
+            // Pointers in the file the diagnostic names go bare; others carry their file.
+            let show = |&(member_file, member_pointer): &(FileId, &str)| {
+                if member_file == file {
+                    format!("#{member_pointer}")
+                } else {
+                    format!("{}#{member_pointer}", self.document.file(member_file).name)
+                }
+            };
+            let mut path: Vec<String> = members.iter().map(show).collect();
+            path.push(show(&(file, pointer)));
+            problems.push((
+                file,
+                pointer.to_string(),
+                format!(
+                    "`$ref` cycle that never descends into the value: {}; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items`",
+                    path.join(" → ")
+                ),
+            ));
+        }
+        problems
     }
 
     /// The `$defs` collected so far, to place at the root of the input schema.
@@ -119,6 +192,13 @@ impl<'d> SchemaBuilder<'d> {
             ));
             return Value::Object(Map::new());
         }
+        if self.outer_depth + depth > MAX_TOTAL_DEPTH {
+            self.errors.push((
+                pointer.to_string(),
+                format!("schema is nested more than {MAX_TOTAL_DEPTH} deep through its `$ref`s"),
+            ));
+            return Value::Object(Map::new());
+        }
         let map = match schema {
             Value::Object(map) => map,
             Value::Bool(_) => return schema.clone(),
@@ -143,7 +223,7 @@ impl<'d> SchemaBuilder<'d> {
             };
         }
         if let Some(reference) = map.get("$ref") {
-            let target = self.reference(file, pointer, reference);
+            let target = self.reference(file, pointer, reference, depth);
             // 3.1 schemas may have keywords beside `$ref`; earlier versions ignore them.
             if self.document.version != SpecVersion::OpenApi31 || map.len() == 1 {
                 return target;
@@ -321,7 +401,7 @@ impl<'d> SchemaBuilder<'d> {
     }
 
     /// Copies the target of `reference` into `$defs` (once) and points at the copy.
-    fn reference(&mut self, file: FileId, pointer: &str, reference: &Value) -> Value {
+    fn reference(&mut self, file: FileId, pointer: &str, reference: &Value, depth: usize) -> Value {
         let Some(reference) = reference.as_str() else {
             self.errors.push((
                 format!("{pointer}/$ref"),
@@ -354,7 +434,9 @@ impl<'d> SchemaBuilder<'d> {
         // The target's own enclosing `$id`, if any, is not known here; it sets its own scope
         // when it has an `$id` itself.
         let outer_resource = self.resource.take();
+        self.outer_depth += depth + 1;
         let copy = self.translate(target_file, &target_pointer, target_value, 0);
+        self.outer_depth -= depth + 1;
         self.resource = outer_resource;
         self.current_def = outer_def;
         self.defs.insert(name.clone(), copy);
@@ -452,6 +534,87 @@ impl<'d> SchemaBuilder<'d> {
                 .resolve(file, schema)
                 .is_some_and(|(_, target)| target.get("readOnly") == Some(&Value::Bool(true)))
     }
+}
+
+/// The `$defs` names a translated schema refers to by `$ref` at its own place: through the
+/// in-place keywords, not under `properties`, `items` and the like.
+fn in_place_references(schema: &Value, out: &mut Vec<String>) {
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    if let Some(name) = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|reference| reference.strip_prefix("#/$defs/"))
+    {
+        out.push(name.replace("~1", "/").replace("~0", "~"));
+    }
+    for (key, value) in map {
+        let key = key.as_str();
+        if IN_PLACE_KEYWORDS.contains(&key) {
+            in_place_references(value, out);
+        } else if IN_PLACE_LIST_KEYWORDS.contains(&key) {
+            for item in value.as_array().into_iter().flatten() {
+                in_place_references(item, out);
+            }
+        } else if IN_PLACE_MAP_KEYWORDS.contains(&key) {
+            for item in value.as_object().into_iter().flat_map(Map::values) {
+                in_place_references(item, out);
+            }
+        }
+    }
+}
+
+/// Cycles in a graph given as each node's successors, found in one depth-first walk (linear
+/// in nodes and edges, without recursion): one per edge back into the walk's current path,
+/// skipping those through a node already reported, so a tangle of schemas is reported once
+/// rather than once per loop in it. Each cycle lists its nodes from the one entered first.
+fn cycles(successors: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        Unseen,
+        /// On the current path, at this position.
+        OnPath(usize),
+        Finished,
+    }
+    let mut marks = vec![Mark::Unseen; successors.len()];
+    let mut reported = vec![false; successors.len()];
+    let mut found = Vec::new();
+    for start in 0..successors.len() {
+        if marks[start] != Mark::Unseen {
+            continue;
+        }
+        // Each node on the path, with how many of its successors have been followed.
+        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        marks[start] = Mark::OnPath(0);
+        while let Some(&(node, followed)) = path.last() {
+            let Some(&next) = successors[node].get(followed) else {
+                marks[node] = Mark::Finished;
+                path.pop();
+                continue;
+            };
+            if let Some(top) = path.last_mut() {
+                top.1 += 1;
+            }
+            match marks[next] {
+                Mark::Unseen => {
+                    marks[next] = Mark::OnPath(path.len());
+                    path.push((next, 0));
+                }
+                Mark::OnPath(at) => {
+                    let cycle: Vec<usize> = path[at..].iter().map(|&(node, _)| node).collect();
+                    if !cycle.iter().any(|&node| reported[node]) {
+                        for &node in &cycle {
+                            reported[node] = true;
+                        }
+                        found.push(cycle);
+                    }
+                }
+                Mark::Finished => {}
+            }
+        }
+    }
+    found
 }
 
 fn def_ref(name: &str) -> Value {

@@ -1020,3 +1020,222 @@ paths:
         "#]],
     );
 }
+
+#[test]
+fn schema_cycles_that_consume_nothing_make_the_operation_ineligible() {
+    // Issue 9: `A: {$ref: B}, B: {$ref: A}` was served, and accepted any value.
+    check(
+        r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /refs:
+    post:
+      operationId: refs
+      parameters:
+        - {name: q, in: query, schema: {$ref: "#/components/schemas/B"}}
+      requestBody:
+        required: true
+        content: {application/json: {schema: {$ref: "#/components/schemas/A"}}}
+  /composed:
+    get:
+      operationId: composed
+      parameters:
+        - {name: q, in: query, schema: {$ref: "#/components/schemas/C"}}
+  /itself:
+    post:
+      operationId: itself
+      requestBody:
+        content: {application/json: {schema: {$ref: "#/components/schemas/Itself"}}}
+  /inner:
+    post:
+      operationId: inner
+      requestBody:
+        content:
+          application/json:
+            schema: {type: object, properties: {x: {$ref: "#/components/schemas/A"}}}
+  /tangle:
+    post:
+      operationId: tangle
+      requestBody:
+        content: {application/json: {schema: {$ref: "#/components/schemas/T1"}}}
+  /tree:
+    put:
+      operationId: tree
+      requestBody:
+        required: true
+        content: {application/json: {schema: {$ref: "#/components/schemas/Node"}}}
+components:
+  schemas:
+    # Three loops among three schemas: reported once.
+    T1: {anyOf: [{$ref: "#/components/schemas/T2"}, {$ref: "#/components/schemas/T3"}]}
+    T2: {anyOf: [{$ref: "#/components/schemas/T1"}, {$ref: "#/components/schemas/T3"}]}
+    T3: {oneOf: [{$ref: "#/components/schemas/T1"}, {type: string}]}
+    A: {$ref: "#/components/schemas/B"}
+    B: {$ref: "#/components/schemas/A"}
+    C: {allOf: [{$ref: "#/components/schemas/D"}]}
+    D: {anyOf: [{type: string}, {not: {$ref: "#/components/schemas/C"}}]}
+    Itself: {$ref: "#/components/schemas/Itself"}
+    Node:
+      type: object
+      properties:
+        children: {type: array, items: {$ref: "#/components/schemas/Node"}}
+        parent: {allOf: [{$ref: "#/components/schemas/Node"}]}
+      additionalProperties: {$ref: "#/components/schemas/Node"}
+"##,
+        "tools: {refs: {}, composed: {}, itself: {}, inner: {}, tangle: {}, tree: {}}",
+        expect![[r##"
+            tree = PUT /tree
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{"body":{"$ref":"#/$defs/Node"}},"required":["body"],"additionalProperties":false,"$defs":{"Node":{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#/$defs/Node"}},"parent":{"allOf":[{"$ref":"#/$defs/Node"}]}},"additionalProperties":{"$ref":"#/$defs/Node"}}}}
+              body application/json Json Argument("body")
+            error: `$ref` cycle that never descends into the value: #/components/schemas/B → #/components/schemas/A → #/components/schemas/B; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /refs)
+              --> openapi#/components/schemas/B
+            error: `$ref` cycle that never descends into the value: #/components/schemas/C → #/components/schemas/D → #/components/schemas/C; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (GET /composed)
+              --> openapi#/components/schemas/C
+            error: `$ref` cycle that never descends into the value: #/components/schemas/Itself → #/components/schemas/Itself; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /itself)
+              --> openapi#/components/schemas/Itself
+            error: `$ref` cycle that never descends into the value: #/components/schemas/A → #/components/schemas/B → #/components/schemas/A; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /inner)
+              --> openapi#/components/schemas/A
+            error: `$ref` cycle that never descends into the value: #/components/schemas/T1 → #/components/schemas/T2 → #/components/schemas/T1; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /tangle)
+              --> openapi#/components/schemas/T1
+        "##]],
+    );
+}
+
+#[test]
+fn schema_cycles_through_conditions_and_recursive_refs_are_found_in_3_1() {
+    check(
+        r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /conditions:
+    post:
+      operationId: conditions
+      requestBody:
+        content: {application/json: {schema: {$ref: "#/components/schemas/If"}}}
+  /dependent:
+    post:
+      operationId: dependent
+      requestBody:
+        content: {application/json: {schema: {$ref: "#/components/schemas/Dependent"}}}
+  /recursive:
+    post:
+      operationId: recursive
+      requestBody:
+        content: {application/json: {schema: {$ref: "#/components/schemas/Recursive"}}}
+  /siblings:
+    post:
+      operationId: siblings
+      requestBody:
+        content: {application/json: {schema: {$ref: "#/components/schemas/Described"}}}
+  /list:
+    post:
+      operationId: list
+      requestBody:
+        content: {application/json: {schema: {$ref: "#/components/schemas/List"}}}
+components:
+  schemas:
+    If: {if: {type: object}, then: {$ref: "#/components/schemas/Then"}, else: {type: string}}
+    Then: {oneOf: [{type: integer}, {else: {$ref: "#/components/schemas/If"}}]}
+    Dependent: {type: object, dependentSchemas: {a: {$ref: "#/components/schemas/Dependent"}}}
+    Recursive: {$recursiveAnchor: true, anyOf: [{type: string}, {allOf: [{$recursiveRef: "#"}]}]}
+    Described: {$ref: "#/components/schemas/Described", description: more words}
+    List:
+      $recursiveAnchor: true
+      type: array
+      prefixItems: [{$ref: "#/components/schemas/List"}]
+      items: {$recursiveRef: "#"}
+      contains: {$ref: "#/components/schemas/List"}
+"##,
+        "tools: {conditions: {}, dependent: {}, recursive: {}, siblings: {}, list: {}}",
+        expect![[r##"
+            list = POST /list
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"body":{"$ref":"#/$defs/List"}},"additionalProperties":false,"$defs":{"List":{"type":"array","prefixItems":[{"$ref":"#/$defs/List"}],"items":{"$ref":"#/$defs/List"},"contains":{"$ref":"#/$defs/List"}}}}
+              body application/json Json Argument("body")
+            error: `$ref` cycle that never descends into the value: #/components/schemas/If → #/components/schemas/Then → #/components/schemas/If; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /conditions)
+              --> openapi#/components/schemas/If
+            error: `$ref` cycle that never descends into the value: #/components/schemas/Dependent → #/components/schemas/Dependent; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /dependent)
+              --> openapi#/components/schemas/Dependent
+            error: `$ref` cycle that never descends into the value: #/components/schemas/Recursive → #/components/schemas/Recursive; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /recursive)
+              --> openapi#/components/schemas/Recursive
+            error: `$ref` cycle that never descends into the value: #/components/schemas/Described → #/components/schemas/Described; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /siblings)
+              --> openapi#/components/schemas/Described
+        "##]],
+    );
+}
+
+#[test]
+fn schema_cycles_in_swagger_2_definitions_are_found() {
+    check(
+        r##"
+swagger: "2.0"
+info: {title: t, version: "1"}
+consumes: [application/json]
+paths:
+  /loop:
+    post:
+      operationId: loop
+      parameters:
+        - {name: thing, in: body, required: true, schema: {$ref: "#/definitions/Thing"}}
+  /pets:
+    post:
+      operationId: addPet
+      parameters:
+        - {name: pet, in: body, required: true, schema: {$ref: "#/definitions/Pet"}}
+definitions:
+  Thing: {allOf: [{$ref: "#/definitions/Other"}, {type: object}]}
+  Other: {allOf: [{$ref: "#/definitions/Thing"}]}
+  Pet:
+    type: object
+    properties:
+      friends: {type: array, items: {$ref: "#/definitions/Pet"}}
+"##,
+        "tools: {addPet: {}}",
+        expect![[r##"
+            addPet = POST /pets
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"friends":{"type":"array","items":{"$ref":"#/$defs/Pet"}}},"additionalProperties":false,"$defs":{"Pet":{"type":"object","properties":{"friends":{"type":"array","items":{"$ref":"#/$defs/Pet"}}}}}}
+              body application/json Json Merged(["friends"])
+            warning: `$ref` cycle that never descends into the value: #/definitions/Thing → #/definitions/Other → #/definitions/Thing; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /loop)
+              --> openapi#/definitions/Thing
+        "##]],
+    );
+}
+
+#[test]
+fn a_long_chain_of_refs_is_reported_not_followed_off_the_stack() {
+    // Each copy of a `$ref`'s target used to start its own depth count, so a chain of a few
+    // thousand schemas overflowed the stack and aborted `ferry check`.
+    let mut document = String::from(
+        r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    post:
+      operationId: deep
+      requestBody:
+        content: {application/json: {schema: {$ref: "#/components/schemas/S0"}}}
+components:
+  schemas:
+"##,
+    );
+    for index in 0..3000 {
+        document.push_str(&format!(
+            "    S{index}: {{type: object, properties: {{next: {{$ref: \"#/components/schemas/S{}\"}}}}}}\n",
+            index + 1
+        ));
+    }
+    document.push_str("    S3000: {type: string}\n");
+    check(
+        &document,
+        "tools: {deep: {}}",
+        expect![[r#"
+            error: schema is nested more than 128 deep through its `$ref`s (POST /a)
+              --> openapi#/components/schemas/S64/properties/next
+        "#]],
+    );
+}

@@ -913,3 +913,114 @@ fn a_lock_names_the_drift_of_a_changed_document_and_locked_commands_refuse_it() 
     assert_eq!(std::fs::read_to_string(&target).expect("target"), "keep");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 9: a `$ref` cycle that never descends into the value, here across two files, makes
+/// the operation that uses it an error of `ferry check`, located at the cycle and naming it.
+#[test]
+fn check_fails_on_a_schema_cycle_across_files_and_keeps_recursion_that_descends() {
+    let dir = temp_dir("cycle");
+    std::fs::write(
+        dir.join("openapi.yaml"),
+        r##"openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /loop:
+    post:
+      operationId: loop
+      requestBody:
+        required: true
+        content: {application/json: {schema: {$ref: "shared.yaml#/Loop"}}}
+  /tree:
+    put:
+      operationId: tree
+      requestBody:
+        required: true
+        content: {application/json: {schema: {$ref: "#/components/schemas/Node"}}}
+components:
+  schemas:
+    Back: {allOf: [{$ref: "shared.yaml#/Loop"}, {type: object}]}
+    Node:
+      type: object
+      properties:
+        children: {type: array, items: {$ref: "#/components/schemas/Node"}}
+"##,
+    )
+    .expect("write document");
+    std::fs::write(
+        dir.join("shared.yaml"),
+        "Loop: {anyOf: [{type: string}, {$ref: 'openapi.yaml#/components/schemas/Back'}]}\n",
+    )
+    .expect("write shared");
+    let curation = "openapi: ./openapi.yaml\nupstream: http://127.0.0.1:1\ntools:\n  tree: {}\n";
+    std::fs::write(dir.join("tree.yaml"), curation).expect("write curation");
+    std::fs::write(dir.join("both.yaml"), format!("{curation}  loop: {{}}\n"))
+        .expect("write curation");
+
+    let (code, out, _) = ferry(&["check", "--config", "both.yaml"], &dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "error: `$ref` cycle that never descends into the value: #/Loop → openapi.yaml#/components/schemas/Back → #/Loop"
+        ) && out.contains("(POST /loop)\n  --> shared.yaml#/Loop"),
+        "{out}"
+    );
+    assert!(!out.contains("PUT /tree)"), "{out}");
+
+    // Unchosen, the cycle is a warning, and the recursive tree is served as before.
+    let (code, out, _) = ferry(&["check", "--config", "tree.yaml"], &dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("warning: `$ref` cycle"), "{out}");
+    let (code, out, err) = ferry(&["tools", "--config", "tree.yaml"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let tools: Value = serde_json::from_str(&out).expect("tools is JSON");
+    assert_eq!(
+        tools[0]["inputSchema"]["$defs"]["Node"]["properties"]["children"]["items"],
+        json!({"$ref": "#/$defs/Node"})
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 9: with a cycle in its body schema an operation is not served, so a call to it sends
+/// nothing upstream (a body of `5` used to be sent), while its neighbours are served.
+#[tokio::test]
+async fn an_operation_with_a_schema_cycle_sends_nothing_upstream() {
+    let upstream = crate::upstream::TestUpstream::start(|_, _| {
+        crate::upstream::json_reply(200, json!({"ok": true}))
+    })
+    .await;
+    let document = json!({"openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/loop": {"post": {"operationId": "loop", "requestBody": {"required": true,
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/A"}}}}}},
+            "/fine": {"post": {"operationId": "fine", "requestBody": {"required": true,
+                "content": {"application/json": {"schema": {"type": "integer"}}}}}}},
+        "components": {"schemas": {
+            "A": {"$ref": "#/components/schemas/B"},
+            "B": {"$ref": "#/components/schemas/A"}}}});
+    let document = openapi::Document::from_value(document).expect("document");
+    let curation = Curation {
+        all: true,
+        upstream: Some(upstream.base.clone()),
+        ..Curation::default()
+    };
+    let (catalog, diagnostics) = catalog::compile_chosen(&document, &curation);
+    let client = ferry::upstream::Upstream::new(&catalog, &Default::default()).expect("client");
+    let server = ferry::mcp::Server::new(&catalog, Some(client), Default::default());
+    let running = crate::support::start(server, Default::default()).await;
+
+    let call = |name: &str| json!({"name": name, "arguments": {"body": 5}});
+    let answer = crate::support::post_modern(&running.url, "tools/call", call("loop")).await;
+    let refused = answer.text;
+    let answer = crate::support::post_modern(&running.url, "tools/call", call("fine")).await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    let paths: Vec<String> = upstream.requests().into_iter().map(|r| r.uri).collect();
+    assert_eq!(paths, ["/fine"]);
+    assert!(refused.contains("unknown tool \\\"loop\\\""), "{refused}");
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d.is_error() && d.message.contains("`$ref` cycle")),
+        "{diagnostics:?}"
+    );
+    running.shutdown().await;
+}
