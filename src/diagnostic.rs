@@ -9,9 +9,10 @@ use serde::Serialize;
 pub struct Diagnostic {
     pub severity: Severity,
     pub location: Location,
-    /// The operation it concerns, as `METHOD /path`, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub operation: Option<String>,
+    /// The operations it concerns, each as `METHOD /path`: none, one, or (a name collision)
+    /// several.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub operations: Vec<String>,
     pub message: String,
 }
 
@@ -39,7 +40,7 @@ impl Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             location,
-            operation: None,
+            operations: Vec::new(),
             message: message.into(),
         }
     }
@@ -48,14 +49,19 @@ impl Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
             location,
-            operation: None,
+            operations: Vec::new(),
             message: message.into(),
         }
     }
 
     pub fn with_operation(mut self, operation: impl Into<String>) -> Self {
-        self.operation = Some(operation.into());
+        self.operations.push(operation.into());
         self
+    }
+
+    /// Whether it concerns the operation `METHOD /path`.
+    pub fn concerns(&self, operation: &str) -> bool {
+        self.operations.iter().any(|o| o == operation)
     }
 
     pub fn is_error(&self) -> bool {
@@ -96,8 +102,8 @@ impl fmt::Display for Diagnostic {
             Severity::Warning => "warning",
         };
         write!(f, "{severity}: {}", self.message)?;
-        if let Some(operation) = &self.operation {
-            write!(f, " ({operation})")?;
+        if !self.operations.is_empty() {
+            write!(f, " ({})", self.operations.join(", "))?;
         }
         write!(f, "\n  --> {}", self.location)
     }

@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod curation;
 pub mod demo;
 pub mod diagnostic;
+pub mod lock;
 pub mod mcp;
 pub mod openapi;
 pub mod tls;

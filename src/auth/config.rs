@@ -14,6 +14,10 @@ pub struct AuthConfig {
     /// Scopes a tool needs when its own entry names none (`default_scopes:`); empty means
     /// such tools need no scope.
     pub default_scopes: Vec<String>,
+    /// A tool without `scopes:` of its own needs the OAuth 2 / OpenID Connect scopes its
+    /// operation's security requirements name (any one alternative, each whole), when the
+    /// document names any (`scopes_from_document: true`).
+    pub scopes_from_document: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -104,32 +104,50 @@ impl CacheScope {
     }
 }
 
-/// The scopes each tool needs: its own list when the curation names one, else the default.
+/// The scopes each tool needs: its own when the curation names them (or the document does,
+/// with `scopes_from_document`), else the default. A tool's need is a list of alternatives:
+/// a caller holding every scope of any one of them may use the tool.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolScopes {
-    default: Vec<String>,
-    tools: HashMap<String, Vec<String>>,
+    default: Vec<Vec<String>>,
+    tools: HashMap<String, Vec<Vec<String>>>,
 }
 
 impl ToolScopes {
-    /// `explicit` holds the tools whose entry names `scopes:` (possibly empty).
+    /// `explicit` holds the tools with scopes of their own, as alternatives (possibly one
+    /// empty alternative: the tool needs no scope).
     pub fn new(
         default: Vec<String>,
-        explicit: impl IntoIterator<Item = (String, Vec<String>)>,
+        explicit: impl IntoIterator<Item = (String, Vec<Vec<String>>)>,
     ) -> ToolScopes {
         ToolScopes {
-            default,
-            tools: explicit.into_iter().collect(),
+            default: vec![default],
+            tools: explicit
+                .into_iter()
+                .map(|(tool, alternatives)| {
+                    // No alternative at all would let nobody in; it means "no scope needed".
+                    let alternatives = if alternatives.is_empty() {
+                        vec![Vec::new()]
+                    } else {
+                        alternatives
+                    };
+                    (tool, alternatives)
+                })
+                .collect(),
         }
     }
 
-    pub fn required(&self, tool: &str) -> &[String] {
+    /// The alternatives `tool` needs: never empty.
+    pub fn required(&self, tool: &str) -> &[Vec<String>] {
         self.tools.get(tool).unwrap_or(&self.default)
     }
 
     /// Whether some tool may need a scope.
     pub fn any(&self) -> bool {
-        !self.default.is_empty() || self.tools.values().any(|scopes| !scopes.is_empty())
+        self.default
+            .iter()
+            .chain(self.tools.values().flatten())
+            .any(|scopes| !scopes.is_empty())
     }
 
     /// Every scope named, sorted: `scopes_supported` in the metadata.
@@ -138,9 +156,29 @@ impl ToolScopes {
             .default
             .iter()
             .chain(self.tools.values().flatten())
+            .flatten()
             .collect();
         all.into_iter().cloned().collect()
     }
+}
+
+/// The tools that need scopes of their own, for [`Authenticator::new`]: a curation entry's
+/// `scopes:` wins; then, with `scopes_from_document`, the OAuth 2 / OpenID Connect scopes
+/// the operation's security requirements name; every other tool needs the default.
+pub fn tool_scopes(
+    tools: &[crate::catalog::Tool],
+    config: &AuthConfig,
+) -> Vec<(String, Vec<Vec<String>>)> {
+    tools
+        .iter()
+        .filter_map(|tool| match &tool.scopes {
+            Some(scopes) => Some((tool.name.clone(), vec![scopes.clone()])),
+            None if config.scopes_from_document && !tool.document_scopes.is_empty() => {
+                Some((tool.name.clone(), tool.document_scopes.clone()))
+            }
+            None => None,
+        })
+        .collect()
 }
 
 /// Why an [`Authenticator`] could not be built from its configuration.
@@ -243,11 +281,11 @@ impl Authenticator {
     }
 
     /// Builds the authenticator for `config` (`None`: no authentication), reading the
-    /// environment variables it names. `tool_scopes` holds the tools whose curation entry
-    /// names `scopes:`; the others need the configured default.
+    /// environment variables it names. `tool_scopes` holds the tools with scopes of their
+    /// own (see [`ToolScopes::new`]); the others need the configured default.
     pub fn new(
         config: Option<&AuthConfig>,
-        tool_scopes: impl IntoIterator<Item = (String, Vec<String>)>,
+        tool_scopes: impl IntoIterator<Item = (String, Vec<Vec<String>>)>,
     ) -> Result<Authenticator, AuthError> {
         Authenticator::with_env(config, tool_scopes, |name| std::env::var(name).ok())
     }
@@ -255,7 +293,7 @@ impl Authenticator {
     /// [`Authenticator::new`] with the environment given as a function, for tests.
     pub fn with_env(
         config: Option<&AuthConfig>,
-        tool_scopes: impl IntoIterator<Item = (String, Vec<String>)>,
+        tool_scopes: impl IntoIterator<Item = (String, Vec<Vec<String>>)>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Authenticator, AuthError> {
         let Some(config) = config else {
@@ -336,19 +374,26 @@ impl Authenticator {
         if self.may_use(principal, tool) {
             return Ok(());
         }
+        // The challenge names one set that would do: the first alternative.
         let required = self.inner.tool_scopes.required(tool);
         Err(self.challenge(
             ChallengeKind::InsufficientScope,
             Some("the token lacks a scope this tool needs"),
-            required,
+            required.first().map_or(&[][..], Vec::as_slice),
         ))
     }
 
-    /// Whether `principal` reaches `tool`: it holds every scope the tool needs.
+    /// Whether `principal` reaches `tool`: it holds every scope of one of the alternatives
+    /// the tool needs.
     pub fn may_use(&self, principal: &Principal, tool: &str) -> bool {
         match self.inner.mode {
             Mode::None => true,
-            _ => principal.has_scopes(self.inner.tool_scopes.required(tool)),
+            _ => self
+                .inner
+                .tool_scopes
+                .required(tool)
+                .iter()
+                .any(|scopes| principal.has_scopes(scopes)),
         }
     }
 

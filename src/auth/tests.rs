@@ -42,7 +42,10 @@ fn api_key_authenticator(env: &[(&str, &str)]) -> Authenticator {
         .map(|(name, value)| (name.to_string(), value.to_string()))
         .collect();
     let tools = [
-        ("createPet".to_string(), vec!["pets:write".to_string()]),
+        (
+            "createPet".to_string(),
+            vec![vec!["pets:write".to_string()]],
+        ),
         ("ping".to_string(), vec![]),
     ];
     Authenticator::with_env(config.as_ref(), tools, |name| {
@@ -278,7 +281,10 @@ fn without_scopes_the_tool_list_stays_public() {
 async fn without_authentication_everyone_is_anonymous_and_reaches_everything() {
     let authenticator = Authenticator::new(
         None,
-        [("createPet".to_string(), vec!["pets:write".to_string()])],
+        [(
+            "createPet".to_string(),
+            vec![vec!["pets:write".to_string()]],
+        )],
     )
     .expect("none");
     let principal = authenticator
@@ -319,14 +325,19 @@ fn default_scopes_apply_to_tools_without_their_own() {
     let scopes = ToolScopes::new(
         vec!["pets:read".into()],
         [
-            ("admin".into(), vec!["admin".into()]),
+            ("admin".into(), vec![vec!["admin".into()]]),
             ("open".into(), vec![]),
+            (
+                "either".into(),
+                vec![vec!["a".into()], vec!["b".into(), "c".into()]],
+            ),
         ],
     );
-    assert_eq!(scopes.required("getPet"), ["pets:read"]);
-    assert_eq!(scopes.required("admin"), ["admin"]);
-    assert!(scopes.required("open").is_empty());
-    assert_eq!(scopes.all(), ["admin", "pets:read"]);
+    assert_eq!(scopes.required("getPet"), [vec!["pets:read"]]);
+    assert_eq!(scopes.required("admin"), [vec!["admin"]]);
+    assert_eq!(scopes.required("open"), [Vec::<String>::new()]);
+    assert_eq!(scopes.required("either"), [vec!["a"], vec!["b", "c"]]);
+    assert_eq!(scopes.all(), ["a", "admin", "b", "c", "pets:read"]);
 }
 
 #[test]
@@ -369,7 +380,10 @@ fn metadata_document_names_resource_issuer_and_scopes() {
     let (config, _) = parse(
         "default_scopes: [pets:read]\noauth: {resource: https://mcp.example.com/mcp, issuer: https://auth.example.com, jwks_uri: https://auth.example.com/jwks}\n",
     );
-    let tools = [("createPet".to_string(), vec!["pets:write".to_string()])];
+    let tools = [(
+        "createPet".to_string(),
+        vec![vec!["pets:write".to_string()]],
+    )];
     let authenticator = Authenticator::with_env(config.as_ref(), tools, |_| None).expect("builds");
     let document = authenticator
         .metadata_document()
@@ -492,4 +506,85 @@ fn the_key_servers_cache_control_can_shorten_how_long_keys_stay_fresh() {
     assert_eq!(max_age("no-store"), Some(0));
     assert_eq!(max_age("public"), None);
     assert_eq!(jwks::cache_max_age(&http::HeaderMap::new()), None);
+}
+
+/// Issue 11: with `scopes_from_document`, a tool needs the OAuth 2 / OpenID Connect scopes its
+/// operation's security requirements name (any one alternative, each whole); a curation
+/// `scopes:` still wins, and an operation asking only for an API key needs the default.
+#[test]
+fn scopes_from_the_document_are_alternatives_and_the_curation_still_wins() {
+    let document = crate::openapi::Document::from_value(serde_json::json!({
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "components": {"securitySchemes": {
+            "oauth": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "https://a.example/token", "scopes": {}}}},
+            "oidc": {"type": "openIdConnect", "openIdConnectUrl": "https://a.example/.well-known/openid-configuration"},
+            "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
+        }},
+        "security": [{"oauth": ["pets:read"]}],
+        "paths": {
+            "/pets": {
+                "get": {"operationId": "listPets"},
+                "post": {"operationId": "createPet", "security": [
+                    {"oauth": ["pets:write", "pets:admin"]},
+                    {"oidc": ["pets:owner"], "key": []},
+                ]},
+            },
+            "/ping": {"get": {"operationId": "ping", "security": [{"key": []}]}},
+            "/admin": {"get": {"operationId": "admin"}},
+        },
+    }))
+    .expect("document");
+    let curation = crate::curation::Curation {
+        all: true,
+        tools: vec![crate::curation::ToolEntry {
+            selector: "admin".into(),
+            enabled: true,
+            scopes: Some(vec!["root".into()]),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let (catalog, diagnostics) = crate::catalog::compile(&document, &curation);
+    assert!(
+        !diagnostics.iter().any(Diagnostic::is_error),
+        "{diagnostics:?}"
+    );
+    let (config, _) = parse(
+        "default_scopes: [base]\nscopes_from_document: true\napi_keys: [{subject: a, sha256: \"0000000000000000000000000000000000000000000000000000000000000000\"}]\n",
+    );
+    let config = config.expect("auth config");
+    let authenticator =
+        Authenticator::with_env(Some(&config), tool_scopes(&catalog.tools, &config), |_| {
+            None
+        })
+        .expect("builds");
+    let may = |scopes: &[&str], tool: &str| {
+        authenticator.may_use(&Principal::new("a", scopes.iter().copied()), tool)
+    };
+    assert!(may(&["pets:read"], "listPets"));
+    assert!(!may(&["base"], "listPets"));
+    assert!(may(&["pets:write", "pets:admin"], "createPet"));
+    assert!(may(&["pets:owner"], "createPet"));
+    assert!(!may(&["pets:write"], "createPet"), "each alternative whole");
+    assert!(may(&["base"], "ping"), "an API key alone asks for no scope");
+    assert!(!may(&[], "ping"));
+    assert!(may(&["root"], "admin"), "the curation's scopes win");
+    assert!(!may(&["pets:read"], "admin"));
+    let challenge = authenticator
+        .authorize(&Principal::new("a", ["pets:write"]), "createPet")
+        .expect_err("403");
+    assert!(
+        format!("{challenge:?}").contains("pets:admin pets:write"),
+        "{challenge:?}"
+    );
+    // Off, the document's requirements are not read.
+    let (config, _) = parse(
+        "default_scopes: [base]\napi_keys: [{subject: a, sha256: \"0000000000000000000000000000000000000000000000000000000000000000\"}]\n",
+    );
+    let config = config.expect("auth config");
+    assert_eq!(
+        tool_scopes(&catalog.tools, &config),
+        [("admin".to_string(), vec![vec!["root".to_string()]])]
+    );
 }

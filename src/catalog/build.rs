@@ -43,10 +43,13 @@ const PARAMETER_SCHEMA_KEYWORDS: &[&str] = &[
     "x-nullable",
 ];
 
+/// `lift_composition`: whether a body whose root composes (`allOf`, `anyOf`, `oneOf`, `not`)
+/// may still be spread, those keywords lifted onto the input schema's root.
 pub fn build(
     document: &Document,
     operation: &Operation,
     credential_names: &[String],
+    lift_composition: bool,
 ) -> Result<Built, Vec<Problem>> {
     let mut builder = SchemaBuilder::new(document);
     let mut problems: Vec<Problem> = operation.problems.clone();
@@ -171,16 +174,18 @@ pub fn build(
         ),
         _ => request_body(document, operation, &mut problems),
     };
-    if let Some(body) = body {
-        place_body(
+    if let Some(body) = body
+        && let Err(problem) = place_body(
             &mut builder,
             body,
             &mut properties,
             &mut required,
             &mut lifted,
             &mut plan,
-            &mut problems,
-        );
+            lift_composition,
+        )
+    {
+        problems.push(problem);
     }
 
     problems.extend(builder.cycles());
@@ -430,7 +435,7 @@ fn swagger_body<'a>(
 
 /// Puts the body among the arguments: merged beside the parameters when it is a plain
 /// object whose property names collide with none of them, under one `body` argument
-/// otherwise.
+/// otherwise. A body that cannot be sent as declared is a problem.
 fn place_body(
     builder: &mut SchemaBuilder,
     body: Body,
@@ -438,8 +443,8 @@ fn place_body(
     required: &mut Vec<Value>,
     lifted: &mut Map<String, Value>,
     plan: &mut RequestPlan,
-    problems: &mut Vec<Problem>,
-) {
+    lift_composition: bool,
+) -> Result<(), Problem> {
     let empty = Value::Object(Map::new());
     let declared = body.form_schema.as_ref().or(body.schema);
     let (schema_file, schema) = match declared {
@@ -457,8 +462,15 @@ fn place_body(
         && !["allOf", "anyOf", "oneOf", "not", "if", "dependentRequired"]
             .iter()
             .any(|k| schema.get(*k).is_some());
+    // Composition at the root of a tool's input schema is refused by some major clients
+    // (Anthropic's Messages API refuses `allOf`, `anyOf` and `oneOf` there, OpenAI's function
+    // calling those and `not`), and one such tool makes the whole tool list unusable: such a
+    // body stays one argument, where the keywords mean the same, unless the curation asks.
+    let composes = ROOT_COMPOSITION.iter().any(|k| schema.get(*k).is_some());
     let mergeable = mergeable_properties(schema).filter(|names| {
-        names.iter().all(|name| !properties.contains_key(*name)) && (body.required || asks_nothing)
+        names.iter().all(|name| !properties.contains_key(*name))
+            && (body.required || asks_nothing)
+            && (lift_composition || !composes)
     });
     let form = matches!(
         encoding,
@@ -466,12 +478,11 @@ fn place_body(
     );
     let not_object = schema.get("type").is_some_and(|t| t != "object");
     if form && not_object {
-        problems.push((
+        return Err((
             body.file,
             body.pointer.clone(),
             "a form body must be an object with properties".to_string(),
         ));
-        return;
     }
     let placement = match mergeable {
         Some(_) => {
@@ -553,6 +564,7 @@ fn place_body(
         required: body.required,
         fields: body.fields,
     });
+    Ok(())
 }
 
 /// Keywords a body object may carry and still be spread into arguments.
@@ -591,6 +603,8 @@ const LIFTED_KEYWORDS: &[&str] = &[
     "description",
     "title",
 ];
+/// Lifted keywords that some major clients refuse at the root of an input schema.
+pub const ROOT_COMPOSITION: &[&str] = &["allOf", "anyOf", "oneOf", "not"];
 /// Keywords that constrain which properties an object may have: inside a lifted subschema
 /// they would also judge the parameters beside the body, so a body using them is not spread.
 const CLOSED_WORLD_KEYWORDS: &[&str] = &[

@@ -10,7 +10,9 @@ use crate::diagnostic::{Diagnostic, Location, Severity};
 use crate::openapi::{Document, SpecVersion};
 
 use super::operation::{self, Operation};
-use super::{Catalog, OperationReport, ServerInfo, Tool, annotations, build, naming};
+use super::{
+    Catalog, OperationReport, OperationStatus, ServerInfo, Tool, annotations, build, naming, trim,
+};
 
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
 const PATTERN_SIZE_LIMIT: usize = 1 << 20;
@@ -44,9 +46,14 @@ pub fn compile(
 
     let choices = choose(document, &operations, curation, &mut diagnostics);
     let credential_names = curation.credential_parameters();
+    let max_tool_tokens = curation
+        .max_tool_tokens
+        .unwrap_or(trim::DEFAULT_MAX_TOOL_TOKENS);
     let mut pattern_ok: HashMap<String, bool> = HashMap::new();
     let mut tools = Vec::new();
     let mut reports = Vec::new();
+    // For each tool, the index of its operation's report.
+    let mut report_of_tool = Vec::new();
     for (operation, choice) in operations.iter().zip(&choices) {
         // An unchosen operation only ever yields warnings and a report line, never a tool
         // nor an error, so skipping it changes neither what is served nor whether it is.
@@ -70,7 +77,11 @@ pub fn compile(
             chosen: choice.chosen,
             choice: choice.reason.clone(),
             tool: name.clone(),
+            status: choice.status,
+            reason: (!choice.chosen).then(|| choice.reason.clone()),
             ineligible: None,
+            omitted: Vec::new(),
+            tokens_saved: None,
         };
         let mut failed = Vec::new();
         if let Some(given) = &choice.settings.name
@@ -81,7 +92,12 @@ pub fn compile(
                 format!("tool name {given:?} must match ^[A-Za-z0-9_-]{{1,64}}$"),
             ));
         }
-        let mut built = match build::build(document, operation, &credential_names) {
+        let mut built = match build::build(
+            document,
+            operation,
+            &credential_names,
+            curation.lift_composition,
+        ) {
             Ok(built) => Some(built),
             Err(problems) => {
                 for (file, pointer, message) in problems {
@@ -113,9 +129,25 @@ pub fn compile(
             if let Some(problem) = paging_arguments(&mut built.input_schema, &call) {
                 failed.push(Diagnostic::error(choice.location(), problem));
             }
+            if !choice.settings.omit.is_empty() {
+                let before = trim::token_estimate(&built.input_schema);
+                let problems = trim::omit(&mut built.input_schema, &choice.settings.omit);
+                failed.extend(
+                    problems
+                        .into_iter()
+                        .map(|problem| Diagnostic::error(choice.location(), problem)),
+                );
+                report.omitted = choice.settings.omit.clone();
+                report.tokens_saved =
+                    Some(before.saturating_sub(trim::token_estimate(&built.input_schema)));
+            }
         }
         if let Some(diagnostic) = failed.first() {
             report.ineligible = Some(diagnostic.message.clone());
+            if choice.chosen {
+                report.status = OperationStatus::Ineligible;
+                report.reason = report.ineligible.clone();
+            }
             for mut diagnostic in failed {
                 diagnostic.severity = severity;
                 diagnostics.push(diagnostic.with_operation(label.clone()));
@@ -127,6 +159,7 @@ pub fn compile(
         let (Some(built), true) = (built, choice.chosen) else {
             continue;
         };
+        report_of_tool.push(reports.len() - 1);
         let mut unchecked_patterns = Vec::new();
         for pattern in &built.patterns {
             let compiles = *pattern_ok.entry(pattern.clone()).or_insert_with(|| {
@@ -146,7 +179,13 @@ pub fn compile(
                 unchecked_patterns.push(pattern.clone());
             }
         }
-        tools.push(Tool {
+        if let Some(warning) = client_refusal(&built.input_schema) {
+            diagnostics.push(
+                Diagnostic::warning(choice.location(), format!("tool {name:?}: {warning}"))
+                    .with_operation(label.clone()),
+            );
+        }
+        let tool = Tool {
             name,
             title: choice.settings.title.clone(),
             description: choice
@@ -161,7 +200,25 @@ pub fn compile(
             unchecked_patterns,
             call,
             scopes: choice.settings.scopes.clone(),
-        });
+            operation_id: operation.operation_id.map(str::to_string),
+            document_scopes: operation::security_scopes(document, operation),
+        };
+        let tokens = trim::token_estimate(&tool.to_json());
+        if tokens as u64 > max_tool_tokens {
+            diagnostics.push(
+                Diagnostic::warning(
+                    choice.location(),
+                    format!(
+                        "tool {:?} costs about {tokens} tokens of context, over the budget of \
+                         {max_tool_tokens} (`max_tool_tokens`): leave optional arguments out with \
+                         `arguments: {{omit: [/properties/NAME]}}`, or raise the budget",
+                        tool.name
+                    ),
+                )
+                .with_operation(label.clone()),
+            );
+        }
+        tools.push(tool);
     }
 
     // Two tools with one name: an error naming both, and neither is served.
@@ -172,17 +229,19 @@ pub fn compile(
     let mut dropped = Vec::new();
     for (name, indexes) in &by_name {
         if indexes.len() > 1 {
-            let labels: Vec<String> = indexes
-                .iter()
-                .map(|&i| format!("{} {}", tools[i].plan.method, tools[i].plan.path))
-                .collect();
-            diagnostics.push(Diagnostic::error(
-                Location::curation("tools"),
-                format!(
-                    "tool name {name:?} is given to {}; rename one with `name:`",
-                    labels.join(" and ")
-                ),
-            ));
+            let message = format!(
+                "tool name {name:?} is given to {} operations; rename one with `name:`",
+                indexes.len()
+            );
+            let mut diagnostic = Diagnostic::error(Location::curation("tools"), message.clone());
+            for &index in indexes {
+                let report = &mut reports[report_of_tool[index]];
+                diagnostic =
+                    diagnostic.with_operation(format!("{} {}", report.method, report.path));
+                report.status = OperationStatus::Collision;
+                report.reason = Some(message.clone());
+            }
+            diagnostics.push(diagnostic);
             dropped.extend(indexes.iter().copied());
         }
     }
@@ -234,9 +293,31 @@ pub fn compile(
     )
 }
 
+/// What in an input schema a major client is known to refuse, so that it rejects the whole
+/// tool list: only composition at the root, which `lift_composition: true` lets through.
+fn client_refusal(schema: &Value) -> Option<String> {
+    let found: Vec<&str> = build::ROOT_COMPOSITION
+        .iter()
+        .copied()
+        .filter(|k| schema.get(*k).is_some())
+        .collect();
+    (!found.is_empty()).then(|| {
+        format!(
+            "its input schema has {} at the root, which Anthropic's Messages API (`allOf`, \
+             `anyOf`, `oneOf`) and OpenAI's function calling (those and `not`) refuse, failing \
+             every request that lists it; drop `lift_composition: true` to keep such a body as \
+             one argument",
+            found.join(", ")
+        )
+    })
+}
+
 /// How the curation decided about one operation, and the settings that apply to it.
 struct Choice {
     chosen: bool,
+    /// `Served` when chosen (compiling may still find it ineligible); otherwise what left it
+    /// out.
+    status: OperationStatus,
     reason: String,
     /// The curation entry's settings, over the document's `x-mcp` where it is honoured.
     settings: ToolEntry,
@@ -343,36 +424,35 @@ fn choose(
                 .tags
                 .iter()
                 .find(|t| t.enabled && operation.tags.contains(&t.tag.as_str()));
-            let (chosen, reason) = if let Some(tag) = excluded_by {
-                (false, format!("off by tags.{}", tag.tag))
+            let (status, reason) = if let Some(tag) = excluded_by {
+                (
+                    OperationStatus::Excluded,
+                    format!("off by tags.{}", tag.tag),
+                )
             } else if let Some(entry) = entry {
-                (
-                    entry.enabled,
-                    if entry.enabled {
-                        "tools entry".to_string()
-                    } else {
-                        "off by tools entry".to_string()
-                    },
-                )
+                if entry.enabled {
+                    (OperationStatus::Served, "tools entry".to_string())
+                } else {
+                    (OperationStatus::Off, "off by tools entry".to_string())
+                }
             } else if let Some(extension) = &extension {
-                (
-                    extension.enabled,
-                    if extension.enabled {
-                        "x-mcp".to_string()
-                    } else {
-                        "off by x-mcp".to_string()
-                    },
-                )
+                if extension.enabled {
+                    (OperationStatus::Served, "x-mcp".to_string())
+                } else {
+                    (OperationStatus::Off, "off by x-mcp".to_string())
+                }
             } else if let Some(tag) = chosen_by_tag {
-                (true, format!("tags.{}", tag.tag))
+                (OperationStatus::Served, format!("tags.{}", tag.tag))
             } else if curation.all {
-                (true, "--all".to_string())
+                (OperationStatus::Served, "--all".to_string())
             } else {
-                (false, "not chosen".to_string())
+                (OperationStatus::NotChosen, "not chosen".to_string())
             };
+            let chosen = status == OperationStatus::Served;
             settings.enabled = chosen;
             Choice {
                 chosen,
+                status,
                 reason,
                 settings,
                 origin,
@@ -397,6 +477,7 @@ fn overlay(document: &ToolEntry, curation: &ToolEntry) -> ToolEntry {
     ToolEntry {
         selector: curation.selector.clone(),
         enabled: curation.enabled,
+        omit: curation.omit.clone(),
         name: curation.name.clone().or_else(|| document.name.clone()),
         title: curation.title.clone().or_else(|| document.title.clone()),
         description: curation

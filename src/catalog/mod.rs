@@ -16,6 +16,7 @@ mod operation;
 mod schema;
 #[cfg(test)]
 mod tests;
+pub mod trim;
 
 /// Every tool ferry serves, and who it says it is.
 #[derive(Debug, Clone)]
@@ -59,7 +60,16 @@ pub struct Tool {
     /// Scopes a caller needs to see and call this tool, as the curation names them;
     /// `None`: the `auth:` section's default applies.
     pub scopes: Option<Vec<String>>,
+    /// The operationId of the operation it calls, when the document gives one.
+    pub operation_id: Option<String>,
+    /// The OAuth 2 / OpenID Connect scopes the operation's security requirements ask for,
+    /// one list per alternative (any one of them, each whole), for
+    /// `auth.scopes_from_document`; empty when the document asks for none.
+    pub document_scopes: Vec<Vec<String>>,
 }
+
+/// The `_meta` key under which a served tool says which operation it calls.
+pub const OPERATION_META_KEY: &str = "dev.ferry/operation";
 
 /// MCP tool annotations; `None` means the hint is absent (MCP's default applies).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -270,9 +280,54 @@ pub struct OperationReport {
     pub choice: String,
     /// The tool name it has (or would have).
     pub tool: String,
-    /// Why it cannot be a tool, when it cannot.
+    /// Whether it is served, and if not, the first thing that stopped it.
+    pub status: OperationStatus,
+    /// Why it is not served, when it is not: the choice that left it out, why it cannot be a
+    /// tool, or the collision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Why it cannot be a tool, when it cannot, chosen or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ineligible: Option<String>,
+    /// The arguments the curation left out (`arguments: {omit: [...]}`): a declared loss.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub omitted: Vec<String>,
+    /// About how many tokens of definition leaving them out saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_saved: Option<usize>,
+}
+
+/// What became of an operation. A chosen one is served, ineligible or lost to a name
+/// collision; one left out is off (a `tools` entry or `x-mcp` says `false`), excluded (a tag
+/// marked `false`) or not chosen (nothing names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum OperationStatus {
+    #[serde(rename = "served")]
+    Served,
+    #[serde(rename = "ineligible")]
+    Ineligible,
+    #[serde(rename = "collision")]
+    Collision,
+    #[serde(rename = "off")]
+    Off,
+    #[serde(rename = "excluded")]
+    Excluded,
+    #[serde(rename = "not chosen")]
+    NotChosen,
+}
+
+impl OperationStatus {
+    /// The word `ferry check` prints, the same as the JSON form's.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperationStatus::Served => "served",
+            OperationStatus::Ineligible => "ineligible",
+            OperationStatus::Collision => "collision",
+            OperationStatus::Off => "off",
+            OperationStatus::Excluded => "excluded",
+            OperationStatus::NotChosen => "not chosen",
+        }
+    }
 }
 
 /// Compiles a document and a curation into a catalog. Pure: reads nothing, awaits nothing.
@@ -309,6 +364,8 @@ impl Tool {
             unchecked_patterns: Vec::new(),
             call: CallOptions::default(),
             scopes: None,
+            operation_id: None,
+            document_scopes: Vec::new(),
         }
     }
 
@@ -332,6 +389,17 @@ impl Tool {
                 serde_json::to_value(&self.annotations).unwrap_or_default(),
             );
         }
+        // Where the tool comes from, so that a client, an audit log and a person can trace it
+        // to its operation.
+        let mut operation = serde_json::Map::new();
+        operation.insert("method".to_string(), Value::from(self.plan.method.as_str()));
+        operation.insert("path".to_string(), Value::from(self.plan.path.as_str()));
+        if let Some(id) = &self.operation_id {
+            operation.insert("operationId".to_string(), Value::from(id.as_str()));
+        }
+        let mut meta = serde_json::Map::new();
+        meta.insert(OPERATION_META_KEY.to_string(), Value::Object(operation));
+        map.insert("_meta".to_string(), Value::Object(meta));
         canonical(Value::Object(map))
     }
 }

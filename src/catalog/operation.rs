@@ -238,6 +238,47 @@ pub fn security<'a>(document: &'a Document, operation: &Operation<'a>) -> Vec<&'
     names
 }
 
+/// The OAuth 2 / OpenID Connect scopes an operation's security requirements ask for: one
+/// entry per alternative (a requirement object) that names such a scheme, holding every
+/// scope it lists for them. Alternatives naming only other schemes (API keys, HTTP
+/// authentication) ask for no scope and are left out; so an empty result means the document
+/// asks for none. Swagger 2.0 calls OAuth 2 `oauth2` too.
+pub fn security_scopes(document: &Document, operation: &Operation<'_>) -> Vec<Vec<String>> {
+    let requirements = operation
+        .value
+        .get("security")
+        .or_else(|| document.root().get("security"));
+    let mut alternatives: Vec<Vec<String>> = Vec::new();
+    for requirement in requirements.and_then(Value::as_array).into_iter().flatten() {
+        let mut scopes = Vec::new();
+        let mut scoped = false;
+        for (name, listed) in requirement.as_object().into_iter().flatten() {
+            let kind = security_scheme(document, name)
+                .and_then(|scheme| scheme.get("type"))
+                .and_then(Value::as_str);
+            if !matches!(kind, Some("oauth2" | "openIdConnect")) {
+                continue;
+            }
+            scoped = true;
+            for scope in listed
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                if !scopes.iter().any(|s| s == scope) {
+                    scopes.push(scope.to_string());
+                }
+            }
+        }
+        scopes.sort();
+        if scoped && !alternatives.contains(&scopes) {
+            alternatives.push(scopes);
+        }
+    }
+    alternatives
+}
+
 /// A security scheme's definition by name, following `$ref`s.
 pub fn security_scheme<'a>(document: &'a Document, name: &str) -> Option<&'a Map<String, Value>> {
     let root = document.root();

@@ -521,7 +521,7 @@ paths:
             this_operation_id_is_far_too_long_to_be_a_tool_name_so_2256a270 = GET /c
               annotations: {"readOnlyHint":true} (Method)
               input: {"type":"object","properties":{},"additionalProperties":false}
-            error: tool name "same" is given to POST /a and POST /b; rename one with `name:`
+            error: tool name "same" is given to 2 operations; rename one with `name:` (POST /a, POST /b)
               --> curation:tools
         "#]],
     );
@@ -662,7 +662,7 @@ fn credentials_need_an_upstream_named_explicitly() {
 }
 
 #[test]
-fn a_body_with_conditions_is_spread_and_its_conditions_lifted_to_the_root() {
+fn a_body_with_conditions_is_spread_and_its_conditions_lifted_to_the_root_when_asked() {
     check(
         r##"
 openapi: 3.1.0
@@ -715,7 +715,7 @@ components:
       type: object
       properties: {city: {type: string}}
 "##,
-        "tools: {addContact: {}, closed: {}, scoped: {}}",
+        "lift_composition: true\ntools: {addContact: {}, closed: {}, scoped: {}}",
         expect![[r##"
             addContact = POST /contacts
               annotations: {} (Method)
@@ -729,6 +729,8 @@ components:
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
               input: {"type":"object","properties":{"item":{"$ref":"#/$defs/item"}},"additionalProperties":false,"$defs":{"item":{"type":"integer","$anchor":"item"}}}
               body application/json Json Merged(["item"])
+            warning: tool "addContact": its input schema has anyOf at the root, which Anthropic's Messages API (`allOf`, `anyOf`, `oneOf`) and OpenAI's function calling (those and `not`) refuse, failing every request that lists it; drop `lift_composition: true` to keep such a body as one argument (POST /contacts)
+              --> curation:tools.addContact
         "##]],
     );
 }
@@ -843,7 +845,7 @@ paths:
           --> openapi#/paths/~1d~1{id}/put/parameters/0
         error: path parameter `id` is not declared (PUT /d/{id})
           --> openapi#/paths/~1d~1{id}/put
-        error: tool name "same" is given to GET /e and PUT /e; rename one with `name:`
+        error: tool name "same" is given to 2 operations; rename one with `name:` (GET /e, PUT /e)
           --> curation:tools
         -- only in the full compile:
         warning: tool name "not valid" must match ^[A-Za-z0-9_-]{1,64}$ (GET /b)
@@ -854,6 +856,169 @@ paths:
           --> openapi#/paths/~1d~1{id}/get
     "##]]
     .assert_eq(&out);
+}
+
+/// Issue 11: Anthropic's Messages API refuses a tool list in which any input schema has
+/// `allOf`, `anyOf` or `oneOf` at its root (OpenAI's function calling, `not` too), so by
+/// default a body that composes at its root stays one `body` argument, the keywords inside
+/// it. Conditions (`if`/`then`/`else`, `dependentRequired`) are still lifted.
+#[test]
+fn a_body_that_composes_at_its_root_stays_one_argument_by_default() {
+    check(
+        r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /contacts:
+    post:
+      operationId: addContact
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                phone: {type: string}
+                email: {type: string}
+              oneOf: [{required: [phone]}, {required: [email]}]
+  /negated:
+    post:
+      operationId: negated
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties: {a: {type: string}}
+              not: {required: [a]}
+  /conditional:
+    post:
+      operationId: conditional
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties: {kind: {type: string}, phone: {type: string}}
+              if: {properties: {kind: {const: phone}}}
+              then: {required: [phone]}
+"##,
+        "tools: {addContact: {}, negated: {}, conditional: {}}",
+        expect![[r#"
+            addContact = POST /contacts
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"body":{"type":"object","properties":{"phone":{"type":"string"},"email":{"type":"string"}},"oneOf":[{"required":["phone"]},{"required":["email"]}]}},"required":["body"],"additionalProperties":false}
+              body application/json Json Argument("body")
+            conditional = POST /conditional
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"kind":{"type":"string"},"phone":{"type":"string"}},"additionalProperties":false,"if":{"properties":{"kind":{"const":"phone"}}},"then":{"required":["phone"]}}
+              body application/json Json Merged(["kind", "phone"])
+            negated = POST /negated
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"body":{"type":"object","properties":{"a":{"type":"string"}},"not":{"required":["a"]}}},"required":["body"],"additionalProperties":false}
+              body application/json Json Argument("body")
+        "#]],
+    );
+}
+
+/// Issue 11: the curation can leave optional arguments out of a tool, a declared loss; the
+/// `$defs` only they used go with them. A required argument cannot be left out.
+#[test]
+fn optional_arguments_can_be_omitted_and_their_defs_go_with_them() {
+    check(
+        r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /items:
+    post:
+      operationId: addItem
+      parameters:
+        - {name: verbose, in: query, schema: {type: boolean}}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [name]
+              properties:
+                name: {type: string}
+                details: {$ref: "#/components/schemas/Details"}
+                owner: {$ref: "#/components/schemas/Owner"}
+  /other:
+    post:
+      operationId: other
+      parameters:
+        - {name: verbose, in: query, schema: {type: boolean}}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [name]
+              properties:
+                name: {type: string}
+components:
+  schemas:
+    Details:
+      type: object
+      properties: {notes: {$ref: "#/components/schemas/Notes"}}
+    Notes: {type: string}
+    Owner:
+      type: object
+      properties: {id: {type: string}, history: {type: array, items: {$ref: "#/components/schemas/Notes"}}}
+"##,
+        "tools:\n  addItem: {arguments: {omit: [/properties/verbose, /properties/details, /$defs/Owner/properties/history]}}\n  other: {arguments: {omit: [/properties/name, /properties/nothing, /required/0]}}\n",
+        expect![[r##"
+            addItem = POST /items
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"name":{"type":"string"},"owner":{"$ref":"#/$defs/Owner"}},"required":["name"],"additionalProperties":false,"$defs":{"Owner":{"type":"object","properties":{"id":{"type":"string"}}}}}
+              Query verbose <- verbose Form explode=true
+              body application/json Json Merged(["name", "details", "owner"])
+            error: cannot omit "/properties/name": the argument is required, and a call cannot be made without it (POST /other)
+              --> curation:tools.other
+            error: cannot omit "/properties/nothing": nothing in the tool's input schema is there (POST /other)
+              --> curation:tools.other
+            error: cannot omit "/required/0": it must point at a property: `.../properties/NAME` (POST /other)
+              --> curation:tools.other
+        "##]],
+    );
+}
+
+/// Issue 11: a tool whose definition is over `max_tool_tokens` is warned about.
+#[test]
+fn a_tool_over_the_token_budget_is_warned_about() {
+    check(
+        r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get:
+      operationId: big
+      description: A description long enough to cost more than a handful of tokens.
+  /b:
+    get:
+      operationId: small
+"##,
+        "max_tool_tokens: 60\ntools: {big: {}, small: {}}",
+        expect![[r#"
+            big = GET /a
+              description: "A description long enough to cost more than a handful of tokens."
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+            small = GET /b
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+            warning: tool "big" costs about 73 tokens of context, over the budget of 60 (`max_tool_tokens`): leave optional arguments out with `arguments: {omit: [/properties/NAME]}`, or raise the budget (GET /a)
+              --> curation:tools.big
+        "#]],
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@ use ferry::diagnostic::Diagnostic;
 use ferry::openapi::{self, Document};
 
 mod demo;
+mod lock;
 mod report;
 mod serve;
 
@@ -36,6 +37,8 @@ pub enum Command {
     Tools(SourceArgs),
     /// Write a starter curation file listing every operation, all switched off.
     Init(InitArgs),
+    /// Write ferry.lock: what the catalog serves now, for `check --locked` and `serve --locked`.
+    Lock(LockArgs),
     /// Serve the catalog over MCP (Streamable HTTP, or stdio with --stdio).
     Serve(serve::ServeArgs),
     /// Run a bundled example API and serve a curated catalog of it.
@@ -75,6 +78,19 @@ pub struct CheckArgs {
     /// Also fail on annotations asserted by the curation but not justified by the method.
     #[arg(long)]
     pub strict: bool,
+    /// Fail when the catalog has drifted from ferry.lock (beside the curation file), or
+    /// there is no lock.
+    #[arg(long)]
+    pub locked: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct LockArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Where to write the lock [default: ferry.lock beside the curation file].
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -115,6 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Check(check) => report::check(&check),
         Command::Tools(source) => report::tools(&source),
         Command::Init(init) => report::init(&init),
+        Command::Lock(lock) => lock::run(&lock),
         Command::Serve(serve) => serve::run(serve),
         Command::Demo(demo) => demo::run(demo),
     }
@@ -126,6 +143,10 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
     /// The curation as read, flags applied: serving needs its upstream settings.
     pub curation: Curation,
+    /// The document it was compiled from (a lock records its files).
+    pub document: Document,
+    /// The curation file read, when there was one.
+    pub config: Option<PathBuf>,
 }
 
 impl Loaded {
@@ -194,6 +215,8 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
         catalog,
         diagnostics,
         curation,
+        document,
+        config,
     })
 }
 

@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ferry::catalog::{self, AnnotationBasis, Catalog, OperationReport};
+use ferry::catalog::{self, AnnotationBasis, Catalog, OperationReport, OperationStatus};
 use ferry::curation::Curation;
 use ferry::diagnostic::{Diagnostic, Severity};
 use ferry::openapi;
@@ -16,17 +16,28 @@ use serde_json::{Value, json};
 use super::{CheckArgs, Format, InitArgs, SourceArgs, load_catalog, load_chosen};
 
 /// The version of `ferry check --format json`'s shape; bumped only on a breaking change.
-const CHECK_FORMAT_VERSION: u32 = 1;
+/// 2: every operation has a `status` (and a `reason` when not served); a diagnostic names
+/// its operations in an `operations` list, where 1 had one `operation`.
+const CHECK_FORMAT_VERSION: u32 = 2;
 
 pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let loaded = load_catalog(&args.source)?;
+    let mut loaded = load_catalog(&args.source)?;
+    let (drift, drifted) = super::lock::check(
+        &loaded.catalog,
+        &loaded.document,
+        loaded.config.as_deref(),
+        args.locked,
+    )?;
+    loaded.diagnostics.extend(drift);
+    loaded.diagnostics.sort_by_key(|d| d.severity);
     let asserted: Vec<&catalog::Tool> = loaded
         .catalog
         .tools
         .iter()
         .filter(|t| t.basis == AnnotationBasis::CurationAsserted)
         .collect();
-    let failed = loaded.has_errors() || (args.strict && !asserted.is_empty());
+    let failed =
+        loaded.has_errors() || (args.strict && !asserted.is_empty()) || (args.locked && drifted);
     let text = match args.format {
         Format::Json => {
             let mut text =
@@ -88,10 +99,9 @@ pub fn init(args: &InitArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A rough count of the tokens a tool's definition costs in a context window: JSON text
-/// runs at about four characters a token.
+/// A rough count of the tokens a tool's definition costs in a context window.
 pub fn token_estimate(tool: &catalog::Tool) -> usize {
-    tool.to_json().to_string().len().div_ceil(4)
+    catalog::trim::token_estimate(&tool.to_json())
 }
 
 fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
@@ -129,6 +139,7 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
             "errors": count(Severity::Error),
             "warnings": count(Severity::Warning),
             "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
+            "tokens": catalog.tools.iter().map(token_estimate).sum::<usize>(),
         },
         "diagnostics": diagnostics,
         "operations": operations,
@@ -155,11 +166,10 @@ fn check_text(
         .iter()
         .map(|report| {
             let tool = find_tool(&served, report);
-            let status = match (&report.ineligible, tool, report.chosen) {
-                (Some(_), _, _) => "ineligible".to_string(),
-                (None, Some(_), _) => "tool".to_string(),
-                (None, None, true) => "dropped".to_string(),
-                (None, None, false) => "off".to_string(),
+            // The choice in brackets when it says more than the status does.
+            let status = match report.status {
+                OperationStatus::NotChosen => report.status.as_str().to_string(),
+                status => format!("{} ({})", status.as_str(), report.choice),
             };
             let (hints, basis, cost) = match tool {
                 Some(tool) => {
@@ -171,7 +181,7 @@ fn check_text(
             };
             [
                 format!("{} {}", report.method, report.path),
-                format!("{status} ({})", report.choice),
+                status,
                 report.tool.clone(),
                 hints,
                 basis,
@@ -215,6 +225,25 @@ fn check_text(
         }
         if strict {
             let _ = writeln!(out, "  --strict: these fail the check");
+        }
+    }
+    let trimmed: Vec<&OperationReport> = catalog
+        .operations
+        .iter()
+        .filter(|r| !r.omitted.is_empty())
+        .collect();
+    if !trimmed.is_empty() {
+        let _ = writeln!(out, "\narguments left out by curation (declared losses):");
+        for report in trimmed {
+            let _ = writeln!(
+                out,
+                "  {} ({} {}): {} (saves about {} tokens)",
+                report.tool,
+                report.method,
+                report.path,
+                report.omitted.join(", "),
+                report.tokens_saved.unwrap_or_default()
+            );
         }
     }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();

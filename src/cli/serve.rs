@@ -29,6 +29,10 @@ pub struct ServeArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub transport: TransportArgs,
+    /// Refuse to serve a catalog whose tools differ from ferry.lock (beside the curation
+    /// file): what was reviewed is what runs.
+    #[arg(long)]
+    pub locked: bool,
 }
 
 /// How the catalog is served; shared with `ferry demo`.
@@ -110,17 +114,28 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let loaded = super::load_chosen(&args.source)?;
+    let super::Loaded {
+        catalog,
+        diagnostics,
+        curation,
+        document,
+        config,
+    } = super::load_chosen(&args.source)?;
+    // Serving never reads the document again.
+    drop(document);
+    if args.locked {
+        super::lock::enforce(&catalog, config.as_deref())?;
+    }
     let config = UpstreamConfig {
-        call: loaded.curation.call.clone(),
-        auth: loaded.curation.upstream_auth.clone(),
-        identity_header: loaded.curation.upstream_identity.clone(),
+        call: curation.call.clone(),
+        auth: curation.upstream_auth.clone(),
+        identity_header: curation.upstream_identity.clone(),
     };
     serve_catalog(
-        loaded.catalog,
+        catalog,
         &config,
-        loaded.curation.auth.as_ref(),
-        &loaded.diagnostics,
+        curation.auth.as_ref(),
+        &diagnostics,
         &args.transport,
     )
 }
@@ -182,10 +197,9 @@ pub async fn serve_with_auth(
         Authenticator::none()
     } else {
         ferry::auth::check_exposure(&args.listen.to_string(), auth)?;
-        let tool_scopes = catalog
-            .tools
-            .iter()
-            .filter_map(|tool| Some((tool.name.clone(), tool.scopes.clone()?)));
+        let tool_scopes = auth
+            .map(|auth| ferry::auth::tool_scopes(&catalog.tools, auth))
+            .unwrap_or_default();
         Authenticator::new(auth, tool_scopes).context("setting up authorization")?
     };
     authenticator.warm().await;

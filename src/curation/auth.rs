@@ -3,6 +3,7 @@
 //! ```yaml
 //! auth:
 //!   default_scopes: [pets:read]          # what a tool without `scopes:` needs
+//!   scopes_from_document: true           # ... unless its operation's `security` names some
 //!   oauth:
 //!     resource: https://mcp.example.com/mcp
 //!     issuer: https://auth.example.com
@@ -73,7 +74,12 @@ pub fn parse_auth(
     super::check_keys(
         map,
         path,
-        &[&["api_keys", "oauth", "default_scopes"]],
+        &[&[
+            "api_keys",
+            "oauth",
+            "default_scopes",
+            "scopes_from_document",
+        ]],
         diagnostics,
     );
     let default_scopes = match map.get("default_scopes") {
@@ -98,9 +104,12 @@ pub fn parse_auth(
             return None;
         }
     };
+    let scopes_from_document =
+        super::bool_at(map, "scopes_from_document", path, diagnostics).unwrap_or(false);
     Some(AuthConfig {
         mode,
         default_scopes,
+        scopes_from_document,
     })
 }
 

@@ -347,7 +347,11 @@ fn top_level_only(path: &str, diagnostics: &mut Vec<Diagnostic>) {
     );
 }
 
-fn positive_integer(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<u64> {
+pub(super) fn positive_integer(
+    value: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<u64> {
     match value.as_u64() {
         Some(n) if n > 0 => Some(n),
         _ => {

@@ -26,6 +26,13 @@ pub struct Curation {
     pub server: ServerSection,
     /// Honour `x-mcp` extensions written in the document itself.
     pub document_extensions: bool,
+    /// The budget for one tool's definition, in estimated tokens (`max_tool_tokens`); `None`:
+    /// [`crate::catalog::trim::DEFAULT_MAX_TOOL_TOKENS`].
+    pub max_tool_tokens: Option<u64>,
+    /// Spread a body whose root has `allOf`, `anyOf`, `oneOf` or `not` into the arguments,
+    /// lifting those keywords onto the input schema's root (`lift_composition: true`). Off
+    /// by default: some major clients refuse a tool list holding such a schema.
+    pub lift_composition: bool,
     /// Choose every operation (the `--all` flag).
     pub all: bool,
     /// `tools:` entries, in file order.
@@ -66,6 +73,9 @@ pub struct ToolEntry {
     pub because: Option<String>,
     /// Mirror these arguments into `Mcp-Param-{Name}` headers: argument name → Name.
     pub mirror_headers: Vec<(String, String)>,
+    /// Optional arguments left out of the tool (`arguments: {omit: [...]}`): JSON pointers
+    /// into the served input schema.
+    pub omit: Vec<String>,
     /// Scopes a caller needs to see and call the tool (`scopes:`); `None`: the `auth:`
     /// section's default.
     pub scopes: Option<Vec<String>>,
@@ -91,11 +101,8 @@ pub struct TagEntry {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CurationError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("cannot read {path}: {error}")]
+    Read { path: String, error: std::io::Error },
     #[error("{name} is not valid YAML: {message}")]
     Syntax { name: String, message: String },
 }
@@ -106,6 +113,8 @@ const TOP_KEYS: &[&str] = &[
     "upstream",
     "server",
     "document_extensions",
+    "lift_composition",
+    "max_tool_tokens",
     "credential_parameters",
     "tools",
     "tags",
@@ -122,7 +131,8 @@ pub const EXTENSION_KEYS: &[&str] = &[
     "because",
 ];
 /// A tool entry's keys beside [`EXTENSION_KEYS`] (and those of `call` and `auth`).
-const OPERATOR_TOOL_KEYS: &[&str] = &["mirror_headers"];
+const OPERATOR_TOOL_KEYS: &[&str] = &["mirror_headers", "arguments"];
+const ARGUMENTS_KEYS: &[&str] = &["omit"];
 const ANNOTATION_KEYS: &[&str] = &[
     "readOnlyHint",
     "destructiveHint",
@@ -165,9 +175,9 @@ pub fn parse(
 /// Reads a curation file from disk.
 pub fn read(path: &Path) -> Result<(Curation, Vec<Diagnostic>), CurationError> {
     let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| CurationError::Read {
+    let text = std::fs::read_to_string(path).map_err(|error| CurationError::Read {
         path: display.clone(),
-        source,
+        error,
     })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     parse(&text, &display, dir)
@@ -203,6 +213,10 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
     curation.upstream = string_at(map, "upstream", "", diagnostics);
     curation.document_extensions =
         bool_at(map, "document_extensions", "", diagnostics).unwrap_or(false);
+    curation.lift_composition = bool_at(map, "lift_composition", "", diagnostics).unwrap_or(false);
+    if let Some(value) = map.get("max_tool_tokens") {
+        curation.max_tool_tokens = call::positive_integer(value, "max_tool_tokens", diagnostics);
+    }
     if let Some(server) = map.get("server") {
         curation.server = parse_server(server, diagnostics);
     }
@@ -380,8 +394,39 @@ fn parse_tool(
             )),
         }
     }
+    if let Some(arguments) = map.get("arguments") {
+        entry.omit = parse_arguments(arguments, &format!("{path}.arguments"), diagnostics);
+    }
     entry.call = call::parse_call_options(map, path, diagnostics);
     entry
+}
+
+/// Reads a tool's `arguments: {omit: [pointer, ...]}`.
+fn parse_arguments(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<String> {
+    let Some(map) = value.as_object() else {
+        diagnostics.push(Diagnostic::error(
+            Location::curation(path),
+            "`arguments` must be a mapping, such as `{omit: [/properties/verbose]}`",
+        ));
+        return Vec::new();
+    };
+    check_keys(map, path, &[ARGUMENTS_KEYS], diagnostics);
+    let Some(omit) = map.get("omit") else {
+        return Vec::new();
+    };
+    let omit_path = join(path, "omit");
+    let pointers = string_list(omit, &omit_path, diagnostics);
+    for pointer in &pointers {
+        if !pointer.starts_with('/') {
+            diagnostics.push(Diagnostic::error(
+                Location::curation(omit_path.clone()),
+                format!(
+                    "{pointer:?} is not a JSON pointer into the tool's input schema; write it as `/properties/NAME`"
+                ),
+            ));
+        }
+    }
+    pointers
 }
 
 /// Reads an annotation mapping; shared with the `x-mcp` document extension.

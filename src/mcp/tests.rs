@@ -299,7 +299,7 @@ fn scoped_lists_are_kept_per_era_and_served_again() {
     let config =
         crate::curation::auth::parse_auth(&config, "auth", &mut diagnostics).expect("auth config");
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    let tool_scopes = [("find".to_string(), vec!["pets:write".to_string()])];
+    let tool_scopes = [("find".to_string(), vec![vec!["pets:write".to_string()]])];
     let authenticator = Authenticator::with_env(Some(&config), tool_scopes, |_| {
         Some("a-long-enough-test-key".into())
     })

@@ -36,17 +36,17 @@ pub fn load_with(path: &Path, options: &LoadOptions) -> Result<Document, LoadErr
 /// thread's stack is known to be deep enough.
 fn load_here(path: &Path, options: &LoadOptions) -> Result<Document, LoadError> {
     let display = path.display().to_string();
-    let read_error = |source| LoadError::Read {
+    let read_error = |error| LoadError::Read {
         path: display.clone(),
-        source,
+        error,
     };
     let canonical = std::fs::canonicalize(path).map_err(read_error)?;
     // The root document is trusted as the user named it, symlink or not; what it references
     // must stay beside it, or under the directory the user chose.
     let root_dir = match &options.root_dir {
-        Some(dir) => std::fs::canonicalize(dir).map_err(|source| LoadError::Read {
+        Some(dir) => std::fs::canonicalize(dir).map_err(|error| LoadError::Read {
             path: dir.display().to_string(),
-            source,
+            error,
         })?,
         None => canonical
             .parent()
@@ -282,9 +282,9 @@ fn relative_name(root: &Path, path: &Path) -> Option<String> {
 /// it through a symlink, what is not a regular file (a FIFO would block forever), and what is
 /// over `limit` bytes. Errors name the file by `name`, not by its local path.
 fn read_local(root: &Path, name: &str, limit: u64) -> Result<String, LoadError> {
-    let read_error = |source| LoadError::Read {
+    let read_error = |error| LoadError::Read {
         path: name.to_string(),
-        source,
+        error,
     };
     let canonical = std::fs::canonicalize(root.join(name)).map_err(read_error)?;
     if !canonical.starts_with(root) {

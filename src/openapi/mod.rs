@@ -126,11 +126,8 @@ impl Default for LoadOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("cannot read {path}: {error}")]
+    Read { path: String, error: std::io::Error },
     #[error("{name} is not valid JSON or YAML: {message}")]
     Syntax { name: String, message: String },
     #[error("{name} is larger than the limit of {limit} bytes")]

@@ -227,7 +227,10 @@ fn oauth(jwks: &JwksServer, extra: &str) -> Authenticator {
         "default_scopes: [pets:read]\noauth:\n  resource: {RESOURCE}\n  issuer: {ISSUER}\n  jwks_uri: {}\n{extra}",
         jwks.uri()
     );
-    let tools = [("createPet".to_string(), vec!["pets:write".to_string()])];
+    let tools = [(
+        "createPet".to_string(),
+        vec![vec!["pets:write".to_string()]],
+    )];
     Authenticator::with_env(Some(&auth_config(&yaml)), tools, |_| None).expect("authenticator")
 }
 

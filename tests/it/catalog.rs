@@ -187,9 +187,9 @@ fn every_research_document_compiles_with_every_operation_chosen() {
                 .tools
                 .iter()
                 .any(|t| t.plan.method.as_str() == report.method && t.plan.path == report.path);
-            let explained = diagnostics.iter().any(|d| {
-                d.operation.as_deref() == Some(label.as_str()) || d.message.contains(&label)
-            });
+            let explained = diagnostics
+                .iter()
+                .any(|d| d.concerns(&label) || d.message.contains(&label));
             assert!(
                 served || explained,
                 "{name}: {label} is neither a tool nor explained"
@@ -218,7 +218,7 @@ fn every_research_document_compiles_with_every_operation_chosen() {
         digitalocean: 290 operations, 290 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         stripe: 452 operations, 452 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         jira: 499 operations, 495 tools, 4 ineligible, 4 errors, 0 warnings, 0 invalid schemas
-        kubernetes: 845 operations, 845 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
+        kubernetes: 845 operations, 845 tools, 0 ineligible, 0 errors, 36 warnings, 0 invalid schemas
         github: 1223 operations, 1223 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
     "#]].assert_eq(&table);
 }
@@ -397,8 +397,7 @@ fn same_service(case: &str, document: &openapi::Document, curation: &Curation) -
         .map(|r| format!("{} {}", r.method, r.path))
         .collect();
     let about_unchosen = |d: &Diagnostic| {
-        d.severity == Severity::Warning
-            && d.operation.as_ref().is_some_and(|o| unchosen.contains(o))
+        d.severity == Severity::Warning && d.operations.iter().any(|o| unchosen.contains(o))
     };
     let kept: Vec<&Diagnostic> = full_diagnostics
         .iter()
@@ -616,6 +615,114 @@ fn check_exits_by_what_it_found() {
     let (code, _, err) = ferry(&["check", "--config", "missing.yaml"], &dir);
     assert_eq!(code, 2);
     assert!(err.contains("missing.yaml"), "{err}");
+    // The cause is said once, not again as the error's source.
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
+}
+
+/// Issue 11: one tool with `allOf`, `anyOf`, `oneOf` (or `not`) at the root of its input
+/// schema makes Anthropic's Messages API (and OpenAI's function calling) refuse the whole
+/// tool list. GitHub (13 tools) and OpenAI had such bodies; by default none is served so.
+#[test]
+fn no_research_tool_composes_at_the_root_of_its_input_schema() {
+    let mut composing = Vec::new();
+    for (name, relative) in DOCUMENTS {
+        let Ok((catalog, _)) = compile_all(relative) else {
+            continue;
+        };
+        for tool in &catalog.tools {
+            for keyword in ["allOf", "anyOf", "oneOf", "not"] {
+                if tool.input_schema.get(keyword).is_some() {
+                    composing.push(format!("{name}: {} has {keyword}", tool.name));
+                }
+            }
+        }
+    }
+    assert!(composing.is_empty(), "{composing:#?}");
+}
+
+/// Every operation in `ferry check --format json` says what became of it, and a diagnostic
+/// about operations names them all: a name collision drops two operations, and the report
+/// must not read as if they were served.
+#[test]
+fn check_json_gives_every_operation_a_status_and_names_collided_operations() {
+    let dir = temp_dir("check-status");
+    std::fs::write(
+        dir.join("api.yaml"),
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n\
+         \x20 /served: {get: {operationId: served}}\n\
+         \x20 /a: {get: {operationId: a}}\n\
+         \x20 /b: {get: {operationId: b}}\n\
+         \x20 /off: {get: {operationId: off}}\n\
+         \x20 /admin: {get: {operationId: admin, tags: [admin]}}\n\
+         \x20 /nobody: {get: {operationId: nobody}}\n\
+         \x20 /broken/{id}: {get: {operationId: broken}}\n",
+    )
+    .expect("write document");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        "openapi: ./api.yaml\ntools:\n  served: {}\n  a: {name: same}\n  b: {name: same}\n\
+         \x20 off: false\n  admin: {}\n  broken: {}\ntags:\n  admin: false\n",
+    )
+    .expect("write curation");
+    let (code, out, err) = ferry(&["check", "--format", "json"], &dir);
+    assert_eq!(code, 1, "{out}{err}");
+    let report: Value = serde_json::from_str(&out).expect("check --format json is JSON");
+    assert_eq!(report["version"], 2);
+    let statuses: Vec<(String, String, Option<String>)> = report["operations"]
+        .as_array()
+        .expect("operations")
+        .iter()
+        .map(|o| {
+            (
+                o["operationId"].as_str().unwrap_or_default().to_string(),
+                o["status"].as_str().unwrap_or_default().to_string(),
+                o["reason"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    let collided = "tool name \"same\" is given to 2 operations; rename one with `name:`";
+    let expected = [
+        ("served", "served", None),
+        ("a", "collision", Some(collided)),
+        ("b", "collision", Some(collided)),
+        ("off", "off", Some("off by tools entry")),
+        ("admin", "excluded", Some("off by tags.admin")),
+        ("nobody", "not chosen", Some("not chosen")),
+        (
+            "broken",
+            "ineligible",
+            Some("path parameter `id` is not declared"),
+        ),
+    ];
+    let expected: Vec<(String, String, Option<String>)> = expected
+        .iter()
+        .map(|(id, status, reason)| {
+            (
+                id.to_string(),
+                status.to_string(),
+                reason.map(str::to_string),
+            )
+        })
+        .collect();
+    assert_eq!(statuses, expected);
+    let collision = report["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| d["message"] == collided)
+        .expect("the collision is a diagnostic");
+    assert_eq!(collision["operations"], json!(["GET /a", "GET /b"]));
+    // The text report uses the same words.
+    let (_, text, _) = ferry(&["check"], &dir);
+    for word in [
+        "served (tools entry)",
+        "collision (tools entry)",
+        "excluded (off by tags.admin)",
+        "ineligible (tools entry)",
+    ] {
+        assert!(text.contains(word), "{word:?} missing from\n{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -677,6 +784,134 @@ fn refs_outside_the_documents_folder_need_a_wider_ref_root() {
     );
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("\"size\""), "{out}");
+}
+
+/// Issue 11: arguments the curation leaves out are shown by `ferry check` as a declared
+/// loss, with what they saved.
+#[test]
+fn check_shows_omitted_arguments_with_their_saving() {
+    let dir = temp_dir("check-omit");
+    std::fs::write(
+        dir.join("api.yaml"),
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: a\n      parameters:\n\
+         \x20       - {name: verbose, in: query, description: Whether to say a great deal more than usual., schema: {type: boolean}}\n",
+    )
+    .expect("write document");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        "openapi: ./api.yaml\ntools:\n  a: {arguments: {omit: [/properties/verbose]}}\n",
+    )
+    .expect("write curation");
+    let (code, text, err) = ferry(&["check"], &dir);
+    assert_eq!(code, 0, "{text}{err}");
+    assert!(
+        text.contains("arguments left out by curation (declared losses):\n  a (GET /a): /properties/verbose (saves about "),
+        "{text}"
+    );
+    let (_, out, _) = ferry(&["check", "--format", "json"], &dir);
+    let report: Value = serde_json::from_str(&out).expect("check --format json is JSON");
+    let operation = &report["operations"][0];
+    assert_eq!(operation["omitted"], json!(["/properties/verbose"]));
+    assert!(
+        operation["tokensSaved"].as_u64().is_some_and(|n| n > 10),
+        "{operation}"
+    );
+    assert_eq!(report["summary"]["tokens"], operation["tokens"]);
+    let (_, tools, _) = ferry(&["tools"], &dir);
+    assert!(!tools.contains("verbose"), "{tools}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 11: `ferry lock` writes what is served; `ferry check` names each drift from it, and
+/// `--locked` fails on it, so that what was reviewed is what runs.
+#[test]
+fn a_lock_names_the_drift_of_a_changed_document_and_locked_commands_refuse_it() {
+    let dir = temp_dir("lock");
+    let document = |description: &str, extra: &str| {
+        format!(
+            "openapi: 3.1.0\ninfo: {{title: t, version: '1'}}\nservers: [{{url: 'http://127.0.0.1:9'}}]\npaths:\n\
+             \x20 /a: {{get: {{operationId: a, description: {description}}}}}\n\
+             \x20 /b: {{get: {{operationId: b}}}}\n\
+             \x20 /off: {{get: {{operationId: off}}}}\n{extra}"
+        )
+    };
+    std::fs::write(
+        dir.join("api.yaml"),
+        document("Reads a.", "  /c: {delete: {operationId: c}}\n"),
+    )
+    .expect("write document");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        "openapi: ./api.yaml\ntools: {a: {}, b: {}, off: false, c: {}}\n",
+    )
+    .expect("write curation");
+    let (code, _, err) = ferry(&["check", "--locked"], &dir);
+    assert_eq!(code, 1, "no lock yet: {err}");
+    let (code, _, err) = ferry(&["lock"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let first =
+        std::fs::read_to_string(dir.join("ferry.lock")).expect("ferry lock wrote ferry.lock");
+    let (code, _, _) = ferry(&["lock"], &dir);
+    assert_eq!(code, 0);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("ferry.lock")).expect("lock"),
+        first,
+        "the lock is the same bytes every run"
+    );
+    let lock: Value = serde_json::from_str(&first).expect("the lock is JSON");
+    assert_eq!(lock["tools"]["a"]["operation"], "GET /a");
+    assert!(
+        lock["files"]["curation"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("sha256:"))
+    );
+    let (code, out, err) = ferry(&["check", "--locked"], &dir);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("drift"), "{out}");
+
+    // The document changes: a's description, c gone, d gained, and nobody chose d.
+    std::fs::write(
+        dir.join("api.yaml"),
+        document("Reads a, differently.", "  /d: {post: {operationId: d}}\n"),
+    )
+    .expect("rewrite document");
+    let (code, out, _) = ferry(&["check"], &dir);
+    assert_eq!(code, 1, "c is chosen but gone: {out}");
+    for said in [
+        "tool \"a\" changed: description",
+        "tool \"c\" is in the lock, but its operation DELETE /c is gone from the document",
+        "the document gained POST /d, which no curation choice covers",
+        "changed since",
+    ] {
+        assert!(out.contains(said), "{said:?} missing from\n{out}");
+    }
+    // Choosing c no more, the catalog has no errors; the drift alone fails --locked.
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        "openapi: ./api.yaml\ntools: {a: {}, b: {}, off: false}\n",
+    )
+    .expect("rewrite curation");
+    let (code, out, _) = ferry(&["check"], &dir);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = ferry(&["check", "--locked"], &dir);
+    assert_eq!(code, 1, "{out}");
+    let (code, _, err) = ferry(&["serve", "--locked", "--listen", "127.0.0.1:0"], &dir);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("refusing to serve") && err.contains("tool \"a\" changed: description"),
+        "{err}"
+    );
+
+    // The lock is never written through a symlink.
+    let target = dir.join("elsewhere.json");
+    std::fs::write(&target, "keep").expect("write target");
+    std::fs::remove_file(dir.join("ferry.lock")).expect("remove lock");
+    std::os::unix::fs::symlink(&target, dir.join("ferry.lock")).expect("symlink");
+    let (code, _, err) = ferry(&["lock"], &dir);
+    assert_ne!(code, 0);
+    assert!(err.contains("symlink"), "{err}");
+    assert_eq!(std::fs::read_to_string(&target).expect("target"), "keep");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Issue 9: a `$ref` cycle that never descends into the value, here across two files, makes

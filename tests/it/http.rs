@@ -434,6 +434,11 @@ async fn discover_and_list_answer_each_era_in_its_shape() {
     let answer = post_modern(&running.url, "tools/list", json!({})).await;
     let value = answer.json();
     assert_schema(MODERN, "ListToolsResultResponse", &value);
+    // Each tool says which operation it calls (issue 11).
+    assert_eq!(
+        value["result"]["tools"][0]["_meta"]["dev.ferry/operation"],
+        json!({"method": "GET", "path": "/get_pet"})
+    );
     assert_eq!(value["result"]["ttlMs"], 300000);
     assert_eq!(value["result"]["cacheScope"], "public");
 

@@ -1,0 +1,125 @@
+//! What a tool's definition costs in a context window, and the curation's way to make it
+//! cost less: leaving optional arguments out (`arguments: {omit: [...]}`), a declared loss.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::openapi::unescape_token;
+
+/// The budget for one tool's definition, in estimated tokens, unless the curation sets
+/// `max_tool_tokens`. Microsoft Graph's largest tool is about 136,000 tokens, more than most
+/// context windows; 10,000 is a few percent of a large one.
+pub const DEFAULT_MAX_TOOL_TOKENS: u64 = 10_000;
+
+/// A rough count of the tokens a tool's definition (its `tools/list` JSON) costs: JSON text
+/// runs at about four characters a token.
+pub fn token_estimate(definition: &Value) -> usize {
+    definition.to_string().len().div_ceil(4)
+}
+
+/// Removes each pointed-at property from `schema`, then every `$defs` entry nothing refers
+/// to any more. A pointer must name a member of a `properties` mapping
+/// (`/properties/verbose`, `/$defs/Item/properties/notes`) that its schema does not list in
+/// `required`; each one that does not is a problem, and nothing is removed for it.
+pub fn omit(schema: &mut Value, pointers: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for pointer in pointers {
+        if let Err(problem) = omit_one(schema, pointer) {
+            problems.push(format!("cannot omit {pointer:?}: {problem}"));
+        }
+    }
+    if problems.is_empty() {
+        prune_defs(schema);
+    }
+    problems
+}
+
+fn omit_one(schema: &mut Value, pointer: &str) -> Result<(), &'static str> {
+    let (parent, name) = pointer
+        .rsplit_once('/')
+        .ok_or("a pointer starts with `/`")?;
+    let owner = parent
+        .strip_suffix("/properties")
+        .ok_or("it must point at a property: `.../properties/NAME`")?;
+    let name = unescape_token(name)
+        .ok_or("a `~` in a pointer is `~0` or `~1`")?
+        .into_owned();
+    if pointer_mut(schema, parent)
+        .and_then(|p| p.get(&name))
+        .is_none()
+    {
+        return Err("nothing in the tool's input schema is there");
+    }
+    let owner = pointer_mut(schema, owner).ok_or("nothing in the tool's input schema is there")?;
+    let required = owner
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name.as_str())));
+    if required {
+        return Err("the argument is required, and a call cannot be made without it");
+    }
+    if let Some(Value::Object(properties)) = owner.get_mut("properties") {
+        properties.shift_remove(&name);
+    }
+    Ok(())
+}
+
+fn pointer_mut<'a>(value: &'a mut Value, pointer: &str) -> Option<&'a mut Value> {
+    if pointer.is_empty() {
+        return Some(value);
+    }
+    value.pointer_mut(pointer)
+}
+
+/// Drops the `$defs` entries that no `$ref` reaches from outside `$defs`, directly or through
+/// other entries.
+fn prune_defs(schema: &mut Value) {
+    let Some(Value::Object(defs)) = schema.get("$defs") else {
+        return;
+    };
+    let mut reached = BTreeSet::new();
+    let mut pending = Vec::new();
+    for (key, value) in schema.as_object().into_iter().flatten() {
+        if key != "$defs" {
+            refs(value, &mut pending);
+        }
+    }
+    while let Some(name) = pending.pop() {
+        if reached.insert(name.clone())
+            && let Some(def) = defs.get(&name)
+        {
+            refs(def, &mut pending);
+        }
+    }
+    if reached.len() == defs.len() {
+        return;
+    }
+    if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
+        defs.retain(|name, _| reached.contains(name));
+        if defs.is_empty() {
+            schema.as_object_mut().map(|map| map.shift_remove("$defs"));
+        }
+    }
+}
+
+/// The `$defs` names every `#/$defs/NAME` reference in `value` points at.
+fn refs(value: &Value, found: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, value) in map {
+                if key == "$ref"
+                    && let Some(name) = value.as_str().and_then(|r| r.strip_prefix("#/$defs/"))
+                {
+                    let name = name.split('/').next().unwrap_or(name);
+                    if let Some(name) = unescape_token(name) {
+                        found.push(name.into_owned());
+                    }
+                }
+                refs(value, found);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| refs(item, found)),
+        _ => {}
+    }
+}

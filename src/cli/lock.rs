@@ -1,0 +1,176 @@
+//! `ferry lock`, and holding `ferry check --locked` and `ferry serve --locked` to the lock.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use ferry::catalog::Catalog;
+use ferry::diagnostic::{Diagnostic, Location};
+use ferry::lock::{self, Lock};
+use ferry::openapi::Document;
+
+use super::{LockArgs, load_catalog};
+
+pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
+    let loaded = load_catalog(&args.source)?;
+    if loaded.has_errors() {
+        for diagnostic in loaded.diagnostics.iter().filter(|d| d.is_error()) {
+            eprintln!("{diagnostic}");
+        }
+        bail!(
+            "not writing a lock for a catalog with errors: fix them, then run `ferry lock` again"
+        );
+    }
+    let curation = curation_bytes(loaded.config.as_deref())?;
+    let lock = lock::lock(&loaded.catalog, &loaded.document, curation.as_deref());
+    let path = args
+        .output
+        .clone()
+        .unwrap_or_else(|| path_for(loaded.config.as_deref()));
+    write_atomically(&path, lock::to_text(&lock).as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    eprintln!(
+        "wrote {} with {} tools of {} operations",
+        path.display(),
+        lock.tools.len(),
+        lock.operations.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where the lock of a curation file lives: beside it, or in the working directory when
+/// there is no curation file.
+pub fn path_for(config: Option<&Path>) -> PathBuf {
+    match config.and_then(Path::parent) {
+        Some(dir) => dir.join(lock::LOCK_FILE),
+        None => PathBuf::from(lock::LOCK_FILE),
+    }
+}
+
+/// For `ferry check`: the drift from the lock beside the curation, as warnings, and whether
+/// there was any. `required` (`--locked`): a missing lock is an error too.
+pub fn check(
+    catalog: &Catalog,
+    document: &Document,
+    config: Option<&Path>,
+    required: bool,
+) -> anyhow::Result<(Vec<Diagnostic>, bool)> {
+    let path = path_for(config);
+    let Some(lock) = read(&path)? else {
+        if required {
+            let message = format!(
+                "--locked, but there is no {}: write it with `ferry lock`",
+                path.display()
+            );
+            return Ok((vec![Diagnostic::error(Location::General, message)], true));
+        }
+        return Ok((Vec::new(), false));
+    };
+    let mut diagnostics: Vec<Diagnostic> = lock::drift(&lock, catalog, true)
+        .into_iter()
+        .map(|drift| {
+            Diagnostic::warning(
+                Location::General,
+                format!("drift from {}: {drift}", path.display()),
+            )
+        })
+        .collect();
+    let drifted = !diagnostics.is_empty();
+    let curation = curation_bytes(config)?;
+    let changed = lock::changed_files(&lock, document, curation.as_deref());
+    if !changed.is_empty() {
+        diagnostics.push(Diagnostic::warning(
+            Location::General,
+            format!(
+                "changed since {} was written: {}",
+                path.display(),
+                changed.join(", ")
+            ),
+        ));
+    }
+    if lock.ferry != env!("CARGO_PKG_VERSION") {
+        diagnostics.push(Diagnostic::warning(
+            Location::General,
+            format!(
+                "{} was written by ferry {}, this is {}: request digests may differ for that reason alone",
+                path.display(),
+                lock.ferry,
+                env!("CARGO_PKG_VERSION")
+            ),
+        ));
+    }
+    Ok((diagnostics, drifted))
+}
+
+/// For `ferry serve --locked`: refuses a catalog whose tools differ from the lock's.
+pub fn enforce(catalog: &Catalog, config: Option<&Path>) -> anyhow::Result<()> {
+    let path = path_for(config);
+    let Some(lock) = read(&path)? else {
+        bail!(
+            "--locked, but there is no {}: write it with `ferry lock`",
+            path.display()
+        );
+    };
+    let drift = lock::drift(&lock, catalog, false);
+    if drift.is_empty() {
+        return Ok(());
+    }
+    for drift in &drift {
+        eprintln!("drift from {}: {drift}", path.display());
+    }
+    bail!(
+        "refusing to serve: the catalog differs from {} in {} ways; review them with `ferry check`, then run `ferry lock` again",
+        path.display(),
+        drift.len()
+    )
+}
+
+fn read(path: &Path) -> anyhow::Result<Option<Lock>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
+    };
+    lock::from_text(&text)
+        .map(Some)
+        .map_err(|message| anyhow::anyhow!("{}: {message}", path.display()))
+}
+
+fn curation_bytes(config: Option<&Path>) -> anyhow::Result<Option<Vec<u8>>> {
+    config
+        .map(|path| std::fs::read(path).with_context(|| format!("reading {}", path.display())))
+        .transpose()
+}
+
+/// Writes `bytes` to `path` whole or not at all: into a new file beside it, synced, then
+/// renamed over it. A symlink at `path` is refused rather than followed or replaced.
+fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if let Ok(metadata) = std::fs::symlink_metadata(path)
+        && metadata.file_type().is_symlink()
+    {
+        bail!("it is a symlink; ferry writes a lock only as a plain file");
+    }
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| lock::LOCK_FILE.to_string());
+    let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written.map_err(Into::into)
+}

@@ -1,0 +1,289 @@
+//! `ferry.lock`: what was reviewed, so that what runs can be held to it.
+//!
+//! A [`Lock`] records ferry's version, a digest of every document file and of the curation,
+//! every operation the document had, and for each served tool a digest of each part of its
+//! definition and of the request it becomes. [`drift`] compares a catalog with a lock and
+//! names every difference that matters: tools added, gone or changed (and in which part),
+//! operations the document gained that nothing in the curation decides about, and chosen
+//! operations that vanished. Pure: the command line reads and writes the file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::catalog::{Catalog, OperationStatus, Tool};
+use crate::openapi::Document;
+
+/// The version of the lock file's shape.
+pub const LOCK_VERSION: u32 = 1;
+
+/// The file name of a lock, beside the curation file.
+pub const LOCK_FILE: &str = "ferry.lock";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Lock {
+    pub lock_version: u32,
+    /// The ferry version that wrote it: a request digest can change with ferry itself.
+    pub ferry: String,
+    /// `sha256:` digests of the curation file's bytes (absent when there is none) and of each
+    /// document file's content (its parsed JSON, so formatting and comments do not count), by
+    /// file name.
+    pub files: Files,
+    /// Every operation of the document, as `METHOD /path`.
+    pub operations: BTreeSet<String>,
+    /// Every served tool, by name.
+    pub tools: BTreeMap<String, LockedTool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Files {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub curation: Option<String>,
+    pub document: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LockedTool {
+    /// `METHOD /path` of the operation it calls.
+    pub operation: String,
+    /// A digest of each member of the tool's `tools/list` definition but its name
+    /// (`description`, `inputSchema`, `annotations`, …).
+    pub definition: BTreeMap<String, String>,
+    /// A digest of the request plan and call settings.
+    pub request: String,
+}
+
+/// One difference between a lock and what a catalog would serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Drift {
+    /// A tool is served that the lock does not list.
+    ToolAdded { tool: String, operation: String },
+    /// A tool the lock lists is not served; `vanished` when its operation is gone from the
+    /// document (known only when every operation was compiled).
+    ToolRemoved {
+        tool: String,
+        operation: String,
+        vanished: bool,
+    },
+    /// A tool whose definition or request differs, with the parts that do.
+    ToolChanged { tool: String, parts: Vec<String> },
+    /// An operation the document gained since the lock that no curation choice covers.
+    OperationGained { operation: String },
+}
+
+impl fmt::Display for Drift {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Drift::ToolAdded { tool, operation } => {
+                write!(
+                    f,
+                    "tool {tool:?} ({operation}) is served but not in the lock"
+                )
+            }
+            Drift::ToolRemoved {
+                tool,
+                operation,
+                vanished: true,
+            } => write!(
+                f,
+                "tool {tool:?} is in the lock, but its operation {operation} is gone from the document"
+            ),
+            Drift::ToolRemoved {
+                tool, operation, ..
+            } => write!(
+                f,
+                "tool {tool:?} ({operation}) is in the lock but no longer served"
+            ),
+            Drift::ToolChanged { tool, parts } => {
+                write!(f, "tool {tool:?} changed: {}", parts.join(", "))
+            }
+            Drift::OperationGained { operation } => write!(
+                f,
+                "the document gained {operation}, which no curation choice covers (serve it, or switch it off with `false`)"
+            ),
+        }
+    }
+}
+
+/// The lock for a catalog from a full compile (so that `catalog.operations` lists every
+/// operation); `curation` is the curation file's bytes, when there is one.
+pub fn lock(catalog: &Catalog, document: &Document, curation: Option<&[u8]>) -> Lock {
+    Lock {
+        lock_version: LOCK_VERSION,
+        ferry: env!("CARGO_PKG_VERSION").to_string(),
+        files: Files {
+            curation: curation.map(digest_bytes),
+            document: document
+                .files
+                .iter()
+                .map(|file| (file.name.clone(), digest_value(&file.value)))
+                .collect(),
+        },
+        operations: catalog.operations.iter().map(label).collect(),
+        tools: catalog
+            .tools
+            .iter()
+            .map(|tool| (tool.name.clone(), locked(tool)))
+            .collect(),
+    }
+}
+
+/// Every difference between `lock` and `catalog` that changes what is served, or that a
+/// reviewer must decide about. `every_operation`: `catalog` came from a full compile, so
+/// gained and vanished operations can be told; otherwise only tools are compared.
+pub fn drift(lock: &Lock, catalog: &Catalog, every_operation: bool) -> Vec<Drift> {
+    let mut found = Vec::new();
+    let now: BTreeMap<&str, LockedTool> = catalog
+        .tools
+        .iter()
+        .map(|tool| (tool.name.as_str(), locked(tool)))
+        .collect();
+    let operations: BTreeSet<String> = catalog.operations.iter().map(label).collect();
+    for (name, was) in &lock.tools {
+        match now.get(name.as_str()) {
+            None => found.push(Drift::ToolRemoved {
+                tool: name.clone(),
+                operation: was.operation.clone(),
+                vanished: every_operation && !operations.contains(&was.operation),
+            }),
+            Some(is) => {
+                let mut parts: Vec<String> = was
+                    .definition
+                    .keys()
+                    .chain(is.definition.keys())
+                    .filter(|key| was.definition.get(*key) != is.definition.get(*key))
+                    .cloned()
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                if was.operation != is.operation {
+                    parts.push(format!("operation ({} → {})", was.operation, is.operation));
+                }
+                if was.request != is.request {
+                    parts.push("request".to_string());
+                }
+                if !parts.is_empty() {
+                    found.push(Drift::ToolChanged {
+                        tool: name.clone(),
+                        parts,
+                    });
+                }
+            }
+        }
+    }
+    for (name, is) in &now {
+        if !lock.tools.contains_key(*name) {
+            found.push(Drift::ToolAdded {
+                tool: name.to_string(),
+                operation: is.operation.clone(),
+            });
+        }
+    }
+    if every_operation {
+        for report in &catalog.operations {
+            let operation = label(report);
+            if report.status == OperationStatus::NotChosen && !lock.operations.contains(&operation)
+            {
+                found.push(Drift::OperationGained { operation });
+            }
+        }
+    }
+    found
+}
+
+/// The document files whose content differs from the lock's, and the curation when it does:
+/// not drift by itself, but worth saying.
+pub fn changed_files(lock: &Lock, document: &Document, curation: Option<&[u8]>) -> Vec<String> {
+    let mut changed = Vec::new();
+    if lock.files.curation != curation.map(digest_bytes) {
+        changed.push("the curation file".to_string());
+    }
+    let now: BTreeMap<&str, String> = document
+        .files
+        .iter()
+        .map(|file| (file.name.as_str(), digest_value(&file.value)))
+        .collect();
+    for (name, digest) in &lock.files.document {
+        if now.get(name.as_str()) != Some(digest) {
+            changed.push(display_name(name));
+        }
+    }
+    for name in now.keys() {
+        if !lock.files.document.contains_key(*name) {
+            changed.push(display_name(name));
+        }
+    }
+    changed
+}
+
+/// The lock as its file holds it: canonical JSON (keys sorted, two-space indent) and a
+/// final newline, the same bytes on every run and machine.
+pub fn to_text(lock: &Lock) -> String {
+    let value = crate::catalog::canonical(serde_json::to_value(lock).unwrap_or_default());
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Reads a lock file's text; an unknown shape is an error that says so.
+pub fn from_text(text: &str) -> Result<Lock, String> {
+    let lock: Lock = serde_json::from_str(text).map_err(|e| format!("not a ferry lock: {e}"))?;
+    if lock.lock_version != LOCK_VERSION {
+        return Err(format!(
+            "lock version {} is not the {LOCK_VERSION} this ferry reads: run `ferry lock` again",
+            lock.lock_version
+        ));
+    }
+    Ok(lock)
+}
+
+fn locked(tool: &Tool) -> LockedTool {
+    let definition = match tool.to_json() {
+        Value::Object(map) => map
+            .into_iter()
+            .filter(|(key, _)| key != "name")
+            .map(|(key, value)| (key, digest_value(&value)))
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    // The plan and call settings have no wire form of their own; their debug form names
+    // every field, and a change of ferry's version is recorded beside it.
+    let request = digest_bytes(format!("{:?}\n{:?}", tool.plan, tool.call).as_bytes());
+    LockedTool {
+        operation: format!("{} {}", tool.plan.method, tool.plan.path),
+        definition,
+        request,
+    }
+}
+
+fn label(report: &crate::catalog::OperationReport) -> String {
+    format!("{} {}", report.method, report.path)
+}
+
+fn display_name(name: &str) -> String {
+    if name.is_empty() {
+        "the document".to_string()
+    } else {
+        name.to_string()
+    }
+}
+
+fn digest_value(value: &Value) -> String {
+    digest_bytes(value.to_string().as_bytes())
+}
+
+fn digest_bytes(bytes: &[u8]) -> String {
+    let hash = Sha256::digest(bytes);
+    let mut text = String::with_capacity(71);
+    text.push_str("sha256:");
+    for byte in hash {
+        text.push_str(&format!("{byte:02x}"));
+    }
+    text
+}
