@@ -98,10 +98,13 @@ fn main() {
     report("input schemas composing at the root", &composing);
     report("unexplained operations", &unexplained);
     report("documents that did not load", &not_loaded);
-    timings.sort_by(|a, b| b.0.cmp(&a.0));
+    timings.sort_by_key(|t| std::cmp::Reverse(t.0));
     println!("slowest documents (load and compile):");
     for (time, name, count) in timings.iter().take(10) {
-        println!("  {:>8.1} ms  {name} ({count} operations)", time.as_secs_f64() * 1e3);
+        println!(
+            "  {:>8.1} ms  {name} ({count} operations)",
+            time.as_secs_f64() * 1e3
+        );
     }
 }
 
