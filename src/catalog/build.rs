@@ -17,6 +17,8 @@ pub struct Built {
     pub plan: RequestPlan,
     /// Patterns in the input schema, for the caller to check.
     pub patterns: Vec<String>,
+    /// Keywords of the document left out of the input schema, with why: lost, and said.
+    pub warnings: Vec<Problem>,
 }
 
 /// A problem that makes the operation ineligible: (pointer in its file, message).
@@ -199,6 +201,7 @@ pub fn build(
     if !problems.is_empty() {
         return Err(problems);
     }
+    let warnings = std::mem::take(&mut builder.warnings);
     let defs = builder.into_defs();
     let mut schema = Map::new();
     schema.insert("type".to_string(), Value::from("object"));
@@ -217,6 +220,7 @@ pub fn build(
         input_schema: Value::Object(schema),
         plan,
         patterns,
+        warnings,
     })
 }
 

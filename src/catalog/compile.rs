@@ -98,7 +98,19 @@ pub fn compile(
             &credential_names,
             curation.lift_composition,
         ) {
-            Ok(built) => Some(built),
+            Ok(built) => {
+                for (file, pointer, message) in &built.warnings {
+                    let file = document.file(*file).name.clone();
+                    diagnostics.push(
+                        Diagnostic::warning(
+                            Location::document(&file, pointer.clone()),
+                            message.clone(),
+                        )
+                        .with_operation(label.clone()),
+                    );
+                }
+                Some(built)
+            }
             Err(problems) => {
                 for (file, pointer, message) in problems {
                     let file = document.file(file).name.clone();
@@ -128,6 +140,20 @@ pub fn compile(
             failed.extend(mirror_headers(&mut built.input_schema, choice));
             if let Some(problem) = paging_arguments(&mut built.input_schema, &call) {
                 failed.push(Diagnostic::error(choice.location(), problem));
+            }
+            // Every served schema is valid: what could not be repaired makes the tool
+            // ineligible rather than refused by a client that checks definitions.
+            if let Err(error) = jsonschema::draft202012::meta::validate(&built.input_schema) {
+                failed.push(Diagnostic::error(
+                    Location::document(
+                        &document.file(operation.file).name,
+                        operation.pointer.clone(),
+                    ),
+                    format!(
+                        "the input schema would not be valid JSON Schema 2020-12 (at {}: {error})",
+                        display_pointer(&error.instance_path().to_string())
+                    ),
+                ));
             }
             if !choice.settings.omit.is_empty() {
                 let before = trim::token_estimate(&built.input_schema);
@@ -716,4 +742,9 @@ fn document_server(document: &Document) -> Option<String> {
         }
     }
     (url.starts_with("http://") || url.starts_with("https://")).then_some(url)
+}
+
+/// A JSON pointer for a message: `/` for the whole value.
+fn display_pointer(pointer: &str) -> &str {
+    if pointer.is_empty() { "/" } else { pointer }
 }

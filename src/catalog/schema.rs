@@ -61,6 +61,9 @@ pub struct SchemaBuilder<'d> {
     pub errors: Vec<(String, String)>,
     /// Patterns met, for the caller to check once per pattern.
     pub patterns: Vec<String>,
+    /// Keywords left out because their value is malformed, so the copy stays a valid
+    /// schema: (file, pointer, what was lost).
+    pub warnings: Vec<(FileId, String, String)>,
     /// The `$defs` entry being copied, which a 2019-09 `$recursiveRef: "#"` points back to.
     current_def: Option<String>,
     /// The nearest enclosing schema with its own `$id` (file and pointer): a `#/...`
@@ -80,6 +83,7 @@ impl<'d> SchemaBuilder<'d> {
             names: HashMap::new(),
             errors: Vec::new(),
             patterns: Vec::new(),
+            warnings: Vec::new(),
             current_def: None,
             resource: None,
             anchors: Vec::new(),
@@ -251,6 +255,19 @@ impl<'d> SchemaBuilder<'d> {
             let child = |segment: &str| {
                 format!("{pointer}/{key}/{}", crate::openapi::escape_token(segment))
             };
+            // A value the 2020-12 meta-schema refuses would make the whole tool definition
+            // invalid, and clients that check definitions refuse it: the keyword is left
+            // out, and said to be.
+            if let Some(problem) = malformed(key, value) {
+                self.warnings.push((
+                    file,
+                    format!("{pointer}/{}", crate::openapi::escape_token(key)),
+                    format!(
+                        "`{key}` is left out of the tool's input schema: {problem}, which JSON Schema does not allow, so what it said is not checked"
+                    ),
+                ));
+                continue;
+            }
             match key {
                 "nullable" | "x-nullable" => nullable = value.as_bool().unwrap_or(false),
                 "$anchor" => {
@@ -296,7 +313,16 @@ impl<'d> SchemaBuilder<'d> {
                     }
                     out.insert(key.to_string(), value.clone());
                 }
-                "required" if !value.is_array() => {}
+                // A name listed twice says nothing more: listed once, the schema is valid.
+                "required" | "type" if value.is_array() => {
+                    let mut names: Vec<Value> = Vec::new();
+                    for name in value.as_array().into_iter().flatten() {
+                        if !names.contains(name) {
+                            names.push(name.clone());
+                        }
+                    }
+                    out.insert(key.to_string(), Value::Array(names));
+                }
                 "items" if value.is_array() => {
                     let items =
                         self.translate_list(file, &format!("{pointer}/items"), value, depth);
@@ -352,7 +378,7 @@ impl<'d> SchemaBuilder<'d> {
         }
         // `readOnly` properties are never sent, so they are not asked for either.
         if let (Some(Value::Array(required)), Some(Value::Object(properties))) =
-            (map.get("required"), map.get("properties"))
+            (out.get("required"), map.get("properties"))
         {
             let kept: Vec<Value> = required
                 .iter()
@@ -615,6 +641,77 @@ fn cycles(successors: &[Vec<usize>]) -> Vec<Vec<usize>> {
         }
     }
     found
+}
+
+/// What is wrong with `value` as the value of `key`, by the JSON Schema 2020-12
+/// meta-schema (and OpenAPI 3.0's `nullable`, `x-nullable` and boolean exclusive bounds, which
+/// are translated), or `None` when it is fine or `key` is not a keyword. Subschema keywords
+/// are judged where they are translated. A repeated name in `required` or `type` is repaired,
+/// not refused.
+fn malformed(key: &str, value: &Value) -> Option<&'static str> {
+    let non_negative_integer = |v: &Value| {
+        v.as_u64().is_some() || v.as_f64().is_some_and(|f| f >= 0.0 && f.fract() == 0.0)
+    };
+    let simple_type = |v: &Value| {
+        matches!(
+            v.as_str(),
+            Some("array" | "boolean" | "integer" | "null" | "number" | "object" | "string")
+        )
+    };
+    let ok = match key {
+        "type" => match value {
+            Value::Array(types) => !types.is_empty() && types.iter().all(simple_type),
+            // Swagger 2.0's `file` is translated to a base64 string.
+            Value::String(t) => simple_type(value) || t == "file",
+            _ => false,
+        },
+        "enum" => value.is_array(),
+        "multipleOf" => value.as_f64().is_some_and(|n| n > 0.0),
+        "maximum" | "minimum" => value.is_number(),
+        "exclusiveMaximum" | "exclusiveMinimum" => value.is_number() || value.is_boolean(),
+        "maxLength" | "minLength" | "maxItems" | "minItems" | "maxContains" | "minContains"
+        | "maxProperties" | "minProperties" => non_negative_integer(value),
+        "pattern" | "format" | "title" | "description" | "contentEncoding" | "contentMediaType"
+        | "$comment" => value.is_string(),
+        "uniqueItems" | "deprecated" | "readOnly" | "writeOnly" => value.is_boolean(),
+        "required" => value
+            .as_array()
+            .is_some_and(|names| names.iter().all(Value::is_string)),
+        "dependentRequired" => value.as_object().is_some_and(|map| {
+            map.values().all(|names| {
+                names
+                    .as_array()
+                    .is_some_and(|names| names.iter().all(Value::is_string))
+            })
+        }),
+        "examples" => value.is_array(),
+        "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
+            value.as_array().is_some_and(|items| !items.is_empty())
+        }
+        "properties" | "patternProperties" | "dependentSchemas" => {
+            value.is_object() || value.get("$ref").is_some()
+        }
+        _ => true,
+    };
+    if ok {
+        return None;
+    }
+    Some(match key {
+        "type" => "its value is not a type name (or a list of them)",
+        "multipleOf" => "its value is not a number greater than 0",
+        "maximum" | "minimum" | "exclusiveMaximum" | "exclusiveMinimum" => {
+            "its value is not a number"
+        }
+        "maxLength" | "minLength" | "maxItems" | "minItems" | "maxContains" | "minContains"
+        | "maxProperties" | "minProperties" => "its value is not a whole number of 0 or more",
+        "uniqueItems" | "deprecated" | "readOnly" | "writeOnly" => "its value is not true or false",
+        "required" => "its value is not a list of property names",
+        "dependentRequired" => "its value does not map names to lists of property names",
+        "allOf" | "anyOf" | "oneOf" | "prefixItems" => "its value is not a non-empty list",
+        "properties" | "patternProperties" | "dependentSchemas" => "its value is not a mapping",
+        "enum" | "examples" => "its value is not a list",
+        _ => "its value is not a string",
+    })
 }
 
 fn def_ref(name: &str) -> Value {

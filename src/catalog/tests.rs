@@ -1239,3 +1239,49 @@ components:
         "#]],
     );
 }
+
+/// Issue 11: documents write `pattern: 0`, `type: {…}` or a name twice in `required`, and the
+/// schema copied from them failed the 2020-12 meta-schema, so clients refused the tool. A
+/// repeated name is repaired; a malformed keyword is left out, with a warning naming where
+/// it was and what was lost.
+#[test]
+fn malformed_keywords_are_left_out_with_a_warning_and_repeated_names_repaired() {
+    check(
+        r##"
+openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /videos:
+    post:
+      operationId: addVideo
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [title, title, tags]
+              properties:
+                title: {type: string, pattern: 0, minLength: -1}
+                tags: {type: {kind: list}, enum: 5}
+                owner: {type: object, required: [id, 3], properties: {id: {type: [string, string]}}}
+"##,
+        "tools: {addVideo: {}}",
+        expect![[r#"
+            addVideo = POST /videos
+              annotations: {} (Method)
+              input: {"type":"object","properties":{"title":{"type":"string"},"tags":{},"owner":{"type":"object","properties":{"id":{"type":["string"]}}}},"required":["title","tags"],"additionalProperties":false}
+              body application/json Json Merged(["title", "tags", "owner"])
+            warning: `pattern` is left out of the tool's input schema: its value is not a string, which JSON Schema does not allow, so what it said is not checked (POST /videos)
+              --> openapi#/paths/~1videos/post/requestBody/content/application~1json/schema/properties/title/pattern
+            warning: `minLength` is left out of the tool's input schema: its value is not a whole number of 0 or more, which JSON Schema does not allow, so what it said is not checked (POST /videos)
+              --> openapi#/paths/~1videos/post/requestBody/content/application~1json/schema/properties/title/minLength
+            warning: `type` is left out of the tool's input schema: its value is not a type name (or a list of them), which JSON Schema does not allow, so what it said is not checked (POST /videos)
+              --> openapi#/paths/~1videos/post/requestBody/content/application~1json/schema/properties/tags/type
+            warning: `enum` is left out of the tool's input schema: its value is not a list, which JSON Schema does not allow, so what it said is not checked (POST /videos)
+              --> openapi#/paths/~1videos/post/requestBody/content/application~1json/schema/properties/tags/enum
+            warning: `required` is left out of the tool's input schema: its value is not a list of property names, which JSON Schema does not allow, so what it said is not checked (POST /videos)
+              --> openapi#/paths/~1videos/post/requestBody/content/application~1json/schema/properties/owner/required
+        "#]],
+    );
+}
