@@ -26,10 +26,12 @@ use crate::catalog::{Catalog, ParameterLocation, Tool};
 use crate::curation::call::{CallOptions, NextPage, UpstreamAuth, defaults};
 
 mod pool;
+mod redact;
 mod request;
 mod response;
 
 use pool::{Attempt, Outgoing, Pool};
+use redact::Secrets;
 
 pub use request::ArgumentError;
 pub use response::{HTTP_META, REPORTED_HEADERS, RESULT_META};
@@ -156,7 +158,7 @@ impl Upstream {
                 base_url,
                 base_path,
                 credential,
-                secrets,
+                secrets: Secrets::new(secrets),
                 identity_header: config.identity_header.clone(),
                 tools,
                 default_connect,
@@ -267,11 +269,14 @@ impl Upstream {
         // An obtained token the upstream echoes is redacted like a configured secret. One it
         // refuses (401) is forgotten, and the call is sent once more with a fresh token: a
         // request refused for its credentials did nothing, whatever its method.
-        let with_token = |value: &HeaderValue| -> Option<Vec<String>> {
-            let token = value.to_str().ok()?.split_once(' ')?.1.to_string();
-            let mut secrets = inner.secrets.clone();
-            secrets.push(token);
-            Some(secrets)
+        //
+        // A token is redacted from the results of the calls that sent it. A client
+        // credentials token is every call's while it lasts; the one it replaced was refused
+        // or about to expire. An exchanged token belongs to one caller: another caller's
+        // result could only carry it if the upstream handed one caller's data to another,
+        // which no redaction of ours would contain.
+        let with_token = |value: &HeaderValue| -> Option<Secrets> {
+            Some(inner.secrets.with(obtained_secrets(value)?))
         };
         let secrets = authorization.and_then(with_token);
         let again = obtained.as_ref().map(|_| request.clone());
@@ -289,7 +294,7 @@ impl Upstream {
                 settings,
                 request,
                 started,
-                secrets.as_deref().unwrap_or(&inner.secrets),
+                secrets.as_ref().unwrap_or(&inner.secrets),
                 forget.as_ref().map(|forget| forget as &(dyn Fn() + Sync)),
             )
             .await;
@@ -307,7 +312,7 @@ impl Upstream {
                     settings,
                     again,
                     started,
-                    secrets.as_deref().unwrap_or(&inner.secrets),
+                    secrets.as_ref().unwrap_or(&inner.secrets),
                     None,
                 )
                 .await;
@@ -331,8 +336,8 @@ struct Inner {
     /// The base URL's path without a trailing `/`: a call's path is appended to it.
     base_path: String,
     credential: Option<Credential>,
-    /// Secret values (and their encoded forms) redacted from anything a result carries.
-    secrets: Vec<String>,
+    /// Secret values redacted, in any form, from anything a result carries.
+    secrets: Secrets,
     identity_header: Option<HeaderName>,
     tools: HashMap<String, Settings>,
     default_connect: u64,
@@ -560,7 +565,7 @@ impl Upstream {
         settings: &Settings,
         request: Outgoing,
         started: Instant,
-        secrets: &[String],
+        secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> ToolResult {
         let inner = &self.inner;
@@ -820,6 +825,24 @@ fn credential(
             Ok((Some(credential), secrets))
         }
     }
+}
+
+/// The secrets in an obtained `Authorization` value: its token, and for basic credentials
+/// the `user:password` pair the token encodes and the password alone.
+fn obtained_secrets(value: &HeaderValue) -> Option<Vec<String>> {
+    use base64::Engine as _;
+    let (scheme, token) = value.to_str().ok()?.split_once(' ')?;
+    let mut secrets = vec![token.to_string()];
+    if scheme.eq_ignore_ascii_case("basic")
+        && let Ok(pair) = base64::engine::general_purpose::STANDARD.decode(token)
+        && let Ok(pair) = String::from_utf8(pair)
+    {
+        if let Some((_, password)) = pair.split_once(':') {
+            secrets.push(password.to_string());
+        }
+        secrets.push(pair);
+    }
+    Some(secrets)
 }
 
 /// A random version 4 UUID, the shape idempotency keys usually take.
