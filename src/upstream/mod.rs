@@ -569,7 +569,7 @@ impl Upstream {
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> ToolResult {
         let inner = &self.inner;
-        let deadline = started + settings.timeout;
+        let deadline = deadline_after(started, settings.timeout);
         let method = request.method.clone();
         let retryable = matches!(
             method,
@@ -613,8 +613,8 @@ impl Upstream {
                 if !retryable || attempt >= settings.retries {
                     return None;
                 }
-                let delay = after.unwrap_or_else(|| backoff(settings.backoff, attempt));
-                (Instant::now() + delay < deadline).then_some(delay)
+                let backoff = backoff(settings.backoff, attempt);
+                retry_wait(after, backoff, Instant::now(), deadline)
             };
             match outcome {
                 Err(_) => {
@@ -875,11 +875,38 @@ fn backoff(base: Duration, attempt: u32) -> Duration {
     full.mul_f64(0.5 + fraction / 2.0)
 }
 
-/// `Retry-After` as a delay: delta-seconds, or an HTTP date (IMF-fixdate).
+/// How long the upstream's time limit of `timeout` from `started` lasts: a limit too large
+/// for the clock (`timeout_ms` has no upper bound) is a limit a century away.
+fn deadline_after(started: Instant, timeout: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 86_400);
+    started
+        .checked_add(timeout.min(CENTURY))
+        .unwrap_or_else(|| started + Duration::from_secs(86_400))
+}
+
+/// The wait before the next attempt: the upstream's `Retry-After`, or else the backoff.
+/// `None` when the wait would not end before the call's deadline: then the answer that came
+/// is the call's answer.
+fn retry_wait(
+    after: Option<Duration>,
+    backoff: Duration,
+    now: Instant,
+    deadline: Instant,
+) -> Option<Duration> {
+    let delay = after.unwrap_or(backoff);
+    let resume = now.checked_add(delay)?;
+    (resume < deadline).then_some(delay)
+}
+
+/// `Retry-After` as a delay: delta-seconds, or an HTTP date (IMF-fixdate). Delta-seconds
+/// too large to hold are the largest delay (as RFC 9111 §1.2.2 has it for delta-seconds); a
+/// value of neither form is ignored.
 fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
     let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
+    if !value.is_empty() && value.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Some(Duration::from_secs(
+            value.parse::<u64>().unwrap_or(u64::MAX),
+        ));
     }
     let when = http_date(value)?;
     let now = std::time::SystemTime::now()
@@ -907,10 +934,18 @@ fn http_date(text: &str) -> Option<u64> {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let month = MONTHS.iter().position(|name| *name == month)? as i64 + 1;
-    let day: i64 = day.parse().ok()?;
-    let year: i64 = year.parse().ok()?;
-    let mut clock = time.split(':').map(|part| part.parse::<i64>().ok());
+    // `day` is 2DIGIT and `year` 4DIGIT, so the arithmetic below cannot overflow.
+    let digits = |text: &str, count: usize| -> Option<i64> {
+        (text.len() == count && text.bytes().all(|byte| byte.is_ascii_digit()))
+            .then(|| text.parse().ok())?
+    };
+    let day = digits(day, 2).filter(|day| (1..=31).contains(day))?;
+    let year = digits(year, 4)?;
+    let mut clock = time.split(':').map(|part| digits(part, 2));
     let (hour, minute, second) = (clock.next()??, clock.next()??, clock.next()??);
+    if clock.next().is_some() || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
     // Days from the civil date (Howard Hinnant's algorithm).
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);

@@ -944,3 +944,73 @@ fn a_secret_layered_in_two_escapes_is_redacted_from_value_and_text() {
         json!({"redacted": true})
     );
 }
+
+// Regression test for issue 9: extreme `Retry-After` values overflowed the retry's instant.
+#[test]
+fn retry_after_survives_extreme_values() {
+    let after = |value: &str| {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_str(value).unwrap());
+        retry_after(&headers)
+    };
+    for huge in [
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999999",
+    ] {
+        assert_eq!(after(huge), Some(Duration::from_secs(u64::MAX)), "{huge}");
+    }
+    assert_eq!(after(" 7 "), Some(Duration::from_secs(7)));
+    for garbage in [
+        "-5",
+        "1.5",
+        "1e3",
+        "soon",
+        "",
+        "Sun, 06 Nov 1994 08:49:37 CET",
+        "Sun, 32 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 25:49:37 GMT",
+        "Sun, 06 Nov -1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 08:49 GMT",
+    ] {
+        assert_eq!(after(garbage), None, "{garbage:?}");
+    }
+    // Dates in the past mean now; dates past what a clock can hold are far, never a panic.
+    assert_eq!(after("Thu, 01 Jan 1970 00:00:00 GMT"), Some(Duration::ZERO));
+    for far in [
+        "Fri, 31 Dec 9999 23:59:59 GMT",
+        "Fri, 31 Dec 99999999999999 23:59:59 GMT",
+        "Fri, 31 Dec 9223372036854775807 23:59:59 GMT",
+    ] {
+        assert!(
+            after(far).is_none_or(|delay| delay > Duration::from_secs(86_400)),
+            "{far}"
+        );
+    }
+}
+
+#[test]
+fn a_retry_is_waited_for_only_when_it_ends_before_the_deadline() {
+    let now = Instant::now();
+    let deadline = now + Duration::from_secs(2);
+    let backoff = Duration::from_millis(5);
+    assert_eq!(
+        retry_wait(Some(Duration::from_secs(1)), backoff, now, deadline),
+        Some(Duration::from_secs(1))
+    );
+    assert_eq!(retry_wait(None, backoff, now, deadline), Some(backoff));
+    for beyond in [
+        Duration::from_secs(2),
+        Duration::from_secs(u64::MAX),
+        Duration::MAX,
+    ] {
+        assert_eq!(retry_wait(Some(beyond), backoff, now, deadline), None);
+    }
+    assert_eq!(retry_wait(None, Duration::MAX, now, deadline), None);
+    // A call's own time limit may be too large for a clock, too.
+    assert!(deadline_after(now, Duration::MAX) > now + Duration::from_secs(86_400));
+    assert_eq!(
+        deadline_after(now, Duration::from_secs(3)),
+        now + Duration::from_secs(3)
+    );
+}

@@ -1531,3 +1531,31 @@ fn parse_auth(value: Value) -> UpstreamAuth {
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     auth.expect("upstream_auth")
 }
+
+// Regression test for issue 9: `Retry-After: 18446744073709551615` overflowed the retry's
+// instant, and the call was never answered.
+#[tokio::test]
+async fn a_retry_after_past_any_deadline_gives_the_answer_that_came() {
+    for value in [
+        "18446744073709551615",
+        "99999999999999999999999",
+        "Fri, 31 Dec 9999 23:59:59 GMT",
+        "Fri, 31 Dec 99999999999999 23:59:59 GMT",
+    ] {
+        let upstream = TestUpstream::start(move |_, _| {
+            Reply::Now(respond(503, &[("retry-after", value)], ""))
+        })
+        .await;
+        let mut tool = tool("getPet", Method::GET, "/pets", Vec::new());
+        tool.call.retries = Some(3);
+        let result = call(&upstream.base, &tool, json!({})).await;
+        assert!(result.is_error, "{value}");
+        assert_eq!(http_meta(&result)["status"], 503, "{value}");
+        assert_eq!(http_meta(&result)["headers"]["retry-after"], value);
+        let requests = upstream.requests().len();
+        // A date whose year is not four digits is no date: the header is ignored and the
+        // backoff applies. Delta-seconds past any clock are only very far.
+        let expected = if value.contains("99999 ") { 4 } else { 1 };
+        assert_eq!(requests, expected, "{value}");
+    }
+}
