@@ -653,7 +653,13 @@ impl Upstream {
                         continue;
                     }
                     tracing::warn!(tool = %tool.name, error = %error.detail, attempts = attempt + 1, "upstream call failed");
-                    let message = if error.timeout && error.connect {
+                    let message = if let Some(malformed) = error.malformed {
+                        match malformed {
+                            pool::Malformed::TooLarge => "the upstream answered with a response head larger than ferry accepts (too many or too long header lines)",
+                            pool::Malformed::Invalid => "the upstream answered with something that is not an HTTP response",
+                        }
+                        .to_string()
+                    } else if error.timeout && error.connect {
                         format!(
                             "could not connect to the upstream within {} ms",
                             settings.connect_timeout_ms

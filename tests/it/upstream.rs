@@ -1559,3 +1559,59 @@ async fn a_retry_after_past_any_deadline_gives_the_answer_that_came() {
         assert_eq!(requests, expected, "{value}");
     }
 }
+
+/// A raw upstream that answers every request with `head`, counting connections.
+async fn raw_upstream(head: Vec<u8>) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    let head: Arc<[u8]> = head.into();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            let head = head.clone();
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 4096];
+                let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await;
+                let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, &head).await;
+                let _ = tokio::io::AsyncWriteExt::shutdown(&mut stream).await;
+            });
+        }
+    });
+    (base, accepted)
+}
+
+// Regression test for issue 9: a response head over the client's limits was reported as
+// "closed the connection without an answer" and retried. It did answer.
+#[tokio::test]
+async fn a_response_head_over_the_limits_is_an_upstream_fault_not_retried() {
+    let mut huge = b"HTTP/1.1 200 OK\r\nx-big: ".to_vec();
+    huge.extend(std::iter::repeat_n(b'a', 1 << 20));
+    huge.extend_from_slice(b"\r\ncontent-length: 0\r\n\r\n");
+    let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for index in 0..500 {
+        many.extend_from_slice(format!("x-h{index}: 1\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"content-length: 0\r\n\r\n");
+    for head in [huge, many] {
+        let (base, accepted) = raw_upstream(head).await;
+        let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
+        get.call.retries = Some(2);
+        let result = call(&base, &get, json!({})).await;
+        assert!(result.is_error);
+        expect![[r#"the upstream answered with a response head larger than ferry accepts (too many or too long header lines)"#]]
+            .assert_eq(&text_of(&result));
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+    // A head that is no HTTP at all is the upstream's fault too, and not retried.
+    let (base, accepted) = raw_upstream(b"SSH-2.0-OpenSSH\r\n\r\n".to_vec()).await;
+    let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
+    get.call.retries = Some(2);
+    let result = call(&base, &get, json!({})).await;
+    expect![[r#"the upstream answered with something that is not an HTTP response"#]]
+        .assert_eq(&text_of(&result));
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+}
