@@ -1301,6 +1301,12 @@ async fn echoing_upstream(secret_of: fn(&str) -> String) -> TestUpstream {
         };
         let form = request.uri.trim_start_matches("/echo/");
         match form {
+            // The same server is the token endpoint of the `client_credentials` test.
+            "/token" => json(
+                200,
+                r#"{"access_token":"obtained\/t0ken+9","token_type":"Bearer","expires_in":300}"#
+                    .into(),
+            ),
             "php" => json(200, format!(r#"{{"echo":"{}"}}"#, php_escaped(&secret))),
             "unicode" => json(200, format!(r#"{{"echo":"{}"}}"#, unicode_escaped(&secret))),
             "key" => json(200, format!(r#"{{"{}":1}}"#, php_escaped(&secret))),
@@ -1523,6 +1529,25 @@ async fn an_echoed_basic_credential_is_redacted_as_password_pair_and_token() {
     let pair = format!("ferry-user:{password}");
     let token = base64::engine::general_purpose::STANDARD.encode(&pair);
     assert_echoes_are_redacted(&running, &[password, &pair, &token]).await;
+}
+
+// Regression test for issue 9: a token ferry obtained is redacted in every form too.
+#[tokio::test]
+async fn an_echoed_obtained_token_is_redacted_in_every_form_it_is_served() {
+    let upstream = echoing_upstream(|authorization| {
+        authorization
+            .strip_prefix("Bearer ")
+            .unwrap_or_default()
+            .to_string()
+    })
+    .await;
+    let auth = parse_auth(json!({"client_credentials": {
+        "token_url": format!("{}/token", upstream.base),
+        "client_id": "ferry",
+        "client_secret": {"env": "ECHO_SECRET"}
+    }}));
+    let running = echo_server(&upstream, auth, &[("ECHO_SECRET", "client-secret")]).await;
+    assert_echoes_are_redacted(&running, &["obtained/t0ken+9"]).await;
 }
 
 fn parse_auth(value: Value) -> UpstreamAuth {
