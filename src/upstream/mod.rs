@@ -10,7 +10,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use http::Method;
@@ -159,6 +159,7 @@ impl Upstream {
                 base_path,
                 credential,
                 secrets: Secrets::new(secrets),
+                obtained_secrets: Mutex::default(),
                 identity_header: config.identity_header.clone(),
                 tools,
                 default_connect,
@@ -275,9 +276,7 @@ impl Upstream {
         // or about to expire. An exchanged token belongs to one caller: another caller's
         // result could only carry it if the upstream handed one caller's data to another,
         // which no redaction of ours would contain.
-        let with_token = |value: &HeaderValue| -> Option<Secrets> {
-            Some(inner.secrets.with(obtained_secrets(value)?))
-        };
+        let with_token = |value: &HeaderValue| inner.secrets_with(value);
         let secrets = authorization.and_then(with_token);
         let again = obtained.as_ref().map(|_| request.clone());
         let refused = std::sync::atomic::AtomicBool::new(false);
@@ -294,7 +293,7 @@ impl Upstream {
                 settings,
                 request,
                 started,
-                secrets.as_ref().unwrap_or(&inner.secrets),
+                secrets.as_deref().unwrap_or(&inner.secrets),
                 forget.as_ref().map(|forget| forget as &(dyn Fn() + Sync)),
             )
             .await;
@@ -312,7 +311,7 @@ impl Upstream {
                     settings,
                     again,
                     started,
-                    secrets.as_ref().unwrap_or(&inner.secrets),
+                    secrets.as_deref().unwrap_or(&inner.secrets),
                     None,
                 )
                 .await;
@@ -338,12 +337,32 @@ struct Inner {
     credential: Option<Credential>,
     /// Secret values redacted, in any form, from anything a result carries.
     secrets: Secrets,
+    /// The last obtained `Authorization` value and `secrets` with its own added: calls
+    /// share one value (a client credentials token while it lasts, a basic credential), so
+    /// its forms are prepared once, not per call.
+    obtained_secrets: Mutex<Option<(HeaderValue, Arc<Secrets>)>>,
     identity_header: Option<HeaderName>,
     tools: HashMap<String, Settings>,
     default_connect: u64,
 }
 
 impl Inner {
+    /// [`Inner::secrets`] and those of the obtained `Authorization` value `value`.
+    fn secrets_with(&self, value: &HeaderValue) -> Option<Arc<Secrets>> {
+        let mut last = self
+            .obtained_secrets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((known, secrets)) = &*last
+            && known == value
+        {
+            return Some(secrets.clone());
+        }
+        let secrets = Arc::new(self.secrets.with(obtained_secrets(value)?));
+        *last = Some((value.clone(), secrets.clone()));
+        Some(secrets)
+    }
+
     /// The request target for `path_and_query` under the base URL, or why there is none.
     fn uri(&self, path_and_query: &str) -> Result<http::Uri, &'static str> {
         // The common case: a path that starts with `/`, already encoded, appended as text.
