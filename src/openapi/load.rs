@@ -327,21 +327,38 @@ fn client(options: &LoadOptions) -> Result<reqwest::Client, reqwest::Error> {
         .build()
 }
 
-/// Fetches `url` as text, at most `options.max_file_bytes` of it.
+/// Fetches `url` as text, at most `options.max_file_bytes` of it, all of it (connecting,
+/// the answer's head and its whole body) within `options.fetch_timeout`.
 async fn fetch(
     client: &reqwest::Client,
     url: &str,
     options: &LoadOptions,
 ) -> Result<String, LoadError> {
+    tokio::time::timeout(options.fetch_timeout, fetch_untimed(client, url, options))
+        .await
+        .unwrap_or_else(|_| Err(timed_out(url, options)))
+}
+
+/// [`fetch`] without its own deadline (the client's timeout still applies).
+async fn fetch_untimed(
+    client: &reqwest::Client,
+    url: &str,
+    options: &LoadOptions,
+) -> Result<String, LoadError> {
+    // The client's own timeout, run out in the middle of the body, is reported as a body
+    // that could not be decoded; it is the same deadline.
+    let failed = |error: reqwest::Error| {
+        if error.is_timeout() {
+            timed_out(url, options)
+        } else {
+            fetch_error(url, error.without_url().to_string())
+        }
+    };
     let too_large = || LoadError::TooLarge {
         name: url.to_string(),
         limit: options.max_file_bytes,
     };
-    let mut response = client
-        .get(url)
-        .send()
-        .await
-        .map_err(|error| fetch_error(url, error.without_url().to_string()))?;
+    let mut response = client.get(url).send().await.map_err(failed)?;
     let status = response.status();
     if !status.is_success() {
         return Err(fetch_error(url, format!("the server answered {status}")));
@@ -353,11 +370,7 @@ async fn fetch(
         return Err(too_large());
     }
     let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|error| fetch_error(url, error.without_url().to_string()))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(failed)? {
         body.extend_from_slice(&chunk);
         if body.len() as u64 > options.max_file_bytes {
             return Err(too_large());
@@ -386,6 +399,17 @@ fn fetch_blocking(url: &str, options: &LoadOptions) -> Result<String, LoadError>
             .join()
             .unwrap_or_else(|_| Err(fetch_error(url, "the fetch panicked")))
     })
+}
+
+/// The [`LoadError::Fetch`] of a fetch of `url` that ran out of time.
+fn timed_out(url: &str, options: &LoadOptions) -> LoadError {
+    fetch_error(
+        url,
+        format!(
+            "the server did not send the whole document within {} ms (fetch timeout)",
+            options.fetch_timeout.as_millis()
+        ),
+    )
 }
 
 /// A [`LoadError::Fetch`] of `url`.

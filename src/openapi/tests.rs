@@ -1119,3 +1119,40 @@ async fn loading_with_remote_references_works_inside_a_runtime() {
     let document = load_with(&tree.path("openapi.yaml"), &options).expect("load");
     assert_eq!(document.files.len(), 3);
 }
+
+// Regression test for issue 9: a server that stopped sending mid-body was reported as
+// "error decoding response body".
+#[tokio::test]
+async fn a_fetch_that_stalls_mid_body_says_it_timed_out() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!(
+        "http://{}/openapi.yaml",
+        listener.local_addr().expect("address")
+    );
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 4096];
+                let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/yaml\r\ncontent-length: 1000\r\n\r\nopenapi: 3.1.0\n";
+                let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, head.as_bytes()).await;
+                // Half an answer, then nothing: the connection is held open.
+                std::future::pending::<()>().await;
+                drop(stream);
+            });
+        }
+    });
+    let options = LoadOptions {
+        fetch_timeout: std::time::Duration::from_millis(200),
+        ..LoadOptions::default()
+    };
+    let error = load_url(&url, &options).await.expect_err("stalled");
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot fetch {url}: the server did not send the whole document within 200 ms (fetch timeout)"
+        )
+    );
+}

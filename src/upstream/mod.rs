@@ -10,7 +10,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use http::Method;
@@ -26,10 +26,12 @@ use crate::catalog::{Catalog, ParameterLocation, Tool};
 use crate::curation::call::{CallOptions, NextPage, UpstreamAuth, defaults};
 
 mod pool;
+mod redact;
 mod request;
 mod response;
 
 use pool::{Attempt, Outgoing, Pool};
+use redact::Secrets;
 
 pub use request::ArgumentError;
 pub use response::{HTTP_META, REPORTED_HEADERS, RESULT_META};
@@ -156,7 +158,8 @@ impl Upstream {
                 base_url,
                 base_path,
                 credential,
-                secrets,
+                secrets: Secrets::new(secrets),
+                obtained_secrets: Mutex::default(),
                 identity_header: config.identity_header.clone(),
                 tools,
                 default_connect,
@@ -267,12 +270,13 @@ impl Upstream {
         // An obtained token the upstream echoes is redacted like a configured secret. One it
         // refuses (401) is forgotten, and the call is sent once more with a fresh token: a
         // request refused for its credentials did nothing, whatever its method.
-        let with_token = |value: &HeaderValue| -> Option<Vec<String>> {
-            let token = value.to_str().ok()?.split_once(' ')?.1.to_string();
-            let mut secrets = inner.secrets.clone();
-            secrets.push(token);
-            Some(secrets)
-        };
+        //
+        // A token is redacted from the results of the calls that sent it. A client
+        // credentials token is every call's while it lasts; the one it replaced was refused
+        // or about to expire. An exchanged token belongs to one caller: another caller's
+        // result could only carry it if the upstream handed one caller's data to another,
+        // which no redaction of ours would contain.
+        let with_token = |value: &HeaderValue| inner.secrets_with(value);
         let secrets = authorization.and_then(with_token);
         let again = obtained.as_ref().map(|_| request.clone());
         let refused = std::sync::atomic::AtomicBool::new(false);
@@ -331,14 +335,34 @@ struct Inner {
     /// The base URL's path without a trailing `/`: a call's path is appended to it.
     base_path: String,
     credential: Option<Credential>,
-    /// Secret values (and their encoded forms) redacted from anything a result carries.
-    secrets: Vec<String>,
+    /// Secret values redacted, in any form, from anything a result carries.
+    secrets: Secrets,
+    /// The last obtained `Authorization` value and `secrets` with its own added: calls
+    /// share one value (a client credentials token while it lasts, a basic credential), so
+    /// its forms are prepared once, not per call.
+    obtained_secrets: Mutex<Option<(HeaderValue, Arc<Secrets>)>>,
     identity_header: Option<HeaderName>,
     tools: HashMap<String, Settings>,
     default_connect: u64,
 }
 
 impl Inner {
+    /// [`Inner::secrets`] and those of the obtained `Authorization` value `value`.
+    fn secrets_with(&self, value: &HeaderValue) -> Option<Arc<Secrets>> {
+        let mut last = self
+            .obtained_secrets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((known, secrets)) = &*last
+            && known == value
+        {
+            return Some(secrets.clone());
+        }
+        let secrets = Arc::new(self.secrets.with(obtained_secrets(value)?));
+        *last = Some((value.clone(), secrets.clone()));
+        Some(secrets)
+    }
+
     /// The request target for `path_and_query` under the base URL, or why there is none.
     fn uri(&self, path_and_query: &str) -> Result<http::Uri, &'static str> {
         // The common case: a path that starts with `/`, already encoded, appended as text.
@@ -560,11 +584,11 @@ impl Upstream {
         settings: &Settings,
         request: Outgoing,
         started: Instant,
-        secrets: &[String],
+        secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> ToolResult {
         let inner = &self.inner;
-        let deadline = started + settings.timeout;
+        let deadline = deadline_after(started, settings.timeout);
         let method = request.method.clone();
         let retryable = matches!(
             method,
@@ -608,8 +632,8 @@ impl Upstream {
                 if !retryable || attempt >= settings.retries {
                     return None;
                 }
-                let delay = after.unwrap_or_else(|| backoff(settings.backoff, attempt));
-                (Instant::now() + delay < deadline).then_some(delay)
+                let backoff = backoff(settings.backoff, attempt);
+                retry_wait(after, backoff, Instant::now(), deadline)
             };
             match outcome {
                 Err(_) => {
@@ -648,7 +672,13 @@ impl Upstream {
                         continue;
                     }
                     tracing::warn!(tool = %tool.name, error = %error.detail, attempts = attempt + 1, "upstream call failed");
-                    let message = if error.timeout && error.connect {
+                    let message = if let Some(malformed) = error.malformed {
+                        match malformed {
+                            pool::Malformed::TooLarge => "the upstream answered with a response head larger than ferry accepts (too many or too long header lines)",
+                            pool::Malformed::Invalid => "the upstream answered with something that is not an HTTP response",
+                        }
+                        .to_string()
+                    } else if error.timeout && error.connect {
                         format!(
                             "could not connect to the upstream within {} ms",
                             settings.connect_timeout_ms
@@ -822,6 +852,24 @@ fn credential(
     }
 }
 
+/// The secrets in an obtained `Authorization` value: its token, and for basic credentials
+/// the `user:password` pair the token encodes and the password alone.
+fn obtained_secrets(value: &HeaderValue) -> Option<Vec<String>> {
+    use base64::Engine as _;
+    let (scheme, token) = value.to_str().ok()?.split_once(' ')?;
+    let mut secrets = vec![token.to_string()];
+    if scheme.eq_ignore_ascii_case("basic")
+        && let Ok(pair) = base64::engine::general_purpose::STANDARD.decode(token)
+        && let Ok(pair) = String::from_utf8(pair)
+    {
+        if let Some((_, password)) = pair.split_once(':') {
+            secrets.push(password.to_string());
+        }
+        secrets.push(pair);
+    }
+    Some(secrets)
+}
+
 /// A random version 4 UUID, the shape idempotency keys usually take.
 fn uuid_v4() -> String {
     let hex = request::random_hex::<16>();
@@ -852,11 +900,38 @@ fn backoff(base: Duration, attempt: u32) -> Duration {
     full.mul_f64(0.5 + fraction / 2.0)
 }
 
-/// `Retry-After` as a delay: delta-seconds, or an HTTP date (IMF-fixdate).
+/// How long the upstream's time limit of `timeout` from `started` lasts: a limit too large
+/// for the clock (`timeout_ms` has no upper bound) is a limit a century away.
+fn deadline_after(started: Instant, timeout: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 86_400);
+    started
+        .checked_add(timeout.min(CENTURY))
+        .unwrap_or_else(|| started + Duration::from_secs(86_400))
+}
+
+/// The wait before the next attempt: the upstream's `Retry-After`, or else the backoff.
+/// `None` when the wait would not end before the call's deadline: then the answer that came
+/// is the call's answer.
+fn retry_wait(
+    after: Option<Duration>,
+    backoff: Duration,
+    now: Instant,
+    deadline: Instant,
+) -> Option<Duration> {
+    let delay = after.unwrap_or(backoff);
+    let resume = now.checked_add(delay)?;
+    (resume < deadline).then_some(delay)
+}
+
+/// `Retry-After` as a delay: delta-seconds, or an HTTP date (IMF-fixdate). Delta-seconds
+/// too large to hold are the largest delay (as RFC 9111 §1.2.2 has it for delta-seconds); a
+/// value of neither form is ignored.
 fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
     let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
+    if !value.is_empty() && value.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Some(Duration::from_secs(
+            value.parse::<u64>().unwrap_or(u64::MAX),
+        ));
     }
     let when = http_date(value)?;
     let now = std::time::SystemTime::now()
@@ -884,10 +959,18 @@ fn http_date(text: &str) -> Option<u64> {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let month = MONTHS.iter().position(|name| *name == month)? as i64 + 1;
-    let day: i64 = day.parse().ok()?;
-    let year: i64 = year.parse().ok()?;
-    let mut clock = time.split(':').map(|part| part.parse::<i64>().ok());
+    // `day` is 2DIGIT and `year` 4DIGIT, so the arithmetic below cannot overflow.
+    let digits = |text: &str, count: usize| -> Option<i64> {
+        (text.len() == count && text.bytes().all(|byte| byte.is_ascii_digit()))
+            .then(|| text.parse().ok())?
+    };
+    let day = digits(day, 2).filter(|day| (1..=31).contains(day))?;
+    let year = digits(year, 4)?;
+    let mut clock = time.split(':').map(|part| digits(part, 2));
     let (hour, minute, second) = (clock.next()??, clock.next()??, clock.next()??);
+    if clock.next().is_some() || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
     // Days from the civil date (Howard Hinnant's algorithm).
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);

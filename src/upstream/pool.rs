@@ -47,6 +47,15 @@ pub(super) enum Attempt {
     Body(StatusCode, HeaderMap, Failure),
 }
 
+/// How an upstream's answer failed to be an HTTP response head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Malformed {
+    /// Over the client's limits: too many header lines, or too long ones.
+    TooLarge,
+    /// Not HTTP: a bad status line, version or header.
+    Invalid,
+}
+
 /// Why an attempt failed, as far as retrying and the message to the model need to know.
 #[derive(Debug)]
 pub(super) struct Failure {
@@ -57,6 +66,8 @@ pub(super) struct Failure {
     /// Refused, reset or closed before an answer, without running out of time: a method
     /// that is safe to repeat may be tried again.
     pub connection: bool,
+    /// The upstream answered, with something that could not be read as a response head.
+    pub malformed: Option<Malformed>,
     /// The error and its causes, for the log.
     pub detail: String,
 }
@@ -126,10 +137,12 @@ async fn send_plain(
         Ok(response) => response,
         Err(error) => {
             let timeout = timed_out(&error);
+            let malformed = malformed(&error);
             return Attempt::Send(Failure {
                 connect: error.is_connect(),
                 timeout,
-                connection: !timeout,
+                connection: !timeout && malformed.is_none(),
+                malformed,
                 detail: super::chain(&error),
             });
         }
@@ -151,6 +164,7 @@ async fn send_plain(
                     connect: false,
                     timeout: timed_out(&error),
                     connection: false,
+                    malformed: None,
                     detail: super::chain(&error),
                 };
                 return Attempt::Body(parts.status, parts.headers, failure);
@@ -176,10 +190,14 @@ async fn send_plain(
 async fn send_tls(client: &reqwest::Client, request: Outgoing, limit: usize) -> Attempt {
     let failure = |error: reqwest::Error| {
         let error = error.without_url();
+        let malformed = malformed(&error);
         Failure {
             connect: error.is_connect(),
             timeout: error.is_timeout(),
-            connection: (error.is_connect() || error.is_request()) && !error.is_timeout(),
+            connection: (error.is_connect() || error.is_request())
+                && !error.is_timeout()
+                && malformed.is_none(),
+            malformed,
             detail: super::chain(&error),
         }
     };
@@ -190,6 +208,7 @@ async fn send_tls(client: &reqwest::Client, request: Outgoing, limit: usize) -> 
                 connect: false,
                 timeout: false,
                 connection: false,
+                malformed: None,
                 detail: error.to_string(),
             });
         }
@@ -240,6 +259,25 @@ fn append(body: &mut Vec<u8>, chunk: &[u8], limit: usize) -> bool {
     }
     body.extend_from_slice(chunk);
     false
+}
+
+/// Whether `error`'s causes say the upstream's answer was no readable response head: the
+/// upstream did answer, so the request is not sent again.
+fn malformed(error: &(dyn std::error::Error + 'static)) -> Option<Malformed> {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if let Some(hyper) = error.downcast_ref::<hyper::Error>()
+            && hyper.is_parse()
+        {
+            return Some(if hyper.is_parse_too_large() {
+                Malformed::TooLarge
+            } else {
+                Malformed::Invalid
+            });
+        }
+        cause = error.source();
+    }
+    None
 }
 
 /// Whether a time limit ran out somewhere in `error`'s causes.

@@ -9,10 +9,10 @@ use std::borrow::Cow;
 
 use base64::Engine as _;
 use http::{HeaderMap, HeaderName, StatusCode};
-use memchr::memmem;
 use serde_json::{Map, Value, json};
 
 use super::ToolResult;
+use super::redact::Secrets;
 use crate::curation::call::NextPage;
 
 /// `_meta` key of the observed HTTP facts.
@@ -52,8 +52,8 @@ pub struct Shaping<'a> {
     pub next: Option<&'a NextPage>,
     /// ferry sent its own configured credentials on this call.
     pub authenticated: bool,
-    /// Secret values that must never reach a result.
-    pub secrets: &'a [String],
+    /// Secret values that must never reach a result, in any form.
+    pub secrets: &'a Secrets,
     /// ferry's own query credential, removed from cursors.
     pub query_credential: Option<&'a str>,
 }
@@ -68,10 +68,18 @@ pub fn failure(message: impl Into<String>) -> ToolResult {
 }
 
 /// The tool result for an upstream answer.
+///
+/// Every byte of the upstream's that reaches the result (body, and so the value parsed from
+/// it, headers, cursors) is redacted of ferry's secrets first; when anything was,
+/// `_meta["dev.ferry/result"].redacted` is `true`, so a text that no longer matches the body
+/// as received says so.
 pub fn shape(observed: Observed, shaping: &Shaping<'_>) -> ToolResult {
-    let body = redact(&observed.body, shaping.secrets, shaping.tool);
     let mut result = ToolResult::default();
     let mut done = Map::new();
+    let body = shaping.secrets.bytes(&observed.body, observed.truncated);
+    if let Cow::Owned(_) = body {
+        redacted(&mut done, shaping.tool);
+    }
     if observed.truncated {
         done.insert("truncated".into(), Value::Bool(true));
         done.insert("limitBytes".into(), Value::from(shaping.limit_bytes));
@@ -89,12 +97,11 @@ pub fn shape(observed: Observed, shaping: &Shaping<'_>) -> ToolResult {
             link_page(&observed.headers, shaping, &mut done);
         }
     } else {
-        failed(&mut result, &body, essence, &observed, shaping);
+        failed(&mut result, &mut done, &body, essence, &observed, shaping);
     }
 
-    result
-        .meta
-        .insert(HTTP_META.into(), http_facts(&observed, shaping));
+    let http = http_facts(&observed, shaping, &mut done);
+    result.meta.insert(HTTP_META.into(), http);
     if !done.is_empty() {
         result.meta.insert(RESULT_META.into(), Value::Object(done));
     }
@@ -269,7 +276,8 @@ fn success(
                     let text = projected.to_string();
                     (projected, text)
                 }
-                // The text block is the body as received: no number or string re-written.
+                // The text block is the body as received (secrets redacted): no number or
+                // other string re-written.
                 None => (value, String::from_utf8_lossy(body).into_owned()),
             };
             // serde_json holds numbers as 64-bit integers or floats: say so when one of the
@@ -309,6 +317,7 @@ fn success(
 
 fn failed(
     result: &mut ToolResult,
+    done: &mut Map<String, Value>,
     body: &[u8],
     essence: Option<&str>,
     observed: &Observed,
@@ -324,7 +333,7 @@ fn failed(
         {
             Some(location) => format!(
                 "the upstream answered {status}, a redirect to {}; ferry does not follow redirects",
-                redact_str(&location, shaping.secrets)
+                redact_str(&location, shaping, done)
             ),
             None => format!(
                 "the upstream answered {status}, a redirect without a location; ferry does not follow redirects"
@@ -428,7 +437,7 @@ fn utf8_prefix(body: &[u8]) -> Option<&str> {
     }
 }
 
-fn http_facts(observed: &Observed, shaping: &Shaping<'_>) -> Value {
+fn http_facts(observed: &Observed, shaping: &Shaping<'_>, done: &mut Map<String, Value>) -> Value {
     let mut headers = Map::new();
     for name in shaping.report_headers {
         let mut values = observed.headers.get_all(name).iter().peekable();
@@ -441,7 +450,7 @@ fn http_facts(observed: &Observed, shaping: &Shaping<'_>) -> Value {
         let joined = joined.join(", ");
         headers.insert(
             name.as_str().to_string(),
-            Value::String(redact_str(&joined, shaping.secrets).into_owned()),
+            Value::String(redact_str(&joined, shaping, done).into_owned()),
         );
     }
     json!({"status": observed.status.as_u16(), "headers": headers})
@@ -478,7 +487,7 @@ fn link_page(headers: &HeaderMap, shaping: &Shaping<'_>, done: &mut Map<String, 
         Some(name) => super::request::without_query_item(query, name),
         None => query.to_string(),
     });
-    let cursor = cursor.map(|cursor| redact_str(&cursor, shaping.secrets).into_owned());
+    let cursor = cursor.map(|cursor| redact_str(&cursor, shaping, done).into_owned());
     page(cursor.filter(|cursor| !cursor.is_empty()), true, done);
 }
 
@@ -591,44 +600,24 @@ fn parse_json(body: &[u8]) -> Result<Value, serde_json::Error> {
     serde_json::from_slice(body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body))
 }
 
-const REDACTED: &str = "[redacted]";
-
-/// Replaces every occurrence of a secret (an upstream echoing ferry's credential back).
-/// Every body of a call with a configured credential is searched, up to the size cap, so
-/// the search is memchr's vectorized one: comparing a window at each byte cost 2 to 4 ms
-/// per MB.
-pub fn redact<'b>(body: &'b [u8], secrets: &[String], tool: &str) -> Cow<'b, [u8]> {
-    let mut body = Cow::Borrowed(body);
-    for secret in secrets.iter().filter(|secret| !secret.is_empty()) {
-        let needle = secret.as_bytes();
-        let Some(first) = memmem::find(&body, needle) else {
-            continue;
-        };
+/// Notes in `_meta["dev.ferry/result"]` that a secret was taken out of the result.
+fn redacted(done: &mut Map<String, Value>, tool: &str) {
+    if done.insert("redacted".into(), Value::Bool(true)).is_none() {
         tracing::warn!(
             tool,
             "upstream response contained ferry's credential; it was redacted"
         );
-        let mut out = Vec::with_capacity(body.len());
-        let mut rest: &[u8] = &body;
-        let mut found = Some(first);
-        while let Some(at) = found {
-            out.extend_from_slice(&rest[..at]);
-            out.extend_from_slice(REDACTED.as_bytes());
-            rest = &rest[at + needle.len()..];
-            found = memmem::find(rest, needle);
-        }
-        out.extend_from_slice(rest);
-        body = Cow::Owned(out);
     }
-    body
 }
 
-fn redact_str<'t>(text: &'t str, secrets: &[String]) -> Cow<'t, str> {
-    let mut text = Cow::Borrowed(text);
-    for secret in secrets.iter().filter(|secret| !secret.is_empty()) {
-        if text.contains(secret.as_str()) {
-            text = Cow::Owned(text.replace(secret.as_str(), REDACTED));
-        }
+fn redact_str<'t>(
+    text: &'t str,
+    shaping: &Shaping<'_>,
+    done: &mut Map<String, Value>,
+) -> Cow<'t, str> {
+    let text = shaping.secrets.text(text);
+    if let Cow::Owned(_) = text {
+        redacted(done, shaping.tool);
     }
     text
 }

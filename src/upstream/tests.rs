@@ -1,5 +1,7 @@
 //! Unit tests of request building and result shaping, without a network.
 
+use std::borrow::Cow;
+
 use expect_test::{Expect, expect};
 use http::StatusCode;
 use serde_json::json;
@@ -586,7 +588,9 @@ fn report_headers() -> Vec<HeaderName> {
         .collect()
 }
 
-fn shaping<'a>(report: &'a [HeaderName], secrets: &'a [String]) -> Shaping<'a> {
+fn shaping<'a>(report: &'a [HeaderName], secrets: &[String]) -> Shaping<'a> {
+    // Leaked: a test's shaping lives as long as the test.
+    let secrets: &'a Secrets = Box::leak(Box::new(Secrets::new(secrets)));
     Shaping {
         tool: "getPet",
         limit_bytes: 1024,
@@ -680,16 +684,15 @@ fn echoed_credentials_are_redacted() {
 
 #[test]
 fn every_occurrence_of_every_secret_is_redacted_in_any_body() {
-    use super::response::redact;
-    let secrets = vec!["s3cret".to_string(), String::new(), "k%2B".to_string()];
+    let secrets = Secrets::new(["s3cret", "", "k%2B"]);
     let body = b"s3crets3cret x\xff s3cre k%2B s3cret";
-    let redacted = redact(body, &secrets, "t");
+    let redacted = secrets.bytes(body, false);
     assert_eq!(
         String::from_utf8_lossy(&redacted),
         "[redacted][redacted] x\u{fffd} s3cre [redacted] [redacted]"
     );
     assert!(matches!(
-        redact(b"nothing here", &secrets, "t"),
+        secrets.bytes(b"nothing here", false),
         std::borrow::Cow::Borrowed(_)
     ));
 }
@@ -840,4 +843,174 @@ fn the_short_decimal_shortcut_only_passes_numbers_that_survive_a_float() {
     assert!(passed > 100, "the shortcut passed only {passed} tokens");
     assert!(!short_decimal("3.141592653589793"));
     assert!(!short_decimal("1e-300"));
+}
+
+fn redacted_text(secrets: &Secrets, body: &str, cut: bool) -> String {
+    String::from_utf8_lossy(&secrets.bytes(body.as_bytes(), cut)).into_owned()
+}
+
+// Regression test for issue 9: the search found only the secret as written.
+#[test]
+fn a_secret_is_found_in_any_mix_of_escapes() {
+    let secrets = Secrets::new(["a/b+c d€😀"]);
+    let cases = [
+        r#"a/b+c d€😀"#,
+        r#"a\/b+c d€😀"#,
+        r#"\u0061\u002F\u0062\u002b\u0063\u0020\u0064\u20ac\ud83d\ude00"#,
+        "a%2Fb%2Bc+d%E2%82%AC%F0%9F%98%80",
+        "a%2fb%2bc%20d%e2%82%ac%f0%9f%98%80",
+        r#"\u0061%2F\u0062+c d\u20AC😀"#,
+    ];
+    for case in cases {
+        assert_eq!(
+            redacted_text(&secrets, &format!("x{case}y"), false),
+            "x[redacted]y",
+            "{case}"
+        );
+    }
+    // Near misses are left alone, borrowed.
+    for near in ["a/b+c d€", r#"a\\/b+c d€😀"#, "a%2Gb+c d€😀", r#"\ud83d"#] {
+        assert!(
+            matches!(secrets.bytes(near.as_bytes(), false), Cow::Borrowed(_)),
+            "{near}"
+        );
+    }
+}
+
+#[test]
+fn a_secret_with_escape_characters_of_its_own_is_found_written_either_way() {
+    let secrets = Secrets::new(["k%25\\x"]);
+    for case in ["k%25\\x", "k%2525%5Cx", r#"k\u002525\\x"#] {
+        assert_eq!(redacted_text(&secrets, case, false), "[redacted]", "{case}");
+    }
+}
+
+#[test]
+fn a_secret_is_found_in_base64_at_any_offset_in_either_alphabet() {
+    use base64::Engine as _;
+    let secret = "tok/en+with?bits";
+    let secrets = Secrets::new([secret]);
+    for prefix in ["", "a", "ab", "abc"] {
+        let text = format!("{prefix}{secret}!");
+        for encoded in [
+            base64::engine::general_purpose::STANDARD.encode(&text),
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&text),
+        ] {
+            let redacted = redacted_text(&secrets, &encoded, false);
+            assert!(redacted.contains("[redacted]"), "{prefix} {encoded}");
+        }
+    }
+    // Short secrets are not looked for in base64: a few characters could be anything.
+    assert_eq!(redacted_text(&Secrets::new(["abc"]), "YWJj", false), "YWJj");
+}
+
+#[test]
+fn the_start_of_a_secret_at_the_end_of_a_cut_body_is_redacted() {
+    let secrets = Secrets::new(["s3cret-token"]);
+    assert_eq!(
+        redacted_text(&secrets, "key: s3cr", true),
+        "key: [redacted]"
+    );
+    assert_eq!(
+        redacted_text(&secrets, "key: s3cr%6", true),
+        "key: [redacted]"
+    );
+    // Not cut, or too little of it to tell: kept.
+    assert_eq!(redacted_text(&secrets, "key: s3cr", false), "key: s3cr");
+    assert_eq!(redacted_text(&secrets, "key: s3c", true), "key: s3c");
+}
+
+// Regression test for issue 9: a `%2F` whose `%` is itself JSON-escaped is found too.
+#[test]
+fn a_secret_layered_in_two_escapes_is_redacted_from_value_and_text() {
+    let report = report_headers();
+    let result = shaped(
+        200,
+        &[("content-type", "application/json")],
+        r#"{"n": 1, "t": "a\u00252Fb"}"#,
+        shaping(&report, &["a/b".to_string()]),
+    );
+    let result: Value = serde_json::from_str(&result).unwrap();
+    assert_eq!(
+        result["structuredContent"],
+        json!({"n": 1, "t": "[redacted]"})
+    );
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"n": 1, "t": "[redacted]"}"#
+    );
+    assert_eq!(
+        result["_meta"]["dev.ferry/result"],
+        json!({"redacted": true})
+    );
+}
+
+// Regression test for issue 9: extreme `Retry-After` values overflowed the retry's instant.
+#[test]
+fn retry_after_survives_extreme_values() {
+    let after = |value: &str| {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_str(value).unwrap());
+        retry_after(&headers)
+    };
+    for huge in [
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999999",
+    ] {
+        assert_eq!(after(huge), Some(Duration::from_secs(u64::MAX)), "{huge}");
+    }
+    assert_eq!(after(" 7 "), Some(Duration::from_secs(7)));
+    for garbage in [
+        "-5",
+        "1.5",
+        "1e3",
+        "soon",
+        "",
+        "Sun, 06 Nov 1994 08:49:37 CET",
+        "Sun, 32 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 25:49:37 GMT",
+        "Sun, 06 Nov -1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 08:49 GMT",
+    ] {
+        assert_eq!(after(garbage), None, "{garbage:?}");
+    }
+    // Dates in the past mean now; dates past what a clock can hold are far, never a panic.
+    assert_eq!(after("Thu, 01 Jan 1970 00:00:00 GMT"), Some(Duration::ZERO));
+    for far in [
+        "Fri, 31 Dec 9999 23:59:59 GMT",
+        "Fri, 31 Dec 99999999999999 23:59:59 GMT",
+        "Fri, 31 Dec 9223372036854775807 23:59:59 GMT",
+    ] {
+        assert!(
+            after(far).is_none_or(|delay| delay > Duration::from_secs(86_400)),
+            "{far}"
+        );
+    }
+}
+
+#[test]
+fn a_retry_is_waited_for_only_when_it_ends_before_the_deadline() {
+    let now = Instant::now();
+    let deadline = now + Duration::from_secs(2);
+    let backoff = Duration::from_millis(5);
+    assert_eq!(
+        retry_wait(Some(Duration::from_secs(1)), backoff, now, deadline),
+        Some(Duration::from_secs(1))
+    );
+    assert_eq!(retry_wait(None, backoff, now, deadline), Some(backoff));
+    for beyond in [
+        Duration::from_secs(2),
+        Duration::from_secs(u64::MAX),
+        Duration::MAX,
+    ] {
+        assert_eq!(retry_wait(Some(beyond), backoff, now, deadline), None);
+    }
+    assert_eq!(retry_wait(None, Duration::MAX, now, deadline), None);
+    // A call's own time limit may be too large for a clock, too.
+    assert!(deadline_after(now, Duration::MAX) > now + Duration::from_secs(86_400));
+    assert_eq!(
+        deadline_after(now, Duration::from_secs(3)),
+        now + Duration::from_secs(3)
+    );
 }

@@ -984,9 +984,10 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
     let first = client
         .call(&tool, json!({"q": "cats"}).as_object().expect("object"))
         .await;
+    // The reported `link` header carried the key: it was redacted, and the result says so.
     assert_eq!(
         first.meta["dev.ferry/result"],
-        json!({"nextCursor": "page=2&per_page=20", "more": true})
+        json!({"nextCursor": "page=2&per_page=20", "more": true, "redacted": true})
     );
     assert!(
         !serde_json::to_string(&first).expect("json").contains("k1"),
@@ -1192,4 +1193,450 @@ async fn concurrent_calls_share_one_client_across_threads() {
         );
     }
     assert_eq!(upstream.requests().len(), 16);
+}
+
+/// Every form in which `secret` appears in `text`, looked for the ways a client could read
+/// it: as written, percent-decoded, inside the base64 of a larger text, and inside any
+/// string that is itself JSON (a text block holding a body).
+fn secret_forms(text: &str, secret: &str, found: &mut Vec<String>) {
+    if text.contains(secret) {
+        found.push(format!("raw in {text:?}"));
+    }
+    let decoded = percent_encoding::percent_decode_str(text).decode_utf8_lossy();
+    if decoded.contains(secret) {
+        found.push(format!("percent-encoded in {text:?}"));
+    }
+    for core in base64_cores(secret) {
+        if text.contains(&core) {
+            found.push(format!("base64 ({core}) in {text:?}"));
+        }
+    }
+    if let Ok(value) = serde_json::from_str::<Value>(text)
+        && !value.is_string()
+    {
+        secret_forms_in_value(&value, secret, found);
+    }
+}
+
+fn secret_forms_in_value(value: &Value, secret: &str, found: &mut Vec<String>) {
+    use base64::Engine as _;
+    match value {
+        Value::String(text) => {
+            secret_forms(text, secret, found);
+            if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(text) {
+                secret_forms(&String::from_utf8_lossy(&bytes), secret, found);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                secret_forms_in_value(item, secret, found);
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                secret_forms(key, secret, found);
+                secret_forms_in_value(item, secret, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The base64 characters that encode only `secret`'s bytes, for each of the three offsets
+/// it can sit at inside a larger encoded text, in both alphabets.
+fn base64_cores(secret: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let mut cores = Vec::new();
+    for offset in 0..3 {
+        let mut bytes = vec![0u8; offset];
+        bytes.extend_from_slice(secret.as_bytes());
+        let bits = 8 * secret.len();
+        let first = (8 * offset).div_ceil(6);
+        let last = (8 * offset + bits) / 6;
+        for engine in [
+            base64::engine::general_purpose::STANDARD_NO_PAD,
+            base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        ] {
+            let encoded = engine.encode(&bytes);
+            cores.push(encoded[first..last].to_string());
+        }
+    }
+    cores
+}
+
+/// `text` as PHP's `json_encode` writes it inside a string: every `/` escaped.
+fn php_escaped(text: &str) -> String {
+    text.replace('/', "\\/")
+}
+
+/// `text` with every character a `\u` escape.
+fn unicode_escaped(text: &str) -> String {
+    text.encode_utf16()
+        .map(|unit| format!("\\u{unit:04x}"))
+        .collect()
+}
+
+/// An upstream that answers `/echo/{form}` with the secret it was sent in the form named.
+/// The secret is what `secret_of` takes from the request's `Authorization` header.
+async fn echoing_upstream(secret_of: fn(&str) -> String) -> TestUpstream {
+    use base64::Engine as _;
+    TestUpstream::start(move |request, _| {
+        let secret = secret_of(request.header("authorization").unwrap_or_default());
+        let percent = |upper: bool| -> String {
+            secret
+                .bytes()
+                .map(|byte| {
+                    if upper {
+                        format!("%{byte:02X}")
+                    } else if byte.is_ascii_alphanumeric() {
+                        (byte as char).to_string()
+                    } else {
+                        format!("%{byte:02x}")
+                    }
+                })
+                .collect()
+        };
+        let json = |status: u16, body: String| {
+            Reply::Now(respond(status, &[("content-type", "application/json")], body))
+        };
+        let form = request.uri.trim_start_matches("/echo/");
+        match form {
+            // The same server is the token endpoint of the `client_credentials` test.
+            "/token" => json(
+                200,
+                r#"{"access_token":"obtained\/t0ken+9","token_type":"Bearer","expires_in":300}"#
+                    .into(),
+            ),
+            "php" => json(200, format!(r#"{{"echo":"{}"}}"#, php_escaped(&secret))),
+            "unicode" => json(200, format!(r#"{{"echo":"{}"}}"#, unicode_escaped(&secret))),
+            "key" => json(200, format!(r#"{{"{}":1}}"#, php_escaped(&secret))),
+            "mixed" => {
+                // Half the characters escaped, half percent-encoded, in one string.
+                let mixed: String = secret
+                    .chars()
+                    .enumerate()
+                    .map(|(index, char)| match index % 3 {
+                        0 => format!("\\u{:04x}", char as u32),
+                        1 => format!("%{:02X}", char as u32),
+                        _ => php_escaped(&char.to_string()),
+                    })
+                    .collect();
+                json(200, format!(r#"{{"echo":"{mixed}"}}"#))
+            }
+            "percent" => json(
+                200,
+                format!(r#"{{"next":"https://x.example/?t={}"}}"#, percent(false)),
+            ),
+            "base64" => {
+                let encode = |prefix: &str| {
+                    let text = format!("{prefix}{secret}");
+                    [
+                        base64::engine::general_purpose::STANDARD.encode(&text),
+                        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&text),
+                    ]
+                };
+                let all: Vec<String> = ["", "a", "ab"].into_iter().flat_map(encode).collect();
+                json(200, php_escaped(&json!(all).to_string()))
+            }
+            "text" => Reply::Now(respond(
+                200,
+                &[("content-type", "text/plain")],
+                format!(
+                    "sent \"{}\" and {}",
+                    php_escaped(&secret),
+                    percent(true)
+                ),
+            )),
+            "problem" => Reply::Now(respond(
+                403,
+                &[("content-type", "application/problem+json")],
+                format!(
+                    r#"{{"title":"{0}","detail":"token {0} refused","type":"https://x.example/{1}"}}"#,
+                    php_escaped(&secret),
+                    percent(true)
+                ),
+            )),
+            "headers" => Reply::Now(respond(
+                200,
+                &[
+                    ("content-type", "application/json"),
+                    ("link", &format!("<https://x.example/?t={}>; rel=\"next\"", percent(true))),
+                    ("location", &format!("https://x.example/{}", percent(false))),
+                ],
+                "{}",
+            )),
+            "redirect" => Reply::Now(respond(
+                302,
+                &[("location", &format!("https://x.example/?t={}", percent(true)))],
+                "",
+            )),
+            "binary" => {
+                let mut body = vec![0xff, 0x00];
+                body.extend_from_slice(secret.as_bytes());
+                body.extend_from_slice(php_escaped(&secret).as_bytes());
+                Reply::Now(respond(
+                    200,
+                    &[("content-type", "application/octet-stream")],
+                    body,
+                ))
+            }
+            "image" => {
+                let mut body = b"\x89PNG".to_vec();
+                body.extend_from_slice(unicode_escaped(&secret).as_bytes());
+                Reply::Now(respond(200, &[("content-type", "image/png")], body))
+            }
+            _ => json(404, "{}".into()),
+        }
+    })
+    .await
+}
+
+const ECHO_FORMS: &[&str] = &[
+    "php", "unicode", "key", "mixed", "percent", "base64", "text", "problem", "headers",
+    "redirect", "binary", "image",
+];
+
+/// ferry over HTTP calling `echo` on `upstream` with `auth`, the secrets read from `env`.
+async fn echo_server(
+    upstream: &TestUpstream,
+    auth: UpstreamAuth,
+    env: &[(&str, &str)],
+) -> crate::support::Running {
+    let echo = Tool::new(
+        "echo",
+        json!({
+            "type": "object",
+            "properties": {"form": {"type": "string"}},
+            "required": ["form"],
+            "additionalProperties": false
+        }),
+        RequestPlan::new(
+            Method::GET,
+            "/echo/{form}",
+            vec![ParameterPlan::new(
+                "form",
+                ParameterLocation::Path,
+                ParameterStyle::Simple,
+                false,
+            )],
+        ),
+    );
+    let catalog = catalog(&upstream.base, &[echo]);
+    let config = UpstreamConfig {
+        call: CallOptions::default(),
+        auth: Some(auth),
+        identity_header: None,
+    };
+    let client = Upstream::with_env(&catalog, &config, env_with(env)).expect("client");
+    let server =
+        ferry::mcp::Server::new(&catalog, Some(client), ferry::mcp::ServerOptions::default());
+    crate::support::start(server, Default::default()).await
+}
+
+/// Calls `echo` in every form and checks that none of `secrets` is in the whole answer, in
+/// any form, and that each answer says it was redacted.
+async fn assert_echoes_are_redacted(running: &crate::support::Running, secrets: &[&str]) {
+    for form in ECHO_FORMS {
+        let answer = crate::support::post_modern(
+            &running.url,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"form": form}}),
+        )
+        .await;
+        assert_eq!(answer.status, 200, "{form}: {}", answer.text);
+        let value = answer.json();
+        let mut found = Vec::new();
+        for secret in secrets {
+            secret_forms(&answer.text, secret, &mut found);
+            secret_forms_in_value(&value, secret, &mut found);
+        }
+        assert!(found.is_empty(), "{form}: {found:#?}\n{}", answer.text);
+        assert_eq!(
+            value["result"]["_meta"]["dev.ferry/result"]["redacted"], true,
+            "{form}: {}",
+            answer.text
+        );
+        if !matches!(*form, "binary" | "image") {
+            assert!(
+                answer.text.contains("[redacted]"),
+                "{form}: {}",
+                answer.text
+            );
+        }
+    }
+}
+
+// Regression test for issue 9: a token echoed JSON-escaped (`\/`, `\u…`) passed the byte
+// search, and parsing the body restored it in `structuredContent`.
+#[tokio::test]
+async fn an_echoed_bearer_token_is_redacted_in_every_form_it_is_served() {
+    let token = "Ab3/x+Yz9=Q7k_mN.w~";
+    let upstream = echoing_upstream(|authorization| {
+        authorization
+            .strip_prefix("Bearer ")
+            .unwrap_or_default()
+            .to_string()
+    })
+    .await;
+    let running = echo_server(
+        &upstream,
+        UpstreamAuth::Bearer {
+            env: "ECHO_TOKEN".into(),
+        },
+        &[("ECHO_TOKEN", token)],
+    )
+    .await;
+    assert_echoes_are_redacted(&running, &[token]).await;
+    assert_eq!(upstream.requests().len(), ECHO_FORMS.len());
+
+    // The parsed value is redacted where the secret was, and the rest kept.
+    let answer = crate::support::post_modern(
+        &running.url,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"form": "php"}}),
+    )
+    .await;
+    let value = answer.json();
+    assert_eq!(
+        value["result"]["structuredContent"],
+        json!({"echo": "[redacted]"})
+    );
+    assert_eq!(
+        value["result"]["content"][0]["text"],
+        r#"{"echo":"[redacted]"}"#
+    );
+}
+
+// Regression test for issue 9: a basic credential is base64 of `user:password`; the
+// password and the pair are secrets as well as the header's token.
+#[tokio::test]
+async fn an_echoed_basic_credential_is_redacted_as_password_pair_and_token() {
+    use base64::Engine as _;
+    let upstream = echoing_upstream(|authorization| {
+        let token = authorization.strip_prefix("Basic ").unwrap_or_default();
+        let pair = base64::engine::general_purpose::STANDARD
+            .decode(token)
+            .unwrap_or_default();
+        let pair = String::from_utf8(pair).unwrap_or_default();
+        pair.split_once(':').unwrap_or_default().1.to_string()
+    })
+    .await;
+    let auth = parse_auth(
+        json!({"basic": {"username": "ferry-user", "password": {"env": "ECHO_PASSWORD"}}}),
+    );
+    let password = "p4ss/w0rd+long=";
+    let running = echo_server(&upstream, auth, &[("ECHO_PASSWORD", password)]).await;
+    let pair = format!("ferry-user:{password}");
+    let token = base64::engine::general_purpose::STANDARD.encode(&pair);
+    assert_echoes_are_redacted(&running, &[password, &pair, &token]).await;
+}
+
+// Regression test for issue 9: a token ferry obtained is redacted in every form too.
+#[tokio::test]
+async fn an_echoed_obtained_token_is_redacted_in_every_form_it_is_served() {
+    let upstream = echoing_upstream(|authorization| {
+        authorization
+            .strip_prefix("Bearer ")
+            .unwrap_or_default()
+            .to_string()
+    })
+    .await;
+    let auth = parse_auth(json!({"client_credentials": {
+        "token_url": format!("{}/token", upstream.base),
+        "client_id": "ferry",
+        "client_secret": {"env": "ECHO_SECRET"}
+    }}));
+    let running = echo_server(&upstream, auth, &[("ECHO_SECRET", "client-secret")]).await;
+    assert_echoes_are_redacted(&running, &["obtained/t0ken+9"]).await;
+}
+
+fn parse_auth(value: Value) -> UpstreamAuth {
+    let mut diagnostics = Vec::new();
+    let auth = parse_upstream_auth(&value, "upstream_auth", &mut diagnostics);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    auth.expect("upstream_auth")
+}
+
+// Regression test for issue 9: `Retry-After: 18446744073709551615` overflowed the retry's
+// instant, and the call was never answered.
+#[tokio::test]
+async fn a_retry_after_past_any_deadline_gives_the_answer_that_came() {
+    for value in [
+        "18446744073709551615",
+        "99999999999999999999999",
+        "Fri, 31 Dec 9999 23:59:59 GMT",
+        "Fri, 31 Dec 99999999999999 23:59:59 GMT",
+    ] {
+        let upstream = TestUpstream::start(move |_, _| {
+            Reply::Now(respond(503, &[("retry-after", value)], ""))
+        })
+        .await;
+        let mut tool = tool("getPet", Method::GET, "/pets", Vec::new());
+        tool.call.retries = Some(3);
+        let result = call(&upstream.base, &tool, json!({})).await;
+        assert!(result.is_error, "{value}");
+        assert_eq!(http_meta(&result)["status"], 503, "{value}");
+        assert_eq!(http_meta(&result)["headers"]["retry-after"], value);
+        let requests = upstream.requests().len();
+        // A date whose year is not four digits is no date: the header is ignored and the
+        // backoff applies. Delta-seconds past any clock are only very far.
+        let expected = if value.contains("99999 ") { 4 } else { 1 };
+        assert_eq!(requests, expected, "{value}");
+    }
+}
+
+/// A raw upstream that answers every request with `head`, counting connections.
+async fn raw_upstream(head: Vec<u8>) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    let head: Arc<[u8]> = head.into();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            let head = head.clone();
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 4096];
+                let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await;
+                let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, &head).await;
+                let _ = tokio::io::AsyncWriteExt::shutdown(&mut stream).await;
+            });
+        }
+    });
+    (base, accepted)
+}
+
+// Regression test for issue 9: a response head over the client's limits was reported as
+// "closed the connection without an answer" and retried. It did answer.
+#[tokio::test]
+async fn a_response_head_over_the_limits_is_an_upstream_fault_not_retried() {
+    let mut huge = b"HTTP/1.1 200 OK\r\nx-big: ".to_vec();
+    huge.extend(std::iter::repeat_n(b'a', 1 << 20));
+    huge.extend_from_slice(b"\r\ncontent-length: 0\r\n\r\n");
+    let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for index in 0..500 {
+        many.extend_from_slice(format!("x-h{index}: 1\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"content-length: 0\r\n\r\n");
+    for head in [huge, many] {
+        let (base, accepted) = raw_upstream(head).await;
+        let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
+        get.call.retries = Some(2);
+        let result = call(&base, &get, json!({})).await;
+        assert!(result.is_error);
+        expect![[r#"the upstream answered with a response head larger than ferry accepts (too many or too long header lines)"#]]
+            .assert_eq(&text_of(&result));
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+    // A head that is no HTTP at all is the upstream's fault too, and not retried.
+    let (base, accepted) = raw_upstream(b"SSH-2.0-OpenSSH\r\n\r\n".to_vec()).await;
+    let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
+    get.call.retries = Some(2);
+    let result = call(&base, &get, json!({})).await;
+    expect![[r#"the upstream answered with something that is not an HTTP response"#]]
+        .assert_eq(&text_of(&result));
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
 }
