@@ -15,10 +15,19 @@ mod lock;
 mod report;
 mod serve;
 
+/// `ferry --version`: the version, and the MCP revisions it serves.
+static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "{} (MCP {})",
+        env!("CARGO_PKG_VERSION"),
+        ferry::mcp::SUPPORTED_VERSIONS.join(", ")
+    )
+});
+
 #[derive(Debug, Parser)]
 #[command(
     name = "ferry",
-    version,
+    version = VERSION.as_str(),
     about = "Serve an HTTP API's OpenAPI operations as MCP tools"
 )]
 pub struct Args {

@@ -1024,3 +1024,17 @@ async fn an_operation_with_a_schema_cycle_sends_nothing_upstream() {
     );
     running.shutdown().await;
 }
+
+/// Issue 12: `ferry --version` names the MCP revisions it serves beside its own version.
+#[test]
+fn version_names_the_mcp_revisions_served() {
+    let (code, out, _) = ferry(&["--version"], Path::new(env!("CARGO_MANIFEST_DIR")));
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.trim(),
+        format!(
+            "ferry {} (MCP 2026-07-28, 2025-11-25)",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+}
