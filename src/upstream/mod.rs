@@ -26,8 +26,8 @@ use crate::catalog::{Catalog, ParameterLocation, Tool};
 use crate::curation::call::{CallOptions, NextPage, UpstreamAuth, defaults};
 
 mod pool;
-mod request;
-mod response;
+pub(crate) mod request;
+pub(crate) mod response;
 
 use pool::{Attempt, Outgoing, Pool};
 
@@ -170,6 +170,12 @@ impl Upstream {
     pub fn with_workers(mut self, workers: usize) -> Upstream {
         self.workers = (1..workers).map(|_| OnceLock::new()).collect();
         self
+    }
+
+    /// The request target a call with `path_and_query` is sent to, before the origin check;
+    /// what the fuzzing harness checks.
+    pub(crate) fn target(&self, path_and_query: &str) -> Result<http::Uri, &'static str> {
+        self.inner.uri(path_and_query)
     }
 
     /// The pool with index `index` (by connect timeout) of the calling thread.
@@ -853,7 +859,7 @@ fn backoff(base: Duration, attempt: u32) -> Duration {
 }
 
 /// `Retry-After` as a delay: delta-seconds, or an HTTP date (IMF-fixdate).
-fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
     let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(seconds) = value.parse::<u64>() {
         return Some(Duration::from_secs(seconds));

@@ -3,6 +3,7 @@
 mod auth;
 mod catalog;
 mod e2e;
+mod fuzz_corpus;
 mod http;
 mod mcp;
 mod problem_details;
