@@ -894,6 +894,15 @@ fn http_date(text: &str) -> Option<u64> {
     let year: i64 = year.parse().ok()?;
     let mut clock = time.split(':').map(|part| part.parse::<i64>().ok());
     let (hour, minute, second) = (clock.next()??, clock.next()??, clock.next()??);
+    // Out of the calendar's ranges the value is no date (and a huge one would overflow).
+    let in_calendar = (1..=31).contains(&day)
+        && (0..=9999).contains(&year)
+        && (0..24).contains(&hour)
+        && (0..60).contains(&minute)
+        && (0..=60).contains(&second);
+    if !in_calendar {
+        return None;
+    }
     // Days from the civil date (Howard Hinnant's algorithm).
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
