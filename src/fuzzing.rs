@@ -19,14 +19,17 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use serde_json::{Map, Value};
 
 use crate::catalog::{self, Catalog, Tool};
-use crate::curation::{self, Curation};
 use crate::curation::call::NextPage;
+use crate::curation::{self, Curation};
 use crate::mcp::{self, Incoming, Kind, Server, ServerOptions};
 use crate::openapi::{self, Document, LoadOptions};
 use crate::upstream::{Upstream, UpstreamConfig, request, response};
 
+/// A harness: the fuzzer's bytes in, a panic when an invariant does not hold.
+pub type Harness = fn(&[u8]);
+
 /// Every harness, by the name its fuzz target and corpus directory have.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Harness)] = &[
     ("handle", handle),
     ("stdio", stdio),
     ("openapi_load", openapi_load),
@@ -180,7 +183,10 @@ pub fn stdio(data: &[u8]) {
         written.is_empty() || written.ends_with(b"\n"),
         "every answer ends its line"
     );
-    for line in written.split(|byte| *byte == b'\n').filter(|line| !line.is_empty()) {
+    for line in written
+        .split(|byte| *byte == b'\n')
+        .filter(|line| !line.is_empty())
+    {
         check_response(line);
     }
 }
@@ -293,7 +299,10 @@ pub fn request(data: &[u8]) {
         query.ends_with("api_key=Sk%2F9"),
         "ferry's query credential is the query's last item: {query:?}"
     );
-    assert!(!query.contains('#'), "a query value moved into the fragment: {query:?}");
+    assert!(
+        !query.contains('#'),
+        "a query value moved into the fragment: {query:?}"
+    );
 
     let uri = fixed_upstream()
         .target(&prepared.path_and_query)
@@ -306,7 +315,11 @@ pub fn request(data: &[u8]) {
         format!("/api/v1{path}"),
         "the path moved on its way into the URL"
     );
-    assert_eq!(uri.query(), Some(query), "the query changed on its way into the URL");
+    assert_eq!(
+        uri.query(),
+        Some(query),
+        "the query changed on its way into the URL"
+    );
 
     for (name, value) in &prepared.headers {
         for bytes in [name.as_str().as_bytes(), value.as_bytes()] {
@@ -325,7 +338,11 @@ pub fn request(data: &[u8]) {
     }
     if let Some(body) = &prepared.body {
         let content_type = body.content_type.as_bytes();
-        assert!(!content_type.iter().any(|byte| matches!(byte, b'\r' | b'\n' | 0)));
+        assert!(
+            !content_type
+                .iter()
+                .any(|byte| matches!(byte, b'\r' | b'\n' | 0))
+        );
     }
 }
 
@@ -376,7 +393,10 @@ pub fn response(data: &[u8]) {
     let served = serde_json::to_value(&result).expect("a tool result serializes");
     check_secret_absent(&served, 0);
     let text = served.to_string();
-    assert!(!text.contains(SECRET), "the secret is in the served JSON: {text}");
+    assert!(
+        !text.contains(SECRET),
+        "the secret is in the served JSON: {text}"
+    );
 }
 
 /// A `Link` header's value: the `rel="next"` target found is one written between `<` and
@@ -503,7 +523,9 @@ fn check_segments(template: &str, path: &str) {
 fn check_secret_absent(value: &Value, depth: usize) {
     match value {
         Value::String(text) => check_text_secret_absent(text, depth),
-        Value::Array(items) => items.iter().for_each(|item| check_secret_absent(item, depth)),
+        Value::Array(items) => items
+            .iter()
+            .for_each(|item| check_secret_absent(item, depth)),
         Value::Object(map) => {
             for (key, item) in map {
                 check_text_secret_absent(key, depth);
@@ -569,7 +591,11 @@ fn fixed_catalog() -> &'static Catalog {
         let (curation, _) = curation::parse(CURATION, "ferry.yaml", PathBuf::from("."))
             .expect("the fuzzing curation is YAML");
         let (catalog, diagnostics) = catalog::compile_chosen(fixed_document(), &curation);
-        assert_eq!(catalog.tools.len(), 6, "every tool compiles: {diagnostics:?}");
+        assert_eq!(
+            catalog.tools.len(),
+            6,
+            "every tool compiles: {diagnostics:?}"
+        );
         catalog
     })
 }

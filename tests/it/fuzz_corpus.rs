@@ -26,21 +26,33 @@ fn every_kept_fuzzing_input_passes_its_harness() {
             let Ok(entries) = std::fs::read_dir(root.join(kept).join(target)) else {
                 continue;
             };
-            let mut paths: Vec<_> = entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
+            let mut paths: Vec<_> = entries
+                .filter_map(|entry| Some(entry.ok()?.path()))
+                .collect();
             paths.sort();
             for path in paths {
                 let data = std::fs::read(&path).expect("a corpus file is readable");
-                let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+                let name = path
+                    .file_name()
+                    .and_then(|name| name.to_str())
+                    .unwrap_or("");
                 let failed = catch_unwind(AssertUnwindSafe(|| harness(&data))).is_err();
                 let known = KNOWN.contains(&(*target, name));
                 replayed += 1;
                 if failed != known {
-                    let what = if failed { "fails" } else { "passes, but is listed as known" };
+                    let what = if failed {
+                        "fails"
+                    } else {
+                        "passes, but is listed as known"
+                    };
                     unexpected.push(format!("fuzz/{kept}/{target}/{name} {what}"));
                 }
             }
         }
     }
-    assert!(replayed > 50, "the corpus is missing: only {replayed} inputs");
+    assert!(
+        replayed > 50,
+        "the corpus is missing: only {replayed} inputs"
+    );
     assert!(unexpected.is_empty(), "{}", unexpected.join("\n"));
 }
