@@ -6,11 +6,11 @@
 # Runs each target (all of them by default; `cargo +nightly fuzz list` names them) for
 # SECONDS (default 300), one after the other with one job, starting from the kept corpus
 # (fuzz/corpus/<target>) and the inputs found before (fuzz/work/<target>, not kept). Then
-# `cargo fuzz cmin` reduces both to the inputs that reach new code, and those replace the
-# kept corpus, which `cargo test` replays. A crash does not stop the run (libFuzzer's fork
-# mode goes on); its input is left in fuzz/artifacts/<target>/, listed at the end, and the
-# script fails. Once it is fixed, keep the input in fuzz/regressions/<target>/ so that the
-# tests replay it for ever.
+# `cargo fuzz cmin` reduces both to the inputs that reach new code, and the fewest of those
+# that reach every edge replace the kept corpus, which `cargo test` replays. A crash does
+# not stop the run (libFuzzer's fork mode goes on): its input is left in
+# fuzz/artifacts/<target>/, listed at the end, and the script fails. Once it is fixed, keep
+# the input in fuzz/regressions/<target>/ so that the tests replay it for ever.
 set -euo pipefail
 
 cd "$(dirname "$0")/../fuzz"
@@ -32,10 +32,15 @@ for target in "${targets[@]}"; do
         -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
         -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 ||
         true
-    cp -n "corpus/$target"/* "work/$target"/ 2>/dev/null || true
+    # The kept corpus: the fewest inputs that reach every edge the kept and the new inputs
+    # reach (hit counts left out, which keeps it a fraction of the working corpus's size).
     cargo +nightly fuzz cmin "$target" "work/$target" -- -max_len="$max_len"
+    rm -rf "corpus/$target.new"
+    mkdir "corpus/$target.new"
+    cargo +nightly fuzz run "$target" "corpus/$target.new" "corpus/$target" "work/$target" -- \
+        -merge=1 -use_counters=0 -max_len="$max_len"
     rm -rf "corpus/$target"
-    cp -r "work/$target" "corpus/$target"
+    mv "corpus/$target.new" "corpus/$target"
     if compgen -G "artifacts/$target/*" >/dev/null; then
         echo "== $target: inputs that failed:"
         ls -l "artifacts/$target"
