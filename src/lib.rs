@@ -9,6 +9,8 @@ pub mod catalog;
 pub mod curation;
 pub mod demo;
 pub mod diagnostic;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod lock;
 pub mod mcp;
 pub mod openapi;

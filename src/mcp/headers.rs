@@ -45,7 +45,7 @@ fn walk(schema: &Value, path: &mut Vec<String>, found: &mut Vec<MirroredHeader>)
 
 /// A header's value, base64-decoded when it uses the `=?base64?…?=` form. `Err` names what is
 /// wrong with it.
-pub(super) fn decoded(headers: &HeaderMap, name: &str) -> Result<Option<String>, String> {
+pub(crate) fn decoded(headers: &HeaderMap, name: &str) -> Result<Option<String>, String> {
     let Some(value) = single(headers, name)? else {
         return Ok(None);
     };
@@ -81,7 +81,7 @@ pub(super) fn repeated_param(headers: &HeaderMap) -> Option<&str> {
     })
 }
 
-pub(super) fn decode_value(text: &str) -> Result<String, String> {
+pub(crate) fn decode_value(text: &str) -> Result<String, String> {
     match text
         .strip_prefix("=?base64?")
         .and_then(|rest| rest.strip_suffix("?="))
@@ -132,7 +132,7 @@ fn lookup<'v>(arguments: &'v Map<String, Value>, path: &[String]) -> Option<&'v 
 }
 
 /// Numbers compare numerically (`42.0` agrees with `42`), strings and booleans as text.
-pub(super) fn agrees(header: &str, body: &Value) -> bool {
+pub(crate) fn agrees(header: &str, body: &Value) -> bool {
     match body {
         Value::String(text) => header == text,
         Value::Bool(flag) => header == if *flag { "true" } else { "false" },

@@ -23,7 +23,7 @@ use crate::auth::{Authenticator, Challenge, Principal};
 use crate::catalog::{Catalog, Tool};
 use crate::upstream::{ToolResult, Upstream};
 
-mod headers;
+pub(crate) mod headers;
 mod validate;
 
 pub use crate::auth::CacheScope;

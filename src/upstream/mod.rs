@@ -26,9 +26,9 @@ use crate::catalog::{Catalog, ParameterLocation, Tool};
 use crate::curation::call::{CallOptions, NextPage, UpstreamAuth, defaults};
 
 mod pool;
-mod redact;
-mod request;
-mod response;
+pub(crate) mod redact;
+pub(crate) mod request;
+pub(crate) mod response;
 
 use pool::{Attempt, Outgoing, Pool};
 use redact::Secrets;
@@ -173,6 +173,12 @@ impl Upstream {
     pub fn with_workers(mut self, workers: usize) -> Upstream {
         self.workers = (1..workers).map(|_| OnceLock::new()).collect();
         self
+    }
+
+    /// The request target a call with `path_and_query` is sent to, before the origin check;
+    /// what the fuzzing harness checks.
+    pub(crate) fn target(&self, path_and_query: &str) -> Result<http::Uri, &'static str> {
+        self.inner.uri(path_and_query)
     }
 
     /// The pool with index `index` (by connect timeout) of the calling thread.
@@ -912,7 +918,7 @@ fn deadline_after(started: Instant, timeout: Duration) -> Instant {
 /// The wait before the next attempt: the upstream's `Retry-After`, or else the backoff.
 /// `None` when the wait would not end before the call's deadline: then the answer that came
 /// is the call's answer.
-fn retry_wait(
+pub(crate) fn retry_wait(
     after: Option<Duration>,
     backoff: Duration,
     now: Instant,
@@ -926,7 +932,7 @@ fn retry_wait(
 /// `Retry-After` as a delay: delta-seconds, or an HTTP date (IMF-fixdate). Delta-seconds
 /// too large to hold are the largest delay (as RFC 9111 §1.2.2 has it for delta-seconds); a
 /// value of neither form is ignored.
-fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
     let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
     if !value.is_empty() && value.bytes().all(|byte| byte.is_ascii_digit()) {
         return Some(Duration::from_secs(

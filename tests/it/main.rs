@@ -4,6 +4,7 @@ mod auth;
 mod catalog;
 mod connections;
 mod e2e;
+mod fuzz_corpus;
 mod http;
 mod mcp;
 mod problem_details;
