@@ -12,6 +12,7 @@ pub mod diagnostic;
 pub mod lock;
 pub mod mcp;
 pub mod openapi;
+pub mod parameter;
 pub mod tls;
 pub mod transport;
 pub mod upstream;
