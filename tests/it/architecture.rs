@@ -486,7 +486,6 @@ fn tokens(code: &str) -> Vec<(usize, String)> {
 fn code_only(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
-    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
@@ -532,36 +531,9 @@ fn code_only(text: &str) -> String {
                 out.push(' ');
             }
             i += closing.len();
-        } else if c == '"' {
-            out.push(' ');
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                if i < chars.len() {
-                    out.push(blank(chars[i]));
-                    i += 1;
-                }
-            }
-            out.push(' ');
-            i += 1;
-        } else if c == '\'' && is_char_literal(&chars, i) {
-            out.push(' ');
-            i += 1;
-            while i < chars.len() && chars[i] != '\'' {
-                if chars[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                out.push(' ');
-                i += 1;
-            }
-            out.push(' ');
-            i += 1;
+        } else if c == '"' || (c == '\'' && is_char_literal(&chars, i)) {
+            i = blank_quoted(&chars, i, &mut out);
         } else {
-            // An identifier ending in `r` or `b` (`for`, `Sub`) is no literal's prefix.
             out.push(c);
             i += 1;
         }
@@ -569,7 +541,33 @@ fn code_only(text: &str) -> String {
     out
 }
 
-/// At `r"`, `r#"`, `br"`: the number of `#`s and where the body starts.
+/// Blanks the string or character literal whose opening quote is at `i` (escapes included);
+/// returns the index after its closing quote.
+fn blank_quoted(chars: &[char], mut i: usize, out: &mut String) -> usize {
+    let quote = chars[i];
+    out.push(' ');
+    i += 1;
+    while i < chars.len() && chars[i] != quote {
+        if chars[i] == '\\' {
+            out.push(' ');
+            i += 1;
+        }
+        if let Some(&c) = chars.get(i) {
+            out.push(blank(c));
+            i += 1;
+        }
+    }
+    out.push(' ');
+    i + 1
+}
+
+/// A line break stays, so that lines still count; any other character becomes a space.
+fn blank(c: char) -> char {
+    if c == '\n' { '\n' } else { ' ' }
+}
+
+/// At `r"`, `r#"`, `br"` (not inside an identifier such as `for"`): the number of `#`s and
+/// where the body starts.
 fn raw_string_start(chars: &[char], i: usize) -> Option<(usize, usize)> {
     if i > 0 && (chars[i - 1].is_ascii_alphanumeric() || chars[i - 1] == '_') {
         return None;
