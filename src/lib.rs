@@ -14,6 +14,7 @@ pub mod fuzzing;
 pub mod lock;
 pub mod mcp;
 pub mod openapi;
+pub mod parameter;
 pub mod tls;
 pub mod transport;
 pub mod upstream;

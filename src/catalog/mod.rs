@@ -18,6 +18,8 @@ mod schema;
 mod tests;
 pub mod trim;
 
+pub use crate::parameter::{ParameterLocation, ParameterStyle};
+
 /// Every tool ferry serves, and who it says it is.
 #[derive(Debug, Clone)]
 pub struct Catalog {
@@ -167,27 +169,6 @@ impl ParameterPlan {
             json_content: false,
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ParameterLocation {
-    Path,
-    Query,
-    Header,
-    Cookie,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ParameterStyle {
-    Simple,
-    Label,
-    Matrix,
-    Form,
-    SpaceDelimited,
-    PipeDelimited,
-    DeepObject,
 }
 
 /// The request body: its media type and where its value comes from.

@@ -7,8 +7,8 @@
 use serde_json::{Map, Value};
 
 use super::join;
-use crate::catalog::ParameterLocation;
 use crate::diagnostic::{Diagnostic, Location};
+use crate::parameter::ParameterLocation;
 
 /// Call options as written, at the top level (defaults for every tool) or in a tool entry.
 /// Every field is optional here; `None` inherits.

@@ -1,0 +1,28 @@
+//! Where an HTTP parameter goes and how its value is written (OpenAPI's `in` and `style`): a
+//! leaf that the curation reader and the catalog both name, so neither imports the other
+//! for it.
+
+use serde::Serialize;
+
+/// A parameter's `in`: the part of the request that carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParameterLocation {
+    Path,
+    Query,
+    Header,
+    Cookie,
+}
+
+/// A parameter's `style`: how a value, list or object is written as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ParameterStyle {
+    Simple,
+    Label,
+    Matrix,
+    Form,
+    SpaceDelimited,
+    PipeDelimited,
+    DeepObject,
+}
