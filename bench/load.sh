@@ -21,52 +21,8 @@ fail() { printf 'bench: %s\n' "$*" >&2; exit 1; }
 case "$duration$warmup" in *[!0-9]*) fail "DURATION and WARMUP are whole seconds" ;; esac
 [ "$duration" -ge 1 ] && [ "$duration" -le 60 ] || fail "DURATION must be 1 to 60 seconds"
 
-missing=()
-command -v wrk >/dev/null || missing+=(wrk)
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "==> installing ${missing[*]} from Debian" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 \
-        || fail "could not install ${missing[*]}"
-fi
-nginx="$(command -v nginx || echo /usr/sbin/nginx)"
-
-if [ -z "${FERRY_BIN:-}" ]; then
-    echo "==> cargo build --release" >&2
-    (cd "$root" && cargo build --release --quiet --bin ferry) || fail "release build failed"
-    FERRY_BIN="$root/target/release/ferry"
-fi
-
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_port() {
-    for _ in $(seq 1 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-upstream_port="$(free_port)"
-sed -e "s|__PORT__|$upstream_port|" -e "s|__DIR__|$work|g" "$here/nginx.conf" >"$work/nginx.conf"
-"$nginx" -p "$work" -c "$work/nginx.conf" -e "$work/nginx-error.log" &
-pids+=($!)
-wait_port "$upstream_port" || fail "nginx did not start: $(cat "$work/nginx-error.log" 2>/dev/null)"
-
-ferry_port="$(free_port)"
-RUST_LOG="${RUST_LOG:-warn}" "$FERRY_BIN" serve --config "$here/ferry.yaml" \
-    --upstream "http://127.0.0.1:$upstream_port" --listen "127.0.0.1:$ferry_port" 2>"$work/ferry.log" &
-ferry_pid=$!
-pids+=("$ferry_pid")
-wait_port "$ferry_port" || fail "ferry did not start: $(cat "$work/ferry.log")"
+# shellcheck source=common.sh
+source "$here/common.sh"
 
 # One call by hand first: the benchmark only means something if the call succeeds.
 python3 - "$ferry_port" "$here/call.lua" <<'EOF' || fail "the benchmarked call does not succeed"

@@ -32,14 +32,8 @@ fail() { printf 'conformance: %s\n' "$*" >&2; exit 2; }
 [ -x "$python" ] || fail "no virtualenv python at $python (run scripts/setup-tests.sh)"
 [ -x "$node" ] && [ -f "$suite" ] || fail "conformance suite or Node 22 missing (run scripts/setup-tests.sh)"
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=../../../scripts/processes.sh
+source "$root/scripts/processes.sh"
 
 # The fixture upstream, on a port of the OS's choosing, announced on its stdout.
 "$python" "$e2e/upstream.py" >"$work/upstream.out" 2>"$work/upstream.err" &
