@@ -490,21 +490,26 @@ fn place_body(
     }
     let placement = match mergeable {
         Some(_) => {
-            let translated = builder.schema(schema_file, &body.pointer, schema);
+            let mut translated = builder.schema(schema_file, &body.pointer, schema);
             let mut names = Vec::new();
-            if let Some(Value::Object(props)) = translated.get("properties") {
+            // The properties are moved into the arguments, not copied: a body's schema can be
+            // most of a tool's.
+            let props = translated
+                .as_object_mut()
+                .and_then(|map| map.remove("properties"));
+            if let Some(Value::Object(props)) = props {
                 for (name, property) in props {
                     if let BodyEncoding::Multipart { files } = &mut encoding
                         && is_file(
                             builder,
                             schema_file,
-                            schema.get("properties").and_then(|p| p.get(name)),
+                            schema.get("properties").and_then(|p| p.get(&name)),
                         )
                     {
                         files.push(name.clone());
                     }
-                    properties.insert(name.clone(), property.clone());
                     names.push(name.clone());
+                    properties.insert(name, property);
                 }
             }
             if let Some(Value::Array(body_required)) = translated.get("required") {

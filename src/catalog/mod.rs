@@ -386,19 +386,19 @@ impl Tool {
 }
 
 /// `value` with every object's keys in sorted order, so its text is the same on every run.
-pub fn canonical(value: Value) -> Value {
+pub fn canonical(mut value: Value) -> Value {
+    sort_keys(&mut value);
+    value
+}
+
+/// Sorts every object's keys in place: no copy of the tree is made.
+fn sort_keys(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k, canonical(v)))
-                    .collect(),
-            )
+            map.sort_keys();
+            map.values_mut().for_each(sort_keys);
         }
-        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
-        other => other,
+        Value::Array(items) => items.iter_mut().for_each(sort_keys),
+        _ => {}
     }
 }

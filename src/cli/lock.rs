@@ -23,7 +23,10 @@ pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let curation = curation_bytes(loaded.config.as_deref())?;
-    let lock = lock::lock(&loaded.catalog, &loaded.document, curation.as_deref());
+    let Some(document) = &loaded.document else {
+        bail!("the document was not kept for the lock");
+    };
+    let lock = lock::lock(&loaded.catalog, document, curation.as_deref());
     let path = args
         .output
         .clone()
@@ -52,7 +55,7 @@ pub fn path_for(config: Option<&Path>) -> PathBuf {
 /// there was any. `required` (`--locked`): a missing lock is an error too.
 pub fn check(
     catalog: &Catalog,
-    document: &Document,
+    document: Option<&Document>,
     config: Option<&Path>,
     required: bool,
 ) -> anyhow::Result<(Vec<Diagnostic>, bool)> {
@@ -78,7 +81,9 @@ pub fn check(
         .collect();
     let drifted = !diagnostics.is_empty();
     let curation = curation_bytes(config)?;
-    let changed = lock::changed_files(&lock, document, curation.as_deref());
+    let changed = document
+        .map(|document| lock::changed_files(&lock, document, curation.as_deref()))
+        .unwrap_or_default();
     if !changed.is_empty() {
         diagnostics.push(Diagnostic::warning(
             Location::General,

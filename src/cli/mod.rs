@@ -152,8 +152,10 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
     /// The curation as read, flags applied: serving needs its upstream settings.
     pub curation: Curation,
-    /// The document it was compiled from (a lock records its files).
-    pub document: Document,
+    /// The document it was compiled from, for the lock (which records its files); a command
+    /// that does not need it sets it to `None` as soon as it can, since it can be larger
+    /// than the catalog.
+    pub document: Option<Document>,
     /// The curation file read, when there was one.
     pub config: Option<PathBuf>,
 }
@@ -224,7 +226,7 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
         catalog,
         diagnostics,
         curation,
-        document,
+        document: Some(document),
         config,
     })
 }

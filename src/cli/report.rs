@@ -24,12 +24,14 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = load_catalog(&args.source)?;
     let (drift, drifted) = super::lock::check(
         &loaded.catalog,
-        &loaded.document,
+        loaded.document.as_ref(),
         loaded.config.as_deref(),
         args.locked,
     )?;
     loaded.diagnostics.extend(drift);
     loaded.diagnostics.sort_by_key(|d| d.severity);
+    // The report needs only the catalog: the document goes first, since it can be larger.
+    loaded.document = None;
     let asserted: Vec<&catalog::Tool> = loaded
         .catalog
         .tools
@@ -57,7 +59,9 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
 
 pub fn tools(source: &SourceArgs) -> anyhow::Result<ExitCode> {
     // Only errors are shown here, and those are the same either way.
-    let loaded = load_chosen(source)?;
+    let mut loaded = load_chosen(source)?;
+    // Printing needs only the catalog: the document goes first, since it can be larger.
+    loaded.document = None;
     for diagnostic in &loaded.diagnostics {
         if diagnostic.is_error() {
             eprintln!("{diagnostic}");
