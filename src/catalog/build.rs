@@ -471,8 +471,18 @@ fn place_body(
     // calling those and `not`), and one such tool makes the whole tool list unusable: such a
     // body stays one argument, where the keywords mean the same, unless the curation asks.
     let composes = ROOT_COMPOSITION.iter().any(|k| schema.get(*k).is_some());
+    // A name the body requires but does not define (some documents list `id` so) must not
+    // be an argument already either: merged, it would bind that argument instead.
+    let requires_an_argument = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .any(|name| properties.contains_key(name));
     let mergeable = mergeable_properties(schema).filter(|names| {
         names.iter().all(|name| !properties.contains_key(*name))
+            && !requires_an_argument
             && (body.required || asks_nothing)
             && (lift_composition || !composes)
     });

