@@ -3,7 +3,7 @@
 #   1. cargo fmt --check
 #   2. cargo clippy --all-targets -- -D warnings
 #   3. cargo test                      (debug profile: dependencies compile once)
-#   4. cargo build                     (the binary the end-to-end suites run)
+#   4. the binary the end-to-end suites run (target/debug/ferry, as `cargo test` built it)
 #   5. Python SDK end-to-end tests     (tests/e2e/python, pytest)
 #   6. TypeScript SDK end-to-end tests (tests/e2e/ts, Node 22's test runner)
 #   7. MCP conformance suite           (tests/e2e/conformance/run.sh, both revisions)
@@ -82,7 +82,10 @@ mkdir -p "$reports"
 step "cargo fmt --check" cargo fmt --check
 step "cargo clippy" cargo clippy --all-targets --quiet -- -D warnings
 step "cargo test" cargo test --quiet
-step "cargo build" cargo build --quiet --bin ferry
+# `cargo test` builds target/debug/ferry for the integration tests; `cargo build` would build
+# it again with other dependency features (dev-dependencies unify features for tests), which
+# on a fresh machine costs minutes. `--no-run` only makes sure it is there and current.
+step "cargo build" cargo test --no-run --quiet
 if [ -x "$FERRY_BIN" ] && [[ " ${failed[*]} " != *" cargo build "* ]]; then
     step "python sdk e2e" python_tests
     step "typescript sdk e2e" typescript_tests
