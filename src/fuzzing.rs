@@ -390,7 +390,8 @@ pub fn response(data: &[u8]) {
         secrets: &secrets,
         query_credential: Some("api_key"),
     };
-    let result = response::shape(observed, &shaping);
+    let answer = response::shape(observed, &shaping);
+    let result = crate::mcp::ToolResult::of(shaping.tool, Ok(answer));
     let served = serde_json::to_value(&result).expect("a tool result serializes");
     check_secret_absent(&served, 0);
     let text = served.to_string();

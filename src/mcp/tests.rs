@@ -252,29 +252,26 @@ fn mirrored_headers_are_found_through_properties_only() {
 fn tool_results_are_written_as_the_result_with_the_era_s_additions() {
     let server = server();
     let id: Box<RawValue> = RawValue::from_string("7".into()).expect("an id");
-    let mut meta = Map::new();
-    meta.insert(
-        "dev.ferry/http".into(),
-        json!({"status": 200, "headers": {}}),
-    );
-    let results = [
-        ToolResult {
-            content: vec![json!({"type": "text", "text": "[1,2]"})],
-            structured_content: Some(json!([1, 2])),
-            is_error: false,
-            meta: meta.clone(),
+    let answer = crate::upstream::Answer {
+        http: crate::upstream::Http {
+            status: http::StatusCode::OK,
+            headers: Vec::new(),
         },
-        ToolResult {
-            content: vec![json!({"type": "text", "text": "no"})],
-            is_error: true,
-            ..ToolResult::default()
-        },
-    ];
+        essence: Some("application/json".into()),
+        body: b"[1,2]".to_vec(),
+        json: Some(json!([1, 2])),
+        location: None,
+        authenticated: false,
+        handling: crate::upstream::Handling::default(),
+    };
     let mut written = String::new();
-    for result in results {
+    let results = [
+        result::outcome_result("getPet", Ok(answer)),
+        result::invalid_arguments("no".into()),
+    ];
+    for result in &results {
         for era in [Era::Modern, Era::Legacy] {
-            let outgoing = server
-                .shape_result(&id, result.clone(), era)
+            let outgoing = result::respond(&id, result, era, &server.server_info)
                 .expect("a result serializes");
             written.push_str(std::str::from_utf8(&outgoing.body).expect("JSON is UTF-8"));
             written.push('\n');
