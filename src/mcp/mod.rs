@@ -24,7 +24,7 @@ use crate::catalog::{Catalog, Tool};
 use crate::upstream::Upstream;
 
 pub(crate) mod headers;
-mod result;
+pub(crate) mod result;
 mod validate;
 
 pub use crate::auth::CacheScope;
@@ -682,6 +682,18 @@ pub fn request_id(body: &[u8]) -> Option<String> {
     }
     let only: OnlyId<'_> = serde_json::from_slice(body).ok()?;
     only.id.map(|id| id.get().to_owned())
+}
+
+/// The JSON-RPC error (with HTTP 504) for a request not answered within the transport's
+/// time limit; `body` is the request as received, read for its id.
+pub fn timed_out(body: &[u8]) -> Outgoing {
+    let mut failure = Failure::new(
+        StatusCode::GATEWAY_TIMEOUT,
+        code::INTERNAL_ERROR,
+        "request timed out",
+    );
+    failure.0.id = request_id(body);
+    failure.into_outgoing(None)
 }
 
 /// A JSON-RPC error for a message that could not be read, with no `id` (the schema's

@@ -32,7 +32,7 @@ pub const LEGACY_WRAP_KEY: &str = "result";
 /// A tool result before its era is known, as the writer holds it: blocks and facts, written
 /// straight to the response without an intermediate JSON tree.
 #[derive(Debug, Default)]
-pub(crate) struct CallResult<'t> {
+pub(super) struct CallResult<'t> {
     content: Vec<Block<'t>>,
     structured_content: Option<Value>,
     is_error: bool,
@@ -59,20 +59,24 @@ pub struct ToolResult {
 impl ToolResult {
     /// The era-free result the writer makes of `outcome`, a call of `tool`.
     pub fn of(tool: &str, outcome: Outcome) -> ToolResult {
-        let result = outcome_result(tool, outcome);
-        let written = serde_json::to_vec(&Written {
-            result: &result,
-            result_type: None,
-            server_info: None,
-            wrap: false,
-        })
-        .expect("a tool result serializes");
-        serde_json::from_slice(&written).expect("a written tool result reads back")
+        serde_json::from_slice(&era_free(tool, outcome)).expect("a written tool result reads back")
     }
 }
 
+/// The JSON of `outcome`'s result before the era's additions.
+pub(crate) fn era_free(tool: &str, outcome: Outcome) -> Vec<u8> {
+    let result = outcome_result(tool, outcome);
+    serde_json::to_vec(&Written {
+        result: &result,
+        result_type: None,
+        server_info: None,
+        wrap: false,
+    })
+    .expect("a tool result serializes")
+}
+
 /// The result of a call's outcome.
-pub(crate) fn outcome_result(tool: &str, outcome: Outcome) -> CallResult<'_> {
+pub(super) fn outcome_result(tool: &str, outcome: Outcome) -> CallResult<'_> {
     match outcome {
         Ok(answer) => answer_result(tool, answer),
         Err(error) => error_result(error),
@@ -80,7 +84,7 @@ pub(crate) fn outcome_result(tool: &str, outcome: Outcome) -> CallResult<'_> {
 }
 
 /// The result for arguments the input schema refuses: `text` says what to fix.
-pub(crate) fn invalid_arguments(text: String) -> CallResult<'static> {
+pub(super) fn invalid_arguments(text: String) -> CallResult<'static> {
     CallResult {
         content: vec![Block::Text(text)],
         is_error: true,
@@ -90,7 +94,7 @@ pub(crate) fn invalid_arguments(text: String) -> CallResult<'static> {
 
 /// `result` as the JSON-RPC response to request `id` in `era`, written in one pass into one
 /// buffer.
-pub(crate) fn respond(
+pub(super) fn respond(
     id: &RawValue,
     result: &CallResult<'_>,
     era: Era,
@@ -125,7 +129,7 @@ pub(crate) fn respond(
 }
 
 /// A 403 for a tool the caller lacks a scope for, with a JSON-RPC error for the record.
-pub(crate) fn refused(id: &RawValue, challenge: Challenge) -> Outgoing {
+pub(super) fn refused(id: &RawValue, challenge: Challenge) -> Outgoing {
     let error = json!({
         "jsonrpc": "2.0",
         "id": id,

@@ -399,3 +399,25 @@ fn a_tool_name_written_with_escapes_finds_the_tool() {
     assert!(text.contains(r#""isError":true"#), "{text}");
     assert!(text.contains("petId"), "{text}");
 }
+
+#[test]
+fn a_request_that_timed_out_is_an_internal_error_with_its_id() {
+    let written: Vec<String> = [
+        r#"{"jsonrpc":"2.0","id":"a-1","method":"tools/call"}"#,
+        r#"{"jsonrpc":"2.0","method":"tools/call"}"#,
+    ]
+    .iter()
+    .map(|body| {
+        let outgoing = timed_out(body.as_bytes());
+        format!(
+            "{} {}",
+            outgoing.status.as_u16(),
+            std::str::from_utf8(&outgoing.body).expect("JSON is UTF-8")
+        )
+    })
+    .collect();
+    expect![[r#"
+        504 {"jsonrpc":"2.0","id":"a-1","error":{"code":-32603,"message":"request timed out"}}
+        504 {"jsonrpc":"2.0","error":{"code":-32603,"message":"request timed out"}}"#]]
+    .assert_eq(&written.join("\n"));
+}
