@@ -348,7 +348,8 @@ pub fn request(data: &[u8]) {
 
 /// An upstream answer: a status byte, a flags byte (cut at the cap, projected, paged by
 /// `Link` or by a field), then `Name: value` header lines, an empty line and the body. The
-/// configured [`SECRET`] never appears in the result, in any form a client can read it in.
+/// configured [`SECRET`] never appears in the tool result `mcp` writes of the answer, in any
+/// form a client can read it in.
 pub fn response(data: &[u8]) {
     const STATUSES: [u16; 14] = [
         200, 201, 202, 204, 206, 301, 302, 400, 401, 403, 404, 429, 500, 503,
@@ -390,10 +391,11 @@ pub fn response(data: &[u8]) {
         secrets: &secrets,
         query_credential: Some("api_key"),
     };
-    let result = response::shape(observed, &shaping);
-    let served = serde_json::to_value(&result).expect("a tool result serializes");
+    let answer = response::shape(observed, &shaping);
+    let written = crate::mcp::result::era_free(shaping.tool, Ok(answer));
+    let served: Value = serde_json::from_slice(&written).expect("a written result is JSON");
     check_secret_absent(&served, 0);
-    let text = served.to_string();
+    let text = String::from_utf8_lossy(&written);
     assert!(
         !text.contains(SECRET),
         "the secret is in the served JSON: {text}"

@@ -21,13 +21,15 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
 use crate::catalog::{Catalog, Tool};
-use crate::upstream::{ToolResult, Upstream};
+use crate::upstream::Upstream;
 
 pub(crate) mod headers;
+pub(crate) mod result;
 mod validate;
 
 pub use crate::auth::CacheScope;
 pub use headers::{MirroredHeader, mirrored_headers};
+pub use result::{HTTP_META, LEGACY_WRAP_KEY, RESULT_META, ToolResult};
 
 /// The revision served to stateless clients.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -38,10 +40,6 @@ pub const SUPPORTED_VERSIONS: [&str; 2] = [MODERN_VERSION, LEGACY_VERSION];
 /// Versions that mark a request as legacy when they appear in `MCP-Protocol-Version`. Any
 /// other value there is a modern marker (and, unless served, a -32022).
 const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-
-/// The key a legacy client finds a non-object `structuredContent` under: 2025-11-25 allows
-/// only objects there, so `[1,2]` is served to it as `{"result":[1,2]}`.
-pub const LEGACY_WRAP_KEY: &str = "result";
 
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -566,7 +564,7 @@ impl Server {
             && let Err(challenge) = self.authenticator.authorize(principal, &served.tool.name)
         {
             tracing::info!(tool = %served.tool.name, user = %principal.subject, "tool call refused: missing scope");
-            return Ok(refused(id, challenge));
+            return Ok(result::refused(id, challenge));
         }
         let validator = served.validator.get_or_init(|| {
             validate::compile(&served.tool.input_schema, &served.tool.unchecked_patterns)
@@ -580,11 +578,7 @@ impl Server {
         };
         let arguments = Value::Object(arguments);
         let result = match validate::problems(validator, &arguments) {
-            Some(text) => ToolResult {
-                content: vec![json!({"type": "text", "text": text})],
-                is_error: true,
-                ..ToolResult::default()
-            },
+            Some(text) => result::invalid_arguments(text),
             None => {
                 let Some(upstream) = &self.upstream else {
                     tracing::error!(tool = %served.tool.name, "no upstream client to call");
@@ -593,13 +587,14 @@ impl Server {
                 let Value::Object(arguments) = &arguments else {
                     return Err(Failure::internal());
                 };
-                match principal {
+                let outcome = match principal {
                     Some(principal) => upstream.call_as(&served.tool, arguments, principal).await,
                     None => upstream.call(&served.tool, arguments).await,
-                }
+                };
+                result::outcome_result(&served.tool.name, outcome)
             }
         };
-        self.shape_result(id, result, era).map_err(|error| {
+        result::respond(id, &result, era, &self.server_info).map_err(|error| {
             tracing::error!(tool = %served.tool.name, %error, "tool result does not serialize");
             Failure::internal()
         })
@@ -650,88 +645,6 @@ impl Server {
         prepared.respond(id)
     }
 
-    /// Adds what each era's `CallToolResult` needs around the era-free result, and writes
-    /// the response in one pass into one buffer.
-    fn shape_result(
-        &self,
-        id: &RawValue,
-        mut result: ToolResult,
-        era: Era,
-    ) -> Result<Outgoing, serde_json::Error> {
-        let (result_type, server_info) = match era {
-            Era::Modern => (Some("complete"), Some(&self.server_info)),
-            Era::Legacy => {
-                if let Some(structured) = &mut result.structured_content
-                    && !structured.is_object()
-                {
-                    let inner = structured.take();
-                    *structured = json!({ LEGACY_WRAP_KEY: inner });
-                }
-                (None, None)
-            }
-        };
-        /// The result's `_meta` with the server info added last, written without copying
-        /// either into a new map.
-        struct Meta<'r> {
-            meta: &'r Map<String, Value>,
-            server_info: Option<&'r Value>,
-        }
-        impl serde::Serialize for Meta<'_> {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                use serde::ser::SerializeMap;
-                let extra = self
-                    .server_info
-                    .filter(|_| !self.meta.contains_key(META_SERVER_INFO));
-                let mut map = serializer.serialize_map(Some(self.meta.len() + 1))?;
-                for (key, value) in self.meta {
-                    match (key.as_str(), self.server_info) {
-                        (META_SERVER_INFO, Some(info)) => map.serialize_entry(key, info)?,
-                        _ => map.serialize_entry(key, value)?,
-                    }
-                }
-                if let Some(info) = extra {
-                    map.serialize_entry(META_SERVER_INFO, info)?;
-                }
-                map.end()
-            }
-        }
-        #[derive(serde::Serialize)]
-        struct Shaped<'r> {
-            #[serde(rename = "resultType", skip_serializing_if = "Option::is_none")]
-            result_type: Option<&'static str>,
-            content: &'r [Value],
-            #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
-            structured_content: Option<&'r Value>,
-            #[serde(rename = "isError", skip_serializing_if = "std::ops::Not::not")]
-            is_error: bool,
-            #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-            meta: Option<Meta<'r>>,
-        }
-        let meta = (server_info.is_some() || !result.meta.is_empty()).then_some(Meta {
-            meta: &result.meta,
-            server_info,
-        });
-        let shaped = Shaped {
-            result_type,
-            content: &result.content,
-            structured_content: result.structured_content.as_ref(),
-            is_error: result.is_error,
-            meta,
-        };
-        let id = id.get().as_bytes();
-        let mut body = Vec::with_capacity(512);
-        body.extend_from_slice(ID_PREFIX);
-        body.extend_from_slice(id);
-        body.extend_from_slice(br#","result":"#);
-        serde_json::to_writer(&mut body, &shaped)?;
-        body.push(b'}');
-        Ok(Outgoing {
-            status: StatusCode::OK,
-            body: Bytes::from(body),
-            kind: Kind::Json,
-        })
-    }
-
     /// `subscriptions/listen`: ferry's tool list never changes while it runs, so it honours no
     /// notification type and acknowledges with an empty subset, as a server with nothing to
     /// notify may.
@@ -769,6 +682,18 @@ pub fn request_id(body: &[u8]) -> Option<String> {
     }
     let only: OnlyId<'_> = serde_json::from_slice(body).ok()?;
     only.id.map(|id| id.get().to_owned())
+}
+
+/// The JSON-RPC error (with HTTP 504) for a request not answered within the transport's
+/// time limit; `body` is the request as received, read for its id.
+pub fn timed_out(body: &[u8]) -> Outgoing {
+    let mut failure = Failure::new(
+        StatusCode::GATEWAY_TIMEOUT,
+        code::INTERNAL_ERROR,
+        "request timed out",
+    );
+    failure.0.id = request_id(body);
+    failure.into_outgoing(None)
 }
 
 /// A JSON-RPC error for a message that could not be read, with no `id` (the schema's
@@ -1004,20 +929,6 @@ impl Prepared {
 
 fn respond_value(id: &RawValue, result: &Value) -> Outgoing {
     Prepared::result(result).respond(id)
-}
-
-/// A 403 for a tool the caller lacks a scope for, with a JSON-RPC error for the record.
-fn refused(id: &RawValue, challenge: Challenge) -> Outgoing {
-    let error = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {"code": code::INVALID_REQUEST, "message": "the token lacks a scope this tool needs"},
-    });
-    Outgoing {
-        status: challenge.status(),
-        body: Bytes::from(error.to_string()),
-        kind: Kind::Refused(challenge),
-    }
 }
 
 /// A JSON-RPC error on its way out, with the HTTP status it travels with (boxed: errors are

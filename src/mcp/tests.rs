@@ -252,29 +252,26 @@ fn mirrored_headers_are_found_through_properties_only() {
 fn tool_results_are_written_as_the_result_with_the_era_s_additions() {
     let server = server();
     let id: Box<RawValue> = RawValue::from_string("7".into()).expect("an id");
-    let mut meta = Map::new();
-    meta.insert(
-        "dev.ferry/http".into(),
-        json!({"status": 200, "headers": {}}),
-    );
-    let results = [
-        ToolResult {
-            content: vec![json!({"type": "text", "text": "[1,2]"})],
-            structured_content: Some(json!([1, 2])),
-            is_error: false,
-            meta: meta.clone(),
+    let answer = crate::upstream::Answer {
+        http: crate::upstream::Http {
+            status: http::StatusCode::OK,
+            headers: Vec::new(),
         },
-        ToolResult {
-            content: vec![json!({"type": "text", "text": "no"})],
-            is_error: true,
-            ..ToolResult::default()
-        },
-    ];
+        essence: Some("application/json".into()),
+        body: b"[1,2]".to_vec(),
+        json: Some(json!([1, 2])),
+        location: None,
+        authenticated: false,
+        handling: crate::upstream::Handling::default(),
+    };
     let mut written = String::new();
-    for result in results {
+    let results = [
+        result::outcome_result("getPet", Ok(answer)),
+        result::invalid_arguments("no".into()),
+    ];
+    for result in &results {
         for era in [Era::Modern, Era::Legacy] {
-            let outgoing = server
-                .shape_result(&id, result.clone(), era)
+            let outgoing = result::respond(&id, result, era, &server.server_info)
                 .expect("a result serializes");
             written.push_str(std::str::from_utf8(&outgoing.body).expect("JSON is UTF-8"));
             written.push('\n');
@@ -401,4 +398,26 @@ fn a_tool_name_written_with_escapes_finds_the_tool() {
     assert!(text.contains(r#""resultType":"complete""#), "{text}");
     assert!(text.contains(r#""isError":true"#), "{text}");
     assert!(text.contains("petId"), "{text}");
+}
+
+#[test]
+fn a_request_that_timed_out_is_an_internal_error_with_its_id() {
+    let written: Vec<String> = [
+        r#"{"jsonrpc":"2.0","id":"a-1","method":"tools/call"}"#,
+        r#"{"jsonrpc":"2.0","method":"tools/call"}"#,
+    ]
+    .iter()
+    .map(|body| {
+        let outgoing = timed_out(body.as_bytes());
+        format!(
+            "{} {}",
+            outgoing.status.as_u16(),
+            std::str::from_utf8(&outgoing.body).expect("JSON is UTF-8")
+        )
+    })
+    .collect();
+    expect![[r#"
+        504 {"jsonrpc":"2.0","id":"a-1","error":{"code":-32603,"message":"request timed out"}}
+        504 {"jsonrpc":"2.0","error":{"code":-32603,"message":"request timed out"}}"#]]
+    .assert_eq(&written.join("\n"));
 }

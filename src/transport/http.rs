@@ -362,10 +362,8 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
                 timeout_ms = state.request_timeout.as_millis() as u64,
                 "request timed out"
             );
-            return json_response(
-                StatusCode::GATEWAY_TIMEOUT,
-                timed_out(mcp::request_id(body)),
-            );
+            let outgoing = mcp::timed_out(body);
+            return json_response(outgoing.status, outgoing.body);
         }
     };
     match outgoing.kind {
@@ -403,14 +401,6 @@ fn json_response(status: StatusCode, body: Bytes) -> Response {
         HeaderValue::from_static("application/json"),
     );
     response
-}
-
-fn timed_out(id: Option<String>) -> Bytes {
-    let id = id.map(|id| format!(r#""id":{id},"#)).unwrap_or_default();
-    Bytes::from(format!(
-        r#"{{"jsonrpc":"2.0",{id}"error":{{"code":{},"message":"request timed out"}}}}"#,
-        mcp::code::INTERNAL_ERROR
-    ))
 }
 
 /// Every authority the request names, its `Host` and the target's (an absolute-form target, or

@@ -1,8 +1,9 @@
 //! Calling the upstream API: one tool call becomes one HTTP request (plus retries where they
-//! are safe), and the answer becomes a tool result that keeps what the API said.
+//! are safe), and what came back becomes an [`Outcome`]: an answer that keeps what the API
+//! said, or a [`CallError`] that knows whose fault it is. No MCP is written here.
 //!
 //! [`request`] turns arguments into a request by the tool's plan, [`response`] turns the
-//! answer into a result; this module owns the pooled client, credentials, timeouts, the
+//! answer into an [`Answer`]; this module owns the pooled client, credentials, timeouts, the
 //! size cap and retries. Everything that can be decided before the first call (the base
 //! URL, each tool's route and settings, header names, credentials) is decided in
 //! [`Upstream::new`].
@@ -16,7 +17,6 @@ use std::time::Duration;
 use http::Method;
 use http::header::{self, HeaderName, HeaderValue};
 use percent_encoding::utf8_percent_encode;
-use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
@@ -25,6 +25,7 @@ use crate::auth::outbound::{CredentialSource, identity_header};
 use crate::catalog::{Catalog, ParameterLocation, Tool};
 use crate::curation::call::{CallOptions, NextPage, UpstreamAuth, defaults};
 
+mod outcome;
 mod pool;
 pub(crate) mod redact;
 pub(crate) mod request;
@@ -33,23 +34,9 @@ pub(crate) mod response;
 use pool::{Attempt, Outgoing, Pool};
 use redact::Secrets;
 
+pub use outcome::{Answer, CallError, Fault, Handling, Http, Outcome, Page, Redacted};
 pub use request::ArgumentError;
-pub use response::{HTTP_META, REPORTED_HEADERS, RESULT_META};
-
-/// A tool result, as MCP's `CallToolResult` without the era-specific parts: the protocol
-/// layer adds `resultType` for modern clients and, for legacy clients, wraps a
-/// `structuredContent` that is not an object as `{"result": value}`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolResult {
-    pub content: Vec<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<Value>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub is_error: bool,
-    #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
-    pub meta: Map<String, Value>,
-}
+pub use response::REPORTED_HEADERS;
 
 /// What the client needs beside the catalog: the file-wide call options (for the default
 /// `connect_timeout_ms`) and the upstream's credentials.
@@ -206,9 +193,9 @@ impl Upstream {
         }
     }
 
-    /// Calls `tool` with arguments already validated against its input schema. Never fails:
-    /// every outcome, the upstream's refusal included, is a tool result.
-    pub async fn call(&self, tool: &Tool, arguments: &Map<String, Value>) -> ToolResult {
+    /// Calls `tool` with arguments already validated against its input schema. An answer of
+    /// any status, the upstream's refusal included, is an [`Answer`].
+    pub async fn call(&self, tool: &Tool, arguments: &Map<String, Value>) -> Outcome {
         self.call_as(tool, arguments, &Principal::anonymous()).await
     }
 
@@ -220,7 +207,7 @@ impl Upstream {
         tool: &Tool,
         arguments: &Map<String, Value>,
         principal: &Principal,
-    ) -> ToolResult {
+    ) -> Outcome {
         let started = Instant::now();
         let built;
         let settings = match self.inner.tools.get(&tool.name) {
@@ -254,7 +241,7 @@ impl Upstream {
             Ok(prepared) => prepared,
             Err(error) => {
                 tracing::debug!(tool = %tool.name, argument = %error.argument, "argument refused");
-                return response::failure(error.to_string());
+                return Err(CallError::Argument(error));
             }
         };
         let obtained = match &inner.credential {
@@ -262,16 +249,14 @@ impl Upstream {
                 Ok(value) => Some((source.as_ref(), value)),
                 Err(error) => {
                     tracing::warn!(tool = %tool.name, %error, "no upstream credential for this call");
-                    return response::failure(
-                        "ferry could not obtain its credential for the upstream",
-                    );
+                    return Err(CallError::Credential(error));
                 }
             },
             _ => None,
         };
         let authorization = obtained.as_ref().map(|(_, value)| value);
         let Some(request) = self.request(tool, settings, prepared, authorization, principal) else {
-            return response::failure("ferry could not form the upstream request for this call");
+            return Err(CallError::Request);
         };
         // An obtained token the upstream echoes is redacted like a configured secret. One it
         // refuses (401) is forgotten, and the call is sent once more with a fresh token: a
@@ -324,7 +309,7 @@ impl Upstream {
         }
         tracing::debug!(
             tool = %tool.name,
-            is_error = result.is_error,
+            fault = ?result.as_ref().map_or_else(|error| Some(error.fault()), Answer::fault),
             duration_us = started.elapsed().as_micros() as u64,
             "tool call finished"
         );
@@ -592,7 +577,7 @@ impl Upstream {
         started: Instant,
         secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
-    ) -> ToolResult {
+    ) -> Outcome {
         let inner = &self.inner;
         let deadline = deadline_after(started, settings.timeout);
         let method = request.method.clone();
@@ -625,9 +610,7 @@ impl Upstream {
                 request.clone()
             };
             let Some(this) = this else {
-                return response::failure(
-                    "ferry could not form the upstream request for this call",
-                );
+                return Err(CallError::Request);
             };
             let outcome = tokio::time::timeout_at(
                 deadline,
@@ -644,9 +627,7 @@ impl Upstream {
             match outcome {
                 Err(_) => {
                     tracing::warn!(tool = %tool.name, timeout_ms, attempts = attempt + 1, "upstream call timed out");
-                    return response::failure(format!(
-                        "the upstream did not answer within {timeout_ms} ms"
-                    ));
+                    return Err(CallError::Timeout { timeout_ms });
                 }
                 Ok(Attempt::Answer(observed)) => {
                     let status = observed.status.as_u16();
@@ -666,7 +647,7 @@ impl Upstream {
                     if observed.truncated {
                         tracing::warn!(tool = %tool.name, status, limit_bytes = settings.max_bytes, "upstream response cut at the size cap");
                     }
-                    return response::shape(observed, &shaping);
+                    return Ok(response::shape(observed, &shaping));
                 }
                 Ok(Attempt::Send(error)) => {
                     if error.connection
@@ -678,42 +659,22 @@ impl Upstream {
                         continue;
                     }
                     tracing::warn!(tool = %tool.name, error = %error.detail, attempts = attempt + 1, "upstream call failed");
-                    let message = if let Some(malformed) = error.malformed {
-                        match malformed {
-                            pool::Malformed::TooLarge => "the upstream answered with a response head larger than ferry accepts (too many or too long header lines)",
-                            pool::Malformed::Invalid => "the upstream answered with something that is not an HTTP response",
-                        }
-                        .to_string()
-                    } else if error.timeout && error.connect {
-                        format!(
-                            "could not connect to the upstream within {} ms",
-                            settings.connect_timeout_ms
-                        )
-                    } else if error.timeout {
-                        format!("the upstream did not answer within {timeout_ms} ms")
-                    } else if error.connect {
-                        "could not connect to the upstream".to_string()
-                    } else {
-                        "the upstream closed the connection without an answer".to_string()
-                    };
-                    return response::failure(message);
+                    return Err(match error.malformed {
+                        Some(pool::Malformed::TooLarge) => CallError::HeadTooLarge,
+                        Some(pool::Malformed::Invalid) => CallError::NotHttp,
+                        None if error.timeout && error.connect => CallError::ConnectTimeout {
+                            connect_timeout_ms: settings.connect_timeout_ms,
+                        },
+                        None if error.timeout => CallError::Timeout { timeout_ms },
+                        None if error.connect => CallError::Connect,
+                        None => CallError::Closed,
+                    });
                 }
                 Ok(Attempt::Body(status, headers, error)) => {
                     tracing::warn!(tool = %tool.name, status = status.as_u16(), error = %error.detail, "upstream response body failed");
-                    let observed = response::Observed {
-                        status,
-                        headers,
-                        body: Vec::new(),
-                        truncated: false,
-                    };
-                    let mut result = response::failure(format!(
-                        "the upstream answered {}, then its response body could not be read completely",
-                        status.as_u16()
-                    ));
-                    if let Some(http) = response::shape(observed, &shaping).meta.remove(HTTP_META) {
-                        result.meta.insert(HTTP_META.into(), http);
-                    }
-                    return result;
+                    return Err(CallError::Body(response::reported(
+                        status, &headers, &shaping,
+                    )));
                 }
             }
         }

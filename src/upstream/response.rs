@@ -1,26 +1,19 @@
-//! An upstream answer to a tool result that keeps what the API said: the body as data, the
-//! observed HTTP facts in `_meta["dev.ferry/http"]`, what ferry itself did in
-//! `_meta["dev.ferry/result"]`.
+//! An upstream answer to an [`Answer`]: the body as received and the observed HTTP facts,
+//! redacted of ferry's secrets, with what ferry did (cut, paged, projected) written down.
 //!
-//! Pure: no IO. Nothing is invented: no retryable flag, no error category, no member added to
-//! or taken from a problem.
+//! Pure: no IO, and no MCP: `mcp` writes the answer as a tool result. Nothing is invented:
+//! no retryable flag, no error category, no member added to or taken from a problem.
 
 use std::borrow::Cow;
 
-use base64::Engine as _;
 use http::{HeaderMap, HeaderName, StatusCode};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::ToolResult;
+use super::outcome::{Answer, Handling, Http, Page, Redacted};
 use super::redact::Secrets;
 use crate::curation::call::NextPage;
 
-/// `_meta` key of the observed HTTP facts.
-pub const HTTP_META: &str = "dev.ferry/http";
-/// `_meta` key of what ferry did to the result (cut it, paged it, projected it).
-pub const RESULT_META: &str = "dev.ferry/result";
-
-/// Response headers reported in `_meta["dev.ferry/http"]` whenever the upstream sends them.
+/// Response headers reported whenever the upstream sends them.
 pub const REPORTED_HEADERS: &[&str] = &[
     "content-type",
     "retry-after",
@@ -58,54 +51,92 @@ pub struct Shaping<'a> {
     pub query_credential: Option<&'a str>,
 }
 
-/// A result for a call that failed before or without a full answer: a short, stable text.
-pub fn failure(message: impl Into<String>) -> ToolResult {
-    ToolResult {
-        content: vec![text_block(message.into())],
-        is_error: true,
-        ..ToolResult::default()
+/// The answer for what the upstream sent.
+///
+/// Every byte of the upstream's that the answer keeps (body, and so the value parsed from
+/// it, headers, cursors, a redirect's location) is redacted of ferry's secrets first; when
+/// anything was, [`Handling::redacted`] says where first, so a text that no longer matches
+/// the body as received says so.
+pub fn shape(observed: Observed, shaping: &Shaping<'_>) -> Answer {
+    let Observed {
+        status,
+        headers,
+        body,
+        truncated,
+    } = observed;
+    let mut handling = Handling {
+        truncated,
+        limit_bytes: shaping.limit_bytes,
+        ..Handling::default()
+    };
+    let redacted = match shaping.secrets.bytes(&body, truncated) {
+        Cow::Owned(redacted) => Some(redacted),
+        Cow::Borrowed(_) => None,
+    };
+    let body = match redacted {
+        Some(redacted) => {
+            note_redacted(&mut handling, Redacted::Body, shaping.tool);
+            redacted
+        }
+        None => body,
+    };
+    let essence = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .map(essence);
+    let labelled_json = essence.as_deref().is_some_and(is_json);
+    // A body is data only when it is complete, valid JSON: a cut or broken body is passed
+    // on as bytes, not labelled as something a program would parse.
+    let mut json = if labelled_json && !truncated && !body.is_empty() {
+        parse_json(&body).ok()
+    } else {
+        None
+    };
+    let mut location = None;
+    if status.is_success() {
+        match json.take() {
+            Some(value) => json = Some(success_json(value, &body, shaping, &mut handling)),
+            None if labelled_json && !truncated && !body.is_empty() => {
+                tracing::warn!(
+                    tool = shaping.tool,
+                    status = status.as_u16(),
+                    "upstream response is labelled JSON but is not JSON"
+                );
+            }
+            None => {}
+        }
+        if let Some(NextPage::Link) = shaping.next {
+            handling.page = Some(link_page(&headers, shaping, &mut handling));
+        }
+    } else if status.is_redirection() {
+        location = headers.get(http::header::LOCATION).map(|value| {
+            redact_str(
+                &String::from_utf8_lossy(value.as_bytes()),
+                shaping,
+                &mut handling,
+            )
+        });
+    }
+    let http = http_facts(status, &headers, shaping, &mut handling);
+    Answer {
+        http,
+        essence,
+        body,
+        json,
+        location,
+        authenticated: shaping.authenticated,
+        handling,
     }
 }
 
-/// The tool result for an upstream answer.
-///
-/// Every byte of the upstream's that reaches the result (body, and so the value parsed from
-/// it, headers, cursors) is redacted of ferry's secrets first; when anything was,
-/// `_meta["dev.ferry/result"].redacted` is `true`, so a text that no longer matches the body
-/// as received says so.
-pub fn shape(observed: Observed, shaping: &Shaping<'_>) -> ToolResult {
-    let mut result = ToolResult::default();
-    let mut done = Map::new();
-    let body = shaping.secrets.bytes(&observed.body, observed.truncated);
-    if let Cow::Owned(_) = body {
-        redacted(&mut done, shaping.tool);
-    }
-    if observed.truncated {
-        done.insert("truncated".into(), Value::Bool(true));
-        done.insert("limitBytes".into(), Value::from(shaping.limit_bytes));
-    }
-    let content_type = observed
-        .headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok());
-    let essence = content_type.map(essence);
-    let essence = essence.as_deref();
+/// The HTTP facts of an answer whose body is not kept.
+pub fn reported(status: StatusCode, headers: &HeaderMap, shaping: &Shaping<'_>) -> Http {
+    http_facts(status, headers, shaping, &mut Handling::default())
+}
 
-    if observed.status.is_success() {
-        success(&mut result, &mut done, &body, essence, &observed, shaping);
-        if let Some(NextPage::Link) = shaping.next {
-            link_page(&observed.headers, shaping, &mut done);
-        }
-    } else {
-        failed(&mut result, &mut done, &body, essence, &observed, shaping);
-    }
-
-    let http = http_facts(&observed, shaping, &mut done);
-    result.meta.insert(HTTP_META.into(), http);
-    if !done.is_empty() {
-        result.meta.insert(RESULT_META.into(), Value::Object(done));
-    }
-    result
+/// Whether a `Content-Type` essence is JSON.
+pub fn is_json(essence: &str) -> bool {
+    essence == "application/json" || essence.ends_with("+json")
 }
 
 /// The type and subtype of a `Content-Type` value, lower-cased, without parameters.
@@ -189,258 +220,39 @@ pub fn next_link(link: &str) -> Option<&str> {
     None
 }
 
-fn text_block(text: String) -> Value {
-    json!({"type": "text", "text": text})
-}
-
-fn resource_uri(tool: &str) -> String {
-    format!("ferry://tools/{tool}/response")
-}
-
-fn is_json(essence: &str) -> bool {
-    essence == "application/json" || essence.ends_with("+json")
-}
-
-fn is_text(essence: &str) -> bool {
-    essence.starts_with("text/")
-        || essence.ends_with("+xml")
-        || matches!(
-            essence,
-            "application/xml"
-                | "application/yaml"
-                | "application/x-yaml"
-                | "application/javascript"
-                | "application/x-ndjson"
-                | "application/x-www-form-urlencoded"
-                | "application/csv"
-        )
-}
-
-fn success(
-    result: &mut ToolResult,
-    done: &mut Map<String, Value>,
+/// What a successful JSON answer's value becomes: its page read, projected to `fields:`.
+fn success_json(
+    value: Value,
     body: &[u8],
-    essence: Option<&str>,
-    observed: &Observed,
     shaping: &Shaping<'_>,
-) {
-    let status = status_line(observed.status);
-    if observed.truncated {
-        let cut_text = essence.is_some_and(|essence| is_text(essence) && !is_json(essence));
-        if let (true, Some(text)) = (cut_text, utf8_prefix(body)) {
-            result.content.push(text_block(text.to_string()));
-            result.content.push(text_block(format!(
-                "the response was cut at {} bytes (max_response_bytes)",
-                shaping.limit_bytes
-            )));
-        } else {
-            result.is_error = true;
-            result.content.push(text_block(format!(
-                "the upstream answered {status}, but its response is larger than the {}-byte limit (max_response_bytes) and was cut",
-                shaping.limit_bytes
-            )));
-        }
-        return;
+    handling: &mut Handling,
+) -> Value {
+    if let Some(NextPage::Field(pointer)) = shaping.next {
+        handling.page = Some(field_page(&value, pointer));
     }
-    if body.is_empty() {
-        result.content.push(text_block(format!(
-            "the upstream answered {status} with an empty body: the call succeeded"
-        )));
-        return;
-    }
-    match essence {
-        Some(essence) if is_json(essence) => {
-            let Ok(value) = parse_json(body) else {
-                tracing::warn!(
-                    tool = shaping.tool,
-                    status = observed.status.as_u16(),
-                    "upstream response is labelled JSON but is not JSON"
-                );
-                result.is_error = true;
-                result.content.push(text_block(format!(
-                    "the upstream answered {status}, but its response is labelled {essence} and is not valid JSON"
-                )));
-                result
-                    .content
-                    .push(resource(shaping.tool, Some("text/plain"), body));
-                return;
-            };
-            if let Some(NextPage::Field(pointer)) = shaping.next {
-                field_page(&value, pointer, done);
-            }
-            let (value, text) = match shaping.fields {
-                Some(fields) => {
-                    let paths: Vec<&[String]> = fields.iter().map(Vec::as_slice).collect();
-                    let projected = project(&value, &paths);
-                    done.insert("projected".into(), Value::Bool(true));
-                    let text = projected.to_string();
-                    (projected, text)
-                }
-                // The text block is the body as received (secrets redacted): no number or
-                // other string re-written.
-                None => (value, String::from_utf8_lossy(body).into_owned()),
-            };
-            // serde_json holds numbers as 64-bit integers or floats: say so when one of the
-            // body's numbers did not survive that, so a program knows to read the text.
-            if has_rounded_numbers(body) {
-                done.insert("numbersRounded".into(), Value::Bool(true));
-            }
-            result.content.push(text_block(text));
-            result.structured_content = Some(value);
+    let value = match shaping.fields {
+        Some(fields) => {
+            let paths: Vec<&[String]> = fields.iter().map(Vec::as_slice).collect();
+            handling.projected = true;
+            project(&value, &paths)
         }
-        Some(essence) if essence.starts_with("image/") || essence.starts_with("audio/") => {
-            let kind = if essence.starts_with("image/") {
-                "image"
-            } else {
-                "audio"
-            };
-            let data = base64::engine::general_purpose::STANDARD.encode(body);
-            result
-                .content
-                .push(json!({"type": kind, "data": data, "mimeType": essence}));
-        }
-        Some(essence) if is_text(essence) => match std::str::from_utf8(body) {
-            Ok(text) => result.content.push(text_block(text.to_string())),
-            Err(_) => result
-                .content
-                .push(resource(shaping.tool, Some(essence), body)),
-        },
-        None => match std::str::from_utf8(body) {
-            Ok(text) => result.content.push(text_block(text.to_string())),
-            Err(_) => result.content.push(resource(shaping.tool, None, body)),
-        },
-        Some(essence) => result
-            .content
-            .push(resource(shaping.tool, Some(essence), body)),
-    }
+        None => value,
+    };
+    // serde_json holds numbers as 64-bit integers or floats: say so when one of the body's
+    // numbers did not survive that, so a program knows to read the text.
+    handling.numbers_rounded = has_rounded_numbers(body);
+    value
 }
 
-fn failed(
-    result: &mut ToolResult,
-    done: &mut Map<String, Value>,
-    body: &[u8],
-    essence: Option<&str>,
-    observed: &Observed,
+fn http_facts(
+    status: StatusCode,
+    headers: &HeaderMap,
     shaping: &Shaping<'_>,
-) {
-    result.is_error = true;
-    let status = status_line(observed.status);
-    let mut lead = if observed.status.is_redirection() {
-        match observed
-            .headers
-            .get(http::header::LOCATION)
-            .map(|value| String::from_utf8_lossy(value.as_bytes()))
-        {
-            Some(location) => format!(
-                "the upstream answered {status}, a redirect to {}; ferry does not follow redirects",
-                redact_str(&location, shaping, done)
-            ),
-            None => format!(
-                "the upstream answered {status}, a redirect without a location; ferry does not follow redirects"
-            ),
-        }
-    } else if observed.status == StatusCode::UNAUTHORIZED && shaping.authenticated {
-        format!(
-            "the upstream answered {status} to ferry's own configured credentials: this is a configuration problem of \
-             this server that no change to the call can fix"
-        )
-    } else {
-        format!("the upstream answered {status}")
-    };
-
-    // A problem is data only when it is complete, valid JSON: a cut or broken body is
-    // passed on as text, not labelled as something a program would parse.
-    let parsed_json = if !observed.truncated && essence.is_some_and(is_json) {
-        parse_json(body).ok()
-    } else {
-        None
-    };
-    let mime = match essence {
-        Some(essence) if is_json(essence) && parsed_json.is_none() => {
-            Some(if std::str::from_utf8(body).is_ok() {
-                "text/plain"
-            } else {
-                "application/octet-stream"
-            })
-        }
-        other => other,
-    };
-    if let (Some("application/problem+json"), Some(Value::Object(problem))) =
-        (essence, &parsed_json)
-    {
-        for member in ["title", "detail", "type"] {
-            if let Some(Value::String(text)) = problem.get(member) {
-                lead.push_str(&format!("\n{member}: {text}"));
-            }
-        }
-        if let Some(Value::Number(number)) = problem.get("status") {
-            lead.push_str(&format!("\nstatus: {number}"));
-        }
-    }
-    if observed.truncated {
-        lead.push_str(&format!(
-            "\nthe body was cut at {} bytes (max_response_bytes)",
-            shaping.limit_bytes
-        ));
-    }
-    result.content.push(text_block(lead));
-    if !body.is_empty() {
-        result.content.push(resource(shaping.tool, mime, body));
-    }
-}
-
-/// An embedded resource carrying a body: text when it is UTF-8 (exactly as received),
-/// base64 otherwise.
-fn resource(tool: &str, mime: Option<&str>, body: &[u8]) -> Value {
-    let mut resource = Map::new();
-    resource.insert("uri".into(), Value::String(resource_uri(tool)));
-    if let Some(mime) = mime {
-        resource.insert("mimeType".into(), Value::String(mime.to_string()));
-    }
-    match std::str::from_utf8(body) {
-        Ok(text) if !mime.is_some_and(is_binary_type) => {
-            resource.insert("text".into(), Value::String(text.to_string()));
-        }
-        _ => {
-            let blob = base64::engine::general_purpose::STANDARD.encode(body);
-            resource.insert("blob".into(), Value::String(blob));
-        }
-    }
-    json!({"type": "resource", "resource": resource})
-}
-
-fn is_binary_type(essence: &str) -> bool {
-    essence.starts_with("image/")
-        || essence.starts_with("audio/")
-        || essence.starts_with("video/")
-        || matches!(
-            essence,
-            "application/octet-stream" | "application/pdf" | "application/zip"
-        )
-}
-
-fn status_line(status: StatusCode) -> String {
-    match status.canonical_reason() {
-        Some(reason) => format!("{} {reason}", status.as_u16()),
-        None => status.as_u16().to_string(),
-    }
-}
-
-/// The longest prefix that is valid UTF-8 (a cut may split a character).
-fn utf8_prefix(body: &[u8]) -> Option<&str> {
-    match std::str::from_utf8(body) {
-        Ok(text) => Some(text),
-        Err(error) if error.error_len().is_none() => {
-            std::str::from_utf8(&body[..error.valid_up_to()]).ok()
-        }
-        Err(_) => None,
-    }
-}
-
-fn http_facts(observed: &Observed, shaping: &Shaping<'_>, done: &mut Map<String, Value>) -> Value {
-    let mut headers = Map::new();
+    handling: &mut Handling,
+) -> Http {
+    let mut reported = Vec::new();
     for name in shaping.report_headers {
-        let mut values = observed.headers.get_all(name).iter().peekable();
+        let mut values = headers.get_all(name).iter().peekable();
         if values.peek().is_none() {
             continue;
         }
@@ -448,25 +260,39 @@ fn http_facts(observed: &Observed, shaping: &Shaping<'_>, done: &mut Map<String,
             .map(|value| String::from_utf8_lossy(value.as_bytes()))
             .collect();
         let joined = joined.join(", ");
-        headers.insert(
-            name.as_str().to_string(),
-            Value::String(redact_str(&joined, shaping, done).into_owned()),
-        );
+        let value = match shaping.secrets.text(&joined) {
+            Cow::Owned(redacted) => Some(redacted),
+            Cow::Borrowed(_) => None,
+        };
+        let value = match value {
+            Some(redacted) => {
+                note_redacted(handling, Redacted::Headers, shaping.tool);
+                redacted
+            }
+            None => joined,
+        };
+        reported.push((name.clone(), value));
     }
-    json!({"status": observed.status.as_u16(), "headers": headers})
+    Http {
+        status,
+        headers: reported,
+    }
 }
 
-fn field_page(value: &Value, pointer: &str, done: &mut Map<String, Value>) {
+fn field_page(value: &Value, pointer: &str) -> Page {
     let cursor = match value.pointer(pointer) {
         Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
         Some(Value::Number(number)) => Some(number.to_string()),
         _ => None,
     };
-    let more = cursor.is_some();
-    page(cursor, more, done);
+    Page {
+        more: cursor.is_some(),
+        cursor,
+        from_link: false,
+    }
 }
 
-fn link_page(headers: &HeaderMap, shaping: &Shaping<'_>, done: &mut Map<String, Value>) {
+fn link_page(headers: &HeaderMap, shaping: &Shaping<'_>, handling: &mut Handling) -> Page {
     let values: Vec<Cow<'_, str>> = headers
         .get_all(http::header::LINK)
         .iter()
@@ -474,8 +300,11 @@ fn link_page(headers: &HeaderMap, shaping: &Shaping<'_>, done: &mut Map<String, 
         .collect();
     let joined = values.join(", ");
     let Some(target) = next_link(&joined) else {
-        page(None, false, done);
-        return;
+        return Page {
+            cursor: None,
+            more: false,
+            from_link: true,
+        };
     };
     let query = target
         .split('#')
@@ -487,15 +316,12 @@ fn link_page(headers: &HeaderMap, shaping: &Shaping<'_>, done: &mut Map<String, 
         Some(name) => super::request::without_query_item(query, name),
         None => query.to_string(),
     });
-    let cursor = cursor.map(|cursor| redact_str(&cursor, shaping, done).into_owned());
-    page(cursor.filter(|cursor| !cursor.is_empty()), true, done);
-}
-
-fn page(cursor: Option<String>, more: bool, done: &mut Map<String, Value>) {
-    if let Some(cursor) = cursor {
-        done.insert("nextCursor".into(), Value::String(cursor));
+    let cursor = cursor.map(|cursor| redact_str(&cursor, shaping, handling));
+    Page {
+        cursor: cursor.filter(|cursor| !cursor.is_empty()),
+        more: true,
+        from_link: true,
     }
-    done.insert("more".into(), Value::Bool(more));
 }
 
 /// Whether a JSON text holds a number that a 64-bit integer or float cannot represent
@@ -600,9 +426,10 @@ fn parse_json(body: &[u8]) -> Result<Value, serde_json::Error> {
     serde_json::from_slice(body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body))
 }
 
-/// Notes in `_meta["dev.ferry/result"]` that a secret was taken out of the result.
-fn redacted(done: &mut Map<String, Value>, tool: &str) {
-    if done.insert("redacted".into(), Value::Bool(true)).is_none() {
+/// Notes that a secret was taken out of `part` of the answer, unless one already was.
+fn note_redacted(handling: &mut Handling, part: Redacted, tool: &str) {
+    if handling.redacted.is_none() {
+        handling.redacted = Some(part);
         tracing::warn!(
             tool,
             "upstream response contained ferry's credential; it was redacted"
@@ -610,14 +437,13 @@ fn redacted(done: &mut Map<String, Value>, tool: &str) {
     }
 }
 
-fn redact_str<'t>(
-    text: &'t str,
-    shaping: &Shaping<'_>,
-    done: &mut Map<String, Value>,
-) -> Cow<'t, str> {
-    let text = shaping.secrets.text(text);
-    if let Cow::Owned(_) = text {
-        redacted(done, shaping.tool);
+/// `text` redacted; a note in `handling` when anything was.
+fn redact_str(text: &str, shaping: &Shaping<'_>, handling: &mut Handling) -> String {
+    match shaping.secrets.text(text) {
+        Cow::Owned(redacted) => {
+            note_redacted(handling, Redacted::Target, shaping.tool);
+            redacted
+        }
+        Cow::Borrowed(text) => text.to_string(),
     }
-    text
 }

@@ -578,7 +578,12 @@ fn shaped(status: u16, headers: &[(&str, &str)], body: &str, shaping: Shaping<'_
         body: body.as_bytes().to_vec(),
         truncated: false,
     };
-    serde_json::to_string_pretty(&shape(observed, &shaping)).unwrap()
+    serde_json::to_string_pretty(&written(observed, &shaping)).unwrap()
+}
+
+/// The tool result `mcp` writes of the answer `shape` makes.
+fn written(observed: Observed, shaping: &Shaping<'_>) -> crate::mcp::ToolResult {
+    crate::mcp::ToolResult::of(shaping.tool, Ok(shape(observed, shaping)))
 }
 
 fn report_headers() -> Vec<HeaderName> {
@@ -734,7 +739,7 @@ fn undecodable_and_binary_bodies_are_errors_or_blobs_never_mislabelled() {
         body: vec![0xff, 0xfe, 0x00],
         truncated: false,
     };
-    let result = serde_json::to_value(shape(observed, &shaping(&report, &[]))).unwrap();
+    let result = serde_json::to_value(written(observed, &shaping(&report, &[]))).unwrap();
     assert_eq!(result["content"][1]["resource"]["blob"], "//4A");
     assert_eq!(
         result["content"][1]["resource"]["mimeType"],

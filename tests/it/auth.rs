@@ -1263,12 +1263,18 @@ async fn the_upstream_sees_ferrys_token_and_the_callers_name_never_the_callers_t
     let caller_token = "caller-access-token-never-forwarded";
     let alice = Principal::new("alice", ["pets:read"]).with_token(Secret::from(caller_token));
 
-    let first = client.call_as(&tool, &serde_json::Map::new(), &alice).await;
+    let first = crate::upstream::served(
+        &tool,
+        client.call_as(&tool, &serde_json::Map::new(), &alice).await,
+    );
     assert!(
         !first.is_error,
         "token-1 was refused, forgotten, and the call sent again with token-2"
     );
-    let second = client.call_as(&tool, &serde_json::Map::new(), &alice).await;
+    let second = crate::upstream::served(
+        &tool,
+        client.call_as(&tool, &serde_json::Map::new(), &alice).await,
+    );
     assert!(!second.is_error, "token-2 is reused");
 
     let requests = upstream.requests();
@@ -1308,7 +1314,10 @@ async fn token_exchange_sends_the_upstream_a_token_issued_for_it() {
     let (client, tool) = upstream_client(&upstream, &yaml);
     let caller_token = "caller-access-token-for-ferry-only";
     let alice = Principal::new("alice", ["pets:read"]).with_token(Secret::from(caller_token));
-    let result = client.call_as(&tool, &serde_json::Map::new(), &alice).await;
+    let result = crate::upstream::served(
+        &tool,
+        client.call_as(&tool, &serde_json::Map::new(), &alice).await,
+    );
     assert!(!result.is_error);
     let requests = upstream.requests();
     assert_eq!(requests[0].header("authorization"), Some("Bearer token-1"));
@@ -1319,13 +1328,16 @@ async fn token_exchange_sends_the_upstream_a_token_issued_for_it() {
         Some(caller_token)
     );
 
-    let without_token = client
-        .call_as(
-            &tool,
-            &serde_json::Map::new(),
-            &Principal::new("ci-bot", ["pets:read"]),
-        )
-        .await;
+    let without_token = crate::upstream::served(
+        &tool,
+        client
+            .call_as(
+                &tool,
+                &serde_json::Map::new(),
+                &Principal::new("ci-bot", ["pets:read"]),
+            )
+            .await,
+    );
     assert!(without_token.is_error);
     assert_eq!(
         upstream.requests().len(),

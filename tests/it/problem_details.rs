@@ -3,7 +3,7 @@
 //! without reading prose, and that nothing was added.
 
 use expect_test::{Expect, expect};
-use ferry::upstream::ToolResult;
+use ferry::mcp::ToolResult;
 use http::Method;
 use serde_json::{Value, json};
 

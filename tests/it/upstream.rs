@@ -16,7 +16,8 @@ use ferry::curation::CallOptions;
 use ferry::curation::call::{
     NextPage, Pagination, UpstreamAuth, parse_call_options, parse_upstream_auth,
 };
-use ferry::upstream::{ToolResult, Upstream, UpstreamConfig, UpstreamError};
+use ferry::mcp::ToolResult;
+use ferry::upstream::{Outcome, Upstream, UpstreamConfig, UpstreamError};
 use http::Method;
 use serde_json::{Map, Value, json};
 
@@ -162,7 +163,12 @@ pub fn client(base: &str, tool: &Tool) -> Upstream {
 
 pub async fn call(base: &str, tool: &Tool, arguments: Value) -> ToolResult {
     let arguments = arguments.as_object().cloned().unwrap_or_default();
-    client(base, tool).call(tool, &arguments).await
+    served(tool, client(base, tool).call(tool, &arguments).await)
+}
+
+/// The tool result `mcp` writes of a call's outcome.
+pub fn served(tool: &Tool, outcome: Outcome) -> ToolResult {
+    ToolResult::of(&tool.name, outcome)
 }
 
 pub fn text_of(result: &ToolResult) -> String {
@@ -290,7 +296,7 @@ async fn hostile_path_values_never_move_the_request() {
     let call = |arguments: Value| {
         let arguments = arguments.as_object().cloned().unwrap_or_default();
         let (client, tool) = (client.clone(), tool.clone());
-        async move { client.call(&tool, &arguments).await }
+        async move { served(&tool, client.call(&tool, &arguments).await) }
     };
     for hostile in [
         "../admin",
@@ -357,9 +363,12 @@ async fn header_values_with_line_breaks_are_refused_before_sending() {
         json!({"X-Trace": "a\u{0}b"}),
         json!({"pref": "a\r\nSet: 1"}),
     ] {
-        let result = client
-            .call(&tool, arguments.as_object().expect("object"))
-            .await;
+        let result = served(
+            &tool,
+            client
+                .call(&tool, arguments.as_object().expect("object"))
+                .await,
+        );
         assert!(result.is_error, "{arguments}");
         assert!(result.meta.is_empty(), "no HTTP facts without a request");
         let text = text_of(&result);
@@ -705,7 +714,7 @@ async fn post_with_an_idempotency_key_reuses_one_key_per_call() {
     tool.call.idempotency_key_header = Some("Idempotency-Key".into());
     let upstream_client = client(&upstream.base, &tool);
     for _ in 0..2 {
-        let result = upstream_client.call(&tool, &Map::new()).await;
+        let result = served(&tool, upstream_client.call(&tool, &Map::new()).await);
         assert!(!result.is_error, "{result:?}");
         assert_eq!(http_meta(&result)["status"], 201);
     }
@@ -849,7 +858,7 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
             identity_header: None,
         };
         let client = Upstream::with_env(&catalog, &config, &env).expect("client");
-        let result = client.call(&tool, &Map::new()).await;
+        let result = served(&tool, client.call(&tool, &Map::new()).await);
         assert!(!result.is_error);
         assert!(!format!("{client:?}").contains("tok-123"));
         assert!(!format!("{client:?}").contains("k&y"));
@@ -876,7 +885,7 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
         &env,
     )
     .expect("client");
-    let result = client.call(&denied, &Map::new()).await;
+    let result = served(&denied, client.call(&denied, &Map::new()).await);
     assert!(result.is_error);
     let text = serde_json::to_string(&result).expect("json");
     assert!(!text.contains("tok-123"), "{text}");
@@ -981,9 +990,12 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
         env_with(&[("KEY", "k1")]),
     )
     .expect("client");
-    let first = client
-        .call(&tool, json!({"q": "cats"}).as_object().expect("object"))
-        .await;
+    let first = served(
+        &tool,
+        client
+            .call(&tool, json!({"q": "cats"}).as_object().expect("object"))
+            .await,
+    );
     // The reported `link` header carried the key: it was redacted, and the result says so.
     assert_eq!(
         first.meta["dev.ferry/result"],
@@ -993,14 +1005,17 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
         !serde_json::to_string(&first).expect("json").contains("k1"),
         "the credential is never in a result"
     );
-    let second = client
-        .call(
-            &tool,
-            json!({"cursor": "page=2&per_page=20"})
-                .as_object()
-                .expect("object"),
-        )
-        .await;
+    let second = served(
+        &tool,
+        client
+            .call(
+                &tool,
+                json!({"cursor": "page=2&per_page=20"})
+                    .as_object()
+                    .expect("object"),
+            )
+            .await,
+    );
     assert_eq!(second.meta["dev.ferry/result"], json!({"more": false}));
     let uris: Vec<String> = upstream.requests().into_iter().map(|r| r.uri).collect();
     assert_eq!(
@@ -1050,7 +1065,7 @@ async fn cursor_fields_and_projection_shape_json_results() {
     });
     tool.call.fields = Some(vec!["/data/id".into(), "/data/name".into()]);
     let client = client(&upstream.base, &tool);
-    let first = client.call(&tool, &Map::new()).await;
+    let first = served(&tool, client.call(&tool, &Map::new()).await);
     assert_eq!(
         first.structured_content,
         Some(json!({"data": [{"id": 1, "name": "a"}]}))
@@ -1059,9 +1074,12 @@ async fn cursor_fields_and_projection_shape_json_results() {
         first.meta["dev.ferry/result"],
         json!({"nextCursor": "c2", "more": true, "projected": true})
     );
-    let second = client
-        .call(&tool, json!({"after": "c2"}).as_object().expect("object"))
-        .await;
+    let second = served(
+        &tool,
+        client
+            .call(&tool, json!({"after": "c2"}).as_object().expect("object"))
+            .await,
+    );
     assert_eq!(
         second.meta["dev.ferry/result"],
         json!({"more": false, "projected": true})
@@ -1178,9 +1196,12 @@ async fn concurrent_calls_share_one_client_across_threads() {
             let (client, tool) = (client.clone(), tool.clone());
             tokio::spawn(async move {
                 let arguments = json!({ "petId": id });
-                let result = client
-                    .call(&tool, arguments.as_object().expect("object"))
-                    .await;
+                let result = served(
+                    &tool,
+                    client
+                        .call(&tool, arguments.as_object().expect("object"))
+                        .await,
+                );
                 (id, result)
             })
         })

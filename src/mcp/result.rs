@@ -1,0 +1,680 @@
+//! The one writer of `CallToolResult`s: a call's [`Outcome`], a validation failure or a
+//! refusal becomes the JSON-RPC response each era expects.
+//!
+//! An answer keeps what the API said: the body as data, the observed HTTP facts in
+//! `_meta["dev.ferry/http"]`, what ferry itself did in `_meta["dev.ferry/result"]`. A body
+//! that is not text travels as an embedded resource under `ferry://tools/<tool>/response`;
+//! an error answer's body always does, labelled with its media type (so an RFC 9457 problem
+//! is `application/problem+json`). Modern results carry `resultType` and the server info;
+//! a legacy client gets a `structuredContent` that is not an object wrapped under
+//! [`LEGACY_WRAP_KEY`].
+
+use base64::Engine as _;
+use bytes::Bytes;
+use http::StatusCode;
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use super::{Era, ID_PREFIX, Kind, META_SERVER_INFO, Outgoing, code};
+use crate::auth::Challenge;
+use crate::upstream::{Answer, CallError, Handling, Http, Outcome, Redacted};
+
+/// `_meta` key of the observed HTTP facts.
+pub const HTTP_META: &str = "dev.ferry/http";
+/// `_meta` key of what ferry did to the result (cut it, paged it, projected it).
+pub const RESULT_META: &str = "dev.ferry/result";
+/// The key a legacy client finds a non-object `structuredContent` under: 2025-11-25 allows
+/// only objects there, so `[1,2]` is served to it as `{"result":[1,2]}`.
+pub const LEGACY_WRAP_KEY: &str = "result";
+
+/// A tool result before its era is known, as the writer holds it: blocks and facts, written
+/// straight to the response without an intermediate JSON tree.
+#[derive(Debug, Default)]
+pub(super) struct CallResult<'t> {
+    content: Vec<Block<'t>>,
+    structured_content: Option<Value>,
+    is_error: bool,
+    http: Option<Http>,
+    /// What ferry did, when it did anything.
+    handling: Option<Handling>,
+}
+
+/// A tool result as MCP's `CallToolResult` without the era-specific parts, read back from
+/// what the writer serves: what a program that calls [`crate::upstream::Upstream`] directly
+/// (a test, a harness) gets to look at.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    pub content: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Map::is_empty")]
+    pub meta: Map<String, Value>,
+}
+
+impl ToolResult {
+    /// The era-free result the writer makes of `outcome`, a call of `tool`.
+    pub fn of(tool: &str, outcome: Outcome) -> ToolResult {
+        serde_json::from_slice(&era_free(tool, outcome)).expect("a written tool result reads back")
+    }
+}
+
+/// The JSON of `outcome`'s result before the era's additions.
+pub(crate) fn era_free(tool: &str, outcome: Outcome) -> Vec<u8> {
+    let result = outcome_result(tool, outcome);
+    serde_json::to_vec(&Written {
+        result: &result,
+        result_type: None,
+        server_info: None,
+        wrap: false,
+    })
+    .expect("a tool result serializes")
+}
+
+/// The result of a call's outcome.
+pub(super) fn outcome_result(tool: &str, outcome: Outcome) -> CallResult<'_> {
+    match outcome {
+        Ok(answer) => answer_result(tool, answer),
+        Err(error) => error_result(error),
+    }
+}
+
+/// The result for arguments the input schema refuses: `text` says what to fix.
+pub(super) fn invalid_arguments(text: String) -> CallResult<'static> {
+    CallResult {
+        content: vec![Block::Text(text)],
+        is_error: true,
+        ..CallResult::default()
+    }
+}
+
+/// `result` as the JSON-RPC response to request `id` in `era`, written in one pass into one
+/// buffer.
+pub(super) fn respond(
+    id: &RawValue,
+    result: &CallResult<'_>,
+    era: Era,
+    server_info: &Value,
+) -> Result<Outgoing, serde_json::Error> {
+    let written = match era {
+        Era::Modern => Written {
+            result,
+            result_type: Some("complete"),
+            server_info: Some(server_info),
+            wrap: false,
+        },
+        Era::Legacy => Written {
+            result,
+            result_type: None,
+            server_info: None,
+            wrap: true,
+        },
+    };
+    let id = id.get().as_bytes();
+    let mut body = Vec::with_capacity(512);
+    body.extend_from_slice(ID_PREFIX);
+    body.extend_from_slice(id);
+    body.extend_from_slice(br#","result":"#);
+    serde_json::to_writer(&mut body, &written)?;
+    body.push(b'}');
+    Ok(Outgoing {
+        status: StatusCode::OK,
+        body: Bytes::from(body),
+        kind: Kind::Json,
+    })
+}
+
+/// A 403 for a tool the caller lacks a scope for, with a JSON-RPC error for the record.
+pub(super) fn refused(id: &RawValue, challenge: Challenge) -> Outgoing {
+    let error = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code::INVALID_REQUEST, "message": "the token lacks a scope this tool needs"},
+    });
+    Outgoing {
+        status: challenge.status(),
+        body: Bytes::from(error.to_string()),
+        kind: Kind::Refused(challenge),
+    }
+}
+
+/// One content block.
+#[derive(Debug)]
+enum Block<'t> {
+    Text(String),
+    /// An `image` or `audio` block: its kind, the base64 data, the media type.
+    Media {
+        kind: &'static str,
+        data: String,
+        mime: String,
+    },
+    /// An embedded resource carrying a body under the tool's URI.
+    Resource {
+        tool: &'t str,
+        mime: Option<String>,
+        body: ResourceBody,
+    },
+}
+
+#[derive(Debug)]
+enum ResourceBody {
+    Text(String),
+    Blob(String),
+}
+
+/// The words for a call that came to no answer to pass on.
+fn error_result(error: CallError) -> CallResult<'static> {
+    let (text, http) = match error {
+        CallError::Argument(error) => (error.to_string(), None),
+        CallError::Credential(_) => (
+            "ferry could not obtain its credential for the upstream".to_string(),
+            None,
+        ),
+        CallError::Request => (
+            "ferry could not form the upstream request for this call".to_string(),
+            None,
+        ),
+        CallError::Timeout { timeout_ms } => (
+            format!("the upstream did not answer within {timeout_ms} ms"),
+            None,
+        ),
+        CallError::ConnectTimeout { connect_timeout_ms } => (
+            format!("could not connect to the upstream within {connect_timeout_ms} ms"),
+            None,
+        ),
+        CallError::Connect => ("could not connect to the upstream".to_string(), None),
+        CallError::Closed => (
+            "the upstream closed the connection without an answer".to_string(),
+            None,
+        ),
+        CallError::HeadTooLarge => (
+            "the upstream answered with a response head larger than ferry accepts (too many or too long header lines)"
+                .to_string(),
+            None,
+        ),
+        CallError::NotHttp => (
+            "the upstream answered with something that is not an HTTP response".to_string(),
+            None,
+        ),
+        CallError::Body(http) => (
+            format!(
+                "the upstream answered {}, then its response body could not be read completely",
+                http.status.as_u16()
+            ),
+            Some(http),
+        ),
+    };
+    CallResult {
+        content: vec![Block::Text(text)],
+        is_error: true,
+        http,
+        ..CallResult::default()
+    }
+}
+
+fn answer_result(tool: &str, answer: Answer) -> CallResult<'_> {
+    let Answer {
+        http,
+        essence,
+        body,
+        json,
+        location,
+        authenticated,
+        handling,
+    } = answer;
+    let status = http.status;
+    let mut result = CallResult::default();
+    let essence = essence.as_deref();
+    if status.is_success() {
+        success(&mut result, tool, status, body, essence, json, &handling);
+    } else {
+        let parsed = json.is_some();
+        let lead = failure_lead(status, location, authenticated, essence, json, &handling);
+        result.is_error = true;
+        result.content.push(Block::Text(lead));
+        if !body.is_empty() {
+            let mime = match essence {
+                // Labelled JSON, but cut or broken: passed on as text, not as JSON.
+                Some(essence) if is_json(essence) && !parsed => {
+                    Some(if std::str::from_utf8(&body).is_ok() {
+                        "text/plain"
+                    } else {
+                        "application/octet-stream"
+                    })
+                }
+                other => other,
+            };
+            result.content.push(resource(tool, mime, body));
+        }
+    }
+    result.http = Some(http);
+    result.handling = done_anything(&handling).then_some(handling);
+    result
+}
+
+fn success<'t>(
+    result: &mut CallResult<'t>,
+    tool: &'t str,
+    status: StatusCode,
+    body: Vec<u8>,
+    essence: Option<&str>,
+    json: Option<Value>,
+    handling: &Handling,
+) {
+    let status = status_line(status);
+    if handling.truncated {
+        let cut_text = essence.is_some_and(|essence| is_text(essence) && !is_json(essence));
+        if let (true, Some(text)) = (cut_text, utf8_prefix(&body)) {
+            result.content.push(Block::Text(text.to_string()));
+            result.content.push(Block::Text(format!(
+                "the response was cut at {} bytes (max_response_bytes)",
+                handling.limit_bytes
+            )));
+        } else {
+            result.is_error = true;
+            result.content.push(Block::Text(format!(
+                "the upstream answered {status}, but its response is larger than the {}-byte limit (max_response_bytes) and was cut",
+                handling.limit_bytes
+            )));
+        }
+        return;
+    }
+    if body.is_empty() {
+        result.content.push(Block::Text(format!(
+            "the upstream answered {status} with an empty body: the call succeeded"
+        )));
+        return;
+    }
+    match essence {
+        Some(essence) if is_json(essence) => {
+            let Some(value) = json else {
+                result.is_error = true;
+                result.content.push(Block::Text(format!(
+                    "the upstream answered {status}, but its response is labelled {essence} and is not valid JSON"
+                )));
+                result
+                    .content
+                    .push(resource(tool, Some("text/plain"), body));
+                return;
+            };
+            let text = if handling.projected {
+                value.to_string()
+            } else {
+                // The text block is the body as received (secrets redacted): no number or
+                // other string re-written.
+                into_text(body)
+            };
+            result.content.push(Block::Text(text));
+            result.structured_content = Some(value);
+        }
+        Some(essence) if essence.starts_with("image/") || essence.starts_with("audio/") => {
+            let kind = if essence.starts_with("image/") {
+                "image"
+            } else {
+                "audio"
+            };
+            let data = base64::engine::general_purpose::STANDARD.encode(&body);
+            result.content.push(Block::Media {
+                kind,
+                data,
+                mime: essence.to_string(),
+            });
+        }
+        Some(essence) if is_text(essence) => match String::from_utf8(body) {
+            Ok(text) => result.content.push(Block::Text(text)),
+            Err(error) => result
+                .content
+                .push(resource(tool, Some(essence), error.into_bytes())),
+        },
+        None => match String::from_utf8(body) {
+            Ok(text) => result.content.push(Block::Text(text)),
+            Err(error) => result
+                .content
+                .push(resource(tool, None, error.into_bytes())),
+        },
+        Some(essence) => result.content.push(resource(tool, Some(essence), body)),
+    }
+}
+
+/// The first text block of an error answer: the status, what a redirect or a refusal of
+/// ferry's credentials means, a problem's members, a cut.
+fn failure_lead(
+    status: StatusCode,
+    location: Option<String>,
+    authenticated: bool,
+    essence: Option<&str>,
+    json: Option<Value>,
+    handling: &Handling,
+) -> String {
+    let status_text = status_line(status);
+    let mut lead = if status.is_redirection() {
+        match location {
+            Some(location) => format!(
+                "the upstream answered {status_text}, a redirect to {location}; ferry does not follow redirects"
+            ),
+            None => format!(
+                "the upstream answered {status_text}, a redirect without a location; ferry does not follow redirects"
+            ),
+        }
+    } else if status == StatusCode::UNAUTHORIZED && authenticated {
+        format!(
+            "the upstream answered {status_text} to ferry's own configured credentials: this is a configuration problem of \
+             this server that no change to the call can fix"
+        )
+    } else {
+        format!("the upstream answered {status_text}")
+    };
+    if let (Some("application/problem+json"), Some(Value::Object(problem))) = (essence, &json) {
+        for member in ["title", "detail", "type"] {
+            if let Some(Value::String(text)) = problem.get(member) {
+                lead.push_str(&format!("\n{member}: {text}"));
+            }
+        }
+        if let Some(Value::Number(number)) = problem.get("status") {
+            lead.push_str(&format!("\nstatus: {number}"));
+        }
+    }
+    if handling.truncated {
+        lead.push_str(&format!(
+            "\nthe body was cut at {} bytes (max_response_bytes)",
+            handling.limit_bytes
+        ));
+    }
+    lead
+}
+
+/// An embedded resource carrying a body: text when it is UTF-8 (exactly as received),
+/// base64 otherwise.
+fn resource<'t>(tool: &'t str, mime: Option<&str>, body: Vec<u8>) -> Block<'t> {
+    let binary = mime.is_some_and(is_binary_type);
+    let body = match String::from_utf8(body) {
+        Ok(text) if !binary => ResourceBody::Text(text),
+        Ok(text) => ResourceBody::Blob(base64::engine::general_purpose::STANDARD.encode(text)),
+        Err(error) => {
+            ResourceBody::Blob(base64::engine::general_purpose::STANDARD.encode(error.as_bytes()))
+        }
+    };
+    Block::Resource {
+        tool,
+        mime: mime.map(str::to_string),
+        body,
+    }
+}
+
+/// A body that is text, without a copy; any invalid sequence replaced.
+fn into_text(body: Vec<u8>) -> String {
+    match String::from_utf8(body) {
+        Ok(text) => text,
+        Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+    }
+}
+
+fn is_json(essence: &str) -> bool {
+    crate::upstream::response::is_json(essence)
+}
+
+fn is_text(essence: &str) -> bool {
+    essence.starts_with("text/")
+        || essence.ends_with("+xml")
+        || matches!(
+            essence,
+            "application/xml"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/javascript"
+                | "application/x-ndjson"
+                | "application/x-www-form-urlencoded"
+                | "application/csv"
+        )
+}
+
+fn is_binary_type(essence: &str) -> bool {
+    essence.starts_with("image/")
+        || essence.starts_with("audio/")
+        || essence.starts_with("video/")
+        || matches!(
+            essence,
+            "application/octet-stream" | "application/pdf" | "application/zip"
+        )
+}
+
+fn status_line(status: StatusCode) -> String {
+    match status.canonical_reason() {
+        Some(reason) => format!("{} {reason}", status.as_u16()),
+        None => status.as_u16().to_string(),
+    }
+}
+
+/// The longest prefix that is valid UTF-8 (a cut may split a character).
+fn utf8_prefix(body: &[u8]) -> Option<&str> {
+    match std::str::from_utf8(body) {
+        Ok(text) => Some(text),
+        Err(error) if error.error_len().is_none() => {
+            std::str::from_utf8(&body[..error.valid_up_to()]).ok()
+        }
+        Err(_) => None,
+    }
+}
+
+fn done_anything(handling: &Handling) -> bool {
+    handling.redacted.is_some()
+        || handling.truncated
+        || handling.page.is_some()
+        || handling.projected
+        || handling.numbers_rounded
+}
+
+/// A result with its era's additions, serialized in place.
+struct Written<'r, 't> {
+    result: &'r CallResult<'t>,
+    result_type: Option<&'static str>,
+    /// The server info added last to `_meta` (modern).
+    server_info: Option<&'r Value>,
+    /// A `structuredContent` that is not an object is wrapped (legacy).
+    wrap: bool,
+}
+
+impl Serialize for Written<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let result = self.result;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(result_type) = self.result_type {
+            map.serialize_entry("resultType", result_type)?;
+        }
+        map.serialize_entry("content", &Blocks(&result.content))?;
+        if let Some(structured) = &result.structured_content {
+            if self.wrap && !structured.is_object() {
+                map.serialize_entry("structuredContent", &Wrapped(structured))?;
+            } else {
+                map.serialize_entry("structuredContent", structured)?;
+            }
+        }
+        if result.is_error {
+            map.serialize_entry("isError", &true)?;
+        }
+        if result.http.is_some() || result.handling.is_some() || self.server_info.is_some() {
+            map.serialize_entry(
+                "_meta",
+                &Meta {
+                    http: result.http.as_ref(),
+                    handling: result.handling.as_ref(),
+                    server_info: self.server_info,
+                },
+            )?;
+        }
+        map.end()
+    }
+}
+
+struct Wrapped<'v>(&'v Value);
+
+impl Serialize for Wrapped<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(LEGACY_WRAP_KEY, self.0)?;
+        map.end()
+    }
+}
+
+struct Blocks<'b, 't>(&'b [Block<'t>]);
+
+impl Serialize for Blocks<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for block in self.0 {
+            seq.serialize_element(block)?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for Block<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        match self {
+            Block::Text(text) => {
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("text", text)?;
+            }
+            Block::Media { kind, data, mime } => {
+                map.serialize_entry("type", kind)?;
+                map.serialize_entry("data", data)?;
+                map.serialize_entry("mimeType", mime)?;
+            }
+            Block::Resource { tool, mime, body } => {
+                map.serialize_entry("type", "resource")?;
+                map.serialize_entry(
+                    "resource",
+                    &Resource {
+                        tool,
+                        mime: mime.as_deref(),
+                        body,
+                    },
+                )?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct Resource<'r> {
+    tool: &'r str,
+    mime: Option<&'r str>,
+    body: &'r ResourceBody,
+}
+
+impl Serialize for Resource<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("uri", &Uri(self.tool))?;
+        if let Some(mime) = self.mime {
+            map.serialize_entry("mimeType", mime)?;
+        }
+        match self.body {
+            ResourceBody::Text(text) => map.serialize_entry("text", text)?,
+            ResourceBody::Blob(blob) => map.serialize_entry("blob", blob)?,
+        }
+        map.end()
+    }
+}
+
+/// `ferry://tools/<tool>/response`, the URI of a tool's response body.
+struct Uri<'t>(&'t str);
+
+impl Serialize for Uri<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&format_args!("ferry://tools/{}/response", self.0))
+    }
+}
+
+struct Meta<'r> {
+    http: Option<&'r Http>,
+    handling: Option<&'r Handling>,
+    server_info: Option<&'r Value>,
+}
+
+impl Serialize for Meta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(http) = self.http {
+            map.serialize_entry(HTTP_META, &HttpFacts(http))?;
+        }
+        if let Some(handling) = self.handling {
+            map.serialize_entry(RESULT_META, &Done(handling))?;
+        }
+        if let Some(info) = self.server_info {
+            map.serialize_entry(META_SERVER_INFO, info)?;
+        }
+        map.end()
+    }
+}
+
+/// `{"status": 200, "headers": {"content-type": "..."}}`.
+struct HttpFacts<'h>(&'h Http);
+
+impl Serialize for HttpFacts<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Headers<'h>(&'h Http);
+        impl Serialize for Headers<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(self.0.headers.len()))?;
+                for (name, value) in &self.0.headers {
+                    map.serialize_entry(name.as_str(), value)?;
+                }
+                map.end()
+            }
+        }
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("status", &self.0.status.as_u16())?;
+        map.serialize_entry("headers", &Headers(self.0))?;
+        map.end()
+    }
+}
+
+/// What ferry did, each note in the order it was made: the body redacted, cut, paged by a
+/// field, projected, its numbers rounded; a cursor or location redacted, paged by `Link`;
+/// a header redacted.
+struct Done<'h>(&'h Handling);
+
+impl Serialize for Done<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let handling = self.0;
+        let mut map = serializer.serialize_map(None)?;
+        let redacted_at = |map: &mut S::SerializeMap, part: Redacted| {
+            if handling.redacted == Some(part) {
+                map.serialize_entry("redacted", &true)
+            } else {
+                Ok(())
+            }
+        };
+        let page = |map: &mut S::SerializeMap, from_link: bool| match &handling.page {
+            Some(page) if page.from_link == from_link => {
+                if let Some(cursor) = &page.cursor {
+                    map.serialize_entry("nextCursor", cursor)?;
+                }
+                map.serialize_entry("more", &page.more)
+            }
+            _ => Ok(()),
+        };
+        redacted_at(&mut map, Redacted::Body)?;
+        if handling.truncated {
+            map.serialize_entry("truncated", &true)?;
+            map.serialize_entry("limitBytes", &handling.limit_bytes)?;
+        }
+        page(&mut map, false)?;
+        if handling.projected {
+            map.serialize_entry("projected", &true)?;
+        }
+        if handling.numbers_rounded {
+            map.serialize_entry("numbersRounded", &true)?;
+        }
+        redacted_at(&mut map, Redacted::Target)?;
+        page(&mut map, true)?;
+        redacted_at(&mut map, Redacted::Headers)?;
+        map.end()
+    }
+}
