@@ -35,6 +35,11 @@ pub struct Lock {
     pub files: Files,
     /// Every operation of the document, as `METHOD /path`.
     pub operations: BTreeSet<String>,
+    /// Digests of what decides where calls go and who may make them, beside the tools: the
+    /// upstream base URL, the inbound `auth:` configuration, ferry's upstream credentials and
+    /// the identity header (their configuration as written: environment variable names and
+    /// key hashes, never secret values).
+    pub serving: BTreeMap<String, String>,
     /// Every served tool, by name.
     pub tools: BTreeMap<String, LockedTool>,
 }
@@ -57,6 +62,9 @@ pub struct LockedTool {
     pub definition: BTreeMap<String, String>,
     /// A digest of the request plan and call settings.
     pub request: String,
+    /// A digest of the scopes a caller needs: the curation's `scopes:` and those the
+    /// operation's security requirements name.
+    pub scopes: String,
 }
 
 /// One difference between a lock and what a catalog would serve.
@@ -75,6 +83,9 @@ pub enum Drift {
     ToolChanged { tool: String, parts: Vec<String> },
     /// An operation the document gained since the lock that no curation choice covers.
     OperationGained { operation: String },
+    /// A setting of the whole server changed: `upstream`, `auth`, `upstreamAuth`,
+    /// `upstreamIdentity`.
+    ServingChanged { setting: String },
 }
 
 impl fmt::Display for Drift {
@@ -103,6 +114,10 @@ impl fmt::Display for Drift {
             Drift::ToolChanged { tool, parts } => {
                 write!(f, "tool {tool:?} changed: {}", parts.join(", "))
             }
+            Drift::ServingChanged { setting } => write!(
+                f,
+                "`{setting}` changed: where calls go or who may make them is not what was locked"
+            ),
             Drift::OperationGained { operation } => write!(
                 f,
                 "the document gained {operation}, which no curation choice covers (serve it, or switch it off with `false`)"
@@ -112,8 +127,14 @@ impl fmt::Display for Drift {
 }
 
 /// The lock for a catalog from a full compile (so that `catalog.operations` lists every
-/// operation); `curation` is the curation file's bytes, when there is one.
-pub fn lock(catalog: &Catalog, document: &Document, curation: Option<&[u8]>) -> Lock {
+/// operation); `curation` is the curation file's bytes, when there is one; `serving` names
+/// each server-wide setting (see [`Lock::serving`]) with its text, digested here.
+pub fn lock(
+    catalog: &Catalog,
+    document: &Document,
+    curation: Option<&[u8]>,
+    serving: &BTreeMap<String, String>,
+) -> Lock {
     Lock {
         lock_version: LOCK_VERSION,
         ferry: env!("CARGO_PKG_VERSION").to_string(),
@@ -126,6 +147,7 @@ pub fn lock(catalog: &Catalog, document: &Document, curation: Option<&[u8]>) -> 
                 .collect(),
         },
         operations: catalog.operations.iter().map(label).collect(),
+        serving: digests(serving),
         tools: catalog
             .tools
             .iter()
@@ -134,11 +156,29 @@ pub fn lock(catalog: &Catalog, document: &Document, curation: Option<&[u8]>) -> 
     }
 }
 
-/// Every difference between `lock` and `catalog` that changes what is served, or that a
-/// reviewer must decide about. `every_operation`: `catalog` came from a full compile, so
-/// gained and vanished operations can be told; otherwise only tools are compared.
-pub fn drift(lock: &Lock, catalog: &Catalog, every_operation: bool) -> Vec<Drift> {
+/// Every difference between `lock` and `catalog` (served with the settings `serving`) that
+/// changes what is served, or that a reviewer must decide about. `every_operation`:
+/// `catalog` came from a full compile, so gained and vanished operations can be told;
+/// otherwise only tools and settings are compared.
+pub fn drift(
+    lock: &Lock,
+    catalog: &Catalog,
+    serving: &BTreeMap<String, String>,
+    every_operation: bool,
+) -> Vec<Drift> {
     let mut found = Vec::new();
+    let serving = digests(serving);
+    for setting in lock.serving.keys().chain(serving.keys()) {
+        if lock.serving.get(setting) != serving.get(setting)
+            && !found
+                .iter()
+                .any(|d| matches!(d, Drift::ServingChanged { setting: s } if s == setting))
+        {
+            found.push(Drift::ServingChanged {
+                setting: setting.clone(),
+            });
+        }
+    }
     let now: BTreeMap<&str, LockedTool> = catalog
         .tools
         .iter()
@@ -167,6 +207,9 @@ pub fn drift(lock: &Lock, catalog: &Catalog, every_operation: bool) -> Vec<Drift
                 }
                 if was.request != is.request {
                     parts.push("request".to_string());
+                }
+                if was.scopes != is.scopes {
+                    parts.push("scopes".to_string());
                 }
                 if !parts.is_empty() {
                     found.push(Drift::ToolChanged {
@@ -255,11 +298,20 @@ fn locked(tool: &Tool) -> LockedTool {
     // The plan and call settings have no wire form of their own; their debug form names
     // every field, and a change of ferry's version is recorded beside it.
     let request = digest_bytes(format!("{:?}\n{:?}", tool.plan, tool.call).as_bytes());
+    let scopes = digest_bytes(format!("{:?}\n{:?}", tool.scopes, tool.document_scopes).as_bytes());
     LockedTool {
         operation: format!("{} {}", tool.plan.method, tool.plan.path),
         definition,
         request,
+        scopes,
     }
+}
+
+fn digests(settings: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    settings
+        .iter()
+        .map(|(name, text)| (name.clone(), digest_bytes(text.as_bytes())))
+        .collect()
 }
 
 fn label(report: &crate::catalog::OperationReport) -> String {

@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use std::collections::BTreeMap;
+
 use ferry::catalog::Catalog;
+use ferry::curation::Curation;
 use ferry::diagnostic::{Diagnostic, Location};
 use ferry::lock::{self, Lock};
 use ferry::openapi::Document;
@@ -26,7 +29,12 @@ pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
     let Some(document) = &loaded.document else {
         bail!("the document was not kept for the lock");
     };
-    let lock = lock::lock(&loaded.catalog, document, curation.as_deref());
+    let lock = lock::lock(
+        &loaded.catalog,
+        document,
+        curation.as_deref(),
+        &serving(&loaded.catalog, &loaded.curation),
+    );
     let path = args
         .output
         .clone()
@@ -55,6 +63,7 @@ pub fn path_for(config: Option<&Path>) -> PathBuf {
 /// there was any. `required` (`--locked`): a missing lock is an error too.
 pub fn check(
     catalog: &Catalog,
+    curation: &Curation,
     document: Option<&Document>,
     config: Option<&Path>,
     required: bool,
@@ -70,19 +79,20 @@ pub fn check(
         }
         return Ok((Vec::new(), false));
     };
-    let mut diagnostics: Vec<Diagnostic> = lock::drift(&lock, catalog, true)
-        .into_iter()
-        .map(|drift| {
-            Diagnostic::warning(
-                Location::General,
-                format!("drift from {}: {drift}", path.display()),
-            )
-        })
-        .collect();
+    let mut diagnostics: Vec<Diagnostic> =
+        lock::drift(&lock, catalog, &serving(catalog, curation), true)
+            .into_iter()
+            .map(|drift| {
+                Diagnostic::warning(
+                    Location::General,
+                    format!("drift from {}: {drift}", path.display()),
+                )
+            })
+            .collect();
     let drifted = !diagnostics.is_empty();
-    let curation = curation_bytes(config)?;
+    let bytes = curation_bytes(config)?;
     let changed = document
-        .map(|document| lock::changed_files(&lock, document, curation.as_deref()))
+        .map(|document| lock::changed_files(&lock, document, bytes.as_deref()))
         .unwrap_or_default();
     if !changed.is_empty() {
         diagnostics.push(Diagnostic::warning(
@@ -108,8 +118,13 @@ pub fn check(
     Ok((diagnostics, drifted))
 }
 
-/// For `ferry serve --locked`: refuses a catalog whose tools differ from the lock's.
-pub fn enforce(catalog: &Catalog, config: Option<&Path>) -> anyhow::Result<()> {
+/// For `ferry serve --locked`: refuses a catalog whose tools, or whose upstream and
+/// authorization settings, differ from the lock's.
+pub fn enforce(
+    catalog: &Catalog,
+    curation: &Curation,
+    config: Option<&Path>,
+) -> anyhow::Result<()> {
     let path = path_for(config);
     let Some(lock) = read(&path)? else {
         bail!(
@@ -117,7 +132,7 @@ pub fn enforce(catalog: &Catalog, config: Option<&Path>) -> anyhow::Result<()> {
             path.display()
         );
     };
-    let drift = lock::drift(&lock, catalog, false);
+    let drift = lock::drift(&lock, catalog, &serving(catalog, curation), false);
     if drift.is_empty() {
         return Ok(());
     }
@@ -129,6 +144,24 @@ pub fn enforce(catalog: &Catalog, config: Option<&Path>) -> anyhow::Result<()> {
         path.display(),
         drift.len()
     )
+}
+
+/// The server-wide settings a lock holds to: where calls go, who may make them, and what
+/// ferry presents upstream, as configured (never secret values: the curation holds only
+/// environment variable names and key hashes).
+fn serving(catalog: &Catalog, curation: &Curation) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("upstream".to_string(), format!("{:?}", catalog.upstream)),
+        ("auth".to_string(), format!("{:?}", curation.auth)),
+        (
+            "upstreamAuth".to_string(),
+            format!("{:?}", curation.upstream_auth),
+        ),
+        (
+            "upstreamIdentity".to_string(),
+            format!("{:?}", curation.upstream_identity),
+        ),
+    ])
 }
 
 fn read(path: &Path) -> anyhow::Result<Option<Lock>> {
@@ -165,14 +198,19 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| lock::LOCK_FILE.to_string());
     let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    // `create_new` never follows or replaces what is already there, so a file by that name
+    // that ferry did not make is left alone: only one it created is removed on failure.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)
+        .with_context(|| format!("creating {}", temporary.display()))?;
     let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)?;
         file.write_all(bytes)?;
         file.sync_all()?;
-        std::fs::rename(&temporary, path)
+        std::fs::rename(&temporary, path)?;
+        // The rename is durable once the folder is synced.
+        std::fs::File::open(&dir)?.sync_all()
     })();
     if written.is_err() {
         let _ = std::fs::remove_file(&temporary);

@@ -124,7 +124,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // Serving never reads the document again.
     drop(document);
     if args.locked {
-        super::lock::enforce(&catalog, config.as_deref())?;
+        super::lock::enforce(&catalog, &curation, config.as_deref())?;
     }
     let config = UpstreamConfig {
         call: curation.call.clone(),

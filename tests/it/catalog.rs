@@ -1078,3 +1078,43 @@ fn broken_source_documents_give_only_valid_input_schemas() {
     "#]]
     .assert_eq(&report);
 }
+
+/// The lock holds where calls go and who may make them, not only the tools: changing a
+/// tool's `scopes:` or the `upstream:` is drift, and `serve --locked` refuses it.
+#[test]
+fn a_lock_holds_the_upstream_and_the_scopes_too() {
+    let dir = temp_dir("lock-serving");
+    std::fs::write(
+        dir.join("api.yaml"),
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a: {get: {operationId: a}}\n",
+    )
+    .expect("write document");
+    let curation = |upstream: &str, scopes: &str| {
+        format!(
+            "openapi: ./api.yaml\nupstream: {upstream}\nauth:\n  api_keys: [{{subject: ci, sha256: \"{}\"}}]\ntools:\n  a: {{scopes: [{scopes}]}}\n",
+            "0".repeat(64)
+        )
+    };
+    let write =
+        |text: String| std::fs::write(dir.join("ferry.yaml"), text).expect("write curation");
+    write(curation("http://127.0.0.1:9", "pets:read"));
+    let (code, _, err) = ferry(&["lock"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = ferry(&["check", "--locked"], &dir);
+    assert_eq!(code, 0, "{out}");
+    write(curation("http://127.0.0.1:9", ""));
+    let (code, out, _) = ferry(&["check", "--locked"], &dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("tool \"a\" changed: scopes"), "{out}");
+    write(curation("http://127.0.0.1:10", "pets:read"));
+    let (code, out, _) = ferry(&["check", "--locked"], &dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("`upstream` changed"), "{out}");
+    let (code, _, err) = ferry(&["serve", "--locked", "--listen", "127.0.0.1:0"], &dir);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("refusing to serve") && err.contains("`upstream` changed"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
