@@ -209,6 +209,9 @@ pub async fn serve_with_auth(
     };
     let server = Arc::new(Server::new(&catalog, Some(upstream), options));
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
+    // The server holds its own copy of every tool: this one would only double the memory
+    // held while serving.
+    drop(catalog);
     if args.stdio {
         let input = tokio::io::BufReader::new(tokio::io::stdin());
         stdio::serve(server, input, tokio::io::stdout(), args.body_limit)

@@ -97,7 +97,7 @@ pub struct Server {
     /// The tool list differs between callers (some tool needs a scope): it is built per
     /// request from `listed` instead of served prepared.
     listing_varies: bool,
-    /// Each tool's JSON, in `tools` order.
+    /// Each tool's JSON, in `tools` order, when `listing_varies` (empty otherwise).
     listed: Vec<Value>,
     /// Scoped lists already written, modern then legacy, by granted scopes: the list is a
     /// function of the scopes, and most callers hold one of a few sets.
@@ -225,14 +225,23 @@ impl Server {
             initialize["instructions"] = Value::String(instructions.clone());
         }
 
-        let tools_list_modern = json!({
+        // Each list is written once, the tools moved into it and back out rather than copied:
+        // with large schemas they are most of what the server holds.
+        let mut modern_list = json!({
             "resultType": "complete",
-            "tools": listed,
+            "tools": Value::Array(listed),
             "ttlMs": options.ttl_ms,
             "cacheScope": cache_scope,
             "_meta": { META_SERVER_INFO: server_info },
         });
-        let tools_list_legacy = json!({ "tools": listed });
+        let tools_list_modern = Prepared::result(&modern_list);
+        let mut legacy_list = json!({ "tools": modern_list["tools"].take() });
+        let tools_list_legacy = Prepared::result(&legacy_list);
+        // Kept only where lists are written per caller.
+        let listed = match legacy_list["tools"].take() {
+            Value::Array(listed) if listing_varies => listed,
+            _ => Vec::new(),
+        };
         let ttl_ms = options.ttl_ms;
 
         Server {
@@ -242,8 +251,8 @@ impl Server {
             discover: Prepared::result(&discover),
             initialize: Prepared::result(&initialize),
             ping: Prepared::result(&json!({})),
-            tools_list_modern: Prepared::result(&tools_list_modern),
-            tools_list_legacy: Prepared::result(&tools_list_legacy),
+            tools_list_modern,
+            tools_list_legacy,
             server_info,
             authenticator: options.authenticator,
             listing_varies,
