@@ -329,6 +329,23 @@ pub fn tools_json(catalog: &Catalog) -> Value {
     Value::Array(catalog.tools.iter().map(Tool::to_json).collect())
 }
 
+/// [`tools_json`] written as pretty JSON, the same text `serde_json::to_string_pretty` gives,
+/// one tool at a time: a large catalog's tools are never all held as JSON at once.
+pub fn write_tools_json(catalog: &Catalog, writer: impl std::io::Write) -> serde_json::Result<()> {
+    struct Tools<'c>(&'c [Tool]);
+    impl Serialize for Tools<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeSeq;
+            let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+            for tool in self.0 {
+                seq.serialize_element(&tool.to_json())?;
+            }
+            seq.end()
+        }
+    }
+    serde_json::to_writer_pretty(writer, &Tools(&catalog.tools))
+}
+
 impl Tool {
     /// A tool that calls `plan`, taking arguments by `input_schema`, with nothing else said:
     /// no title, description, annotations, scopes or call options of its own. For catalogs

@@ -68,9 +68,10 @@ pub fn tools(source: &SourceArgs) -> anyhow::Result<ExitCode> {
             eprintln!("{diagnostic}");
         }
     }
-    let mut text = serde_json::to_string_pretty(&catalog::tools_json(&loaded.catalog))?;
-    text.push('\n');
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    catalog::write_tools_json(&loaded.catalog, &mut out)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
     Ok(if loaded.has_errors() {
         ExitCode::from(1)
     } else {
