@@ -229,7 +229,7 @@ pub fn compile(
             operation_id: operation.operation_id.map(str::to_string),
             document_scopes: operation::security_scopes(document, operation),
         };
-        let tokens = trim::token_estimate(&tool.to_json());
+        let tokens = trim::tool_tokens(&tool);
         if tokens as u64 > max_tool_tokens {
             diagnostics.push(
                 Diagnostic::warning(

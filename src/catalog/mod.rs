@@ -367,6 +367,33 @@ impl Tool {
         }
     }
 
+    /// The tool's definition as [`Tool::to_json`] writes it but borrowed and unsorted: the
+    /// same members and values, for measuring or writing without a copy of the schema.
+    pub(crate) fn definition(&self) -> impl Serialize + '_ {
+        #[derive(Serialize)]
+        struct Definition<'t> {
+            name: &'t str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            title: Option<&'t str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            description: Option<&'t str>,
+            #[serde(rename = "inputSchema")]
+            input_schema: &'t Value,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            annotations: Option<&'t Annotations>,
+            #[serde(rename = "_meta")]
+            meta: Value,
+        }
+        Definition {
+            name: &self.name,
+            title: self.title.as_deref(),
+            description: self.description.as_deref(),
+            input_schema: &self.input_schema,
+            annotations: (self.annotations != Annotations::default()).then_some(&self.annotations),
+            meta: self.meta(),
+        }
+    }
+
     /// The MCP `Tool` object, keys sorted.
     pub fn to_json(&self) -> Value {
         let mut map = serde_json::Map::new();
@@ -387,8 +414,13 @@ impl Tool {
                 serde_json::to_value(&self.annotations).unwrap_or_default(),
             );
         }
-        // Where the tool comes from, so that a client, an audit log and a person can trace it
-        // to its operation.
+        map.insert("_meta".to_string(), self.meta());
+        canonical(Value::Object(map))
+    }
+
+    /// The tool's `_meta`: where it comes from, so that a client, an audit log and a person
+    /// can trace it to its operation.
+    fn meta(&self) -> Value {
         let mut operation = serde_json::Map::new();
         operation.insert("method".to_string(), Value::from(self.plan.method.as_str()));
         operation.insert("path".to_string(), Value::from(self.plan.path.as_str()));
@@ -397,8 +429,7 @@ impl Tool {
         }
         let mut meta = serde_json::Map::new();
         meta.insert(OPERATION_META_KEY.to_string(), Value::Object(operation));
-        map.insert("_meta".to_string(), Value::Object(meta));
-        canonical(Value::Object(map))
+        Value::Object(meta)
     }
 }
 

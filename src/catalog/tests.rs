@@ -1285,3 +1285,25 @@ paths:
         "#]],
     );
 }
+
+/// The token budget counts a tool's definition without building it: the count must be the
+/// length of the very JSON `tools/list` serves, whatever the order of its keys.
+#[test]
+fn a_definition_is_measured_as_long_as_it_is_served() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/openapi/petstore-3.0/openapi.yaml");
+    let document = crate::openapi::load(&path).expect("petstore loads");
+    let curation = curation::Curation {
+        all: true,
+        ..curation::Curation::default()
+    };
+    let (mut catalog, _) = compile(&document, &curation);
+    assert!(catalog.tools.len() > 10);
+    catalog.tools[0].title = Some("A \"quoted\" title".into());
+    for tool in &catalog.tools {
+        let served = tool.to_json().to_string();
+        let measured = serde_json::to_string(&tool.definition()).expect("serializes");
+        assert_eq!(measured.len(), served.len(), "{}", tool.name);
+        assert_eq!(super::trim::tool_tokens(tool), served.len().div_ceil(4));
+    }
+}

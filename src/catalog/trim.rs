@@ -12,10 +12,30 @@ use crate::openapi::unescape_token;
 /// context windows; 10,000 is a few percent of a large one.
 pub const DEFAULT_MAX_TOOL_TOKENS: u64 = 10_000;
 
-/// A rough count of the tokens a tool's definition (its `tools/list` JSON) costs: JSON text
-/// runs at about four characters a token.
-pub fn token_estimate(definition: &Value) -> usize {
-    definition.to_string().len().div_ceil(4)
+/// A rough count of the tokens a JSON value costs as compact text: JSON runs at about four
+/// characters a token. Counted as it is written, nothing is kept.
+pub fn token_estimate(value: &impl serde::Serialize) -> usize {
+    /// Counts bytes written, keeping none.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail, and serde_json values always serialize.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0.div_ceil(4)
+}
+
+/// [`token_estimate`] of a tool's whole definition, its `tools/list` JSON, without building
+/// that JSON: the text's length does not depend on the order of its keys.
+pub fn tool_tokens(tool: &super::Tool) -> usize {
+    token_estimate(&tool.definition())
 }
 
 /// Removes each pointed-at property from `schema`, then every `$defs` entry nothing refers

@@ -107,7 +107,7 @@ pub fn init(args: &InitArgs) -> anyhow::Result<ExitCode> {
 
 /// A rough count of the tokens a tool's definition costs in a context window.
 pub fn token_estimate(tool: &catalog::Tool) -> usize {
-    catalog::trim::token_estimate(&tool.to_json())
+    catalog::trim::tool_tokens(tool)
 }
 
 fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
