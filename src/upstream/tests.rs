@@ -865,6 +865,8 @@ fn a_secret_is_found_in_any_mix_of_escapes() {
         "a%2Fb%2Bc+d%E2%82%AC%F0%9F%98%80",
         "a%2fb%2bc%20d%e2%82%ac%f0%9f%98%80",
         r#"\u0061%2F\u0062+c d\u20AC😀"#,
+        // JSON inside a JSON string: an escaped escape.
+        r#"a\\/b+c d€😀"#,
     ];
     for case in cases {
         assert_eq!(
@@ -874,7 +876,7 @@ fn a_secret_is_found_in_any_mix_of_escapes() {
         );
     }
     // Near misses are left alone, borrowed.
-    for near in ["a/b+c d€", r#"a\\/b+c d€😀"#, "a%2Gb+c d€😀", r#"\ud83d"#] {
+    for near in ["a/b+c d€", "a%2Gb+c d€😀", r#"\ud83d"#] {
         assert!(
             matches!(secrets.bytes(near.as_bytes(), false), Cow::Borrowed(_)),
             "{near}"
@@ -1017,5 +1019,52 @@ fn a_retry_is_waited_for_only_when_it_ends_before_the_deadline() {
     assert_eq!(
         deadline_after(now, Duration::from_secs(3)),
         now + Duration::from_secs(3)
+    );
+}
+
+// Regression test for issue 9: each layer of escapes was decoded once, so JSON inside a JSON
+// string, a doubly percent-encoded secret, base64 wrapped into lines, a space written both
+// ways and an uppercased hex secret were served.
+#[test]
+fn a_secret_is_found_under_repeated_escapes_wrapped_base64_and_either_hex_case() {
+    use base64::Engine as _;
+    let secrets = Secrets::new(["Sk/9+tok=n"]);
+    let nested = r#"{"echo":"{\"t\":\"Sk\\\/9+tok=n\"}"}"#;
+    assert_eq!(
+        redacted_text(&secrets, nested, false),
+        r#"{"echo":"{\"t\":\"[redacted]\"}"}"#
+    );
+    let secrets = Secrets::new(["s3cr3t+T0k/en=="]);
+    assert_eq!(
+        redacted_text(&secrets, "x=s3cr3t%252BT0k%252Fen%253D%253D&y", false),
+        "x=[redacted]&y"
+    );
+    let secrets = Secrets::new(["a long pass phrase"]);
+    assert_eq!(
+        redacted_text(&secrets, "q=a%20long+pass%20phrase&", false),
+        "q=[redacted]&"
+    );
+    let secret = "a-secret-value-sent-upstream-that-is-long-enough-to-wrap-0123456789";
+    let secrets = Secrets::new([secret]);
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("key: {secret}"));
+    for newline in ["\r\n", "\n", r"\r\n"] {
+        let wrapped = format!("{}{newline}{}", &encoded[..40], &encoded[40..]);
+        let redacted = redacted_text(&secrets, &wrapped, false);
+        assert!(redacted.contains("[redacted]"), "{newline:?}: {redacted}");
+        assert!(
+            !redacted.contains(&encoded[30..40]),
+            "{newline:?}: {redacted}"
+        );
+    }
+    let secrets = Secrets::new(["9f86d081884c7d65"]);
+    assert_eq!(
+        redacted_text(&secrets, "id 9F86D081884C7D65.", false),
+        "id [redacted]."
+    );
+    // Only a hex secret is matched in the other case.
+    let secrets = Secrets::new(["MixedCase-Token"]);
+    assert_eq!(
+        redacted_text(&secrets, "mixedcase-token", false),
+        "mixedcase-token"
     );
 }
