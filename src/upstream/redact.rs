@@ -238,9 +238,13 @@ impl Layer {
         match self {
             Layer::Json => memchr::memchr(b'\\', text).is_some(),
             Layer::Percent => memchr::memchr(b'%', text).is_some(),
+            // The character after the break is looked at first: in indented text it is a space.
             Layer::Lines => memchr::memchr2_iter(b'\r', b'\n', text).any(|at| {
                 let before = &text[at.saturating_sub(WRAPPED_LINE_CHARS)..at];
-                before.len() == WRAPPED_LINE_CHARS && before.iter().all(|&b| is_base64(b))
+                text.get(at + 1)
+                    .is_some_and(|&b| is_base64(b) || b == b'\n')
+                    && before.len() == WRAPPED_LINE_CHARS
+                    && before.iter().rev().all(|&b| is_base64(b))
             }),
         }
     }
