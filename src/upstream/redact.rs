@@ -21,6 +21,11 @@ use memchr::memmem;
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
+/// The fewest characters a secret searched for on its own has: a shorter one (a password
+/// `2024`) also matches ordinary numbers and words, and replacing those would corrupt
+/// results. Such a secret is still found inside the credential that carries it.
+pub const MIN_SECRET_CHARS: usize = 8;
+
 /// The shortest part of a secret recognized at the end of a body cut at the size cap: a cut
 /// may fall inside a secret, and its first characters would otherwise be served.
 const PARTIAL_CHARS: usize = 4;

@@ -1068,3 +1068,44 @@ fn a_secret_is_found_under_repeated_escapes_wrapped_base64_and_either_hex_case()
         "mixedcase-token"
     );
 }
+
+// Regression test for issue 9: a short password or key, searched on its own, was replaced
+// wherever its digits appeared, and the result was no longer JSON.
+#[test]
+fn a_short_secret_is_redacted_only_inside_its_credential() {
+    use base64::Engine as _;
+    let body = r#"{"year":2024,"id":120245}"#;
+    let token = base64::engine::general_purpose::STANDARD.encode("user:2024");
+    let value = HeaderValue::from_str(&format!("Basic {token}")).expect("a header value");
+    let secrets = Secrets::new(obtained_secrets(&value).expect("a basic credential"));
+    assert_eq!(redacted_text(&secrets, body, false), body);
+    assert_eq!(
+        redacted_text(&secrets, &format!("user:2024 {token}"), false),
+        "[redacted] [redacted]"
+    );
+    let client = reqwest::Client::new();
+    let env = |_: &str| Some("2024".to_string());
+    for auth in [
+        UpstreamAuth::Bearer { env: "KEY".into() },
+        UpstreamAuth::ApiKey {
+            location: ParameterLocation::Query,
+            name: "key".into(),
+            env: "KEY".into(),
+        },
+    ] {
+        let (credential, secrets) = credential(&auth, &env, &client).expect("a credential");
+        assert!(credential.is_some());
+        assert_eq!(redacted_text(&Secrets::new(secrets), body, false), body);
+    }
+    // Long enough: redacted on its own.
+    let value = HeaderValue::from_str(&format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("user:20242024")
+    ))
+    .expect("a header value");
+    let secrets = Secrets::new(obtained_secrets(&value).expect("a basic credential"));
+    assert_eq!(
+        redacted_text(&secrets, "pw 20242024", false),
+        "pw [redacted]"
+    );
+}
