@@ -987,7 +987,7 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
     let client = Upstream::with_env(
         &catalog(&upstream.base, std::slice::from_ref(&tool)),
         &config,
-        env_with(&[("KEY", "k1")]),
+        env_with(&[("KEY", "k1-api-key")]),
     )
     .expect("client");
     let first = served(
