@@ -1109,3 +1109,20 @@ fn a_short_secret_is_redacted_only_inside_its_credential() {
         "pw [redacted]"
     );
 }
+
+// Issue 9: two marks were kept per escape (16 bytes per body byte of `\/\/…`) and copied
+// again for the percent layer. The time is printed, not asserted: speed belongs in
+// benchmarks (`cargo test --release --lib escape_dense -- --nocapture` to read it).
+#[test]
+fn an_escape_dense_body_is_searched_and_a_match_in_it_mapped_back() {
+    let secrets = Secrets::new(["Sk/9+tok=n"]);
+    let mut body = br"\/".repeat(1 << 19);
+    let started = std::time::Instant::now();
+    assert!(matches!(secrets.bytes(&body, false), Cow::Borrowed(_)));
+    let elapsed = started.elapsed();
+    body.extend_from_slice(br"%5C%2FSk\/9%2Btok=n\\\/");
+    let redacted = secrets.bytes(&body, false);
+    assert_eq!(&redacted[..body.len() - 23], &body[..body.len() - 23]);
+    assert_eq!(&redacted[body.len() - 23..], br"%5C%2F[redacted]\\\/");
+    eprintln!("1 MB of JSON escapes searched in {elapsed:?}");
+}

@@ -823,13 +823,13 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
                 ("www-authenticate", "Bearer"),
                 ("set-cookie", "a=b"),
             ],
-            "token tok-123 rejected",
+            "token tok-1234 rejected",
         )),
         _ => ok_reply(),
     })
     .await;
     let tool = tool("getPet", Method::GET, "/pets", Vec::new());
-    let env = env_with(&[("PETS_TOKEN", "tok-123"), ("PETS_KEY", "k&y 1")]);
+    let env = env_with(&[("PETS_TOKEN", "tok-1234"), ("PETS_KEY", "k&y 1")]);
     let catalog = catalog(&upstream.base, std::slice::from_ref(&tool));
     let configs = [
         UpstreamAuth::Bearer {
@@ -860,11 +860,11 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
         let client = Upstream::with_env(&catalog, &config, &env).expect("client");
         let result = served(&tool, client.call(&tool, &Map::new()).await);
         assert!(!result.is_error);
-        assert!(!format!("{client:?}").contains("tok-123"));
+        assert!(!format!("{client:?}").contains("tok-1234"));
         assert!(!format!("{client:?}").contains("k&y"));
     }
     let requests = upstream.requests();
-    assert_eq!(requests[0].header("authorization"), Some("Bearer tok-123"));
+    assert_eq!(requests[0].header("authorization"), Some("Bearer tok-1234"));
     assert_eq!(requests[1].header("x-api-key"), Some("k&y 1"));
     assert_eq!(requests[2].uri, "/pets?api_key=k%26y%201");
     assert_eq!(requests[3].header("cookie"), Some("key=k%26y%201"));
@@ -888,7 +888,7 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
     let result = served(&denied, client.call(&denied, &Map::new()).await);
     assert!(result.is_error);
     let text = serde_json::to_string(&result).expect("json");
-    assert!(!text.contains("tok-123"), "{text}");
+    assert!(!text.contains("tok-1234"), "{text}");
     assert!(
         !text.contains("www-authenticate") && !text.contains("set-cookie"),
         "{text}"
@@ -946,7 +946,8 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
         let link = if page2 {
             r#"<http://example.test/items?page=1>; rel="prev""#.to_string()
         } else {
-            r#"<http://example.test/items?page=2&per_page=20&key=k1>; rel="next""#.to_string()
+            r#"<http://example.test/items?page=2&per_page=20&key=k1-api-key>; rel="next""#
+                .to_string()
         };
         Reply::Now(respond(
             200,
@@ -1021,8 +1022,8 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
     assert_eq!(
         uris,
         [
-            "/items?per_page=20&q=cats&key=k1",
-            "/items?page=2&per_page=20&key=k1"
+            "/items?per_page=20&q=cats&key=k1-api-key",
+            "/items?page=2&per_page=20&key=k1-api-key"
         ]
     );
 }
