@@ -1228,8 +1228,15 @@ fn secret_forms(text: &str, secret: &str, found: &mut Vec<String>) {
     if decoded.contains(secret) {
         found.push(format!("percent-encoded in {text:?}"));
     }
+    if percent_encoding::percent_decode_str(&decoded)
+        .decode_utf8_lossy()
+        .contains(secret)
+    {
+        found.push(format!("percent-encoded twice in {text:?}"));
+    }
+    let unwrapped = text.replace(['\r', '\n'], "");
     for core in base64_cores(secret) {
-        if text.contains(&core) {
+        if unwrapped.contains(&core) {
             found.push(format!("base64 ({core}) in {text:?}"));
         }
     }
@@ -1360,6 +1367,26 @@ async fn echoing_upstream(secret_of: fn(&str) -> String) -> TestUpstream {
                 let all: Vec<String> = ["", "a", "ab"].into_iter().flat_map(encode).collect();
                 json(200, php_escaped(&json!(all).to_string()))
             }
+            // JSON inside a JSON string: the secret's escapes escaped again.
+            "nested" => {
+                let inner = format!(r#"{{"t":"{}"}}"#, php_escaped(&secret));
+                json(200, json!({"echo": inner}).to_string().replace('/', "\\/"))
+            }
+            "percent_twice" => json(
+                200,
+                format!(r#"{{"next":"https://x.example/?t={}"}}"#, percent(true).replace('%', "%25")),
+            ),
+            // MIME base64, in lines of 76, the secret's encoding across a break.
+            "wrapped" => {
+                let encoded = base64::engine::general_purpose::STANDARD
+                    .encode(format!("{}{secret}", "x".repeat(50)));
+                let lines: Vec<&str> = encoded
+                    .as_bytes()
+                    .chunks(76)
+                    .map(|line| std::str::from_utf8(line).unwrap_or_default())
+                    .collect();
+                Reply::Now(respond(200, &[("content-type", "text/plain")], lines.join("\r\n")))
+            }
             "text" => Reply::Now(respond(
                 200,
                 &[("content-type", "text/plain")],
@@ -1414,8 +1441,21 @@ async fn echoing_upstream(secret_of: fn(&str) -> String) -> TestUpstream {
 }
 
 const ECHO_FORMS: &[&str] = &[
-    "php", "unicode", "key", "mixed", "percent", "base64", "text", "problem", "headers",
-    "redirect", "binary", "image",
+    "php",
+    "unicode",
+    "key",
+    "mixed",
+    "percent",
+    "base64",
+    "text",
+    "problem",
+    "headers",
+    "redirect",
+    "binary",
+    "image",
+    "nested",
+    "percent_twice",
+    "wrapped",
 ];
 
 /// ferry over HTTP calling `echo` on `upstream` with `auth`, the secrets read from `env`.
