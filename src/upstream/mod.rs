@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::auth::Principal;
-use crate::auth::outbound::{CredentialSource, identity_header};
+use crate::auth::outbound::{CredentialSource, OutboundCredential, identity_header};
 use crate::catalog::{Catalog, ParameterLocation, Tool};
 use crate::curation::call::{CallOptions, NextPage, UpstreamAuth, defaults};
 
@@ -772,6 +772,11 @@ fn credential(
     };
     match auth {
         UpstreamAuth::Obtained(config) => {
+            if let OutboundCredential::Basic { password_env, .. } = config
+                && let Some(password) = env(password_env)
+            {
+                searchable(&password, password_env);
+            }
             let source = CredentialSource::with_env(config, client.clone(), env)?;
             Ok((Some(Credential::Obtained(Arc::new(source))), Vec::new()))
         }
@@ -780,9 +785,14 @@ fn credential(
             let mut value =
                 HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| invalid(name))?;
             value.set_sensitive(true);
+            let secrets = if searchable(&token, name) {
+                vec![token]
+            } else {
+                Vec::new()
+            };
             Ok((
                 Some(Credential::Header(header::AUTHORIZATION, value)),
-                vec![token],
+                secrets,
             ))
         }
         UpstreamAuth::ApiKey {
@@ -792,7 +802,9 @@ fn credential(
         } => {
             let key = secret(name)?;
             let encoded = utf8_percent_encode(&key, CREDENTIAL_VALUE).to_string();
-            let secrets = if encoded == key {
+            let secrets = if !searchable(&key, name) {
+                Vec::new()
+            } else if encoded == key {
                 vec![key.clone()]
             } else {
                 vec![key.clone(), encoded.clone()]
@@ -819,8 +831,24 @@ fn credential(
     }
 }
 
+/// Whether the secret `value` read from `env` is long enough to be redacted on its own
+/// ([`redact::MIN_SECRET_CHARS`]); a warning at start says when it is not.
+fn searchable(value: &str, env: &str) -> bool {
+    let long_enough = value.chars().count() >= redact::MIN_SECRET_CHARS;
+    if !long_enough {
+        tracing::warn!(
+            env,
+            min_chars = redact::MIN_SECRET_CHARS,
+            "secret not redacted on its own from upstream results: shorter than min_chars, it \
+             would also match ordinary numbers and words there"
+        );
+    }
+    long_enough
+}
+
 /// The secrets in an obtained `Authorization` value: its token, and for basic credentials
-/// the `user:password` pair the token encodes and the password alone.
+/// the `user:password` pair the token encodes and, when it is long enough to search for on
+/// its own ([`redact::MIN_SECRET_CHARS`]), the password alone.
 fn obtained_secrets(value: &HeaderValue) -> Option<Vec<String>> {
     use base64::Engine as _;
     let (scheme, token) = value.to_str().ok()?.split_once(' ')?;
@@ -829,7 +857,9 @@ fn obtained_secrets(value: &HeaderValue) -> Option<Vec<String>> {
         && let Ok(pair) = base64::engine::general_purpose::STANDARD.decode(token)
         && let Ok(pair) = String::from_utf8(pair)
     {
-        if let Some((_, password)) = pair.split_once(':') {
+        if let Some((_, password)) = pair.split_once(':')
+            && password.chars().count() >= redact::MIN_SECRET_CHARS
+        {
             secrets.push(password.to_string());
         }
         secrets.push(pair);

@@ -865,6 +865,8 @@ fn a_secret_is_found_in_any_mix_of_escapes() {
         "a%2Fb%2Bc+d%E2%82%AC%F0%9F%98%80",
         "a%2fb%2bc%20d%e2%82%ac%f0%9f%98%80",
         r#"\u0061%2F\u0062+c d\u20AC😀"#,
+        // JSON inside a JSON string: an escaped escape.
+        r#"a\\/b+c d€😀"#,
     ];
     for case in cases {
         assert_eq!(
@@ -874,7 +876,7 @@ fn a_secret_is_found_in_any_mix_of_escapes() {
         );
     }
     // Near misses are left alone, borrowed.
-    for near in ["a/b+c d€", r#"a\\/b+c d€😀"#, "a%2Gb+c d€😀", r#"\ud83d"#] {
+    for near in ["a/b+c d€", "a%2Gb+c d€😀", r#"\ud83d"#] {
         assert!(
             matches!(secrets.bytes(near.as_bytes(), false), Cow::Borrowed(_)),
             "{near}"
@@ -1018,4 +1020,109 @@ fn a_retry_is_waited_for_only_when_it_ends_before_the_deadline() {
         deadline_after(now, Duration::from_secs(3)),
         now + Duration::from_secs(3)
     );
+}
+
+// Regression test for issue 9: each layer of escapes was decoded once, so JSON inside a JSON
+// string, a doubly percent-encoded secret, base64 wrapped into lines, a space written both
+// ways and an uppercased hex secret were served.
+#[test]
+fn a_secret_is_found_under_repeated_escapes_wrapped_base64_and_either_hex_case() {
+    use base64::Engine as _;
+    let secrets = Secrets::new(["Sk/9+tok=n"]);
+    let nested = r#"{"echo":"{\"t\":\"Sk\\\/9+tok=n\"}"}"#;
+    assert_eq!(
+        redacted_text(&secrets, nested, false),
+        r#"{"echo":"{\"t\":\"[redacted]\"}"}"#
+    );
+    let secrets = Secrets::new(["s3cr3t+T0k/en=="]);
+    assert_eq!(
+        redacted_text(&secrets, "x=s3cr3t%252BT0k%252Fen%253D%253D&y", false),
+        "x=[redacted]&y"
+    );
+    let secrets = Secrets::new(["a long pass phrase"]);
+    assert_eq!(
+        redacted_text(&secrets, "q=a%20long+pass%20phrase&", false),
+        "q=[redacted]&"
+    );
+    let secret = "a-secret-value-sent-upstream-that-is-long-enough-to-wrap-0123456789";
+    let secrets = Secrets::new([secret]);
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("key: {secret}"));
+    for newline in ["\r\n", "\n", r"\r\n"] {
+        let wrapped = format!("{}{newline}{}", &encoded[..40], &encoded[40..]);
+        let redacted = redacted_text(&secrets, &wrapped, false);
+        assert!(redacted.contains("[redacted]"), "{newline:?}: {redacted}");
+        assert!(
+            !redacted.contains(&encoded[30..40]),
+            "{newline:?}: {redacted}"
+        );
+    }
+    let secrets = Secrets::new(["9f86d081884c7d65"]);
+    assert_eq!(
+        redacted_text(&secrets, "id 9F86D081884C7D65.", false),
+        "id [redacted]."
+    );
+    // Only a hex secret is matched in the other case.
+    let secrets = Secrets::new(["MixedCase-Token"]);
+    assert_eq!(
+        redacted_text(&secrets, "mixedcase-token", false),
+        "mixedcase-token"
+    );
+}
+
+// Regression test for issue 9: a short password or key, searched on its own, was replaced
+// wherever its digits appeared, and the result was no longer JSON.
+#[test]
+fn a_short_secret_is_redacted_only_inside_its_credential() {
+    use base64::Engine as _;
+    let body = r#"{"year":2024,"id":120245}"#;
+    let token = base64::engine::general_purpose::STANDARD.encode("user:2024");
+    let value = HeaderValue::from_str(&format!("Basic {token}")).expect("a header value");
+    let secrets = Secrets::new(obtained_secrets(&value).expect("a basic credential"));
+    assert_eq!(redacted_text(&secrets, body, false), body);
+    assert_eq!(
+        redacted_text(&secrets, &format!("user:2024 {token}"), false),
+        "[redacted] [redacted]"
+    );
+    let client = reqwest::Client::new();
+    let env = |_: &str| Some("2024".to_string());
+    for auth in [
+        UpstreamAuth::Bearer { env: "KEY".into() },
+        UpstreamAuth::ApiKey {
+            location: ParameterLocation::Query,
+            name: "key".into(),
+            env: "KEY".into(),
+        },
+    ] {
+        let (credential, secrets) = credential(&auth, &env, &client).expect("a credential");
+        assert!(credential.is_some());
+        assert_eq!(redacted_text(&Secrets::new(secrets), body, false), body);
+    }
+    // Long enough: redacted on its own.
+    let value = HeaderValue::from_str(&format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("user:20242024")
+    ))
+    .expect("a header value");
+    let secrets = Secrets::new(obtained_secrets(&value).expect("a basic credential"));
+    assert_eq!(
+        redacted_text(&secrets, "pw 20242024", false),
+        "pw [redacted]"
+    );
+}
+
+// Issue 9: two marks were kept per escape (16 bytes per body byte of `\/\/…`) and copied
+// again for the percent layer. The time is printed, not asserted: speed belongs in
+// benchmarks (`cargo test --release --lib escape_dense -- --nocapture` to read it).
+#[test]
+fn an_escape_dense_body_is_searched_and_a_match_in_it_mapped_back() {
+    let secrets = Secrets::new(["Sk/9+tok=n"]);
+    let mut body = br"\/".repeat(1 << 19);
+    let started = std::time::Instant::now();
+    assert!(matches!(secrets.bytes(&body, false), Cow::Borrowed(_)));
+    let elapsed = started.elapsed();
+    body.extend_from_slice(br"%5C%2FSk\/9%2Btok=n\\\/");
+    let redacted = secrets.bytes(&body, false);
+    assert_eq!(&redacted[..body.len() - 23], &body[..body.len() - 23]);
+    assert_eq!(&redacted[body.len() - 23..], br"%5C%2F[redacted]\\\/");
+    eprintln!("1 MB of JSON escapes searched in {elapsed:?}");
 }

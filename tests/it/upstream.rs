@@ -823,13 +823,13 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
                 ("www-authenticate", "Bearer"),
                 ("set-cookie", "a=b"),
             ],
-            "token tok-123 rejected",
+            "token tok-1234 rejected",
         )),
         _ => ok_reply(),
     })
     .await;
     let tool = tool("getPet", Method::GET, "/pets", Vec::new());
-    let env = env_with(&[("PETS_TOKEN", "tok-123"), ("PETS_KEY", "k&y 1")]);
+    let env = env_with(&[("PETS_TOKEN", "tok-1234"), ("PETS_KEY", "k&y 1")]);
     let catalog = catalog(&upstream.base, std::slice::from_ref(&tool));
     let configs = [
         UpstreamAuth::Bearer {
@@ -860,11 +860,11 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
         let client = Upstream::with_env(&catalog, &config, &env).expect("client");
         let result = served(&tool, client.call(&tool, &Map::new()).await);
         assert!(!result.is_error);
-        assert!(!format!("{client:?}").contains("tok-123"));
+        assert!(!format!("{client:?}").contains("tok-1234"));
         assert!(!format!("{client:?}").contains("k&y"));
     }
     let requests = upstream.requests();
-    assert_eq!(requests[0].header("authorization"), Some("Bearer tok-123"));
+    assert_eq!(requests[0].header("authorization"), Some("Bearer tok-1234"));
     assert_eq!(requests[1].header("x-api-key"), Some("k&y 1"));
     assert_eq!(requests[2].uri, "/pets?api_key=k%26y%201");
     assert_eq!(requests[3].header("cookie"), Some("key=k%26y%201"));
@@ -888,7 +888,7 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
     let result = served(&denied, client.call(&denied, &Map::new()).await);
     assert!(result.is_error);
     let text = serde_json::to_string(&result).expect("json");
-    assert!(!text.contains("tok-123"), "{text}");
+    assert!(!text.contains("tok-1234"), "{text}");
     assert!(
         !text.contains("www-authenticate") && !text.contains("set-cookie"),
         "{text}"
@@ -946,7 +946,8 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
         let link = if page2 {
             r#"<http://example.test/items?page=1>; rel="prev""#.to_string()
         } else {
-            r#"<http://example.test/items?page=2&per_page=20&key=k1>; rel="next""#.to_string()
+            r#"<http://example.test/items?page=2&per_page=20&key=k1-api-key>; rel="next""#
+                .to_string()
         };
         Reply::Now(respond(
             200,
@@ -987,7 +988,7 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
     let client = Upstream::with_env(
         &catalog(&upstream.base, std::slice::from_ref(&tool)),
         &config,
-        env_with(&[("KEY", "k1")]),
+        env_with(&[("KEY", "k1-api-key")]),
     )
     .expect("client");
     let first = served(
@@ -1021,8 +1022,8 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
     assert_eq!(
         uris,
         [
-            "/items?per_page=20&q=cats&key=k1",
-            "/items?page=2&per_page=20&key=k1"
+            "/items?per_page=20&q=cats&key=k1-api-key",
+            "/items?page=2&per_page=20&key=k1-api-key"
         ]
     );
 }
@@ -1227,8 +1228,15 @@ fn secret_forms(text: &str, secret: &str, found: &mut Vec<String>) {
     if decoded.contains(secret) {
         found.push(format!("percent-encoded in {text:?}"));
     }
+    if percent_encoding::percent_decode_str(&decoded)
+        .decode_utf8_lossy()
+        .contains(secret)
+    {
+        found.push(format!("percent-encoded twice in {text:?}"));
+    }
+    let unwrapped = text.replace(['\r', '\n'], "");
     for core in base64_cores(secret) {
-        if text.contains(&core) {
+        if unwrapped.contains(&core) {
             found.push(format!("base64 ({core}) in {text:?}"));
         }
     }
@@ -1359,6 +1367,26 @@ async fn echoing_upstream(secret_of: fn(&str) -> String) -> TestUpstream {
                 let all: Vec<String> = ["", "a", "ab"].into_iter().flat_map(encode).collect();
                 json(200, php_escaped(&json!(all).to_string()))
             }
+            // JSON inside a JSON string: the secret's escapes escaped again.
+            "nested" => {
+                let inner = format!(r#"{{"t":"{}"}}"#, php_escaped(&secret));
+                json(200, json!({"echo": inner}).to_string().replace('/', "\\/"))
+            }
+            "percent_twice" => json(
+                200,
+                format!(r#"{{"next":"https://x.example/?t={}"}}"#, percent(true).replace('%', "%25")),
+            ),
+            // MIME base64, in lines of 76, the secret's encoding across a break.
+            "wrapped" => {
+                let encoded = base64::engine::general_purpose::STANDARD
+                    .encode(format!("{}{secret}", "x".repeat(50)));
+                let lines: Vec<&str> = encoded
+                    .as_bytes()
+                    .chunks(76)
+                    .map(|line| std::str::from_utf8(line).unwrap_or_default())
+                    .collect();
+                Reply::Now(respond(200, &[("content-type", "text/plain")], lines.join("\r\n")))
+            }
             "text" => Reply::Now(respond(
                 200,
                 &[("content-type", "text/plain")],
@@ -1413,8 +1441,21 @@ async fn echoing_upstream(secret_of: fn(&str) -> String) -> TestUpstream {
 }
 
 const ECHO_FORMS: &[&str] = &[
-    "php", "unicode", "key", "mixed", "percent", "base64", "text", "problem", "headers",
-    "redirect", "binary", "image",
+    "php",
+    "unicode",
+    "key",
+    "mixed",
+    "percent",
+    "base64",
+    "text",
+    "problem",
+    "headers",
+    "redirect",
+    "binary",
+    "image",
+    "nested",
+    "percent_twice",
+    "wrapped",
 ];
 
 /// ferry over HTTP calling `echo` on `upstream` with `auth`, the secrets read from `env`.
