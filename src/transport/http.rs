@@ -47,7 +47,9 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Largest request body, in bytes; larger ones get 413.
     pub body_limit: usize,
-    /// Longest time one request may take, upstream call included.
+    /// Longest time one request may take, upstream call included; also longest a write to a
+    /// connection may make no progress (a client that does not read its answers) before the
+    /// connection is dropped.
     pub request_timeout: Duration,
     /// How often an open `subscriptions/listen` stream gets a keep-alive comment.
     pub keep_alive: Duration,
@@ -194,7 +196,8 @@ fn connection_builder(header_timeout: Duration) -> auto::Builder<TokioExecutor> 
 
 /// Serves one connection until it ends, it has had no request in flight for a whole
 /// `header_timeout` (closed at once if it never had one, asked to close otherwise and dropped
-/// if it has not within `request_timeout`), or shutdown is asked for (`stopping` turns `true`) and its requests in flight have
+/// if it has not within `request_timeout`), a write makes no progress for `request_timeout`,
+/// or shutdown is asked for (`stopping` turns `true`) and its requests in flight have
 /// finished. `_permit` is its place under the connection bound.
 async fn connection<I>(
     builder: Arc<auto::Builder<TokioExecutor>>,
@@ -216,7 +219,7 @@ async fn connection<I>(
         router,
         activity: Arc::clone(&activity),
     };
-    let io = TokioIo::new(io);
+    let io = TokioIo::new(WriteDeadline::new(io, request_timeout));
     let mut serving = pin!(builder.serve_connection(io, requests));
     let mut look = pin!(tokio::time::sleep(header_timeout));
     // How many requests had started at the last look, when none was in flight then.
@@ -372,6 +375,100 @@ impl http_body::Body for Streamed {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.body.size_hint()
+    }
+}
+
+/// A connection's IO whose writes fail once one has made no progress for `timeout`: hyper has
+/// no write deadline, and a client that never reads would keep its connection for ever.
+struct WriteDeadline<I> {
+    io: I,
+    timeout: Duration,
+    /// Armed when a write is first kept waiting, disarmed by any write that goes through.
+    stalled: Pin<Box<tokio::time::Sleep>>,
+    waiting: bool,
+}
+
+impl<I> WriteDeadline<I> {
+    fn new(io: I, timeout: Duration) -> WriteDeadline<I> {
+        WriteDeadline {
+            io,
+            timeout,
+            stalled: Box::pin(tokio::time::sleep(timeout)),
+            waiting: false,
+        }
+    }
+
+    fn progress<T>(
+        &mut self,
+        polled: Poll<std::io::Result<T>>,
+        context: &mut Context<'_>,
+    ) -> Poll<std::io::Result<T>> {
+        if polled.is_ready() {
+            self.waiting = false;
+            return polled;
+        }
+        if !self.waiting {
+            self.waiting = true;
+            let deadline = tokio::time::Instant::now() + self.timeout;
+            self.stalled.as_mut().reset(deadline);
+        }
+        match self.stalled.as_mut().poll(context) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client read nothing in time",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<I: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WriteDeadline<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffer: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(context, buffer)
+    }
+}
+
+impl<I: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffer: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write(context, buffer);
+        self.progress(polled, context)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffers: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write_vectored(context, buffers);
+        self.progress(polled, context)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let polled = Pin::new(&mut self.io).poll_flush(context);
+        self.progress(polled, context)
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let polled = Pin::new(&mut self.io).poll_shutdown(context);
+        self.progress(polled, context)
     }
 }
 

@@ -341,3 +341,40 @@ async fn an_open_subscription_keeps_its_http2_connection() {
         "the subscription's connection was closed"
     );
 }
+
+// Issue 9, defect 3, found in review: a client that sends requests and never reads the answers stops making
+// progress on ferry's writes, and its connection is failed at the request timeout rather
+// than kept for ever.
+#[tokio::test]
+async fn a_client_that_never_reads_is_dropped_at_the_request_timeout() {
+    let options = HttpOptions {
+        header_timeout: Duration::from_secs(120),
+        request_timeout: Duration::from_millis(300),
+        ..HttpOptions::default()
+    };
+    let running = start(server(), options).await;
+    let address = address_of(&running.url);
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("buffer");
+    let mut stream = socket
+        .connect(address.parse().expect("address"))
+        .await
+        .expect("connect");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
+        initialize().len(),
+        initialize()
+    );
+    // Pipelined requests, their answers never read: writing ends once ferry gives up on the
+    // connection (the writes then fail) and not before, since ferry stops reading once its
+    // own writes stall.
+    let writing = async {
+        loop {
+            if stream.write_all(request.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+    };
+    let ended = tokio::time::timeout(Duration::from_secs(20), writing).await;
+    assert!(ended.is_ok(), "the connection that never reads was kept");
+}
