@@ -63,11 +63,13 @@ pub struct TransportArgs {
     /// Largest request body (HTTP) or line (stdio), in bytes.
     #[arg(long, env = "FERRY_BODY_LIMIT", default_value_t = 4 * 1024 * 1024)]
     pub body_limit: usize,
-    /// Longest time one HTTP request may take, upstream call included, in seconds.
+    /// Longest time one HTTP request may take, upstream call included, and a write to a
+    /// client that does not read may make no progress, in seconds.
     #[arg(long, env = "FERRY_REQUEST_TIMEOUT", default_value_t = 120)]
     pub request_timeout: u64,
-    /// Longest time a client may take to send a request's head, and to start its next request
-    /// on an idle connection (HTTP), in seconds; slower connections are closed.
+    /// Longest time a client may take to send a request's head, and an HTTP connection may go
+    /// without a request in flight (an open subscription stream is one), in seconds; slower
+    /// and idle connections are closed.
     #[arg(long, env = "FERRY_HEADER_TIMEOUT", default_value_t = 30,
         value_parser = clap::value_parser!(u64).range(1..))]
     pub header_timeout: u64,

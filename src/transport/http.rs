@@ -7,15 +7,17 @@
 //!
 //! Connections are served by hyper directly rather than by `axum::serve`, which cannot bound
 //! them: every request head has a deadline (a client that sends it slowly, or nothing, is
-//! closed), the connections served at once are bounded, and shutting down has a deadline after
+//! closed), a connection with no request in flight for as long is closed too, the connections
+//! served at once are bounded, and shutting down has a deadline after
 //! which connections still open are dropped.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use axum::Router;
@@ -45,7 +47,9 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Largest request body, in bytes; larger ones get 413.
     pub body_limit: usize,
-    /// Longest time one request may take, upstream call included.
+    /// Longest time one request may take, upstream call included; also longest a write to a
+    /// connection may make no progress (a client that does not read its answers) before the
+    /// connection is dropped.
     pub request_timeout: Duration,
     /// How often an open `subscriptions/listen` stream gets a keep-alive comment.
     pub keep_alive: Duration,
@@ -53,8 +57,9 @@ pub struct HttpOptions {
     /// resource metadata served beside the endpoint.
     pub authenticator: Authenticator,
     /// Longest time a client may take to send a request's head (request line and headers),
-    /// from when ferry starts waiting for it; so also how long an idle HTTP/1 connection is
-    /// kept. A connection over it is closed.
+    /// from when ferry starts waiting for it, and longest a connection (HTTP/1 or HTTP/2) may
+    /// have no request in flight: an idle one is closed within twice this. Also the HTTP/2
+    /// ping interval and the time its answer may take.
     pub header_timeout: Duration,
     /// Once shutting down, longest time requests in flight may take to finish; connections
     /// still open then are dropped.
@@ -68,11 +73,10 @@ pub struct HttpOptions {
 ///
 /// A connection over the bound waits to be accepted (in a worker's hand-over queue, at most
 /// `spread::QUEUED` each, then in the kernel's backlog) rather than being accepted and
-/// closed: a burst is served late instead of failing, and a served HTTP/1 connection frees its
-/// place in bounded time (its next head is due within the header timeout, a request ends by
-/// the request timeout). Two kinds last as long as their client wants: an open
-/// `subscriptions/listen` stream, and an HTTP/2 connection once its first request came
-/// (hyper has no idle deadline for HTTP/2).
+/// closed: a burst is served late instead of failing, and a served connection frees its place
+/// in bounded time (it is closed once it has had no request in flight for the header timeout,
+/// a request ends by the request timeout). One kind lasts as long as its client wants: an open
+/// `subscriptions/listen` stream is a request in flight, so its connection keeps its place.
 #[derive(Debug, Clone)]
 pub struct ConnectionLimit(Arc<Semaphore>);
 
@@ -146,7 +150,7 @@ where
             Arc::clone(&builder),
             io,
             router.clone(),
-            options.header_timeout,
+            (options.header_timeout, options.request_timeout),
             stopped.clone(),
             permit,
         ));
@@ -168,43 +172,61 @@ where
     Ok(())
 }
 
+/// Most streams an HTTP/2 connection may have open at once. Each is a request handled at the
+/// same time; hyper's default of 200 lets one connection take more than its share.
+const MAX_STREAMS: u32 = 64;
+
 /// HTTP/1.1 and HTTP/2 (chosen by the connection's first bytes), with hyper's own deadline on
-/// every HTTP/1 request head.
+/// every HTTP/1 request head, and HTTP/2 pings that close a connection whose client stopped
+/// answering.
 fn connection_builder(header_timeout: Duration) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(header_timeout);
-    builder.http2().timer(TokioTimer::new());
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(MAX_STREAMS)
+        .keep_alive_interval(header_timeout)
+        .keep_alive_timeout(header_timeout);
     builder
 }
 
-/// Serves one connection until it ends, it sends no first request head within
-/// `header_timeout`, or shutdown is asked for (`stopping` turns `true`) and its requests in
-/// flight have finished. `_permit` is its place under the connection bound.
+/// Serves one connection until it ends, it has had no request in flight for a whole
+/// `header_timeout` (closed at once if it never had one, asked to close otherwise and dropped
+/// if it has not within `request_timeout`), a write makes no progress for `request_timeout`,
+/// or shutdown is asked for (`stopping` turns `true`) and its requests in flight have
+/// finished. `_permit` is its place under the connection bound.
 async fn connection<I>(
     builder: Arc<auto::Builder<TokioExecutor>>,
     io: I,
     router: Router,
-    header_timeout: Duration,
+    timeouts: (Duration, Duration),
     mut stopping: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
 ) where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    let (header_timeout, request_timeout) = timeouts;
     // hyper bounds each HTTP/1 head itself, but not the bytes it reads first to tell HTTP/1
-    // from HTTP/2, nor an HTTP/2 connection's first request: until a first request arrives,
-    // the connection has the same deadline as a head.
-    let started = Arc::new(AtomicBool::new(false));
+    // from HTTP/2, nor anything on HTTP/2, which may stay open between requests for ever:
+    // the connection is watched every header timeout, and is idle when it had no request in
+    // flight at two looks in a row and none started in between.
+    let activity = Arc::new(Activity::default());
     let requests = Requests {
         router,
-        started: Arc::clone(&started),
+        activity: Arc::clone(&activity),
     };
-    let mut serving = pin!(builder.serve_connection(TokioIo::new(io), requests));
-    let mut first_head = pin!(tokio::time::sleep(header_timeout));
-    let mut awaiting_first = true;
+    let io = TokioIo::new(WriteDeadline::new(io, request_timeout));
+    let mut serving = pin!(builder.serve_connection(io, requests));
+    let mut look = pin!(tokio::time::sleep(header_timeout));
+    // How many requests had started at the last look, when none was in flight then.
+    let mut idle_since = Some(0);
     let mut closing = false;
+    let mut closing_idle = false;
+    let mut stop_seen = false;
     loop {
         tokio::select! {
             served = serving.as_mut() => {
@@ -213,36 +235,240 @@ async fn connection<I>(
                 }
                 return;
             }
-            () = &mut first_head, if awaiting_first => {
-                if !started.load(Ordering::Relaxed) {
+            () = look.as_mut() => {
+                if closing_idle {
+                    tracing::debug!("idle connection not closed in time; dropping it");
+                    return;
+                }
+                let (started, in_flight) = activity.now();
+                if in_flight || idle_since != Some(started) {
+                    idle_since = (!in_flight).then_some(started);
+                    look.as_mut().reset(tokio::time::Instant::now() + header_timeout);
+                    continue;
+                }
+                if started == 0 {
                     tracing::debug!("no request head in time; closing the connection");
                     return;
                 }
-                awaiting_first = false;
+                tracing::debug!("connection idle; closing it");
+                if !closing {
+                    serving.as_mut().graceful_shutdown();
+                    closing = true;
+                }
+                // A response still being written (an HTTP/2 client may give it no window) is
+                // given as long as a request.
+                closing_idle = true;
+                look.as_mut().reset(tokio::time::Instant::now() + request_timeout);
             }
-            _ = stopping.wait_for(|stop| *stop), if !closing => {
-                serving.as_mut().graceful_shutdown();
-                closing = true;
+            _ = stopping.wait_for(|stop| *stop), if !stop_seen => {
+                stop_seen = true;
+                if !closing {
+                    serving.as_mut().graceful_shutdown();
+                    closing = true;
+                }
             }
         }
     }
 }
 
-/// The router as one connection's hyper service, noting that a request (a whole head) came.
+/// One connection's requests, counted by its service and read by the loop serving it.
+#[derive(Default)]
+struct Activity {
+    /// Requests whose head came.
+    started: AtomicU64,
+    /// Requests no longer in flight: answered, or for a subscription stream, ended.
+    ended: AtomicU64,
+}
+
+impl Activity {
+    /// How many requests have started, and whether any is in flight.
+    fn now(&self) -> (u64, bool) {
+        // `ended` first: read after it, `started` is never behind it.
+        let ended = self.ended.load(Ordering::Acquire);
+        let started = self.started.load(Ordering::Acquire);
+        (started, started != ended)
+    }
+}
+
+/// A request in flight, until dropped.
+struct InFlight(Arc<Activity>);
+
+impl InFlight {
+    fn new(activity: &Arc<Activity>) -> InFlight {
+        activity.started.fetch_add(1, Ordering::AcqRel);
+        InFlight(Arc::clone(activity))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.ended.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// The router as one connection's hyper service, counting its requests in flight.
 struct Requests {
     router: Router,
-    started: Arc<AtomicBool>,
+    activity: Arc<Activity>,
 }
 
 impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Requests {
-    type Response = Response;
+    type Response = Response<Streamed>;
     type Error = Infallible;
-    type Future = axum::routing::future::RouteFuture<Infallible>;
+    type Future = Answering;
 
     fn call(&self, request: hyper::Request<hyper::body::Incoming>) -> Self::Future {
-        self.started.store(true, Ordering::Relaxed);
+        let in_flight = InFlight::new(&self.activity);
         // The router is always ready; a clone is a reference count, as `axum::serve` takes.
-        tower_service::Service::call(&mut self.router.clone(), request)
+        Answering {
+            route: tower_service::Service::call(&mut self.router.clone(), request),
+            in_flight: Some(in_flight),
+        }
+    }
+}
+
+/// A request being answered: in flight until its response is ready, or, for a subscription
+/// stream, until the stream ends.
+struct Answering {
+    route: axum::routing::future::RouteFuture<Infallible>,
+    in_flight: Option<InFlight>,
+}
+
+impl Future for Answering {
+    type Output = Result<Response<Streamed>, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        let Ok(response) = ready!(Pin::new(&mut self.route).poll(context));
+        let streamed = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|kind| kind.as_bytes() == b"text/event-stream");
+        let in_flight = self.in_flight.take().filter(|_| streamed);
+        Poll::Ready(Ok(response.map(|body| Streamed { body, in_flight })))
+    }
+}
+
+/// A response body, holding its request in flight while it is sent when it is a stream.
+struct Streamed {
+    body: Body,
+    in_flight: Option<InFlight>,
+}
+
+impl http_body::Body for Streamed {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(context);
+        if let Poll::Ready(None) = polled {
+            self.in_flight = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A connection's IO whose writes fail once one has made no progress for `timeout`: hyper has
+/// no write deadline, and a client that never reads would keep its connection for ever.
+struct WriteDeadline<I> {
+    io: I,
+    timeout: Duration,
+    /// Armed when a write is first kept waiting, disarmed by any write that goes through.
+    stalled: Pin<Box<tokio::time::Sleep>>,
+    waiting: bool,
+}
+
+impl<I> WriteDeadline<I> {
+    fn new(io: I, timeout: Duration) -> WriteDeadline<I> {
+        WriteDeadline {
+            io,
+            timeout,
+            stalled: Box::pin(tokio::time::sleep(timeout)),
+            waiting: false,
+        }
+    }
+
+    fn progress<T>(
+        &mut self,
+        polled: Poll<std::io::Result<T>>,
+        context: &mut Context<'_>,
+    ) -> Poll<std::io::Result<T>> {
+        if polled.is_ready() {
+            self.waiting = false;
+            return polled;
+        }
+        if !self.waiting {
+            self.waiting = true;
+            let deadline = tokio::time::Instant::now() + self.timeout;
+            self.stalled.as_mut().reset(deadline);
+        }
+        match self.stalled.as_mut().poll(context) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client read nothing in time",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<I: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WriteDeadline<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffer: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(context, buffer)
+    }
+}
+
+impl<I: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffer: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write(context, buffer);
+        self.progress(polled, context)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffers: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write_vectored(context, buffers);
+        self.progress(polled, context)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let polled = Pin::new(&mut self.io).poll_flush(context);
+        self.progress(polled, context)
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let polled = Pin::new(&mut self.io).poll_shutdown(context);
+        self.progress(polled, context)
     }
 }
 

@@ -247,3 +247,134 @@ fn sigterm_ends_ferry_by_the_shutdown_deadline_while_a_client_drips() {
         "{lines:#?}"
     );
 }
+
+/// An HTTP/2 connection (prior knowledge, no TLS) to `address`, with its driver spawned: the
+/// handle ends when ferry closes the connection.
+async fn http2(
+    address: &str,
+) -> (
+    hyper::client::conn::http2::SendRequest<String>,
+    tokio::task::JoinHandle<hyper::Result<()>>,
+) {
+    let stream = TcpStream::connect(address).await.expect("connect");
+    let (sender, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(stream),
+    )
+    .await
+    .expect("handshake");
+    (sender, tokio::spawn(connection))
+}
+
+fn http2_post(address: &str, body: String, headers: &[(&str, String)]) -> hyper::Request<String> {
+    let mut request = hyper::Request::post(format!("http://{address}/mcp"))
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, value);
+    }
+    request.body(body).expect("request")
+}
+
+// Issue 9, defect 3, found in review: an HTTP/2 connection whose requests have been answered has no request
+// in flight, and is closed once it has had none for the header timeout, rather than keeping
+// its place under the connection bound for as long as its client likes.
+#[tokio::test]
+async fn an_idle_http2_connection_is_closed_at_the_header_deadline() {
+    let options = HttpOptions {
+        header_timeout: Duration::from_millis(300),
+        connection_limit: ConnectionLimit::new(1),
+        ..HttpOptions::default()
+    };
+    let running = start(server(), options).await;
+    let address = address_of(&running.url);
+    let (mut sender, connection) = http2(&address).await;
+    let response = sender
+        .send_request(http2_post(&address, initialize(), &[]))
+        .await
+        .expect("answered");
+    assert_eq!(response.status(), 200);
+    let ended = tokio::time::timeout(Duration::from_secs(10), connection).await;
+    assert!(ended.is_ok(), "the idle connection was kept");
+    // Its place is free again.
+    assert_eq!(post(&running.url, &initialize(), &[]).await.status, 200);
+}
+
+// Issue 9, defect 3, found in review: an open `subscriptions/listen` stream is a request in flight, so its
+// connection is not idle however long it stays open.
+#[tokio::test]
+async fn an_open_subscription_keeps_its_http2_connection() {
+    let options = HttpOptions {
+        header_timeout: Duration::from_millis(200),
+        request_timeout: Duration::from_millis(200),
+        keep_alive: Duration::from_millis(50),
+        ..HttpOptions::default()
+    };
+    let running = start(server(), options).await;
+    let address = address_of(&running.url);
+    let (mut sender, connection) = http2(&address).await;
+    let (body, headers) = modern(
+        "subscriptions/listen",
+        serde_json::json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let response = sender
+        .send_request(http2_post(&address, body, &headers))
+        .await
+        .expect("answered");
+    assert_eq!(response.status(), 200);
+    let mut body = response.into_body();
+    // Keep-alive comments keep coming for several header timeouts.
+    let mut comments = 0;
+    while comments < 20 {
+        let frame = http_body_util::BodyExt::frame(&mut body)
+            .await
+            .expect("stream open")
+            .expect("frame");
+        if frame
+            .data_ref()
+            .is_some_and(|data| data.starts_with(b": keep-alive"))
+        {
+            comments += 1;
+        }
+    }
+    assert!(
+        !connection.is_finished(),
+        "the subscription's connection was closed"
+    );
+}
+
+// Issue 9, defect 3, found in review: a client that sends requests and never reads the answers stops making
+// progress on ferry's writes, and its connection is failed at the request timeout rather
+// than kept for ever.
+#[tokio::test]
+async fn a_client_that_never_reads_is_dropped_at_the_request_timeout() {
+    let options = HttpOptions {
+        header_timeout: Duration::from_secs(120),
+        request_timeout: Duration::from_millis(300),
+        ..HttpOptions::default()
+    };
+    let running = start(server(), options).await;
+    let address = address_of(&running.url);
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("buffer");
+    let mut stream = socket
+        .connect(address.parse().expect("address"))
+        .await
+        .expect("connect");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
+        initialize().len(),
+        initialize()
+    );
+    // Pipelined requests, their answers never read: writing ends once ferry gives up on the
+    // connection (the writes then fail) and not before, since ferry stops reading once its
+    // own writes stall.
+    let writing = async {
+        loop {
+            if stream.write_all(request.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+    };
+    let ended = tokio::time::timeout(Duration::from_secs(20), writing).await;
+    assert!(ended.is_ok(), "the connection that never reads was kept");
+}
