@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Load benchmark: `tools/call` of a GET tool through ferry (release build) against a fast local
-# upstream (nginx answering from memory), and the same upstream called directly, in one run, at
-# concurrency 1, 8 and 64, with wrk. Reports requests per second and p50/p99 latency, and checks
-# issue 3's targets:
-#   - at concurrency 64, ferry's throughput is at least half of the direct upstream's;
+# upstream (nginx answering from memory), beside the same upstream called directly and through
+# nginx as a do-nothing reverse proxy (proxy_pass, keep-alive, one worker), in one run, at
+# concurrency 1, 8 and 64, with wrk. Reports requests per second, p50/p99 latency and ferry's
+# CPU per call, and checks the targets:
+#   - at concurrency 64, ferry's throughput is at least 0.8 of the nginx proxy's;
+#   - at concurrency 64, ferry uses at most 20 µs of CPU per call;
 #   - at concurrency 1, ferry's p50 is at most 100 µs above the direct p50.
 # Everything listens on 127.0.0.1; each run lasts DURATION seconds (default 10), so the whole
-# script takes about two minutes. Not part of CI. Installs wrk and nginx from Debian if absent.
+# script takes about three minutes. Not part of CI. Installs wrk and nginx from Debian if
+# absent.
 #
 # Usage: bench/load.sh            (DURATION=5 bench/load.sh for a quicker look)
 set -euo pipefail
@@ -23,6 +26,14 @@ case "$duration$warmup" in *[!0-9]*) fail "DURATION and WARMUP are whole seconds
 
 # shellcheck source=common.sh
 source "$here/common.sh"
+
+proxy_port="$(free_port)"
+mkdir -p "$work/proxy"
+sed -e "s|__PORT__|$proxy_port|" -e "s|__UPSTREAM__|$upstream_port|" -e "s|__DIR__|$work/proxy|g" \
+    "$here/nginx-proxy.conf" >"$work/proxy/nginx.conf"
+"$nginx" -p "$work/proxy" -c "$work/proxy/nginx.conf" -e "$work/proxy/nginx-error.log" &
+pids+=($!)
+wait_port "$proxy_port" || fail "the nginx proxy did not start: $(cat "$work/proxy/nginx-error.log" 2>/dev/null)"
 
 # One call by hand first: the benchmark only means something if the call succeeds.
 python3 - "$ferry_port" "$here/call.lua" <<'EOF' || fail "the benchmarked call does not succeed"
@@ -51,11 +62,12 @@ ticks_per_second="$(getconf CLK_TCK)"
 echo "==> warming up (${warmup}s each)" >&2
 run ferry 8 "$warmup" "http://127.0.0.1:$ferry_port" "$here/call.lua" >/dev/null
 run direct 8 "$warmup" "http://127.0.0.1:$upstream_port/pets/1" "$here/report.lua" >/dev/null
+run proxy 8 "$warmup" "http://127.0.0.1:$proxy_port/pets/1" "$here/report.lua" >/dev/null
 
 declare -A results
 declare -A cpu
 for connections in 1 8 64; do
-    echo "==> concurrency $connections: ferry, then the upstream directly (${duration}s each)" >&2
+    echo "==> concurrency $connections: ferry, the upstream directly, the nginx proxy (${duration}s each)" >&2
     before="$(cpu_ticks)"
     results[ferry,$connections]="$(run ferry "$connections" "$duration" "http://127.0.0.1:$ferry_port" "$here/call.lua")"
     spent=$(($(cpu_ticks) - before))
@@ -63,27 +75,37 @@ for connections in 1 8 64; do
     cpu[$connections]="$(awk -v t="$spent" -v hz="$ticks_per_second" -v n="$(field requests "${results[ferry,$connections]}")" \
         'BEGIN { printf "%.0f", t / hz * 1e6 / n }')"
     results[direct,$connections]="$(run direct "$connections" "$duration" "http://127.0.0.1:$upstream_port/pets/1" "$here/report.lua")"
+    results[proxy,$connections]="$(run proxy "$connections" "$duration" "http://127.0.0.1:$proxy_port/pets/1" "$here/report.lua")"
 done
 
 printf '\nferry %s, %s cores, %ss per run; latency in µs\n\n' "$("$FERRY_BIN" --version | cut -d' ' -f2)" "$(nproc)" "$duration"
-printf '| concurrency | ferry req/s | ferry p50 | ferry p99 | ferry CPU/call | direct req/s | direct p50 | direct p99 | errors |\n'
-printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| concurrency | ferry req/s | ferry p50 | ferry p99 | ferry CPU/call | direct req/s | direct p50 | direct p99 | proxy req/s | proxy p50 | proxy p99 | errors |\n'
+printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 bad=0
 for connections in 1 8 64; do
     f="${results[ferry,$connections]}"
     d="${results[direct,$connections]}"
-    errors=$(($(field errors "$f") + $(field non2xx "$f") + $(field errors "$d") + $(field non2xx "$d")))
+    p="${results[proxy,$connections]}"
+    errors=0
+    for r in "$f" "$d" "$p"; do errors=$((errors + $(field errors "$r") + $(field non2xx "$r"))); done
     [ "$errors" = 0 ] || bad=1
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$connections" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$connections" \
         "$(field rps "$f")" "$(field p50_us "$f")" "$(field p99_us "$f")" "${cpu[$connections]}" \
-        "$(field rps "$d")" "$(field p50_us "$d")" "$(field p99_us "$d")" "$errors"
+        "$(field rps "$d")" "$(field p50_us "$d")" "$(field p99_us "$d")" \
+        "$(field rps "$p")" "$(field p50_us "$p")" "$(field p99_us "$p")" "$errors"
 done
 
-ratio="$(awk -v f="$(field rps "${results[ferry,64]}")" -v d="$(field rps "${results[direct,64]}")" 'BEGIN { printf "%.2f", f / d }')"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+direct_ratio="$(ratio "$(field rps "${results[ferry,64]}")" "$(field rps "${results[direct,64]}")")"
+proxy_ratio="$(ratio "$(field rps "${results[ferry,64]}")" "$(field rps "${results[proxy,64]}")")"
+nginx_ratio="$(ratio "$(field rps "${results[proxy,64]}")" "$(field rps "${results[direct,64]}")")"
 added=$(($(field p50_us "${results[ferry,1]}") - $(field p50_us "${results[direct,1]}")))
-printf '\nconcurrency 64: ferry/direct throughput = %s (target >= 0.50)\n' "$ratio"
+printf '\nconcurrency 64: ferry/proxy throughput = %s (target >= 0.80); ferry/direct = %s, proxy/direct = %s\n' \
+    "$proxy_ratio" "$direct_ratio" "$nginx_ratio"
+printf 'concurrency 64: ferry CPU per call = %s µs (target <= 20)\n' "${cpu[64]}"
 printf 'concurrency 1: ferry p50 - direct p50 = %s µs (target <= 100)\n' "$added"
-awk -v r="$ratio" 'BEGIN { exit !(r >= 0.5) }' || { echo "target missed: throughput at concurrency 64"; bad=1; }
+awk -v r="$proxy_ratio" 'BEGIN { exit !(r >= 0.8) }' || { echo "target missed: throughput against the proxy at concurrency 64"; bad=1; }
+[ "${cpu[64]}" -le 20 ] || { echo "target missed: CPU per call at concurrency 64"; bad=1; }
 [ "$added" -le 100 ] || { echo "target missed: added p50 latency at concurrency 1"; bad=1; }
 [ "$bad" = 0 ] && echo "targets met"
 exit "$bad"
