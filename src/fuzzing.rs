@@ -563,6 +563,12 @@ fn check_text_secret_absent(text: &str, depth: usize) {
         !decoded.contains(SECRET),
         "the secret is served percent-encoded: {text:?}"
     );
+    // A value percent-encoded twice (`%252F`) is read back by a client that decodes twice.
+    let twice = percent_encoding::percent_decode_str(&decoded).decode_utf8_lossy();
+    assert!(
+        !twice.contains(SECRET),
+        "the secret is served percent-encoded twice: {text:?}"
+    );
     // A text block holding the body as received is JSON a client parses; so is a
     // resource's text. Bounded: a string inside a string inside a string is enough.
     if depth < 3
