@@ -1235,10 +1235,8 @@ fn secret_forms(text: &str, secret: &str, found: &mut Vec<String>) {
         found.push(format!("percent-encoded twice in {text:?}"));
     }
     let unwrapped = text.replace(['\r', '\n'], "");
-    for core in base64_cores(secret) {
-        if unwrapped.contains(&core) {
-            found.push(format!("base64 ({core}) in {text:?}"));
-        }
+    if let Some(run) = base64_hiding(&unwrapped, secret) {
+        found.push(format!("base64 ({run}) in {text:?}"));
     }
     if let Ok(value) = serde_json::from_str::<Value>(text)
         && !value.is_string()
@@ -1271,26 +1269,33 @@ fn secret_forms_in_value(value: &Value, secret: &str, found: &mut Vec<String>) {
     }
 }
 
-/// The base64 characters that encode only `secret`'s bytes, for each of the three offsets
-/// it can sit at inside a larger encoded text, in both alphabets.
-fn base64_cores(secret: &str) -> Vec<String> {
+/// A run of base64 characters in `text` whose decoding holds `secret`, if any. Decoded from
+/// each of the run's first four characters (where a larger encoded text starts is unknown),
+/// in both alphabets: a check that decodes, not a copy of how ferry searches.
+fn base64_hiding(text: &str, secret: &str) -> Option<String> {
     use base64::Engine as _;
-    let mut cores = Vec::new();
-    for offset in 0..3 {
-        let mut bytes = vec![0u8; offset];
-        bytes.extend_from_slice(secret.as_bytes());
-        let bits = 8 * secret.len();
-        let first = (8 * offset).div_ceil(6);
-        let last = (8 * offset + bits) / 6;
-        for engine in [
-            base64::engine::general_purpose::STANDARD_NO_PAD,
-            base64::engine::general_purpose::URL_SAFE_NO_PAD,
-        ] {
-            let encoded = engine.encode(&bytes);
-            cores.push(encoded[first..last].to_string());
+    let runs = text.split(|c: char| !(c.is_ascii_alphanumeric() || "+/-_".contains(c)));
+    for run in runs.filter(|run| run.len() >= 4) {
+        for skip in 0..4 {
+            let Some(rest) = run.get(skip..) else {
+                continue;
+            };
+            let whole = &rest[..rest.len() / 4 * 4];
+            for engine in [
+                base64::engine::general_purpose::STANDARD_NO_PAD,
+                base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            ] {
+                if let Ok(bytes) = engine.decode(whole)
+                    && bytes
+                        .windows(secret.len())
+                        .any(|window| window == secret.as_bytes())
+                {
+                    return Some(run.to_string());
+                }
+            }
         }
     }
-    cores
+    None
 }
 
 /// `text` as PHP's `json_encode` writes it inside a string: every `/` escaped.
