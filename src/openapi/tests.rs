@@ -208,7 +208,7 @@ fn every_research_document_loads_with_its_version_and_files() {
 /// The large documents from npm are bundled into one file each; this tree is laid out as
 /// DigitalOcean's own split document is (about 2,850 files): a root listing every path, one
 /// file per operation in a folder per resource, each referring to its own model and code
-/// sample, to an examples file its resource shares, and up and across to shared responses.
+/// sample, to an examples file its resource shares, and up and across to common responses.
 #[test]
 fn a_document_split_over_thousands_of_files_loads_each_once() {
     const RESOURCES: usize = 30;
@@ -237,12 +237,12 @@ fn a_document_split_over_thousands_of_files_loads_each_once() {
                      \x20   description: ok\n\
                      \x20   content: {{application/json: {{schema: {{$ref: 'models/o{o}.yml'}},\n\
                      \x20     examples: {{one: {{$ref: 'examples.yml#/e{o}'}}}}}}}}\n\
-                     \x20 '404': {{$ref: '../../shared/responses/not_found.yml'}}\n"
+                     \x20 '404': {{$ref: '../../common/responses/not_found.yml'}}\n"
                 ),
             );
             tree.write(
                 &format!("{folder}/models/o{o}.yml"),
-                "type: object\nproperties:\n  error: {$ref: '../../../shared/models/error.yml'}\n",
+                "type: object\nproperties:\n  error: {$ref: '../../../common/models/error.yml'}\n",
             );
             tree.write(
                 &format!("{folder}/examples/curl/o{o}.yml"),
@@ -252,21 +252,21 @@ fn a_document_split_over_thousands_of_files_loads_each_once() {
     }
     tree.write("specification/root.yaml", &root);
     tree.write(
-        "specification/shared/responses/not_found.yml",
+        "specification/common/responses/not_found.yml",
         "description: not found\ncontent: {application/json: {schema: {$ref: '../models/error.yml'}}}\n",
     );
     tree.write(
-        "specification/shared/models/error.yml",
+        "specification/common/models/error.yml",
         "type: object\nproperties: {message: {type: string}}\n",
     );
     let document = load(&tree.path("specification/root.yaml")).expect("load");
     assert_eq!(problems(&document), "");
     let files = names(&document);
-    // The root, three files per operation, an examples file per resource, two shared files.
+    // The root, three files per operation, an examples file per resource, two common files.
     assert_eq!(files.len(), 1 + 3 * RESOURCES * OPERATIONS + RESOURCES + 2);
     let unique: std::collections::HashSet<&str> = files.iter().copied().collect();
     assert_eq!(unique.len(), files.len(), "a file was loaded twice");
-    assert!(files.contains(&"shared/models/error.yml"), "{files:?}");
+    assert!(files.contains(&"common/models/error.yml"), "{files:?}");
 }
 
 #[test]

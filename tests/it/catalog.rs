@@ -760,14 +760,14 @@ fn refs_outside_the_documents_folder_need_a_wider_ref_root() {
     std::fs::create_dir_all(dir.join("api")).expect("create api folder");
     std::fs::write(
         dir.join("api/openapi.yaml"),
-        "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    post:\n      operationId: a\n      requestBody:\n        required: true\n        content: {application/json: {schema: {$ref: '../shared.yaml#/Thing'}}}\n",
+        "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    post:\n      operationId: a\n      requestBody:\n        required: true\n        content: {application/json: {schema: {$ref: '../outside.yaml#/Thing'}}}\n",
     )
     .expect("write document");
     std::fs::write(
-        dir.join("shared.yaml"),
+        dir.join("outside.yaml"),
         "Thing: {type: object, properties: {size: {type: integer}}}\n",
     )
-    .expect("write shared");
+    .expect("write outside");
     let (code, out, _) = ferry(&["check", "--openapi", "api/openapi.yaml", "--all"], &dir);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("leaves the document's directory"), "{out}");
