@@ -82,6 +82,7 @@ pub fn compile(
             ineligible: None,
             omitted: Vec::new(),
             tokens_saved: None,
+            tokens: None,
         };
         let mut failed = Vec::new();
         if let Some(given) = &choice.settings.name
@@ -230,6 +231,9 @@ pub fn compile(
             document_scopes: operation::security_scopes(document, operation),
         };
         let tokens = trim::tool_tokens(&tool);
+        if let Some(&index) = report_of_tool.last() {
+            reports[index].tokens = Some(tokens);
+        }
         if tokens as u64 > max_tool_tokens {
             diagnostics.push(
                 Diagnostic::warning(
@@ -266,6 +270,7 @@ pub fn compile(
                     diagnostic.with_operation(format!("{} {}", report.method, report.path));
                 report.status = OperationStatus::Collision;
                 report.reason = Some(message.clone());
+                report.tokens = None;
             }
             diagnostics.push(diagnostic);
             dropped.extend(indexes.iter().copied());

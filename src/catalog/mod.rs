@@ -276,6 +276,10 @@ pub struct OperationReport {
     /// About how many tokens of definition leaving them out saved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens_saved: Option<usize>,
+    /// About how many tokens the served tool's definition costs (`trim::tool_tokens`),
+    /// counted once when it is compiled; `None` when it is not served.
+    #[serde(skip)]
+    pub tokens: Option<usize>,
 }
 
 /// What became of an operation. A chosen one is served, ineligible or lost to a name

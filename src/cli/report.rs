@@ -105,11 +105,6 @@ pub fn init(args: &InitArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A rough count of the tokens a tool's definition costs in a context window.
-pub fn token_estimate(tool: &catalog::Tool) -> usize {
-    catalog::trim::tool_tokens(tool)
-}
-
 fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
     let served = tools_by_operation(catalog);
     let operations: Vec<Value> = catalog
@@ -126,7 +121,7 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
                     "basis".to_string(),
                     serde_json::to_value(tool.basis).unwrap_or_default(),
                 );
-                map.insert("tokens".to_string(), json!(token_estimate(tool)));
+                map.insert("tokens".to_string(), json!(report.tokens));
             }
             entry
         })
@@ -145,7 +140,7 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
             "errors": count(Severity::Error),
             "warnings": count(Severity::Warning),
             "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
-            "tokens": catalog.tools.iter().map(token_estimate).sum::<usize>(),
+            "tokens": catalog.operations.iter().filter_map(|r| r.tokens).sum::<usize>(),
         },
         "diagnostics": diagnostics,
         "operations": operations,
@@ -179,7 +174,7 @@ fn check_text(
             };
             let (hints, basis, cost) = match tool {
                 Some(tool) => {
-                    let cost = token_estimate(tool);
+                    let cost = report.tokens.unwrap_or_default();
                     tokens += cost;
                     (hints(tool), basis(tool.basis).to_string(), cost.to_string())
                 }
