@@ -276,7 +276,9 @@ pub fn to_text(lock: &Lock) -> String {
 
 /// Reads a lock file's text; an unknown shape is an error that says so.
 pub fn from_text(text: &str) -> Result<Lock, String> {
-    let lock: Lock = serde_json::from_str(text).map_err(|e| format!("not a ferry lock: {e}"))?;
+    let lock: Lock = serde_json::from_str(text).map_err(|e| {
+        format!("not a lock this ferry reads ({e}): write it again with `ferry lock`")
+    })?;
     if lock.lock_version != LOCK_VERSION {
         return Err(format!(
             "lock version {} is not the {LOCK_VERSION} this ferry reads: run `ferry lock` again",
