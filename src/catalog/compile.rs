@@ -138,36 +138,17 @@ pub fn compile(
         // What the curation adds to a chosen tool's arguments must fit them, too.
         let call = curation.call.overlay(&choice.settings.call);
         if let (Some(built), true) = (&mut built, choice.chosen) {
-            failed.extend(mirror_headers(&mut built.input_schema, choice));
-            if let Some(problem) = paging_arguments(&mut built.input_schema, &call) {
-                failed.push(Diagnostic::error(choice.location(), problem));
-            }
-            // Every served schema is valid: what could not be repaired makes the tool
-            // ineligible rather than refused by a client that checks definitions.
-            if let Err(error) = jsonschema::draft202012::meta::validate(&built.input_schema) {
-                failed.push(Diagnostic::error(
-                    Location::document(
-                        &document.file(operation.file).name,
-                        operation.pointer.clone(),
-                    ),
-                    format!(
-                        "the input schema would not be valid JSON Schema 2020-12 (at {}: {error})",
-                        display_pointer(&error.instance_path().to_string())
-                    ),
-                ));
-            }
-            if !choice.settings.omit.is_empty() {
-                let before = trim::token_estimate(&built.input_schema);
-                let problems = trim::omit(&mut built.input_schema, &choice.settings.omit);
-                failed.extend(
-                    problems
-                        .into_iter()
-                        .map(|problem| Diagnostic::error(choice.location(), problem)),
-                );
-                report.omitted = choice.settings.omit.clone();
-                report.tokens_saved =
-                    Some(before.saturating_sub(trim::token_estimate(&built.input_schema)));
-            }
+            let location = Location::document(
+                &document.file(operation.file).name,
+                operation.pointer.clone(),
+            );
+            failed.extend(finish_arguments(
+                &mut built.input_schema,
+                choice,
+                &call,
+                location,
+                &mut report,
+            ));
         }
         if let Some(diagnostic) = failed.first() {
             report.ineligible = Some(diagnostic.message.clone());
@@ -231,8 +212,9 @@ pub fn compile(
             document_scopes: operation::security_scopes(document, operation),
         };
         let tokens = trim::tool_tokens(&tool);
-        if let Some(&index) = report_of_tool.last() {
-            reports[index].tokens = Some(tokens);
+        // This tool's report is the one just pushed.
+        if let Some(report) = reports.last_mut() {
+            report.tokens = Some(tokens);
         }
         if tokens as u64 > max_tool_tokens {
             diagnostics.push(
@@ -322,6 +304,45 @@ pub fn compile(
         },
         diagnostics,
     )
+}
+
+/// What the curation does to a chosen tool's arguments, in order: mirrored headers, the
+/// pagination cursor, then the check that the schema is valid JSON Schema 2020-12 (what could
+/// not be repaired makes the tool ineligible rather than refused by a client that checks
+/// definitions; `location` is the operation's), then the arguments left out, recorded on
+/// `report` with what they saved. Every problem is returned; none stops the others.
+fn finish_arguments(
+    schema: &mut Value,
+    choice: &Choice,
+    call: &crate::curation::CallOptions,
+    location: Location,
+    report: &mut OperationReport,
+) -> Vec<Diagnostic> {
+    let mut failed = mirror_headers(schema, choice);
+    if let Some(problem) = paging_arguments(schema, call) {
+        failed.push(Diagnostic::error(choice.location(), problem));
+    }
+    if let Err(error) = jsonschema::draft202012::meta::validate(schema) {
+        failed.push(Diagnostic::error(
+            location,
+            format!(
+                "the input schema would not be valid JSON Schema 2020-12 (at {}: {error})",
+                display_pointer(&error.instance_path().to_string())
+            ),
+        ));
+    }
+    if !choice.settings.omit.is_empty() {
+        let before = trim::token_estimate(schema);
+        let problems = trim::omit(schema, &choice.settings.omit);
+        failed.extend(
+            problems
+                .into_iter()
+                .map(|problem| Diagnostic::error(choice.location(), problem)),
+        );
+        report.omitted = choice.settings.omit.clone();
+        report.tokens_saved = Some(before.saturating_sub(trim::token_estimate(schema)));
+    }
+    failed
 }
 
 /// What in an input schema a major client is known to refuse, so that it rejects the whole
