@@ -65,7 +65,19 @@ impl Principal {
 
     /// The principal of a server without authentication.
     pub fn anonymous() -> Principal {
-        Principal::new("anonymous", Vec::<String>::new())
+        Principal {
+            subject: String::from("anonymous"),
+            scopes: Vec::new(),
+            token: None,
+        }
+    }
+
+    /// [`Principal::anonymous`], made once and shared: where nobody is asked, every call is
+    /// its.
+    pub fn anonymous_ref() -> &'static Principal {
+        static ANONYMOUS: std::sync::LazyLock<Principal> =
+            std::sync::LazyLock::new(Principal::anonymous);
+        &ANONYMOUS
     }
 
     /// Attaches the validated token the principal presented (for token exchange).

@@ -11,7 +11,8 @@ use crate::openapi::{Document, SpecVersion};
 
 use super::operation::{self, Operation};
 use super::{
-    Catalog, OperationReport, OperationStatus, ServerInfo, Tool, annotations, build, naming, trim,
+    CallSettings, Catalog, OperationReport, OperationStatus, ServerInfo, Tool, annotations, build,
+    naming, trim,
 };
 
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
@@ -136,7 +137,8 @@ pub fn compile(
             ));
         }
         // What the curation adds to a chosen tool's arguments must fit them, too.
-        let call = curation.call.overlay(&choice.settings.call);
+        let options = curation.call.overlay(&choice.settings.call);
+        let call = CallSettings::resolve(&options);
         if let (Some(built), true) = (&mut built, choice.chosen) {
             let location = Location::document(
                 &document.file(operation.file).name,
@@ -145,7 +147,7 @@ pub fn compile(
             failed.extend(finish_arguments(
                 &mut built.input_schema,
                 choice,
-                &call,
+                (&options, &call),
                 location,
                 &mut report,
             ));
@@ -277,6 +279,7 @@ pub fn compile(
         .upstream
         .clone()
         .or_else(|| document_server(document));
+    let connect_timeout_ms = CallSettings::resolve(&curation.call).connect_timeout_ms;
     let info = document.root().get("info");
     let info_text = |key: &str| {
         info.and_then(|i| i.get(key))
@@ -299,6 +302,9 @@ pub fn compile(
         Catalog {
             server,
             upstream,
+            upstream_auth: curation.upstream_auth.clone(),
+            identity_header: curation.upstream_identity.clone(),
+            connect_timeout_ms,
             tools,
             operations: reports,
         },
@@ -314,12 +320,12 @@ pub fn compile(
 fn finish_arguments(
     schema: &mut Value,
     choice: &Choice,
-    call: &crate::curation::CallOptions,
+    call: (&crate::curation::CallOptions, &CallSettings),
     location: Location,
     report: &mut OperationReport,
 ) -> Vec<Diagnostic> {
     let mut failed = mirror_headers(schema, choice);
-    if let Some(problem) = paging_arguments(schema, call) {
+    if let Some(problem) = paging_arguments(schema, call.0, call.1) {
         failed.push(Diagnostic::error(choice.location(), problem));
     }
     if let Err(error) = jsonschema::draft202012::meta::validate(schema) {
@@ -704,9 +710,13 @@ fn mirror_headers(schema: &mut Value, choice: &Choice) -> Vec<Diagnostic> {
 
 /// Adds the cursor argument a `next: link` tool takes back, and checks that the arguments
 /// pagination names exist; a problem is returned as its message.
-fn paging_arguments(schema: &mut Value, call: &crate::curation::CallOptions) -> Option<String> {
+fn paging_arguments(
+    schema: &mut Value,
+    call: &crate::curation::CallOptions,
+    settings: &CallSettings,
+) -> Option<String> {
     let properties = schema.get_mut("properties")?.as_object_mut()?;
-    if let Some(cursor) = call.link_cursor_argument() {
+    if let Some(cursor) = settings.link_cursor() {
         if properties.contains_key(cursor) {
             return Some(format!(
                 "the cursor argument {cursor:?} collides with an argument of the operation; set `pagination.cursor_argument`"
@@ -728,7 +738,7 @@ fn paging_arguments(schema: &mut Value, call: &crate::curation::CallOptions) -> 
             "`pagination.size_argument` names {size:?}, which is not an argument of the tool"
         ));
     }
-    if let (Some(crate::curation::call::NextPage::Field(_)), cursor) =
+    if let (Some(curation::call::NextPage::Field(_)), cursor) =
         (&pagination.next, &pagination.cursor_argument)
     {
         match cursor {

@@ -19,7 +19,7 @@ use ferry::mcp::{Server, ServerOptions};
 use ferry::transport::http::{self, ConnectionLimit, HttpOptions};
 use ferry::transport::spread::{Share, spread};
 use ferry::transport::stdio;
-use ferry::upstream::{Upstream, UpstreamConfig};
+use ferry::upstream::Upstream;
 
 use super::SourceArgs;
 
@@ -128,14 +128,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if args.locked {
         super::lock::enforce(&catalog, &curation, config.as_deref())?;
     }
-    let config = UpstreamConfig {
-        call: curation.call.clone(),
-        auth: curation.upstream_auth.clone(),
-        identity_header: curation.upstream_identity.clone(),
-    };
     serve_catalog(
         catalog,
-        &config,
         curation.auth.as_ref(),
         &diagnostics,
         &args.transport,
@@ -146,7 +140,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 /// served); serves `catalog` only when none is an error.
 pub fn serve_catalog(
     catalog: Catalog,
-    config: &UpstreamConfig,
     auth: Option<&AuthConfig>,
     diagnostics: &[Diagnostic],
     args: &TransportArgs,
@@ -162,7 +155,7 @@ pub fn serve_catalog(
         eprintln!("ferry: refusing to serve: {errors} error(s) in the catalog");
         return Ok(ExitCode::from(1));
     }
-    runtime()?.block_on(serve_with_auth(catalog, config, auth, args, None))?;
+    runtime()?.block_on(serve_with_auth(catalog, auth, args, None))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -170,24 +163,22 @@ pub fn serve_catalog(
 /// with the endpoint URL once HTTP is listening.
 pub async fn serve(
     catalog: Catalog,
-    config: &UpstreamConfig,
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<()> {
-    serve_with_auth(catalog, config, None, args, announce).await
+    serve_with_auth(catalog, None, args, announce).await
 }
 
 /// [`serve`] with inbound authorization (`auth:`; `None` allows loopback HTTP only). On
 /// stdio nobody is asked: the process's owner is the only caller.
 pub async fn serve_with_auth(
     catalog: Catalog,
-    config: &UpstreamConfig,
     auth: Option<&AuthConfig>,
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<()> {
     let workers = args.worker_count();
-    let upstream = Upstream::new(&catalog, config)
+    let upstream = Upstream::new(&catalog)
         .context("setting up the upstream client")?
         .with_workers(workers);
     let authenticator = if args.stdio {

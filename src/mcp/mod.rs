@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
 use crate::catalog::{Catalog, Tool};
-use crate::upstream::Upstream;
+use crate::upstream::{self, Upstream};
 use envelope::*;
 use failure::*;
 
@@ -150,6 +150,8 @@ pub enum Kind {
 #[derive(Debug)]
 struct ServedTool {
     tool: Tool,
+    /// How the upstream client calls it, prepared once; `None` without a client.
+    route: Option<upstream::Route>,
     headers: Vec<MirroredHeader>,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
@@ -186,6 +188,7 @@ impl Server {
             .iter()
             .map(|tool| ServedTool {
                 tool: tool.clone(),
+                route: upstream.as_ref().map(|upstream| upstream.route(tool)),
                 headers: mirrored_headers(&tool.input_schema),
                 validator: OnceLock::new(),
             })
@@ -460,10 +463,10 @@ impl Server {
             None => return Err(Failure::invalid_params("params.name is missing")),
         };
         let arguments = match params.arguments {
-            None => Map::new(),
+            None => Arguments::new(Map::new()),
             Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
-                Ok(Value::Object(arguments)) => arguments,
-                Ok(Value::Null) => Map::new(),
+                Ok(arguments @ Value::Object(_)) => Arguments(arguments),
+                Ok(Value::Null) => Arguments::new(Map::new()),
                 Ok(_) | Err(_) => {
                     return Err(Failure::invalid_params("params.arguments is not an object"));
                 }
@@ -548,7 +551,7 @@ impl Server {
         }
         if let Some(Ok(target)) = call {
             for mirrored in &target.served.headers {
-                headers::check_param(headers, mirrored, &target.arguments)
+                headers::check_param(headers, mirrored, target.arguments.as_map())
                     .map_err(Failure::header_mismatch)?;
             }
         }
@@ -588,21 +591,17 @@ impl Server {
                 return Err(Failure::internal());
             }
         };
-        let arguments = Value::Object(arguments);
-        let result = match validate::problems(validator, &arguments) {
+        let result = match validate::problems(validator, arguments.as_value()) {
             Some(text) => result::invalid_arguments(text),
             None => {
-                let Some(upstream) = &self.upstream else {
+                let (Some(upstream), Some(route)) = (&self.upstream, &served.route) else {
                     tracing::error!(tool = %served.tool.name, "no upstream client to call");
                     return Err(Failure::internal());
                 };
-                let Value::Object(arguments) = &arguments else {
-                    return Err(Failure::internal());
-                };
-                let outcome = match principal {
-                    Some(principal) => upstream.call_as(&served.tool, arguments, principal).await,
-                    None => upstream.call(&served.tool, arguments).await,
-                };
+                let principal = principal.unwrap_or(Principal::anonymous_ref());
+                let outcome = upstream
+                    .call_on(route, &served.tool, arguments.as_map(), principal)
+                    .await;
                 result::outcome_result(&served.tool.name, outcome)
             }
         };
@@ -716,7 +715,29 @@ pub fn error_without_id(code: i32, message: &str) -> Bytes {
 
 struct CallTarget<'s> {
     served: &'s ServedTool,
-    arguments: Map<String, Value>,
+    arguments: Arguments,
+}
+
+/// A call's arguments: always a JSON object, held as a [`Value`] so that validation reads it
+/// as it is and the upstream client borrows the same map.
+struct Arguments(Value);
+
+impl Arguments {
+    fn new(map: Map<String, Value>) -> Arguments {
+        Arguments(Value::Object(map))
+    }
+
+    fn as_value(&self) -> &Value {
+        &self.0
+    }
+
+    fn as_map(&self) -> &Map<String, Value> {
+        match &self.0 {
+            Value::Object(map) => map,
+            // `new` is the only way in.
+            _ => unreachable!("arguments are always an object"),
+        }
+    }
 }
 
 const ID_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;

@@ -31,6 +31,9 @@ fn catalog() -> Catalog {
         },
         upstream: None,
         operations: Vec::new(),
+        upstream_auth: None,
+        identity_header: None,
+        connect_timeout_ms: crate::catalog::call::defaults::CONNECT_TIMEOUT_MS,
         tools: vec![
             tool(
                 "get_pet",

@@ -4,12 +4,12 @@
 //!
 //! [`request`] turns arguments into a request by the tool's plan, [`response`] turns the
 //! answer into an [`Answer`]; this module owns the pooled client, credentials, timeouts, the
-//! size cap and retries. Everything that can be decided before the first call (the base
-//! URL, each tool's route and settings, header names, credentials) is decided in
-//! [`Upstream::new`].
+//! size cap and retries. A tool's call settings were resolved by compile
+//! ([`crate::catalog::CallSettings`]); what is left to decide before the first call (the
+//! base URL, the pools, credentials) is decided in [`Upstream::new`], and each tool's
+//! [`Route`] once, by whoever serves it.
 
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -23,7 +23,7 @@ use tokio::time::Instant;
 use crate::auth::Principal;
 use crate::auth::outbound::{CredentialSource, OutboundCredential, identity_header};
 use crate::catalog::{Catalog, ParameterLocation, Tool};
-use crate::curation::call::{CallOptions, NextPage, UpstreamAuth, defaults};
+use crate::curation::call::UpstreamAuth;
 
 mod outcome;
 mod pool;
@@ -37,16 +37,6 @@ use redact::Secrets;
 pub use outcome::{Answer, CallError, Fault, Handling, Http, Outcome, Page, Redacted};
 pub use request::ArgumentError;
 pub use response::REPORTED_HEADERS;
-
-/// What the client needs beside the catalog: the file-wide call options (for the default
-/// `connect_timeout_ms`) and the upstream's credentials.
-#[derive(Debug, Clone, Default)]
-pub struct UpstreamConfig {
-    pub call: CallOptions,
-    pub auth: Option<UpstreamAuth>,
-    /// The header that names the caller upstream (`upstream_identity:`); `None` sends none.
-    pub identity_header: Option<HeaderName>,
-}
 
 /// The pooled client that calls one upstream API for every tool of a catalog. Cheap to
 /// clone: clones share the connection pools.
@@ -93,14 +83,13 @@ impl Upstream {
     /// Builds the client for `catalog`'s upstream, reading credentials from the process
     /// environment; fails when it cannot be called at all (no base URL, credentials missing
     /// from the environment).
-    pub fn new(catalog: &Catalog, config: &UpstreamConfig) -> Result<Upstream, UpstreamError> {
-        Upstream::with_env(catalog, config, |name| std::env::var(name).ok())
+    pub fn new(catalog: &Catalog) -> Result<Upstream, UpstreamError> {
+        Upstream::with_env(catalog, |name| std::env::var(name).ok())
     }
 
     /// As [`Upstream::new`], with the environment given as a function.
     pub fn with_env(
         catalog: &Catalog,
-        config: &UpstreamConfig,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Upstream, UpstreamError> {
         let base = catalog
@@ -108,33 +97,20 @@ impl Upstream {
             .as_deref()
             .ok_or(UpstreamError::NoBaseUrl)?;
         let base_url = base_url(base)?;
-        let default_connect = config
-            .call
-            .connect_timeout_ms
-            .unwrap_or(defaults::CONNECT_TIMEOUT_MS);
-        // One pooled client per distinct connect timeout (usually just one): the timeout
-        // belongs to the client, not to a request.
-        let (credential, secrets) = match &config.auth {
+        let default_connect = catalog.connect_timeout_ms;
+        let (credential, secrets) = match &catalog.upstream_auth {
             Some(auth) => credential(auth, &env, &pool::http_client(default_connect)?)?,
             None => (None, Vec::new()),
         };
+        // One pooled client per distinct connect timeout (usually just one): the timeout
+        // belongs to the client, not to a request.
         let scheme = base_url.scheme();
         let mut clients = vec![(default_connect, Pool::new(scheme, default_connect)?)];
-        let mut tools = HashMap::with_capacity(catalog.tools.len());
         for tool in &catalog.tools {
-            let mut settings = Settings::new(tool, default_connect);
-            settings.client = match clients
-                .iter()
-                .position(|(ms, _)| *ms == settings.connect_timeout_ms)
-            {
-                Some(index) => index,
-                None => {
-                    let ms = settings.connect_timeout_ms;
-                    clients.push((ms, Pool::new(scheme, ms)?));
-                    clients.len() - 1
-                }
-            };
-            tools.insert(tool.name.clone(), settings);
+            let ms = tool.call.connect_timeout_ms;
+            if !clients.iter().any(|(known, _)| *known == ms) {
+                clients.push((ms, Pool::new(scheme, ms)?));
+            }
         }
         let base = base_url.as_str().trim_end_matches('/').to_string();
         let base_path = base_url.path().trim_end_matches('/').to_string();
@@ -147,12 +123,26 @@ impl Upstream {
                 credential,
                 secrets: Secrets::new(secrets),
                 obtained_secrets: Mutex::default(),
-                identity_header: config.identity_header.clone(),
-                tools,
-                default_connect,
+                identity_header: catalog.identity_header.clone(),
             }),
             workers: Arc::new([]),
         })
+    }
+
+    /// What a call of `tool` needs that its plan alone does not say, decided once: its
+    /// route (see [`request::Route`]) and the pool its connect timeout chose. A tool of
+    /// another catalog than this client's, whose connect timeout has no pool, is called on
+    /// the file's.
+    pub fn route(&self, tool: &Tool) -> Route {
+        Route {
+            request: request::Route::new(&tool.plan),
+            pool: self
+                .inner
+                .clients
+                .iter()
+                .position(|(ms, _)| *ms == tool.call.connect_timeout_ms)
+                .unwrap_or(0),
+        }
     }
 
     /// Gives each of `workers` serving threads (numbered by [`set_worker`]) its own connection
@@ -193,37 +183,37 @@ impl Upstream {
         }
     }
 
-    /// Calls `tool` with arguments already validated against its input schema. An answer of
-    /// any status, the upstream's refusal included, is an [`Answer`].
+    /// Calls `tool` once, with arguments already validated against its input schema,
+    /// preparing its [`Route`] first; a server prepares each tool's once and calls
+    /// [`Upstream::call_on`]. An answer of any status, the upstream's refusal included, is
+    /// an [`Answer`].
     pub async fn call(&self, tool: &Tool, arguments: &Map<String, Value>) -> Outcome {
         self.call_as(tool, arguments, &Principal::anonymous()).await
     }
 
-    /// [`Upstream::call`] on behalf of `principal`: its subject goes in the identity header
-    /// when one is configured, and its validated token is what token exchange trades. The
-    /// caller's own credentials are never sent.
+    /// [`Upstream::call`] on behalf of `principal`.
     pub async fn call_as(
         &self,
         tool: &Tool,
         arguments: &Map<String, Value>,
         principal: &Principal,
     ) -> Outcome {
+        self.call_on(&self.route(tool), tool, arguments, principal)
+            .await
+    }
+
+    /// Calls `tool` by its prepared `route` on behalf of `principal`: its subject goes in
+    /// the identity header when one is configured, and its validated token is what token
+    /// exchange trades. The caller's own credentials are never sent.
+    pub async fn call_on(
+        &self,
+        route: &Route,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        principal: &Principal,
+    ) -> Outcome {
         let started = Instant::now();
-        let built;
-        let settings = match self.inner.tools.get(&tool.name) {
-            Some(settings) => settings,
-            None => {
-                let mut settings = Settings::new(tool, self.inner.default_connect);
-                settings.client = self
-                    .inner
-                    .clients
-                    .iter()
-                    .position(|(ms, _)| *ms == settings.connect_timeout_ms)
-                    .unwrap_or(0);
-                built = settings;
-                &built
-            }
-        };
+        let settings = &tool.call;
         let inner = &self.inner;
         let query_credential = match &inner.credential {
             Some(Credential::Query { name, value }) => Some((name.as_str(), value.as_str())),
@@ -234,10 +224,10 @@ impl Upstream {
                 .page_size
                 .as_ref()
                 .map(|(argument, size)| (argument.as_str(), *size)),
-            link_cursor: settings.link_cursor.as_deref(),
+            link_cursor: settings.link_cursor(),
             query_credential,
         };
-        let prepared = match request::build(&tool.plan, &settings.route, arguments, extras) {
+        let prepared = match request::build(&tool.plan, &route.request, arguments, extras) {
             Ok(prepared) => prepared,
             Err(error) => {
                 tracing::debug!(tool = %tool.name, argument = %error.argument, "argument refused");
@@ -255,7 +245,7 @@ impl Upstream {
             _ => None,
         };
         let authorization = obtained.as_ref().map(|(_, value)| value);
-        let Some(request) = self.request(tool, settings, prepared, authorization, principal) else {
+        let Some(request) = self.request(tool, prepared, authorization, principal) else {
             return Err(CallError::Request);
         };
         // An obtained token the upstream echoes is redacted like a configured secret. One it
@@ -281,7 +271,7 @@ impl Upstream {
         let mut result = self
             .send(
                 tool,
-                settings,
+                route.pool,
                 request,
                 started,
                 secrets.as_deref().unwrap_or(&inner.secrets),
@@ -299,7 +289,7 @@ impl Upstream {
             result = self
                 .send(
                     tool,
-                    settings,
+                    route.pool,
                     again,
                     started,
                     secrets.as_deref().unwrap_or(&inner.secrets),
@@ -333,8 +323,6 @@ struct Inner {
     /// its forms are prepared once, not per call.
     obtained_secrets: Mutex<Option<(HeaderValue, Arc<Secrets>)>>,
     identity_header: Option<HeaderName>,
-    tools: HashMap<String, Settings>,
-    default_connect: u64,
 }
 
 impl Inner {
@@ -400,7 +388,6 @@ impl fmt::Debug for Inner {
         f.debug_struct("Inner")
             .field("base", &self.base)
             .field("credential", &self.credential)
-            .field("tools", &self.tools.len())
             .finish_non_exhaustive()
     }
 }
@@ -430,78 +417,18 @@ impl fmt::Debug for Credential {
     }
 }
 
-/// A tool's call options, resolved with their defaults once.
-#[derive(Debug)]
-struct Settings {
-    route: request::Route,
-    connect_timeout_ms: u64,
-    /// Index of the pooled client with that connect timeout.
-    client: usize,
-    timeout: Duration,
-    max_bytes: u64,
-    retries: u32,
-    backoff: Duration,
-    idempotency_header: Option<HeaderName>,
-    report_headers: Vec<HeaderName>,
-    fields: Option<Vec<Vec<String>>>,
-    page_size: Option<(String, u64)>,
-    next: Option<NextPage>,
-    link_cursor: Option<String>,
-}
-
-impl Settings {
-    fn new(tool: &Tool, default_connect: u64) -> Settings {
-        let call = &tool.call;
-        let mut report_headers: Vec<HeaderName> = REPORTED_HEADERS
-            .iter()
-            .map(|name| HeaderName::from_static(name))
-            .collect();
-        for name in call.response_headers.iter().flatten() {
-            let lower = name.to_ascii_lowercase();
-            if crate::curation::call::NEVER_REPORTED_HEADERS.contains(&lower.as_str()) {
-                continue;
-            }
-            if let Ok(name) = HeaderName::from_bytes(lower.as_bytes())
-                && !report_headers.contains(&name)
-            {
-                report_headers.push(name);
-            }
-        }
-        let pagination = call.pagination.as_ref();
-        let page_size = pagination.and_then(|pagination| {
-            let argument = pagination.size_argument.clone()?;
-            Some((argument, pagination.size.unwrap_or(defaults::PAGE_SIZE)))
-        });
-        Settings {
-            route: request::Route::new(&tool.plan),
-            connect_timeout_ms: call.connect_timeout_ms.unwrap_or(default_connect),
-            client: 0,
-            timeout: Duration::from_millis(call.timeout_ms.unwrap_or(defaults::TIMEOUT_MS)),
-            max_bytes: call
-                .max_response_bytes
-                .unwrap_or(defaults::MAX_RESPONSE_BYTES),
-            retries: call.retries.unwrap_or(defaults::RETRIES),
-            backoff: Duration::from_millis(
-                call.retry_backoff_ms.unwrap_or(defaults::RETRY_BACKOFF_MS),
-            ),
-            idempotency_header: call
-                .idempotency_key_header
-                .as_deref()
-                .and_then(|name| HeaderName::from_bytes(name.as_bytes()).ok()),
-            report_headers,
-            fields: call.fields.as_deref().map(response::field_paths),
-            page_size,
-            next: pagination.and_then(|pagination| pagination.next.clone()),
-            link_cursor: call.link_cursor_argument().map(str::to_string),
-        }
-    }
+/// A tool's route and pool: see [`Upstream::route`].
+#[derive(Debug, Clone)]
+pub struct Route {
+    request: request::Route,
+    /// Index of the pooled client with the tool's connect timeout.
+    pool: usize,
 }
 
 impl Upstream {
     fn request(
         &self,
         tool: &Tool,
-        settings: &Settings,
         prepared: request::Prepared,
         authorization: Option<&HeaderValue>,
         principal: &Principal,
@@ -553,7 +480,7 @@ impl Upstream {
             let (name, value) = identity_header(name, principal);
             headers.insert(name, value);
         }
-        if let Some(name) = &settings.idempotency_header
+        if let Some(name) = &tool.call.idempotency_header
             && !headers.contains_key(name)
         {
             // One fresh key per tool call, reused by each retry of the call; a key the
@@ -572,13 +499,14 @@ impl Upstream {
     async fn send(
         &self,
         tool: &Tool,
-        settings: &Settings,
+        pool: usize,
         request: Outgoing,
         started: Instant,
         secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> Outcome {
         let inner = &self.inner;
+        let settings = &tool.call;
         let deadline = deadline_after(started, settings.timeout);
         let method = request.method.clone();
         let retryable = matches!(
@@ -588,7 +516,7 @@ impl Upstream {
             && matches!(method, Method::POST | Method::PATCH));
         let shaping = response::Shaping {
             tool: &tool.name,
-            limit_bytes: settings.max_bytes,
+            limit_bytes: settings.max_response_bytes,
             report_headers: &settings.report_headers,
             fields: settings.fields.as_deref(),
             next: settings.next.as_ref(),
@@ -614,7 +542,7 @@ impl Upstream {
             };
             let outcome = tokio::time::timeout_at(
                 deadline,
-                self.attempt(settings.client, this, settings.max_bytes),
+                self.attempt(pool, this, settings.max_response_bytes),
             )
             .await;
             let retry_delay = |after: Option<Duration>| {
@@ -645,7 +573,7 @@ impl Upstream {
                         continue;
                     }
                     if observed.truncated {
-                        tracing::warn!(tool = %tool.name, status, limit_bytes = settings.max_bytes, "upstream response cut at the size cap");
+                        tracing::warn!(tool = %tool.name, status, limit_bytes = settings.max_response_bytes, "upstream response cut at the size cap");
                     }
                     return Ok(response::shape(observed, &shaping));
                 }

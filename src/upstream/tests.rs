@@ -652,7 +652,7 @@ fn json_success_keeps_the_body_text_exactly() {
 #[test]
 fn projection_keeps_named_fields_of_each_element() {
     let report = report_headers();
-    let fields = response::field_paths(&["id".into(), "/owner/login".into()]);
+    let fields = crate::catalog::call::field_paths(&["id".into(), "/owner/login".into()]);
     let shaping = Shaping {
         fields: Some(&fields),
         ..shaping(&report, &[])
