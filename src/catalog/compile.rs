@@ -11,8 +11,8 @@ use crate::openapi::{Document, SpecVersion};
 
 use super::operation::{self, Operation};
 use super::{
-    CallSettings, Catalog, OperationReport, OperationStatus, ServerInfo, Tool, annotations, build,
-    naming, trim,
+    CallSettings, Catalog, OperationReport, OperationStatus, ServerInfo, Tool, annotations, body,
+    build, naming, trim,
 };
 
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
@@ -354,7 +354,7 @@ fn finish_arguments(
 /// What in an input schema a major client is known to refuse, so that it rejects the whole
 /// tool list: only composition at the root, which `lift_composition: true` lets through.
 fn client_refusal(schema: &Value) -> Option<String> {
-    let found: Vec<&str> = build::ROOT_COMPOSITION
+    let found: Vec<&str> = body::ROOT_COMPOSITION
         .iter()
         .copied()
         .filter(|k| schema.get(*k).is_some())

@@ -16,23 +16,26 @@ use std::time::Duration;
 
 use http::Method;
 use http::header::{self, HeaderName, HeaderValue};
-use percent_encoding::utf8_percent_encode;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::auth::Principal;
-use crate::auth::outbound::{CredentialSource, OutboundCredential, identity_header};
-use crate::catalog::{Catalog, ParameterLocation, Tool};
-use crate::curation::call::UpstreamAuth;
+use crate::auth::outbound::identity_header;
+use crate::catalog::{Catalog, Tool};
 
+mod body;
+mod credential;
 mod outcome;
 mod pool;
 pub(crate) mod redact;
 pub(crate) mod request;
 pub(crate) mod response;
+mod retry;
 
+use credential::{Credential, credential, obtained_secrets};
 use pool::{Attempt, Outgoing, Pool};
 use redact::Secrets;
+pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
 
 pub use outcome::{Answer, CallError, Fault, Handling, Http, Outcome, Page, Redacted};
 pub use request::ArgumentError;
@@ -392,31 +395,6 @@ impl fmt::Debug for Inner {
     }
 }
 
-/// ferry's own credential, ready to put on a request.
-enum Credential {
-    Header(HeaderName, HeaderValue),
-    /// Name and value, percent-encoded.
-    Query {
-        name: String,
-        value: String,
-    },
-    /// `name=value`, encoded.
-    Cookie(String),
-    /// Built or fetched per call (basic, client credentials, token exchange).
-    Obtained(Arc<CredentialSource>),
-}
-
-impl fmt::Debug for Credential {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Credential::Header(name, _) => write!(f, "Header({name}: [redacted])"),
-            Credential::Query { name, .. } => write!(f, "Query({name}=[redacted])"),
-            Credential::Cookie(_) => f.write_str("Cookie([redacted])"),
-            Credential::Obtained(source) => write!(f, "Obtained({source:?})"),
-        }
-    }
-}
-
 /// A tool's route and pool: see [`Upstream::route`].
 #[derive(Debug, Clone)]
 pub struct Route {
@@ -677,124 +655,6 @@ fn join(
     Ok(url)
 }
 
-/// Percent-encoding for ferry's own query and cookie credentials.
-const CREDENTIAL_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-fn credential(
-    auth: &UpstreamAuth,
-    env: &impl Fn(&str) -> Option<String>,
-    client: &reqwest::Client,
-) -> Result<(Option<Credential>, Vec<String>), UpstreamError> {
-    let secret = |name: &str| match env(name) {
-        Some(value) if !value.is_empty() => Ok(value),
-        _ => Err(UpstreamError::MissingSecret {
-            env: name.to_string(),
-        }),
-    };
-    let invalid = |name: &str| UpstreamError::InvalidSecret {
-        env: name.to_string(),
-    };
-    match auth {
-        UpstreamAuth::Obtained(config) => {
-            if let OutboundCredential::Basic { password_env, .. } = config
-                && let Some(password) = env(password_env)
-            {
-                searchable(&password, password_env);
-            }
-            let source = CredentialSource::with_env(config, client.clone(), env)?;
-            Ok((Some(Credential::Obtained(Arc::new(source))), Vec::new()))
-        }
-        UpstreamAuth::Bearer { env: name } => {
-            let token = secret(name)?;
-            let mut value =
-                HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| invalid(name))?;
-            value.set_sensitive(true);
-            let secrets = if searchable(&token, name) {
-                vec![token]
-            } else {
-                Vec::new()
-            };
-            Ok((
-                Some(Credential::Header(header::AUTHORIZATION, value)),
-                secrets,
-            ))
-        }
-        UpstreamAuth::ApiKey {
-            location,
-            name: key_name,
-            env: name,
-        } => {
-            let key = secret(name)?;
-            let encoded = utf8_percent_encode(&key, CREDENTIAL_VALUE).to_string();
-            let secrets = if !searchable(&key, name) {
-                Vec::new()
-            } else if encoded == key {
-                vec![key.clone()]
-            } else {
-                vec![key.clone(), encoded.clone()]
-            };
-            let credential = match location {
-                ParameterLocation::Header => {
-                    let header =
-                        HeaderName::from_bytes(key_name.as_bytes()).map_err(|_| invalid(name))?;
-                    let mut value = HeaderValue::from_str(&key).map_err(|_| invalid(name))?;
-                    value.set_sensitive(true);
-                    Credential::Header(header, value)
-                }
-                ParameterLocation::Query | ParameterLocation::Path => Credential::Query {
-                    name: utf8_percent_encode(key_name, CREDENTIAL_VALUE).to_string(),
-                    value: encoded,
-                },
-                ParameterLocation::Cookie => Credential::Cookie(format!(
-                    "{}={encoded}",
-                    utf8_percent_encode(key_name, CREDENTIAL_VALUE)
-                )),
-            };
-            Ok((Some(credential), secrets))
-        }
-    }
-}
-
-/// Whether the secret `value` read from `env` is long enough to be redacted on its own
-/// ([`redact::MIN_SECRET_CHARS`]); a warning at start says when it is not.
-fn searchable(value: &str, env: &str) -> bool {
-    let long_enough = value.chars().count() >= redact::MIN_SECRET_CHARS;
-    if !long_enough {
-        tracing::warn!(
-            env,
-            min_chars = redact::MIN_SECRET_CHARS,
-            "secret not redacted on its own from upstream results: shorter than min_chars, it \
-             would also match ordinary numbers and words there"
-        );
-    }
-    long_enough
-}
-
-/// The secrets in an obtained `Authorization` value: its token, and for basic credentials
-/// the `user:password` pair the token encodes and, when it is long enough to search for on
-/// its own ([`redact::MIN_SECRET_CHARS`]), the password alone.
-fn obtained_secrets(value: &HeaderValue) -> Option<Vec<String>> {
-    use base64::Engine as _;
-    let (scheme, token) = value.to_str().ok()?.split_once(' ')?;
-    let mut secrets = vec![token.to_string()];
-    if scheme.eq_ignore_ascii_case("basic")
-        && let Ok(pair) = base64::engine::general_purpose::STANDARD.decode(token)
-        && let Ok(pair) = String::from_utf8(pair)
-    {
-        if let Some((_, password)) = pair.split_once(':')
-            && password.chars().count() >= redact::MIN_SECRET_CHARS
-        {
-            secrets.push(password.to_string());
-        }
-        secrets.push(pair);
-    }
-    Some(secrets)
-}
-
 /// A random version 4 UUID, the shape idempotency keys usually take.
 fn uuid_v4() -> String {
     let hex = request::random_hex::<16>();
@@ -810,100 +670,6 @@ fn uuid_v4() -> String {
         &hex[16..20],
         &hex[20..32]
     )
-}
-
-/// `base × 2^attempt`, jittered to between half and all of it, at most ten seconds.
-fn backoff(base: Duration, attempt: u32) -> Duration {
-    let full = base
-        .saturating_mul(1u32 << attempt.min(16))
-        .min(Duration::from_secs(10));
-    let mut random = [0u8; 2];
-    let fraction = match getrandom::fill(&mut random) {
-        Ok(()) => f64::from(u16::from_le_bytes(random)) / f64::from(u16::MAX),
-        Err(_) => 0.5,
-    };
-    full.mul_f64(0.5 + fraction / 2.0)
-}
-
-/// How long the upstream's time limit of `timeout` from `started` lasts: a limit too large
-/// for the clock (`timeout_ms` has no upper bound) is a limit a century away.
-fn deadline_after(started: Instant, timeout: Duration) -> Instant {
-    const CENTURY: Duration = Duration::from_secs(100 * 365 * 86_400);
-    started
-        .checked_add(timeout.min(CENTURY))
-        .unwrap_or_else(|| started + Duration::from_secs(86_400))
-}
-
-/// The wait before the next attempt: the upstream's `Retry-After`, or else the backoff.
-/// `None` when the wait would not end before the call's deadline: then the answer that came
-/// is the call's answer.
-pub(crate) fn retry_wait(
-    after: Option<Duration>,
-    backoff: Duration,
-    now: Instant,
-    deadline: Instant,
-) -> Option<Duration> {
-    let delay = after.unwrap_or(backoff);
-    let resume = now.checked_add(delay)?;
-    (resume < deadline).then_some(delay)
-}
-
-/// `Retry-After` as a delay: delta-seconds, or an HTTP date (IMF-fixdate). Delta-seconds
-/// too large to hold are the largest delay (as RFC 9111 §1.2.2 has it for delta-seconds); a
-/// value of neither form is ignored.
-pub(crate) fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
-    let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
-    if !value.is_empty() && value.bytes().all(|byte| byte.is_ascii_digit()) {
-        return Some(Duration::from_secs(
-            value.parse::<u64>().unwrap_or(u64::MAX),
-        ));
-    }
-    let when = http_date(value)?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs();
-    Some(Duration::from_secs(when.saturating_sub(now)))
-}
-
-/// Seconds since the epoch of an IMF-fixdate such as `Sun, 06 Nov 1994 08:49:37 GMT`.
-fn http_date(text: &str) -> Option<u64> {
-    let mut parts = text.split_ascii_whitespace();
-    let (_weekday, day, month, year, time, zone) = (
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-    );
-    if zone != "GMT" {
-        return None;
-    }
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|name| *name == month)? as i64 + 1;
-    // `day` is 2DIGIT and `year` 4DIGIT, so the arithmetic below cannot overflow.
-    let digits = |text: &str, count: usize| -> Option<i64> {
-        (text.len() == count && text.bytes().all(|byte| byte.is_ascii_digit()))
-            .then(|| text.parse().ok())?
-    };
-    let day = digits(day, 2).filter(|day| (1..=31).contains(day))?;
-    let year = digits(year, 4)?;
-    let mut clock = time.split(':').map(|part| digits(part, 2));
-    let (hour, minute, second) = (clock.next()??, clock.next()??, clock.next()??);
-    if clock.next().is_some() || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let year_of_era = y - era * 400;
-    let day_of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    let days = era * 146_097 + day_of_era - 719_468;
-    u64::try_from(days * 86_400 + hour * 3_600 + minute * 60 + second).ok()
 }
 
 /// An error and its causes on one line, for the log only.

@@ -8,10 +8,13 @@ use serde_json::json;
 
 use super::request::{Extras, Route, build};
 use super::response::{Observed, Shaping, next_link, shape};
+use super::retry::http_date;
 use super::*;
 use crate::catalog::{
-    BodyEncoding, BodyPlacement, BodyPlan, ParameterPlan, ParameterStyle, RequestPlan,
+    BodyEncoding, BodyPlacement, BodyPlan, ParameterLocation, ParameterPlan, ParameterStyle,
+    RequestPlan,
 };
+use crate::curation::call::UpstreamAuth;
 
 fn plan(path: &str, parameters: Vec<ParameterPlan>) -> RequestPlan {
     RequestPlan::new(Method::GET, path, parameters)

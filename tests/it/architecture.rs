@@ -127,7 +127,7 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "`Curation.auth` is an `auth::AuthConfig`, an as-written type",
     ),
     (
-        "src/upstream/mod.rs",
+        "src/upstream/credential.rs",
         "crate::curation",
         "ferry's upstream credential comes in the catalog, but as the curation's `UpstreamAuth` \
          (its `Obtained` kind is auth's as-written `OutboundCredential`); compile is to resolve \
