@@ -32,6 +32,7 @@ pub use config::{
     DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, canonical_resource,
     is_loopback_host, is_scope_token, is_secure_or_loopback,
 };
+pub use metadata::WELL_KNOWN as METADATA_ROOT_PATH;
 pub use secret::Secret;
 
 use challenge::ChallengeParams;
@@ -434,15 +435,6 @@ impl Authenticator {
         self.oauth().map(|oauth| {
             metadata::document(&oauth.resource, &oauth.issuer, &self.inner.scopes_supported)
         })
-    }
-
-    /// Routes serving the metadata document at [`Authenticator::metadata_path`] and at the
-    /// root well-known path; empty without OAuth. Merge into the HTTP router.
-    pub fn metadata_router<S: Clone + Send + Sync + 'static>(&self) -> axum::Router<S> {
-        match (self.metadata_path(), self.metadata_document()) {
-            (Some(path), Some(document)) => metadata::router(path, &document),
-            _ => axum::Router::new(),
-        }
     }
 
     fn oauth(&self) -> Option<&OAuth> {

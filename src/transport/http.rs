@@ -504,7 +504,7 @@ pub fn router(
     });
     Router::new()
         .route(ENDPOINT, post(post_mcp).fallback(method_not_allowed))
-        .merge(options.authenticator.metadata_router())
+        .merge(super::auth::metadata_router(&options.authenticator))
         .with_state(state)
 }
 
@@ -553,7 +553,7 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
                     status = challenge.status().as_u16(),
                     "request not authenticated"
                 );
-                return challenge.into_response();
+                return super::auth::challenge_response(&challenge);
             }
         }
     } else {

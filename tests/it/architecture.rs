@@ -133,21 +133,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
          (its `Obtained` kind is auth's as-written `OutboundCredential`); compile is to resolve \
          a credential plan once the as-written auth types live with the curation reader",
     ),
-    (
-        "src/auth/challenge.rs",
-        "axum",
-        "`Challenge` is an axum `IntoResponse`; auth returns it as data, transport writes it",
-    ),
-    (
-        "src/auth/metadata.rs",
-        "axum",
-        "the protected resource metadata is served by an axum `Router` of auth's own",
-    ),
-    (
-        "src/auth/mod.rs",
-        "axum",
-        "`Authenticator::metadata_router` returns an axum `Router`",
-    ),
 ];
 
 #[test]

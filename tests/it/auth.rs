@@ -555,13 +555,13 @@ async fn metadata_and_challenges_are_served_over_http() {
                 .and_then(|value| value.to_str().ok());
             match authenticator.authenticate(header).await {
                 Ok(principal) => principal.subject.into_response(),
-                Err(challenge) => challenge.into_response(),
+                Err(challenge) => ferry::transport::auth::challenge_response(&challenge),
             }
         }
     });
     let router = Router::new()
         .route("/mcp", protected)
-        .merge(authenticator.metadata_router());
+        .merge(ferry::transport::auth::metadata_router(&authenticator));
     let address = serve(router).await;
     let client = reqwest::Client::new();
 
