@@ -12,6 +12,7 @@ pub mod annotations;
 mod body;
 mod build;
 pub mod call;
+mod choose;
 mod compile;
 pub mod naming;
 mod operation;
