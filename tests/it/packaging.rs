@@ -1,6 +1,7 @@
 //! Packaging: the Debian package `scripts/package-deb.sh` builds, read and unpacked with
 //! Debian's own `dpkg-deb`, its unit checked by `systemd-analyze`, the binary under test run
-//! from it.
+//! from it; and the configurations the package and the `Dockerfile` install, which must be the
+//! README's curation example and pass `ferry check`.
 //!
 //! `dpkg-deb` and `systemd-analyze` come from Debian's `dpkg` and `systemd` packages, which
 //! `scripts/setup-tests.sh` installs; without them these tests fail and say so.
@@ -183,6 +184,75 @@ fn the_debian_package_installs_the_binary_its_unit_and_a_configuration_that_chec
             .join("\n")
     );
 
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_packaged_and_image_curations_are_the_readme_example_and_the_image_may_listen_beyond_loopback()
+ {
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| {
+        std::fs::read_to_string(checkout.join(path))
+            .unwrap_or_else(|error| panic!("{path}: {error}"))
+    };
+    let readme = read("README.md");
+    let section = readme
+        .split_once("### The curation file\n\n```yaml\n")
+        .expect("README.md has a \"### The curation file\" section opening with a yaml block")
+        .1;
+    let example = &section[..section.find("```").expect("the yaml block ends")];
+    let installed = read("packaging/example/ferry.yaml");
+    let image = read("packaging/docker/ferry.yaml");
+    for (path, curation) in [
+        ("packaging/example/ferry.yaml", &installed),
+        ("packaging/docker/ferry.yaml", &image),
+    ] {
+        assert!(
+            curation.contains(example),
+            "{path} should hold the README's curation example as it is written"
+        );
+    }
+
+    // The image listens where its ENTRYPOINT says; beyond loopback that takes an `auth:`
+    // section, which the installed example (served on loopback) does not have.
+    let dockerfile = read("Dockerfile");
+    let entrypoint = dockerfile
+        .lines()
+        .find(|line| line.starts_with("ENTRYPOINT "))
+        .expect("the Dockerfile has an ENTRYPOINT");
+    assert_eq!(
+        entrypoint,
+        r#"ENTRYPOINT ["/usr/bin/ferry", "serve", "--listen", "0.0.0.0:8080"]"#
+    );
+    assert!(dockerfile.contains("\nUSER 65532:65532\n") && dockerfile.contains("\nEXPOSE 8080\n"));
+    let parse = |text: &str| {
+        let (curation, diagnostics) =
+            ferry::curation::parse(text, "ferry.yaml", PathBuf::from(".")).expect("parses");
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        curation
+    };
+    let image_curation = parse(&image);
+    assert!(ferry::auth::check_exposure("0.0.0.0:8080", image_curation.auth.as_ref()).is_ok());
+    let installed_curation = parse(&installed);
+    assert!(ferry::auth::check_exposure("0.0.0.0:8080", installed_curation.auth.as_ref()).is_err());
+
+    // The image's /etc/ferry: its curation beside the example's document.
+    let dir = temp_dir("image-config");
+    std::fs::write(dir.join("ferry.yaml"), &image).expect("write the curation");
+    std::fs::write(
+        dir.join("openapi.yaml"),
+        read("packaging/example/openapi.yaml"),
+    )
+    .expect("write the document");
+    let checked = run(Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["check", "--config", "ferry.yaml"])
+        .current_dir(&dir));
+    assert_success("ferry check on the image's configuration", &checked);
+    let report = String::from_utf8_lossy(&checked.stdout);
+    assert!(
+        report.contains("6 operations, 4 tools") && report.contains("0 errors, 0 warnings"),
+        "{report}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
