@@ -15,7 +15,7 @@
 # of `ferry serve`, and the curation's secrets ({env: VAR}) are passed the same way.
 
 FROM rust:1.95-alpine AS build
-RUN apk add --no-cache musl-dev ca-certificates
+RUN apk add --no-cache gcc musl-dev linux-headers ca-certificates
 WORKDIR /src
 COPY . .
 # An explicit musl target with a static C runtime: the binary needs no library at all. With
