@@ -2,7 +2,8 @@
 # Builds ferry's Debian package from a built binary with dpkg-deb alone (what `cargo deb` would
 # build, without compiling cargo-deb): the binary as /usr/bin/ferry, the systemd unit, the
 # example configuration in /etc/ferry and /etc/default/ferry (conffiles), the copyright file,
-# and the maintainer scripts. The sources are in packaging/debian/ and packaging/example/.
+# and the install and removal scripts (postinst, prerm, postrm). The sources are in
+# packaging/debian/ and packaging/example/.
 #
 #   scripts/package-deb.sh [--binary PATH] [--build] [--out DIR] [--fast]
 #

@@ -91,7 +91,7 @@ fn the_debian_package_installs_the_binary_its_unit_and_a_configuration_that_chec
     "#]]
     .assert_eq(&files);
 
-    // The maintainer scripts are at least valid sh (what they do is tried by hand: the
+    // postinst, prerm and postrm are at least valid sh (what they do is tried by hand: the
     // tests do not install packages on the machine).
     let control = dir.join("control");
     assert_success(
