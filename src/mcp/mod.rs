@@ -98,10 +98,11 @@ pub struct Server {
     tools_list_legacy: Prepared,
     authenticator: Authenticator,
     /// The tool list differs between callers (some tool needs a scope): it is built per
-    /// request from `listed` instead of served prepared.
+    /// request from `listing` instead of served prepared.
     listing_varies: bool,
-    /// Each tool's JSON, in `tools` order, when `listing_varies` (empty otherwise).
-    listed: Vec<Value>,
+    /// Each tool's definition as written, in `tools` order, when `listing_varies` (empty
+    /// otherwise).
+    listing: Listing,
     /// Scoped lists already written, modern then legacy, by granted scopes: the list is a
     /// function of the scopes, and most callers hold one of a few sets.
     scoped_lists: [Mutex<HashMap<Vec<String>, Arc<Prepared>>>; 2],
@@ -149,7 +150,12 @@ pub enum Kind {
 
 #[derive(Debug)]
 struct ServedTool {
+    /// The tool, its `input_schema` taken out (`Value::Null`): see `schema`.
     tool: Tool,
+    /// The input schema as compact JSON, in the catalog's key order, from which the
+    /// validator is compiled on the tool's first call: a tree holds many times its text's
+    /// memory, for a schema that only validation reads.
+    schema: Box<str>,
     /// How the upstream client calls it, prepared once; `None` without a client.
     route: Option<upstream::Route>,
     headers: Vec<MirroredHeader>,
@@ -183,25 +189,31 @@ impl Server {
         );
         let server_info = Value::Object(server_info);
 
-        let mut tools: Vec<ServedTool> = catalog
-            .tools
+        // The catalog promises sorted tools; sorting again keeps the listing deterministic
+        // even for a catalog built by hand.
+        let mut sorted: Vec<&Tool> = catalog.tools.iter().collect();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        // Each tool is written out once, one at a time, and served from its text: the
+        // catalog's trees are never copied whole.
+        let listing = Listing::new(&sorted);
+        let tools: Vec<ServedTool> = sorted
             .iter()
             .map(|tool| ServedTool {
-                tool: tool.clone(),
+                tool: Tool {
+                    input_schema: Value::Null,
+                    ..Tool::clone(tool)
+                },
+                schema: tool.input_schema.to_string().into_boxed_str(),
                 route: upstream.as_ref().map(|upstream| upstream.route(tool)),
                 headers: mirrored_headers(&tool.input_schema),
                 validator: OnceLock::new(),
             })
             .collect();
-        // The catalog promises sorted tools; sorting again keeps the listing deterministic
-        // even for a catalog built by hand.
-        tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
         let by_name = tools
             .iter()
             .enumerate()
             .map(|(index, served)| (served.tool.name.clone(), index))
             .collect();
-        let listed: Vec<Value> = tools.iter().map(|served| served.tool.to_json()).collect();
 
         let listing_varies = options.authenticator.cache_scope() == CacheScope::Private;
         let cache_scope = if listing_varies {
@@ -231,22 +243,25 @@ impl Server {
             initialize["instructions"] = Value::String(instructions.clone());
         }
 
-        // Each list is written once, the tools moved into it and back out rather than copied:
-        // with large schemas they are most of what the server holds.
-        let mut modern_list = json!({
-            "resultType": "complete",
-            "tools": Value::Array(listed),
-            "ttlMs": options.ttl_ms,
-            "cacheScope": cache_scope,
-            "_meta": { META_SERVER_INFO: server_info },
-        });
-        let tools_list_modern = Prepared::result(&modern_list);
-        let mut legacy_list = json!({ "tools": modern_list["tools"].take() });
-        let tools_list_legacy = Prepared::result(&legacy_list);
+        let tools_list_modern = Listing::result(
+            listing.array(),
+            Era::Modern,
+            options.ttl_ms,
+            cache_scope,
+            &server_info,
+        );
+        let tools_list_legacy = Listing::result(
+            listing.array(),
+            Era::Legacy,
+            options.ttl_ms,
+            cache_scope,
+            &server_info,
+        );
         // Kept only where lists are written per caller.
-        let listed = match legacy_list["tools"].take() {
-            Value::Array(listed) if listing_varies => listed,
-            _ => Vec::new(),
+        let listing = if listing_varies {
+            listing
+        } else {
+            Listing::default()
         };
         let ttl_ms = options.ttl_ms;
 
@@ -262,7 +277,7 @@ impl Server {
             server_info,
             authenticator: options.authenticator,
             listing_varies,
-            listed,
+            listing,
             scoped_lists: Default::default(),
             ttl_ms,
         }
@@ -582,7 +597,8 @@ impl Server {
             return Ok(result::refused(id, challenge));
         }
         let validator = served.validator.get_or_init(|| {
-            validate::compile(&served.tool.input_schema, &served.tool.unchecked_patterns)
+            let schema = serde_json::from_str(&served.schema).map_err(|error| error.to_string())?;
+            validate::compile(&schema, &served.tool.unchecked_patterns)
         });
         let validator = match validator {
             Ok(validator) => validator,
@@ -629,24 +645,17 @@ impl Server {
         if let Some(prepared) = cached {
             return prepared.respond(id);
         }
-        let tools: Vec<&Value> = self
-            .tools
-            .iter()
-            .zip(&self.listed)
-            .filter(|(served, _)| self.authenticator.may_use(principal, &served.tool.name))
-            .map(|(_, listed)| listed)
-            .collect();
-        let result = match era {
-            Era::Modern => json!({
-                "resultType": "complete",
-                "tools": tools,
-                "ttlMs": self.ttl_ms,
-                "cacheScope": "private",
-                "_meta": { META_SERVER_INFO: self.server_info },
-            }),
-            Era::Legacy => json!({ "tools": tools }),
-        };
-        let prepared = Arc::new(Prepared::result(&result));
+        let array = self.listing.select(|index| {
+            self.authenticator
+                .may_use(principal, &self.tools[index].tool.name)
+        });
+        let prepared = Arc::new(Listing::result(
+            &array,
+            era,
+            self.ttl_ms,
+            "private",
+            &self.server_info,
+        ));
         let mut lists = scoped_lists.lock().unwrap_or_else(PoisonError::into_inner);
         if lists.len() >= MAX_SCOPED_LISTS {
             lists.clear();
@@ -762,6 +771,84 @@ impl Prepared {
             body: Bytes::from(body),
             kind: Kind::Json,
         }
+    }
+}
+
+/// Tool definitions as `tools/list` writes them, one after another in a JSON array, and
+/// where each lies in it.
+#[derive(Debug, Default)]
+struct Listing {
+    /// `[` definitions separated by `,` `]`; empty when nothing was listed.
+    array: Vec<u8>,
+    spans: Vec<std::ops::Range<usize>>,
+}
+
+impl Listing {
+    fn new(tools: &[&Tool]) -> Listing {
+        let mut array = vec![b'['];
+        let mut spans = Vec::with_capacity(tools.len());
+        for (index, tool) in tools.iter().enumerate() {
+            if index > 0 {
+                array.push(b',');
+            }
+            let start = array.len();
+            // Serializing a `Value` cannot fail: its keys are strings.
+            let _ = serde_json::to_writer(&mut array, &tool.to_json());
+            spans.push(start..array.len());
+        }
+        array.push(b']');
+        Listing { array, spans }
+    }
+
+    fn array(&self) -> &[u8] {
+        &self.array
+    }
+
+    /// The array of the definitions whose index `keep` accepts.
+    fn select(&self, keep: impl Fn(usize) -> bool) -> Vec<u8> {
+        let mut array = vec![b'['];
+        for (index, span) in self.spans.iter().enumerate() {
+            if keep(index) {
+                if array.len() > 1 {
+                    array.push(b',');
+                }
+                array.extend_from_slice(&self.array[span.clone()]);
+            }
+        }
+        array.push(b']');
+        array
+    }
+
+    /// A `tools/list` result holding the tools `array`, as each era writes it.
+    fn result(
+        array: &[u8],
+        era: Era,
+        ttl_ms: u64,
+        cache_scope: &str,
+        server_info: &Value,
+    ) -> Prepared {
+        let mut suffix = br#","result":"#.to_vec();
+        match era {
+            Era::Modern => {
+                suffix.extend_from_slice(br#"{"resultType":"complete","tools":"#);
+                suffix.extend_from_slice(array);
+                suffix.extend_from_slice(br#","ttlMs":"#);
+                suffix.extend_from_slice(ttl_ms.to_string().as_bytes());
+                suffix.extend_from_slice(br#","cacheScope":"#);
+                suffix.extend_from_slice(Value::from(cache_scope).to_string().as_bytes());
+                suffix.extend_from_slice(br#","_meta":"#);
+                let meta = json!({ META_SERVER_INFO: server_info });
+                suffix.extend_from_slice(meta.to_string().as_bytes());
+                suffix.push(b'}');
+            }
+            Era::Legacy => {
+                suffix.extend_from_slice(br#"{"tools":"#);
+                suffix.extend_from_slice(array);
+                suffix.push(b'}');
+            }
+        }
+        suffix.push(b'}');
+        Prepared { suffix }
     }
 }
 
