@@ -753,9 +753,9 @@ pub fn error_without_id(code: i32, message: &str) -> Bytes {
     Bytes::from(json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}}).to_string())
 }
 
-/// The subject of a caller nobody authenticated (no `auth:`, or stdio): they share one
-/// budget.
-pub const ANONYMOUS: &str = "anonymous";
+/// The subject of a caller on stdio, who is not asked who they are (over HTTP without
+/// `auth:`, every caller is `Principal::anonymous`, of the same name): they share one budget.
+const ANONYMOUS: &str = "anonymous";
 
 /// A tool's limits as the limiter checks them: its own keyed by its index, its class's by
 /// the class (one key for all reads, one for all writes), each with what the caller is told.
