@@ -115,7 +115,7 @@ async fn limited(curation: &str, keys: bool) -> (Counting, Running) {
 }
 
 /// A modern `tools/call`, as the caller holding `key` (none: no `Authorization`).
-async fn call(running: &Running, key: Option<&str>, tool: &str, arguments: Value) -> Value {
+async fn call(url: &str, key: Option<&str>, tool: &str, arguments: Value) -> Value {
     let (body, headers) = modern("tools/call", json!({"name": tool, "arguments": arguments}));
     let authorization = key.map(|key| format!("Bearer {key}"));
     let mut headers: Vec<(&str, &str)> = headers
@@ -125,7 +125,7 @@ async fn call(running: &Running, key: Option<&str>, tool: &str, arguments: Value
     if let Some(authorization) = &authorization {
         headers.push(("authorization", authorization));
     }
-    let answer = post(&running.url, &body, &headers).await;
+    let answer = post(url, &body, &headers).await;
     assert_eq!(answer.status, 200, "{}", answer.text);
     let value = answer.json();
     assert_schema(MODERN, "CallToolResultResponse", &value);
@@ -162,15 +162,15 @@ async fn over_its_limit_a_call_is_a_tool_result_and_the_upstream_sees_nothing_mo
     let (upstream, running) = limited("tools:\n  createItem: {rate_limit: 2/min}\n", false).await;
     // Arguments the schema refuses cost nothing: they never get as far as the limit.
     for _ in 0..3 {
-        let invalid = call(&running, None, "createItem", json!({"name": 7})).await;
+        let invalid = call(&running.url, None, "createItem", json!({"name": 7})).await;
         assert_eq!(invalid["isError"], true);
         assert_eq!(refusal(&invalid), None);
     }
     for _ in 0..2 {
-        went_through(&call(&running, None, "createItem", json!({"name": "a"})).await);
+        went_through(&call(&running.url, None, "createItem", json!({"name": "a"})).await);
     }
     assert_eq!(upstream.seen(), 2);
-    let refused = call(&running, None, "createItem", json!({"name": "a"})).await;
+    let refused = call(&running.url, None, "createItem", json!({"name": "a"})).await;
     assert_eq!(
         refusal(&refused),
         Some(("tool".to_string(), "2/min".to_string(), 30))
@@ -200,14 +200,14 @@ async fn each_subject_has_a_budget_of_its_own() {
     )
     .await;
     assert_eq!(unauthenticated.status, 401, "keys are asked for");
-    went_through(&call(&running, Some(ALICE), "getItem", json!({"id": 1})).await);
-    let refused = call(&running, Some(ALICE), "getItem", json!({"id": 2})).await;
+    went_through(&call(&running.url, Some(ALICE), "getItem", json!({"id": 1})).await);
+    let refused = call(&running.url, Some(ALICE), "getItem", json!({"id": 2})).await;
     assert_eq!(
         refusal(&refused),
         Some(("tool".to_string(), "1/h".to_string(), 3600))
     );
-    went_through(&call(&running, Some(BOB), "getItem", json!({"id": 1})).await);
-    assert!(refusal(&call(&running, Some(BOB), "getItem", json!({"id": 1})).await).is_some());
+    went_through(&call(&running.url, Some(BOB), "getItem", json!({"id": 1})).await);
+    assert!(refusal(&call(&running.url, Some(BOB), "getItem", json!({"id": 1})).await).is_some());
     assert_eq!(upstream.seen(), 2);
 }
 
@@ -216,26 +216,46 @@ async fn a_tools_limit_and_its_class_limit_both_apply() {
     let curation = "rate_limits: {writes: 3/min}\ntools:\n  createItem: {rate_limit: 2/min}\n  deleteItem: {}\n";
     let (upstream, running) = limited(curation, true).await;
     for _ in 0..2 {
-        went_through(&call(&running, Some(ALICE), "createItem", json!({"name": "a"})).await);
+        went_through(
+            &call(
+                &running.url,
+                Some(ALICE),
+                "createItem",
+                json!({"name": "a"}),
+            )
+            .await,
+        );
     }
-    let refused = call(&running, Some(ALICE), "createItem", json!({"name": "a"})).await;
+    let refused = call(
+        &running.url,
+        Some(ALICE),
+        "createItem",
+        json!({"name": "a"}),
+    )
+    .await;
     assert_eq!(
         refusal(&refused),
         Some(("tool".to_string(), "2/min".to_string(), 30))
     );
     // The refusal spent nothing of the writes budget: one write is left, for another tool.
-    went_through(&call(&running, Some(ALICE), "deleteItem", json!({"id": 1})).await);
-    let refused = call(&running, Some(ALICE), "deleteItem", json!({"id": 1})).await;
+    went_through(&call(&running.url, Some(ALICE), "deleteItem", json!({"id": 1})).await);
+    let refused = call(&running.url, Some(ALICE), "deleteItem", json!({"id": 1})).await;
     assert_eq!(
         refusal(&refused),
         Some(("writes".to_string(), "3/min".to_string(), 20))
     );
     // Both are spent now; the wait given is the one that frees last.
-    let refused = call(&running, Some(ALICE), "createItem", json!({"name": "a"})).await;
+    let refused = call(
+        &running.url,
+        Some(ALICE),
+        "createItem",
+        json!({"name": "a"}),
+    )
+    .await;
     assert_eq!(refusal(&refused).map(|(_, _, seconds)| seconds), Some(30));
     assert_eq!(upstream.seen(), 3);
     // Bob's budgets are untouched by all of it.
-    went_through(&call(&running, Some(BOB), "createItem", json!({"name": "b"})).await);
+    went_through(&call(&running.url, Some(BOB), "createItem", json!({"name": "b"})).await);
     assert_eq!(upstream.seen(), 4);
 }
 
@@ -243,15 +263,15 @@ async fn a_tools_limit_and_its_class_limit_both_apply() {
 async fn reads_and_writes_are_counted_apart() {
     let curation = "rate_limits: {reads: 2/min, writes: 1/min}\ntools: {listItems: {}, getItem: {}, createItem: {}, deleteItem: {}}\n";
     let (upstream, running) = limited(curation, false).await;
-    went_through(&call(&running, None, "listItems", json!({})).await);
-    went_through(&call(&running, None, "getItem", json!({"id": 1})).await);
-    let refused = call(&running, None, "listItems", json!({})).await;
+    went_through(&call(&running.url, None, "listItems", json!({})).await);
+    went_through(&call(&running.url, None, "getItem", json!({"id": 1})).await);
+    let refused = call(&running.url, None, "listItems", json!({})).await;
     assert_eq!(
         refusal(&refused),
         Some(("reads".to_string(), "2/min".to_string(), 30))
     );
-    went_through(&call(&running, None, "createItem", json!({"name": "a"})).await);
-    let refused = call(&running, None, "deleteItem", json!({"id": 1})).await;
+    went_through(&call(&running.url, None, "createItem", json!({"name": "a"})).await);
+    let refused = call(&running.url, None, "deleteItem", json!({"id": 1})).await;
     assert_eq!(
         refusal(&refused),
         Some(("writes".to_string(), "1/min".to_string(), 60))
@@ -343,4 +363,93 @@ fn ferry_check_shows_each_tools_limits_and_refuses_bad_ones() {
             && out.contains("error: `rate_limit` must allow at least 1 call per period: 0 would refuse every call\n  --> curation:tools.createItem.rate_limit"),
         "{out}"
     );
+}
+
+/// Limits are per process: `ferry serve --workers 2` hands each connection to the next
+/// worker, and both spend from one budget.
+#[test]
+fn every_worker_of_a_process_spends_from_one_budget() {
+    use std::io::BufRead as _;
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let upstream = runtime.block_on(Counting::start());
+    let dir = std::env::temp_dir().join(format!(
+        "ferry-it-rate-limits-workers-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("api.yaml"), DOCUMENT).expect("write document");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        format!(
+            "openapi: ./api.yaml\nupstream: http://{}\nrate_limits: {{writes: 3/min}}\ntools: {{createItem: {{}}}}\n",
+            upstream.address
+        ),
+    )
+    .expect("write curation");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--workers", "2"])
+        .current_dir(&dir)
+        .env("RUST_LOG", "ferry=debug")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ferry starts");
+    let (send, lines) = std::sync::mpsc::channel();
+    let stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let reader = std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = send.send(line);
+        }
+    });
+    let mut log = Vec::new();
+    let endpoint = loop {
+        let line = lines
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("ferry did not listen: {log:?}"));
+        let found = line.find("endpoint=").map(|at| {
+            line[at + "endpoint=".len()..]
+                .split_whitespace()
+                .next()
+                .expect("url")
+                .to_string()
+        });
+        log.push(line);
+        if let Some(endpoint) = found {
+            break endpoint;
+        }
+    };
+    let results: Vec<Value> = runtime.block_on(async {
+        let mut results = Vec::new();
+        // Each call on a connection of its own, so the workers take turns.
+        for _ in 0..6 {
+            results.push(call(&endpoint, None, "createItem", json!({"name": "a"})).await);
+        }
+        results
+    });
+    let stopped = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success());
+    assert!(child.wait().expect("ferry ends").success());
+    reader.join().expect("log reader");
+    log.extend(lines.try_iter());
+    let _ = std::fs::remove_dir_all(&dir);
+
+    for worker in ["worker=0 ", "worker=1 "] {
+        assert!(
+            log.iter().any(|line| line.contains(worker)),
+            "{worker}accepted nothing: {log:#?}"
+        );
+    }
+    let refused: Vec<Option<String>> = results
+        .iter()
+        .map(|result| refusal(result).map(|(scope, _, _)| scope))
+        .collect();
+    let writes = Some("writes".to_string());
+    assert_eq!(
+        refused,
+        [None, None, None, writes.clone(), writes.clone(), writes]
+    );
+    assert_eq!(upstream.seen(), 3);
 }
