@@ -587,6 +587,14 @@ fn a_call_over_its_limit_is_a_tool_result_that_says_when_to_try_again() {
             r#"200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"rate limit reached: each caller may call this tool 1/h; nothing was sent to the API: try again in 3600 seconds"}],"isError":true,"_meta":{"dev.ferry/rateLimit":{"retryAfterSeconds":3600,"limit":"1/h","scope":"tool"},"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
         ]],
     );
+    // The refusal is counted, with its reason.
+    let recorder = Counted::default();
+    let refused = metrics::with_local_recorder(&recorder, || call(json!({"petId": 1})));
+    assert!(String::from_utf8_lossy(&refused.body).contains("dev.ferry/rateLimit"));
+    assert_eq!(
+        *recorder.0.lock().expect("counts"),
+        ["ferry_refused_total reason=rate_limit +1"]
+    );
     // Another tool, with no limit, is not held back.
     check(
         &handle(
@@ -598,4 +606,72 @@ fn a_call_over_its_limit_is_a_tool_result_that_says_when_to_try_again() {
             r#"500 {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}"#
         ]],
     );
+}
+
+/// A metrics recorder that writes down every counter increment as `name label=value +n`.
+#[derive(Default)]
+struct Counted(Arc<Mutex<Vec<String>>>);
+
+struct CountedCounter {
+    key: String,
+    counts: Arc<Mutex<Vec<String>>>,
+}
+
+impl metrics::CounterFn for CountedCounter {
+    fn increment(&self, value: u64) {
+        let line = format!("{} +{value}", self.key);
+        self.counts.lock().expect("counts").push(line);
+    }
+
+    fn absolute(&self, value: u64) {
+        let line = format!("{} ={value}", self.key);
+        self.counts.lock().expect("counts").push(line);
+    }
+}
+
+impl metrics::Recorder for Counted {
+    fn describe_counter(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_gauge(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_histogram(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+
+    fn register_counter(&self, key: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
+        let mut name = key.name().to_string();
+        for label in key.labels() {
+            name.push_str(&format!(" {}={}", label.key(), label.value()));
+        }
+        metrics::Counter::from_arc(Arc::new(CountedCounter {
+            key: name,
+            counts: Arc::clone(&self.0),
+        }))
+    }
+
+    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
+        metrics::Gauge::noop()
+    }
+
+    fn register_histogram(
+        &self,
+        _: &metrics::Key,
+        _: &metrics::Metadata<'_>,
+    ) -> metrics::Histogram {
+        metrics::Histogram::noop()
+    }
 }
