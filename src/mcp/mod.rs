@@ -639,7 +639,12 @@ impl Server {
         if served.limits.is_empty() {
             return None;
         }
-        let subject = principal.map_or(ANONYMOUS, |principal| principal.subject.as_str());
+        // Stdio asks nobody: its one caller is anonymous, as every caller over HTTP without
+        // `auth:` is, and they share one budget.
+        let subject = principal
+            .unwrap_or(Principal::anonymous_ref())
+            .subject
+            .as_str();
         let refusal = self.limiter.check(subject, &served.limits).err()?;
         let (limit, scope) = served.limits_told[refusal.limit];
         metrics::counter!("ferry_refused_total", "reason" => "rate_limit").increment(1);
@@ -752,10 +757,6 @@ pub fn timed_out(body: &[u8]) -> Outgoing {
 pub fn error_without_id(code: i32, message: &str) -> Bytes {
     Bytes::from(json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}}).to_string())
 }
-
-/// The subject of a caller on stdio, who is not asked who they are (over HTTP without
-/// `auth:`, every caller is `Principal::anonymous`, of the same name): they share one budget.
-const ANONYMOUS: &str = "anonymous";
 
 /// A tool's limits as the limiter checks them: its own keyed by its index, its class's by
 /// the class (one key for all reads, one for all writes), each with what the caller is told.
