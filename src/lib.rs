@@ -15,6 +15,7 @@ pub mod lock;
 pub mod mcp;
 pub mod openapi;
 pub mod parameter;
+pub mod rate;
 pub mod tls;
 pub mod transport;
 pub mod upstream;

@@ -214,6 +214,7 @@ fn overlay(document: &ToolEntry, curation: &ToolEntry) -> ToolEntry {
         },
         call: curation.call.clone(),
         scopes: curation.scopes.clone(),
+        rate_limit: curation.rate_limit,
     }
 }
 

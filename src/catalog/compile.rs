@@ -12,8 +12,8 @@ use crate::openapi::{Document, SpecVersion};
 use super::choose::{Choice, choose};
 use super::operation::{self, Operation};
 use super::{
-    CallSettings, Catalog, OperationReport, OperationStatus, ServerInfo, Tool, annotations, body,
-    build, naming, trim,
+    CallSettings, Catalog, OperationReport, OperationStatus, SafetyClass, ServerInfo, Tool,
+    ToolLimits, annotations, body, build, naming, trim,
 };
 
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
@@ -216,6 +216,7 @@ fn compile_operation(
         scopes: choice.settings.scopes.clone(),
         operation_id: operation.operation_id.map(str::to_string),
         document_scopes: operation::security_scopes(document, operation),
+        limits: limits(operation.method, choice.settings.rate_limit, curation),
     };
     let tokens = trim::tool_tokens(&tool);
     report.tokens = Some(tokens);
@@ -400,6 +401,20 @@ fn server_info(document: &Document, curation: &Curation) -> ServerInfo {
         title: curation.server.title.clone().or_else(|| info_text("title")),
         version: info_text("version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
         instructions: curation.server.instructions.clone(),
+    }
+}
+
+/// A tool's rate limits: its own, and its class's, the class read from the method alone (a
+/// curation's `readOnlyHint` claim never moves a tool into the reads budget).
+fn limits(method: &str, own: Option<crate::rate::Rate>, curation: &Curation) -> ToolLimits {
+    let class = SafetyClass::of(method);
+    ToolLimits {
+        class,
+        tool: own,
+        class_limit: match class {
+            SafetyClass::Reads => curation.rate_limits.reads,
+            SafetyClass::Writes => curation.rate_limits.writes,
+        },
     }
 }
 

@@ -22,6 +22,7 @@ mod tests;
 pub mod trim;
 
 pub use crate::parameter::{ParameterLocation, ParameterStyle};
+pub use crate::rate::{Period, Rate};
 pub use call::{CallSettings, NextPage};
 
 /// Every tool ferry serves, and who it says it is.
@@ -81,6 +82,67 @@ pub struct Tool {
     /// one list per alternative (any one of them, each whole), for
     /// `auth.scopes_from_document`; empty when the document asks for none.
     pub document_scopes: Vec<Vec<String>>,
+    /// The rate limits a call of this tool must pass, per caller.
+    pub limits: ToolLimits,
+}
+
+/// A tool's rate limits, resolved from the curation: each is a budget per caller (subject),
+/// and a call must fit every one that is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// The tool's safety class, from its method alone.
+    pub class: SafetyClass,
+    /// The tool's own limit (`rate_limit:` on its entry), a budget for this tool alone.
+    pub tool: Option<Rate>,
+    /// Its class's limit (`rate_limits.reads` or `.writes`), one budget shared by every tool
+    /// of the class.
+    pub class_limit: Option<Rate>,
+}
+
+/// Which class's budget a call spends: reads are the tools whose method justifies
+/// read-only (GET, HEAD: [`annotations::justified`]), whatever the curation claims; writes
+/// are the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SafetyClass {
+    Reads,
+    Writes,
+}
+
+impl SafetyClass {
+    /// The class of a tool calling `method` (any case).
+    pub fn of(method: &str) -> SafetyClass {
+        let method = method.to_ascii_lowercase();
+        if annotations::justified(&method).contains(&annotations::Guarantee::ReadOnly) {
+            SafetyClass::Reads
+        } else {
+            SafetyClass::Writes
+        }
+    }
+
+    /// The key that names it under `rate_limits:`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SafetyClass::Reads => "reads",
+            SafetyClass::Writes => "writes",
+        }
+    }
+}
+
+impl ToolLimits {
+    /// No limits, for a tool calling `method`.
+    pub fn none(method: &http::Method) -> ToolLimits {
+        ToolLimits {
+            class: SafetyClass::of(method.as_str()),
+            tool: None,
+            class_limit: None,
+        }
+    }
+
+    /// Whether any limit applies.
+    pub fn any(&self) -> bool {
+        self.tool.is_some() || self.class_limit.is_some()
+    }
 }
 
 /// The `_meta` key under which a served tool says which operation it calls.
@@ -369,6 +431,7 @@ impl Tool {
     /// built by hand (tests, embedders); the compiler fills every field itself.
     pub fn new(name: impl Into<String>, input_schema: Value, plan: RequestPlan) -> Tool {
         Tool {
+            limits: ToolLimits::none(&plan.method),
             name: name.into(),
             title: None,
             description: None,

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::curation;
 use crate::openapi::Document;
+use crate::rate::{MAX_COUNT, Period, Rate, RateError};
 
 use super::{compile, compile_chosen};
 
@@ -1306,4 +1307,166 @@ fn a_definition_is_measured_as_long_as_it_is_served() {
         assert_eq!(measured.len(), served.len(), "{}", tool.name);
         assert_eq!(super::trim::tool_tokens(tool), served.len().div_ceil(4));
     }
+}
+
+/// Each tool's rate limits and every diagnostic, for `curation_text` over [`PETS`].
+fn check_limits(curation_text: &str, expect: Expect) {
+    let value: Value = serde_saphyr::from_str(PETS).expect("test document is YAML");
+    let document = Document::from_value(value).expect("test document is OpenAPI");
+    let (curation, mut diagnostics) =
+        curation::parse(curation_text, "ferry.yaml", Default::default()).expect("curation is YAML");
+    let (catalog, found) = compile(&document, &curation);
+    diagnostics.extend(found);
+    let mut out = String::new();
+    for tool in &catalog.tools {
+        let limits = &tool.limits;
+        let show =
+            |rate: Option<crate::rate::Rate>| rate.map_or("-".to_string(), |r| r.to_string());
+        out.push_str(&format!(
+            "{}: {}, tool {}, class {}\n",
+            tool.name,
+            limits.class.as_str(),
+            show(limits.tool),
+            show(limits.class_limit)
+        ));
+    }
+    for diagnostic in &diagnostics {
+        out.push_str(&format!("{diagnostic}\n"));
+    }
+    expect.assert_eq(&out);
+}
+
+/// The class is the method's: a POST claimed read-only (with evidence) still spends the
+/// writes budget, and HEAD spends the reads one.
+#[test]
+fn rate_limits_resolve_per_tool_by_the_methods_class() {
+    check_limits(
+        "rate_limits: {writes: 30/min, reads: 600/min}\n\
+         tools:\n\
+         \x20 listPets: {}\n\
+         \x20 headPet: {}\n\
+         \x20 createPet: {rate_limit: 5/min, annotations: {readOnlyHint: true}, because: it only searches}\n\
+         \x20 putPet: {rate_limit: 2/s}\n\
+         \x20 getPet: {rate_limit: 1/h}\n",
+        expect![[r#"
+            createPet: writes, tool 5/min, class 30/min
+            getPet: reads, tool 1/h, class 600/min
+            headPet: reads, tool -, class 600/min
+            listPets: reads, tool -, class 600/min
+            putPet: writes, tool 2/s, class 30/min
+        "#]],
+    );
+    check_limits(
+        "rate_limits: {writes: 10/sec}\ntools: {listPets: {}, deletePet: {}}\n",
+        expect![[r#"
+            deletePet: writes, tool -, class 10/s
+            listPets: reads, tool -, class -
+        "#]],
+    );
+}
+
+#[test]
+fn invalid_rate_limits_are_errors_that_say_the_accepted_form() {
+    check_limits(
+        "rate_limits: {writes: 30/minute, reads: 0/s, other: 1/s}\n\
+         tools:\n\
+         \x20 listPets: {rate_limit: 30}\n\
+         \x20 getPet: {rate_limit: 5000000/h}\n\
+         \x20 putPet: {rate_limits: 5/min}\n",
+        expect![[r#"
+            getPet: reads, tool -, class -
+            listPets: reads, tool -, class -
+            putPet: writes, tool -, class -
+            error: unknown key `other` (expected one of: reads, writes)
+              --> curation:rate_limits.other
+            error: `reads` must allow at least 1 call per period: 0 would refuse every call
+              --> curation:rate_limits.reads
+            error: `writes` must be a rate such as `30/min`: a whole number from 1 to 1000000, `/`, and `s` (or `sec`), `min` or `h`
+              --> curation:rate_limits.writes
+            error: `rate_limit` must be a rate such as `30/min`: a whole number from 1 to 1000000, `/`, and `s` (or `sec`), `min` or `h`
+              --> curation:tools.listPets.rate_limit
+            error: `rate_limit` must allow at most 1000000 calls per period (for no limit, leave the key out)
+              --> curation:tools.getPet.rate_limit
+            error: unknown key `rate_limits`; did you mean `rate_limit`?
+              --> curation:tools.putPet.rate_limits
+        "#]],
+    );
+    check_limits(
+        "rate_limits: 30/min\nrate_limit: 5/min\n",
+        expect![[r#"
+            error: unknown key `rate_limit`; did you mean `rate_limits`?
+              --> curation:rate_limit
+            error: `rate_limits` must be a mapping of classes to rates, such as `{writes: 30/min, reads: 600/min}`
+              --> curation:rate_limits
+        "#]],
+    );
+}
+
+/// An `x-mcp` extension in the document cannot set a limit: only the operator may.
+#[test]
+fn a_document_extension_cannot_set_a_rate_limit() {
+    let document = PETS.replace(
+        "      operationId: getPet\n",
+        "      operationId: getPet\n      x-mcp: {rate_limit: 1000000/s}\n",
+    );
+    let value: Value = serde_saphyr::from_str(&document).expect("test document is YAML");
+    let document = Document::from_value(value).expect("test document is OpenAPI");
+    let (curation, _) = curation::parse(
+        "document_extensions: true\n",
+        "ferry.yaml",
+        Default::default(),
+    )
+    .expect("curation is YAML");
+    let (catalog, diagnostics) = compile(&document, &curation);
+    assert!(catalog.tools.iter().all(|tool| tool.limits.tool.is_none()));
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d.message.contains("unknown key `rate_limit`")),
+        "{diagnostics:?}"
+    );
+}
+
+#[test]
+fn reads_every_accepted_unit_and_writes_it_back_canonically() {
+    let read: Vec<String> = ["30/min", "5/s", "5/sec", "1/h", "1000000/h"]
+        .iter()
+        .map(|text| Rate::parse(text).expect(text).to_string())
+        .collect();
+    assert_eq!(read, ["30/min", "5/s", "5/s", "1/h", "1000000/h"]);
+    let rate = Rate::parse("30/min").expect("rate");
+    assert_eq!(rate.period_nanos(), 60_000_000_000);
+    assert_eq!(rate.interval_nanos(), 2_000_000_000);
+}
+
+#[test]
+fn refuses_anything_else_with_the_form_it_expects() {
+    for text in [
+        "",
+        "30",
+        "/min",
+        "30/",
+        "30/m",
+        "30/minute",
+        "30/hr",
+        "30 /min",
+        " 30/min",
+        "+30/min",
+        "-1/min",
+        "3.5/min",
+        "30/MIN",
+        "1_000/s",
+        "30/min/s",
+    ] {
+        assert_eq!(Rate::parse(text), Err(RateError::Form), "{text:?}");
+    }
+    assert_eq!(Rate::parse("0/min"), Err(RateError::Zero));
+    assert_eq!(Rate::parse("000/s"), Err(RateError::Zero));
+    assert_eq!(Rate::parse("1000001/s"), Err(RateError::TooMany));
+    assert_eq!(
+        Rate::parse("99999999999999999999999/s"),
+        Err(RateError::TooMany)
+    );
+    assert_eq!(Rate::new(0, Period::Second), None);
+    assert_eq!(Rate::new(MAX_COUNT + 1, Period::Hour), None);
 }

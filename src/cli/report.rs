@@ -122,6 +122,15 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
                     serde_json::to_value(tool.basis).unwrap_or_default(),
                 );
                 map.insert("tokens".to_string(), json!(report.tokens));
+                let limits = &tool.limits;
+                map.insert(
+                    "rateLimits".to_string(),
+                    json!({
+                        "class": limits.class.as_str(),
+                        "tool": limits.tool.map(|rate| rate.to_string()),
+                        "classLimit": limits.class_limit.map(|rate| rate.to_string()),
+                    }),
+                );
             }
             entry
         })
@@ -245,6 +254,27 @@ fn check_text(
                 report.omitted.join(", "),
                 report.tokens_saved.unwrap_or_default()
             );
+        }
+    }
+    if catalog.tools.iter().any(|tool| tool.limits.any()) {
+        let _ = writeln!(
+            out,
+            "\nrate limits per caller, in this process (a call must fit each):"
+        );
+        for tool in &catalog.tools {
+            let limits = &tool.limits;
+            let class = limits.class.as_str();
+            let mut parts = Vec::new();
+            if let Some(rate) = limits.tool {
+                parts.push(format!("{rate} for this tool"));
+            }
+            if let Some(rate) = limits.class_limit {
+                parts.push(format!("{rate} for all {class} together"));
+            }
+            if parts.is_empty() {
+                parts.push("none".to_string());
+            }
+            let _ = writeln!(out, "  {} ({class}): {}", tool.name, parts.join(", "));
         }
     }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();

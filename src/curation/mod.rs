@@ -11,8 +11,10 @@ use crate::diagnostic::{Diagnostic, Location};
 
 pub mod auth;
 pub mod call;
+pub mod limits;
 
 pub use call::{CallOptions, UpstreamAuth};
+pub use limits::RateLimits;
 
 /// The curation, as written (after flags that stand in for it are applied).
 #[derive(Debug, Clone, Default)]
@@ -49,6 +51,8 @@ pub struct Curation {
     pub auth: Option<crate::auth::AuthConfig>,
     /// The header that names the caller upstream (`upstream_identity:`).
     pub upstream_identity: Option<http::HeaderName>,
+    /// Each safety class's limit per caller (`rate_limits:`).
+    pub rate_limits: RateLimits,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -79,6 +83,8 @@ pub struct ToolEntry {
     /// Scopes a caller needs to see and call the tool (`scopes:`); `None`: the `auth:`
     /// section's default.
     pub scopes: Option<Vec<String>>,
+    /// The tool's own limit per caller (`rate_limit:`).
+    pub rate_limit: Option<crate::rate::Rate>,
     pub call: CallOptions,
 }
 
@@ -208,7 +214,12 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
         ));
         return curation;
     };
-    check_keys(map, "", &[TOP_KEYS, call::KEYS, auth::KEYS], diagnostics);
+    check_keys(
+        map,
+        "",
+        &[TOP_KEYS, call::KEYS, auth::KEYS, limits::KEYS],
+        diagnostics,
+    );
     curation.openapi = string_at(map, "openapi", "", diagnostics);
     curation.upstream = string_at(map, "upstream", "", diagnostics);
     curation.document_extensions =
@@ -225,6 +236,7 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
             Some(string_list(names, "credential_parameters", diagnostics));
     }
     curation.call = call::parse_call_options(map, "", diagnostics);
+    curation.rate_limits = limits::parse_rate_limits(map, diagnostics);
     if let Some(auth) = map.get("upstream_auth") {
         curation.upstream_auth = call::parse_upstream_auth(auth, "upstream_auth", diagnostics);
     }
@@ -359,6 +371,7 @@ fn parse_tool(
             OPERATOR_TOOL_KEYS,
             call::KEYS,
             auth::TOOL_KEYS,
+            limits::TOOL_KEYS,
         ],
         diagnostics,
     );
@@ -397,6 +410,7 @@ fn parse_tool(
     if let Some(arguments) = map.get("arguments") {
         entry.omit = parse_arguments(arguments, &format!("{path}.arguments"), diagnostics);
     }
+    entry.rate_limit = limits::parse_tool_rate_limit(map, path, diagnostics);
     entry.call = call::parse_call_options(map, path, diagnostics);
     entry
 }

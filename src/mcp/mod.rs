@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
-use crate::catalog::{Catalog, Tool};
+use crate::catalog::{Catalog, Rate, SafetyClass, Tool, ToolLimits};
 use crate::upstream::{self, Upstream};
 use envelope::*;
 use failure::*;
@@ -27,12 +27,13 @@ use failure::*;
 mod envelope;
 mod failure;
 pub(crate) mod headers;
+pub mod limit;
 pub(crate) mod result;
 mod validate;
 
 pub use crate::auth::CacheScope;
 pub use headers::{MirroredHeader, mirrored_headers};
-pub use result::{HTTP_META, LEGACY_WRAP_KEY, RESULT_META, ToolResult};
+pub use result::{HTTP_META, LEGACY_WRAP_KEY, RATE_LIMIT_META, RESULT_META, ToolResult};
 
 /// The revision served to stateless clients.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -107,6 +108,8 @@ pub struct Server {
     /// function of the scopes, and most callers hold one of a few sets.
     scoped_lists: [Mutex<HashMap<Vec<String>, Arc<Prepared>>>; 2],
     ttl_ms: u64,
+    /// Every caller's rate-limit budgets, shared by the worker threads.
+    limiter: limit::Limiter,
 }
 
 /// One message in, as a transport received it.
@@ -160,6 +163,9 @@ struct ServedTool {
     route: Option<upstream::Route>,
     headers: Vec<MirroredHeader>,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
+    /// The rate limits a call must fit, and beside each, what the caller is told of it.
+    limits: Vec<limit::Limit>,
+    limits_told: Vec<(Rate, &'static str)>,
 }
 
 /// A response serialized at start-up: `{"jsonrpc":"2.0","id":` + id + `suffix`.
@@ -198,15 +204,21 @@ impl Server {
         let listing = Listing::new(&sorted);
         let tools: Vec<ServedTool> = sorted
             .iter()
-            .map(|tool| ServedTool {
-                tool: Tool {
-                    input_schema: Value::Null,
-                    ..Tool::clone(tool)
-                },
-                schema: tool.input_schema.to_string().into_boxed_str(),
-                route: upstream.as_ref().map(|upstream| upstream.route(tool)),
-                headers: mirrored_headers(&tool.input_schema),
-                validator: OnceLock::new(),
+            .enumerate()
+            .map(|(index, tool)| {
+                let (limits, limits_told) = rate_limits(index, &tool.limits);
+                ServedTool {
+                    tool: Tool {
+                        input_schema: Value::Null,
+                        ..Tool::clone(tool)
+                    },
+                    schema: tool.input_schema.to_string().into_boxed_str(),
+                    route: upstream.as_ref().map(|upstream| upstream.route(tool)),
+                    headers: mirrored_headers(&tool.input_schema),
+                    validator: OnceLock::new(),
+                    limits,
+                    limits_told,
+                }
             })
             .collect();
         let by_name = tools
@@ -280,6 +292,7 @@ impl Server {
             listing,
             scoped_lists: Default::default(),
             ttl_ms,
+            limiter: limit::Limiter::default(),
         }
     }
 
@@ -607,8 +620,13 @@ impl Server {
                 return Err(Failure::internal());
             }
         };
-        let result = match validate::problems(validator, arguments.as_value()) {
-            Some(text) => result::invalid_arguments(text),
+        // Limits are checked once the call would go: an invalid call costs nothing.
+        let refused = match validate::problems(validator, arguments.as_value()) {
+            Some(text) => Some(result::invalid_arguments(text)),
+            None => self.over_limit(served, principal).map(result::rate_limited),
+        };
+        let result = match refused {
+            Some(refused) => refused,
             None => {
                 let (Some(upstream), Some(route)) = (&self.upstream, &served.route) else {
                     tracing::error!(tool = %served.tool.name, "no upstream client to call");
@@ -624,6 +642,33 @@ impl Server {
         result::respond(id, &result, era, &self.server_info).map_err(|error| {
             tracing::error!(tool = %served.tool.name, %error, "tool result does not serialize");
             Failure::internal()
+        })
+    }
+
+    /// Spends the call from each of the tool's rate limits for its caller; when one has no
+    /// room, spends nothing and says which and when to try again.
+    fn over_limit(
+        &self,
+        served: &ServedTool,
+        principal: Option<&Principal>,
+    ) -> Option<result::RateLimited> {
+        if served.limits.is_empty() {
+            return None;
+        }
+        // Stdio asks nobody: its one caller is anonymous, as every caller over HTTP without
+        // `auth:` is, and they share one budget.
+        let subject = principal
+            .unwrap_or(Principal::anonymous_ref())
+            .subject
+            .as_str();
+        let refusal = self.limiter.check(subject, &served.limits).err()?;
+        let (limit, scope) = served.limits_told[refusal.limit];
+        metrics::counter!("ferry_refused_total", "reason" => "rate_limit").increment(1);
+        tracing::debug!(tool = %served.tool.name, user = %subject, %limit, scope, "tool call refused: rate limit");
+        Some(result::RateLimited {
+            retry_after_seconds: refusal.retry_after_seconds(),
+            limit,
+            scope,
         })
     }
 
@@ -720,6 +765,31 @@ pub fn timed_out(body: &[u8]) -> Outgoing {
 /// `RequestId` cannot be `null`, so the key is left out rather than set to `null`).
 pub fn error_without_id(code: i32, message: &str) -> Bytes {
     Bytes::from(json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}}).to_string())
+}
+
+/// A tool's limits as the limiter checks them: its own keyed by its index, its class's by
+/// the class (one key for all reads, one for all writes), each with what the caller is told.
+fn rate_limits(
+    index: usize,
+    limits: &ToolLimits,
+) -> (Vec<limit::Limit>, Vec<(Rate, &'static str)>) {
+    const READS: u32 = 0;
+    const WRITES: u32 = 1;
+    let mut checked = Vec::new();
+    let mut told = Vec::new();
+    if let Some(rate) = limits.tool {
+        checked.push(limit::Limit::new(WRITES + 1 + index as u32, rate));
+        told.push((rate, "tool"));
+    }
+    if let Some(rate) = limits.class_limit {
+        let key = match limits.class {
+            SafetyClass::Reads => READS,
+            SafetyClass::Writes => WRITES,
+        };
+        checked.push(limit::Limit::new(key, rate));
+        told.push((rate, limits.class.as_str()));
+    }
+    (checked, told)
 }
 
 struct CallTarget<'s> {

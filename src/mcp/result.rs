@@ -1,5 +1,5 @@
-//! The one writer of `CallToolResult`s: a call's [`Outcome`], a validation failure or a
-//! refusal becomes the JSON-RPC response each era expects.
+//! The one writer of `CallToolResult`s: a call's [`Outcome`], a validation failure, a rate
+//! limit or a refusal becomes the JSON-RPC response each era expects.
 //!
 //! An answer keeps what the API said: the body as data, the observed HTTP facts in
 //! `_meta["dev.ferry/http"]`, what ferry itself did in `_meta["dev.ferry/result"]`. A body
@@ -19,12 +19,15 @@ use serde_json::{Map, Value, json};
 
 use super::{Era, ID_PREFIX, Kind, META_SERVER_INFO, Outgoing, code};
 use crate::auth::Challenge;
+use crate::catalog::Rate;
 use crate::upstream::{Answer, CallError, Handling, Http, Outcome, Redacted};
 
 /// `_meta` key of the observed HTTP facts.
 pub const HTTP_META: &str = "dev.ferry/http";
 /// `_meta` key of what ferry did to the result (cut it, paged it, projected it).
 pub const RESULT_META: &str = "dev.ferry/result";
+/// `_meta` key of a call refused by a rate limit: when to try again, and which limit.
+pub const RATE_LIMIT_META: &str = "dev.ferry/rateLimit";
 /// The key a legacy client finds a non-object `structuredContent` under: 2025-11-25 allows
 /// only objects there, so `[1,2]` is served to it as `{"result":[1,2]}`.
 pub const LEGACY_WRAP_KEY: &str = "result";
@@ -39,6 +42,18 @@ pub(super) struct CallResult<'t> {
     http: Option<Http>,
     /// What ferry did, when it did anything.
     handling: Option<Handling>,
+    /// The rate limit that refused the call, when one did.
+    rate_limit: Option<RateLimited>,
+}
+
+/// A call over a rate limit, as the caller is told of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct RateLimited {
+    /// Whole seconds until the call would fit, at least 1.
+    pub retry_after_seconds: u64,
+    pub limit: Rate,
+    /// Whose budget: `tool`, or the class's (`reads`, `writes`).
+    pub scope: &'static str,
 }
 
 /// A tool result as MCP's `CallToolResult` without the era-specific parts, read back from
@@ -88,6 +103,27 @@ pub(super) fn invalid_arguments(text: String) -> CallResult<'static> {
     CallResult {
         content: vec![Block::Text(text)],
         is_error: true,
+        ..CallResult::default()
+    }
+}
+
+/// The result for a call over a rate limit: nothing was sent upstream, and the text and
+/// `_meta["dev.ferry/rateLimit"]` say when to try again.
+pub(super) fn rate_limited(limited: RateLimited) -> CallResult<'static> {
+    let budget = match limited.scope {
+        "reads" => "the read tools, together,",
+        "writes" => "the write tools, together,",
+        _ => "this tool",
+    };
+    let seconds = limited.retry_after_seconds;
+    let unit = if seconds == 1 { "second" } else { "seconds" };
+    CallResult {
+        content: vec![Block::Text(format!(
+            "rate limit reached: each caller may call {budget} {}; nothing was sent to the API: try again in {seconds} {unit}",
+            limited.limit
+        ))],
+        is_error: true,
+        rate_limit: Some(limited),
         ..CallResult::default()
     }
 }
@@ -496,12 +532,17 @@ impl Serialize for Written<'_, '_> {
         if result.is_error {
             map.serialize_entry("isError", &true)?;
         }
-        if result.http.is_some() || result.handling.is_some() || self.server_info.is_some() {
+        if result.http.is_some()
+            || result.handling.is_some()
+            || result.rate_limit.is_some()
+            || self.server_info.is_some()
+        {
             map.serialize_entry(
                 "_meta",
                 &Meta {
                     http: result.http.as_ref(),
                     handling: result.handling.as_ref(),
+                    rate_limit: result.rate_limit.as_ref(),
                     server_info: self.server_info,
                 },
             )?;
@@ -594,6 +635,7 @@ impl Serialize for Uri<'_> {
 struct Meta<'r> {
     http: Option<&'r Http>,
     handling: Option<&'r Handling>,
+    rate_limit: Option<&'r RateLimited>,
     server_info: Option<&'r Value>,
 }
 
@@ -605,6 +647,16 @@ impl Serialize for Meta<'_> {
         }
         if let Some(handling) = self.handling {
             map.serialize_entry(RESULT_META, &Done(handling))?;
+        }
+        if let Some(limited) = self.rate_limit {
+            map.serialize_entry(
+                RATE_LIMIT_META,
+                &json!({
+                    "retryAfterSeconds": limited.retry_after_seconds,
+                    "limit": limited.limit.to_string(),
+                    "scope": limited.scope,
+                }),
+            )?;
         }
         if let Some(info) = self.server_info {
             map.serialize_entry(META_SERVER_INFO, info)?;

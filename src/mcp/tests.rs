@@ -425,3 +425,254 @@ fn a_request_that_timed_out_is_an_internal_error_with_its_id() {
         504 {"jsonrpc":"2.0","error":{"code":-32603,"message":"request timed out"}}"#]]
     .assert_eq(&written.join("\n"));
 }
+
+const SECOND: u64 = 1_000_000_000;
+
+fn rate(text: &str) -> crate::catalog::Rate {
+    crate::catalog::Rate::parse(text).expect("rate")
+}
+
+/// `30/min` allows 30 calls at once, then one every 2 s: the 31st waits exactly one
+/// interval, and a refused call spends nothing.
+#[test]
+fn a_limit_allows_its_count_at_once_then_one_per_interval() {
+    let limiter = limit::Limiter::default();
+    let limits = [limit::Limit::new(7, rate("30/min"))];
+    let start = 5 * SECOND;
+    for n in 0..30 {
+        assert_eq!(
+            limiter.check_at("alice", &limits, start),
+            Ok(()),
+            "call {n}"
+        );
+    }
+    let refused = limiter.check_at("alice", &limits, start).expect_err("31st");
+    assert_eq!(refused.limit, 0);
+    assert_eq!(refused.retry_after_nanos, 2 * SECOND);
+    assert_eq!(refused.retry_after_seconds(), 2);
+    // Refusals do not push the time out: just before the interval ends it still waits, and
+    // at its end one call fits and the next waits a whole interval again.
+    let refused = limiter
+        .check_at("alice", &limits, start + 2 * SECOND - 1)
+        .expect_err("too soon");
+    assert_eq!(refused.retry_after_nanos, 1);
+    assert_eq!(refused.retry_after_seconds(), 1);
+    assert_eq!(
+        limiter.check_at("alice", &limits, start + 2 * SECOND),
+        Ok(())
+    );
+    assert_eq!(
+        limiter
+            .check_at("alice", &limits, start + 2 * SECOND)
+            .map_err(|r| r.retry_after_nanos),
+        Err(2 * SECOND)
+    );
+    // A quiet minute gives the whole burst back, and no more.
+    let later = start + 200 * SECOND;
+    for _ in 0..30 {
+        assert_eq!(limiter.check_at("alice", &limits, later), Ok(()));
+    }
+    assert!(limiter.check_at("alice", &limits, later).is_err());
+}
+
+#[test]
+fn subjects_and_keys_have_budgets_of_their_own() {
+    let limiter = limit::Limiter::default();
+    let tool_a = [limit::Limit::new(2, rate("1/h"))];
+    let tool_b = [limit::Limit::new(3, rate("1/h"))];
+    assert_eq!(limiter.check_at("alice", &tool_a, 1), Ok(()));
+    assert!(limiter.check_at("alice", &tool_a, 1).is_err());
+    assert_eq!(limiter.check_at("bob", &tool_a, 1), Ok(()));
+    assert_eq!(limiter.check_at("alice", &tool_b, 1), Ok(()));
+    assert!(limiter.check_at("bob", &tool_a, 1).is_err());
+}
+
+/// A call must fit every limit; when one refuses, none is spent, and the wait given is the
+/// one that frees last.
+#[test]
+fn a_call_spends_every_limit_or_none() {
+    let limiter = limit::Limiter::default();
+    let own = limit::Limit::new(2, rate("5/min"));
+    let class = limit::Limit::new(1, rate("2/min"));
+    for _ in 0..2 {
+        assert_eq!(limiter.check_at("alice", &[own, class], 1), Ok(()));
+    }
+    let refused = limiter
+        .check_at("alice", &[own, class], 1)
+        .expect_err("class");
+    assert_eq!(refused.limit, 1);
+    assert_eq!(refused.retry_after_nanos, 30 * SECOND);
+    // The tool's own budget kept its three calls through the refusals.
+    for _ in 0..3 {
+        assert_eq!(limiter.check_at("alice", &[own], 1), Ok(()));
+    }
+    let refused = limiter
+        .check_at("alice", &[own, class], 1)
+        .expect_err("both");
+    // Own: 5 spent, the next fits in 12 s; class: 30 s. The class frees last.
+    assert_eq!((refused.limit, refused.retry_after_nanos), (1, 30 * SECOND));
+    let refused = limiter
+        .check_at("alice", &[own, class], 1 + 30 * SECOND)
+        .map(|()| "fits");
+    assert_eq!(refused, Ok("fits"));
+}
+
+/// Keys whose budget is full again are swept as the table grows, and at the cap the key
+/// nearest to full is forgotten: a caller who spent a whole budget stays refused however
+/// many new callers come.
+#[test]
+fn the_key_table_stays_bounded_and_keeps_the_spent_budgets() {
+    let limiter = limit::Limiter::new(4096);
+    let cap = limiter.max_keys();
+    let limits = [limit::Limit::new(0, rate("10/min"))];
+    for _ in 0..10 {
+        assert_eq!(limiter.check_at("heavy", &limits, 1), Ok(()));
+    }
+    for n in 0..50_000 {
+        let subject = format!("caller-{n}");
+        assert_eq!(limiter.check_at(&subject, &limits, 1), Ok(()), "{subject}");
+        if n % 1000 == 0 {
+            assert!(limiter.keys() <= cap, "{} > {cap}", limiter.keys());
+        }
+    }
+    assert!(limiter.keys() <= cap, "{} > {cap}", limiter.keys());
+    assert!(limiter.check_at("heavy", &limits, 1).is_err());
+
+    // A minute later every key is full again: new callers sweep the old ones away.
+    let limiter = limit::Limiter::default();
+    for n in 0..20_000 {
+        assert_eq!(limiter.check_at(&format!("early-{n}"), &limits, 1), Ok(()));
+    }
+    assert_eq!(limiter.keys(), 20_000);
+    for n in 0..20_000 {
+        let at = 1 + 61 * SECOND;
+        assert_eq!(limiter.check_at(&format!("late-{n}"), &limits, at), Ok(()));
+    }
+    assert!(limiter.keys() < 25_000, "{} keys kept", limiter.keys());
+}
+
+/// A tool with `rate_limit`, in a catalog served without an upstream: the call that fits
+/// goes on to the upstream (here an internal error, there being none), the one over is a
+/// tool result; calls with invalid arguments spend nothing.
+#[test]
+fn a_call_over_its_limit_is_a_tool_result_that_says_when_to_try_again() {
+    let mut catalog = catalog();
+    catalog.tools[0].limits.tool = Some(rate("1/h"));
+    let server = Server::new(&catalog, None, ServerOptions::default());
+    let call = |arguments: Value| {
+        handle(
+            &server,
+            &modern(
+                "tools/call",
+                json!({"name": "get_pet", "arguments": arguments}),
+            ),
+            None,
+        )
+    };
+    for _ in 0..3 {
+        let invalid = call(json!({"petId": "one"}));
+        assert!(
+            String::from_utf8_lossy(&invalid.body).contains(r#""isError":true"#),
+            "{invalid:?}"
+        );
+    }
+    check(
+        &call(json!({"petId": 1})),
+        expect![[
+            r#"500 {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}"#
+        ]],
+    );
+    check(
+        &call(json!({"petId": 1})),
+        expect![[
+            r#"200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"rate limit reached: each caller may call this tool 1/h; nothing was sent to the API: try again in 3600 seconds"}],"isError":true,"_meta":{"dev.ferry/rateLimit":{"retryAfterSeconds":3600,"limit":"1/h","scope":"tool"},"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
+        ]],
+    );
+    // The refusal is counted, with its reason.
+    let recorder = Counted::default();
+    let refused = metrics::with_local_recorder(&recorder, || call(json!({"petId": 1})));
+    assert!(String::from_utf8_lossy(&refused.body).contains("dev.ferry/rateLimit"));
+    assert_eq!(
+        *recorder.0.lock().expect("counts"),
+        ["ferry_refused_total reason=rate_limit +1"]
+    );
+    // Another tool, with no limit, is not held back.
+    check(
+        &handle(
+            &server,
+            &modern("tools/call", json!({"name": "find", "arguments": {}})),
+            None,
+        ),
+        expect![[
+            r#"500 {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}"#
+        ]],
+    );
+}
+
+/// A metrics recorder that writes down every counter increment as `name label=value +n`.
+#[derive(Default)]
+struct Counted(Arc<Mutex<Vec<String>>>);
+
+struct CountedCounter {
+    key: String,
+    counts: Arc<Mutex<Vec<String>>>,
+}
+
+impl metrics::CounterFn for CountedCounter {
+    fn increment(&self, value: u64) {
+        let line = format!("{} +{value}", self.key);
+        self.counts.lock().expect("counts").push(line);
+    }
+
+    fn absolute(&self, value: u64) {
+        let line = format!("{} ={value}", self.key);
+        self.counts.lock().expect("counts").push(line);
+    }
+}
+
+impl metrics::Recorder for Counted {
+    fn describe_counter(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_gauge(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_histogram(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+
+    fn register_counter(&self, key: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
+        let mut name = key.name().to_string();
+        for label in key.labels() {
+            name.push_str(&format!(" {}={}", label.key(), label.value()));
+        }
+        metrics::Counter::from_arc(Arc::new(CountedCounter {
+            key: name,
+            counts: Arc::clone(&self.0),
+        }))
+    }
+
+    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
+        metrics::Gauge::noop()
+    }
+
+    fn register_histogram(
+        &self,
+        _: &metrics::Key,
+        _: &metrics::Metadata<'_>,
+    ) -> metrics::Histogram {
+        metrics::Histogram::noop()
+    }
+}

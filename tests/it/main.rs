@@ -10,6 +10,7 @@ mod http;
 mod mcp;
 mod packaging;
 mod problem_details;
+mod rate_limits;
 mod stdio;
 mod support;
 mod upstream;
