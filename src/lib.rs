@@ -4,6 +4,7 @@
 //! [`catalog`] compiles it into tools, [`mcp`] answers protocol requests, [`transport`]
 //! carries them over HTTP and stdio, and [`upstream`] calls the real API.
 
+pub mod access;
 pub mod auth;
 pub mod catalog;
 pub mod curation;

@@ -17,7 +17,6 @@ use sha2::{Digest, Sha256};
 use url::Url;
 
 mod challenge;
-mod config;
 mod introspection;
 mod jwks;
 mod metadata;
@@ -26,12 +25,12 @@ mod principal;
 mod scopes;
 mod secret;
 
-pub use challenge::{Challenge, ChallengeKind};
-pub use config::{
+pub use crate::access::{
     ApiKey, AuthConfig, AuthMode, DEFAULT_JWKS_MAX_AGE_SECONDS, DEFAULT_JWKS_MIN_REFRESH_SECONDS,
     DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, canonical_resource,
     is_loopback_host, is_scope_token, is_secure_or_loopback,
 };
+pub use challenge::{Challenge, ChallengeKind};
 pub use metadata::WELL_KNOWN as METADATA_ROOT_PATH;
 pub use principal::Principal;
 pub use scopes::{CacheScope, ToolScopes, tool_scopes};
@@ -488,8 +487,10 @@ fn stored_keys(
                 })
             };
             let digest = match &key.key {
-                KeySource::Sha256(hex) => parse_sha256(hex),
-                KeySource::Sha256Env(variable) => parse_sha256(read(variable)?.trim()),
+                KeySource::Sha256(hex) => crate::access::parse_sha256(hex),
+                KeySource::Sha256Env(variable) => {
+                    crate::access::parse_sha256(read(variable)?.trim())
+                }
                 KeySource::KeyEnv(variable) => {
                     Some(Sha256::digest(read(variable)?.as_bytes()).into())
                 }
@@ -509,20 +510,6 @@ fn stored_keys(
             })
         })
         .collect()
-}
-
-/// 64 hex digits (either case) as 32 bytes.
-pub(crate) fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
-    let bytes = hex.as_bytes();
-    if bytes.len() != 64 {
-        return None;
-    }
-    let mut digest = [0u8; 32];
-    for (index, pair) in bytes.chunks(2).enumerate() {
-        let text = std::str::from_utf8(pair).ok()?;
-        digest[index] = u8::from_str_radix(text, 16).ok()?;
-    }
-    Some(digest)
 }
 
 fn build_oauth(

@@ -16,79 +16,13 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use url::Url;
 
+pub use crate::access::{
+    ClientAuth, EnvOrLiteral, OutboundCredential, TokenClientConfig, is_credential_header,
+};
+
 use super::Principal;
 use super::introspection::basic_authorization;
 use super::secret::Secret;
-
-/// An upstream credential as configured (a kind under `upstream_auth:`); the secrets are
-/// named by environment variables and read when the [`CredentialSource`] is built.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OutboundCredential {
-    /// `basic: {username: NAME | {env: VAR}, password: {env: VAR}}`.
-    Basic {
-        username: EnvOrLiteral,
-        password_env: String,
-    },
-    /// `client_credentials: {token_url, client_id, client_secret: {env: VAR}, scopes, audience, resource}`.
-    ClientCredentials(TokenClientConfig),
-    /// `token_exchange: {token_url, client_id, client_secret: {env: VAR}, audience, resource, scopes}`.
-    TokenExchange(TokenClientConfig),
-}
-
-impl OutboundCredential {
-    /// The environment variables this credential reads.
-    pub fn env_vars(&self) -> Vec<&str> {
-        let mut names = Vec::new();
-        let (username, secret, client_id) = match self {
-            OutboundCredential::Basic {
-                username,
-                password_env,
-            } => (Some(username), password_env, None),
-            OutboundCredential::ClientCredentials(config)
-            | OutboundCredential::TokenExchange(config) => {
-                (None, &config.client_secret_env, Some(&config.client_id))
-            }
-        };
-        for value in [username, client_id].into_iter().flatten() {
-            if let EnvOrLiteral::Env(name) = value {
-                names.push(name.as_str());
-            }
-        }
-        names.push(secret.as_str());
-        names
-    }
-}
-
-/// A value that is not secret but may still come from the environment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EnvOrLiteral {
-    Literal(String),
-    Env(String),
-}
-
-/// How ferry reaches an OAuth token endpoint as a client.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenClientConfig {
-    /// Plain `http` only for loopback hosts.
-    pub token_url: Url,
-    pub client_id: EnvOrLiteral,
-    pub client_secret_env: String,
-    /// `client_secret_basic` (default) or `client_secret_post`.
-    pub client_auth: ClientAuth,
-    /// Scopes to ask for; none by default.
-    pub scopes: Vec<String>,
-    /// RFC 8693 `audience`: the upstream's name at the authorization server.
-    pub audience: Option<String>,
-    /// RFC 8707 `resource`: the upstream's URL.
-    pub resource: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ClientAuth {
-    #[default]
-    Basic,
-    Post,
-}
 
 /// Why a credential could not be built at start.
 #[derive(Debug, thiserror::Error)]
@@ -243,16 +177,6 @@ pub fn identity_header(name: &HeaderName, principal: &Principal) -> (HeaderName,
     let value =
         HeaderValue::from_str(&encoded).unwrap_or_else(|_| HeaderValue::from_static("unknown"));
     (name.clone(), value)
-}
-
-/// Headers that carry credentials and must never be used to name the caller.
-pub fn is_credential_header(name: &HeaderName) -> bool {
-    [
-        http::header::AUTHORIZATION,
-        http::header::PROXY_AUTHORIZATION,
-        http::header::COOKIE,
-    ]
-    .contains(name)
 }
 
 /// Time before expiry at which a cached token is replaced, at most.

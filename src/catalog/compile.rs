@@ -82,6 +82,7 @@ pub fn compile(
                 .or_else(|| document_server(document)),
             upstream_auth: curation.upstream_auth.clone(),
             identity_header: curation.upstream_identity.clone(),
+            auth: curation.auth.clone(),
             connect_timeout_ms: CallSettings::resolve(&curation.call).connect_timeout_ms,
             tools,
             operations: reports,

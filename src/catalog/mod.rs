@@ -37,6 +37,9 @@ pub struct Catalog {
     pub upstream_auth: Option<UpstreamAuth>,
     /// The header that names the caller upstream (`upstream_identity:`); `None` sends none.
     pub identity_header: Option<http::HeaderName>,
+    /// Who may call ferry (`auth:`); `None`: nobody is asked, which only a loopback listen
+    /// address allows.
+    pub auth: Option<crate::access::AuthConfig>,
     /// The file's connect timeout in milliseconds (every default applied): what the token
     /// endpoint of an obtained credential is reached with.
     pub connect_timeout_ms: u64,

@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::Args as ClapArgs;
 use tokio::sync::{mpsc, watch};
 
-use ferry::auth::{AuthConfig, Authenticator};
+use ferry::auth::Authenticator;
 use ferry::catalog::Catalog;
 use ferry::diagnostic::Diagnostic;
 use ferry::mcp::{Server, ServerOptions};
@@ -128,19 +128,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if args.locked {
         super::lock::enforce(&catalog, &curation, config.as_deref())?;
     }
-    serve_catalog(
-        catalog,
-        curation.auth.as_ref(),
-        &diagnostics,
-        &args.transport,
-    )
+    serve_catalog(catalog, &diagnostics, &args.transport)
 }
 
 /// Prints every diagnostic on stderr (from a chosen-only compile: those about what is
 /// served); serves `catalog` only when none is an error.
 pub fn serve_catalog(
     catalog: Catalog,
-    auth: Option<&AuthConfig>,
     diagnostics: &[Diagnostic],
     args: &TransportArgs,
 ) -> anyhow::Result<ExitCode> {
@@ -155,29 +149,21 @@ pub fn serve_catalog(
         eprintln!("ferry: refusing to serve: {errors} error(s) in the catalog");
         return Ok(ExitCode::from(1));
     }
-    runtime()?.block_on(serve_with_auth(catalog, auth, args, None))?;
+    runtime()?.block_on(serve(catalog, args, None))?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Serves `catalog` until stdin closes (stdio) or SIGINT/SIGTERM (HTTP). `announce` is called
-/// with the endpoint URL once HTTP is listening.
+/// Serves `catalog` until stdin closes (stdio) or SIGINT/SIGTERM (HTTP), with its inbound
+/// authorization (`Catalog::auth`; none allows loopback HTTP only; on stdio nobody is asked:
+/// the process's owner is the only caller). `announce` is called with the endpoint URL once
+/// HTTP is listening.
 pub async fn serve(
     catalog: Catalog,
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<()> {
-    serve_with_auth(catalog, None, args, announce).await
-}
-
-/// [`serve`] with inbound authorization (`auth:`; `None` allows loopback HTTP only). On
-/// stdio nobody is asked: the process's owner is the only caller.
-pub async fn serve_with_auth(
-    catalog: Catalog,
-    auth: Option<&AuthConfig>,
-    args: &TransportArgs,
-    announce: Option<&dyn Fn(&str)>,
-) -> anyhow::Result<()> {
     let workers = args.worker_count();
+    let auth = catalog.auth.as_ref();
     let upstream = Upstream::new(&catalog)
         .context("setting up the upstream client")?
         .with_workers(workers);

@@ -37,13 +37,11 @@
 use serde_json::{Map, Value};
 use url::Url;
 
-use crate::auth::outbound::{
-    ClientAuth, EnvOrLiteral, OutboundCredential, TokenClientConfig, is_credential_header,
-};
-use crate::auth::{
-    ApiKey, AuthConfig, AuthMode, DEFAULT_JWKS_MAX_AGE_SECONDS, DEFAULT_JWKS_MIN_REFRESH_SECONDS,
-    DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, is_scope_token,
-    is_secure_or_loopback,
+use crate::access::{
+    ApiKey, AuthConfig, AuthMode, ClientAuth, DEFAULT_JWKS_MAX_AGE_SECONDS,
+    DEFAULT_JWKS_MIN_REFRESH_SECONDS, DEFAULT_LEEWAY_SECONDS, EnvOrLiteral, IntrospectionConfig,
+    KeySource, OAuthConfig, OutboundCredential, TokenClientConfig, is_credential_header,
+    is_scope_token, is_secure_or_loopback,
 };
 use crate::diagnostic::{Diagnostic, Location};
 
@@ -318,7 +316,7 @@ fn api_key(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Opti
     let subject = required_string(map, path, "subject", diagnostics);
     let key = match (map.get("sha256"), map.get("key")) {
         (Some(Value::String(hex)), None) => {
-            if crate::auth::parse_sha256(hex).is_none() {
+            if crate::access::parse_sha256(hex).is_none() {
                 diagnostics.push(error(
                     &format!("{path}.sha256"),
                     "expected the key's SHA-256 as 64 hex digits",
@@ -402,7 +400,7 @@ fn oauth_config(
             ));
             return None;
         }
-        if resource.scheme() == "http" && !crate::auth::is_loopback_host(&resource) {
+        if resource.scheme() == "http" && !crate::access::is_loopback_host(&resource) {
             diagnostics.push(Diagnostic::warning(
                 Location::curation(format!("{path}.resource")),
                 "the resource URL is plain http: tokens will cross the network in clear text",

@@ -7,6 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::join;
+pub use crate::access::UpstreamAuth;
 use crate::diagnostic::{Diagnostic, Location};
 use crate::parameter::ParameterLocation;
 
@@ -60,23 +61,6 @@ pub enum NextPage {
     Field(String),
 }
 
-/// Credentials ferry sends to the upstream on every call (`upstream_auth`). The secrets
-/// themselves are read from the environment when the client is built, never stored here.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UpstreamAuth {
-    /// `api_key: {in: header|query|cookie, name: X-Api-Key, env: VAR}`.
-    ApiKey {
-        location: ParameterLocation,
-        name: String,
-        env: String,
-    },
-    /// `bearer: {env: VAR}`: `Authorization: Bearer <value>`.
-    Bearer { env: String },
-    /// `basic`, `client_credentials` or `token_exchange`: a credential ferry obtains (or
-    /// builds) itself, parsed and run by [`crate::auth::outbound`].
-    Obtained(crate::auth::outbound::OutboundCredential),
-}
-
 impl CallOptions {
     /// The tool's own options over the file's defaults.
     pub fn overlay(&self, tool: &CallOptions) -> CallOptions {
@@ -116,16 +100,6 @@ impl Pagination {
                 .cursor_argument
                 .clone()
                 .or_else(|| self.cursor_argument.clone()),
-        }
-    }
-}
-
-impl UpstreamAuth {
-    /// The environment variables this credential reads.
-    pub fn env_vars(&self) -> Vec<&str> {
-        match self {
-            UpstreamAuth::ApiKey { env, .. } | UpstreamAuth::Bearer { env } => vec![env.as_str()],
-            UpstreamAuth::Obtained(credential) => credential.env_vars(),
         }
     }
 }

@@ -48,7 +48,7 @@ pub struct Curation {
     /// ferry's own credentials for the upstream.
     pub upstream_auth: Option<UpstreamAuth>,
     /// Who may use ferry (`auth:`); `None`: nobody is asked, loopback only.
-    pub auth: Option<crate::auth::AuthConfig>,
+    pub auth: Option<crate::access::AuthConfig>,
     /// The header that names the caller upstream (`upstream_identity:`).
     pub upstream_identity: Option<http::HeaderName>,
     /// Each safety class's limit per caller (`rate_limits:`).
@@ -265,12 +265,12 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
     let exchanges = matches!(
         curation.upstream_auth,
         Some(UpstreamAuth::Obtained(
-            crate::auth::outbound::OutboundCredential::TokenExchange(_)
+            crate::access::OutboundCredential::TokenExchange(_)
         ))
     );
     let oauth = matches!(
         curation.auth.as_ref().map(|auth| &auth.mode),
-        Some(crate::auth::AuthMode::OAuth(_))
+        Some(crate::access::AuthMode::OAuth(_))
     );
     if exchanges && !oauth {
         diagnostics.push(Diagnostic::error(

@@ -33,6 +33,7 @@ fn catalog() -> Catalog {
         operations: Vec::new(),
         upstream_auth: None,
         identity_header: None,
+        auth: None,
         connect_timeout_ms: crate::catalog::call::defaults::CONNECT_TIMEOUT_MS,
         tools: vec![
             tool(

@@ -10,9 +10,9 @@ use http::header::{self, HeaderName, HeaderValue};
 use percent_encoding::utf8_percent_encode;
 
 use super::{UpstreamError, redact};
-use crate::auth::outbound::{CredentialSource, OutboundCredential};
+use crate::access::{OutboundCredential, UpstreamAuth};
+use crate::auth::outbound::CredentialSource;
 use crate::catalog::ParameterLocation;
-use crate::curation::call::UpstreamAuth;
 
 /// ferry's own credential, ready to put on a request.
 pub(super) enum Credential {

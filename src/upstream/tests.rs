@@ -10,11 +10,11 @@ use super::request::{Extras, Route, build};
 use super::response::{Observed, Shaping, next_link, shape};
 use super::retry::http_date;
 use super::*;
+use crate::access::UpstreamAuth;
 use crate::catalog::{
     BodyEncoding, BodyPlacement, BodyPlan, ParameterLocation, ParameterPlan, ParameterStyle,
     RequestPlan,
 };
-use crate::curation::call::UpstreamAuth;
 
 fn plan(path: &str, parameters: Vec<ParameterPlan>) -> RequestPlan {
     RequestPlan::new(Method::GET, path, parameters)

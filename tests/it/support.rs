@@ -35,6 +35,7 @@ pub fn catalog() -> Catalog {
         operations: Vec::new(),
         upstream_auth: None,
         identity_header: None,
+        auth: None,
         connect_timeout_ms: ferry::catalog::call::defaults::CONNECT_TIMEOUT_MS,
         tools: vec![
             tool(

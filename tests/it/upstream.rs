@@ -161,6 +161,7 @@ pub fn catalog(base: &str, tools: &[Tool]) -> Catalog {
         operations: Vec::new(),
         upstream_auth: None,
         identity_header: None,
+        auth: None,
         connect_timeout_ms: ferry::catalog::call::defaults::CONNECT_TIMEOUT_MS,
     }
 }

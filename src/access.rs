@@ -1,13 +1,18 @@
-//! Inbound authorization as configured: the `auth:` section of the curation, parsed by
-//! [`crate::curation::auth`] and turned into a running [`super::Authenticator`].
+//! Access as configured: who may call ferry (the `auth:` section) and the credential ferry
+//! presents upstream (`upstream_auth:`), as the curation wrote them. A leaf: `curation`
+//! reads these, the catalog carries them, `auth` and `upstream` build the running parts
+//! from them.
 //!
 //! Secrets are never written here: a key is stored as its SHA-256, or named by the
 //! environment variable that holds it, and read when the server starts.
 
+use http::HeaderName;
 use url::Url;
 
+use crate::parameter::ParameterLocation;
+
 /// The `auth:` section. Its absence means no authentication, which is allowed only on a
-/// loopback listen address (see [`super::check_exposure`]).
+/// loopback listen address (see `auth::check_exposure`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthConfig {
     pub mode: AuthMode,
@@ -123,4 +128,125 @@ pub fn canonical_resource(resource: &Url) -> String {
     } else {
         text.to_string()
     }
+}
+
+/// 64 hex digits (either case) as 32 bytes.
+pub fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
+    let bytes = hex.as_bytes();
+    if bytes.len() != 64 {
+        return None;
+    }
+    let mut digest = [0u8; 32];
+    for (index, pair) in bytes.chunks(2).enumerate() {
+        let text = std::str::from_utf8(pair).ok()?;
+        digest[index] = u8::from_str_radix(text, 16).ok()?;
+    }
+    Some(digest)
+}
+
+/// An upstream credential as configured (a kind under `upstream_auth:`); the secrets are
+/// named by environment variables and read when the [`CredentialSource`] is built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutboundCredential {
+    /// `basic: {username: NAME | {env: VAR}, password: {env: VAR}}`.
+    Basic {
+        username: EnvOrLiteral,
+        password_env: String,
+    },
+    /// `client_credentials: {token_url, client_id, client_secret: {env: VAR}, scopes, audience, resource}`.
+    ClientCredentials(TokenClientConfig),
+    /// `token_exchange: {token_url, client_id, client_secret: {env: VAR}, audience, resource, scopes}`.
+    TokenExchange(TokenClientConfig),
+}
+
+impl OutboundCredential {
+    /// The environment variables this credential reads.
+    pub fn env_vars(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        let (username, secret, client_id) = match self {
+            OutboundCredential::Basic {
+                username,
+                password_env,
+            } => (Some(username), password_env, None),
+            OutboundCredential::ClientCredentials(config)
+            | OutboundCredential::TokenExchange(config) => {
+                (None, &config.client_secret_env, Some(&config.client_id))
+            }
+        };
+        for value in [username, client_id].into_iter().flatten() {
+            if let EnvOrLiteral::Env(name) = value {
+                names.push(name.as_str());
+            }
+        }
+        names.push(secret.as_str());
+        names
+    }
+}
+
+/// A value that is not secret but may still come from the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvOrLiteral {
+    Literal(String),
+    Env(String),
+}
+
+/// How ferry reaches an OAuth token endpoint as a client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenClientConfig {
+    /// Plain `http` only for loopback hosts.
+    pub token_url: Url,
+    pub client_id: EnvOrLiteral,
+    pub client_secret_env: String,
+    /// `client_secret_basic` (default) or `client_secret_post`.
+    pub client_auth: ClientAuth,
+    /// Scopes to ask for; none by default.
+    pub scopes: Vec<String>,
+    /// RFC 8693 `audience`: the upstream's name at the authorization server.
+    pub audience: Option<String>,
+    /// RFC 8707 `resource`: the upstream's URL.
+    pub resource: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClientAuth {
+    #[default]
+    Basic,
+    Post,
+}
+
+/// Credentials ferry sends to the upstream on every call (`upstream_auth`). The secrets
+/// themselves are read from the environment when the client is built, never stored here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpstreamAuth {
+    /// `api_key: {in: header|query|cookie, name: X-Api-Key, env: VAR}`.
+    ApiKey {
+        location: ParameterLocation,
+        name: String,
+        env: String,
+    },
+    /// `bearer: {env: VAR}`: `Authorization: Bearer <value>`.
+    Bearer { env: String },
+    /// `basic`, `client_credentials` or `token_exchange`: a credential ferry obtains (or
+    /// builds) itself, parsed and run by `auth::outbound`.
+    Obtained(OutboundCredential),
+}
+
+impl UpstreamAuth {
+    /// The environment variables this credential reads.
+    pub fn env_vars(&self) -> Vec<&str> {
+        match self {
+            UpstreamAuth::ApiKey { env, .. } | UpstreamAuth::Bearer { env } => vec![env.as_str()],
+            UpstreamAuth::Obtained(credential) => credential.env_vars(),
+        }
+    }
+}
+
+/// Headers that carry credentials and must never be used to name the caller.
+pub fn is_credential_header(name: &HeaderName) -> bool {
+    [
+        http::header::AUTHORIZATION,
+        http::header::PROXY_AUTHORIZATION,
+        http::header::COOKIE,
+    ]
+    .contains(name)
 }
