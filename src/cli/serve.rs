@@ -91,6 +91,8 @@ pub struct TransportArgs {
     /// Threads serving HTTP, each with its own connections [default: one per core].
     #[arg(long, env = "FERRY_WORKERS")]
     pub workers: Option<NonZeroUsize>,
+    #[command(flatten)]
+    pub observe: super::observe::ObserveArgs,
 }
 
 impl TransportArgs {
@@ -205,21 +207,28 @@ pub async fn serve_with_auth(
         Authenticator::new(auth, tool_scopes).context("setting up authorization")?
     };
     authenticator.warm().await;
+    let observing = args.observe.start()?;
     let options = ServerOptions {
         authenticator: authenticator.clone(),
+        observer: observing.observer.clone(),
         ..ServerOptions::default()
     };
     let server = Arc::new(Server::new(&catalog, Some(upstream), options));
+    if let Some(observer) = &observing.observer {
+        observer.catalog(catalog.tools.len(), &ferry::lock::catalog_digest(&catalog));
+    }
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
     // The server holds its own copy of every tool: this one would only double the memory
     // held while serving.
     drop(catalog);
     if args.stdio {
+        observing.run_beside(&args.observe, None);
         let input = tokio::io::BufReader::new(tokio::io::stdin());
-        stdio::serve(server, input, tokio::io::stdout(), args.body_limit)
+        let served = stdio::serve(server, input, tokio::io::stdout(), args.body_limit)
             .await
-            .context("serving stdio")?;
-        return Ok(());
+            .context("serving stdio");
+        observing.finish();
+        return served;
     }
     let listener = std::net::TcpListener::bind(args.listen)
         .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
@@ -233,6 +242,7 @@ pub async fn serve_with_auth(
         "http"
     };
     let endpoint = format!("{scheme}://{local}{}", http::ENDPOINT);
+    observing.run_beside(&args.observe, Some(local));
     tracing::info!(%endpoint, workers, "serving MCP over Streamable HTTP");
     if let Some(announce) = announce {
         announce(&endpoint);
@@ -248,6 +258,7 @@ pub async fn serve_with_auth(
         connection_limit: ConnectionLimit::new(
             usize::try_from(args.max_connections).unwrap_or(usize::MAX),
         ),
+        observer: observing.observer.clone(),
         ..HttpOptions::default()
     };
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -256,7 +267,9 @@ pub async fn serve_with_auth(
         }
         _ => None,
     };
-    serve_http(server, listener, options, tls, workers).await?;
+    let served = serve_http(server, listener, options, tls, workers).await;
+    observing.finish();
+    served?;
     tracing::info!("stopped");
     Ok(())
 }

@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
 use crate::catalog::{Catalog, Tool};
+use crate::observe::{CallFacts, CallRecord, Observer, ToolMeter};
 use crate::upstream::Upstream;
 use envelope::*;
 use failure::*;
@@ -70,6 +71,8 @@ pub struct ServerOptions {
     pub cache_scope: CacheScope,
     /// Who may list and call which tool; [`Authenticator::none`] lets everyone reach all.
     pub authenticator: Authenticator,
+    /// Where each `tools/call` and refused request is recorded; `None` records nothing.
+    pub observer: Option<Observer>,
 }
 
 impl Default for ServerOptions {
@@ -80,6 +83,7 @@ impl Default for ServerOptions {
             ttl_ms: 300_000,
             cache_scope: CacheScope::Public,
             authenticator: Authenticator::none(),
+            observer: None,
         }
     }
 }
@@ -106,6 +110,7 @@ pub struct Server {
     /// function of the scopes, and most callers hold one of a few sets.
     scoped_lists: [Mutex<HashMap<Vec<String>, Arc<Prepared>>>; 2],
     ttl_ms: u64,
+    observer: Option<Observer>,
 }
 
 /// One message in, as a transport received it.
@@ -152,6 +157,7 @@ struct ServedTool {
     tool: Tool,
     headers: Vec<MirroredHeader>,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
+    meter: Option<ToolMeter>,
 }
 
 /// A response serialized at start-up: `{"jsonrpc":"2.0","id":` + id + `suffix`.
@@ -188,6 +194,9 @@ impl Server {
                 tool: tool.clone(),
                 headers: mirrored_headers(&tool.input_schema),
                 validator: OnceLock::new(),
+                meter: options.observer.as_ref().map(|observer| {
+                    observer.tool(&tool.name, tool.plan.method.as_str(), &tool.plan.path)
+                }),
             })
             .collect();
         // The catalog promises sorted tools; sorting again keeps the listing deterministic
@@ -262,6 +271,7 @@ impl Server {
             listed,
             scoped_lists: Default::default(),
             ttl_ms,
+            observer: options.observer,
         }
     }
 
@@ -282,10 +292,22 @@ impl Server {
                 kind: Kind::Accepted { cancels },
             };
         };
-        match self
-            .dispatch(&request, id, incoming.headers, incoming.principal)
-            .await
-        {
+        let started = self.observer.as_ref().map(|_| std::time::Instant::now());
+        let in_flight = match &self.observer {
+            Some(observer) if request.method == "tools/call" => Some(observer.in_flight()),
+            _ => None,
+        };
+        let mut facts = CallFacts::default();
+        let answered = self
+            .dispatch(
+                &request,
+                id,
+                incoming.headers,
+                incoming.principal,
+                &mut facts,
+            )
+            .await;
+        let outgoing = match answered {
             Ok(outgoing) => outgoing,
             Err(failure) => {
                 tracing::debug!(
@@ -294,9 +316,59 @@ impl Server {
                     message = %failure.0.message,
                     "request refused"
                 );
+                facts.error_code = Some(failure.0.code);
                 failure.into_outgoing(Some(id))
             }
+        };
+        drop(in_flight);
+        if let Some(started) = started {
+            self.observe(started, &request, &incoming, &outgoing, facts);
         }
+        outgoing
+    }
+
+    /// Records what a `tools/call`, or a request refused for its headers, came to.
+    fn observe(
+        &self,
+        started: std::time::Instant,
+        request: &Request<'_>,
+        incoming: &Incoming<'_>,
+        outgoing: &Outgoing,
+        facts: CallFacts,
+    ) {
+        use crate::observe::{Outcome, Reason};
+        let Some(observer) = &self.observer else {
+            return;
+        };
+        let outcome = match (facts.outcome, facts.error_code) {
+            (Some(outcome), _) => outcome,
+            (None, Some(code::HEADER_MISMATCH)) => Outcome::Refused(Reason::HeaderMismatch),
+            (None, Some(_)) if request.method == "tools/call" => Outcome::ProtocolError,
+            _ => return,
+        };
+        let meter = facts
+            .tool
+            .and_then(|index| self.tools.get(index))
+            .and_then(|served| served.meter.as_ref());
+        let record = CallRecord {
+            time: std::time::SystemTime::now(),
+            request_id: observer.request_id(),
+            jsonrpc_id: request.id.map(ToOwned::to_owned),
+            tool: meter.map(|meter| Arc::clone(meter.facts())),
+            subject: incoming
+                .principal
+                .map(|principal| principal.subject.clone()),
+            client: facts.client,
+            outcome,
+            upstream_status: facts.upstream_status,
+            attempts: facts.stats.attempts,
+            duration: started.elapsed(),
+            upstream_duration: facts.stats.upstream,
+            bytes_in: incoming.body.len() as u64,
+            bytes_out: outgoing.body.len() as u64,
+            error_code: facts.error_code,
+        };
+        observer.record(record, meter);
     }
 
     async fn dispatch(
@@ -305,6 +377,7 @@ impl Server {
         id: &RawValue,
         headers: Option<&HeaderMap>,
         principal: Option<&Principal>,
+        facts: &mut CallFacts,
     ) -> Result<Outgoing, Failure> {
         let params = Params::parse(request.params);
         let header_version =
@@ -326,7 +399,7 @@ impl Server {
 
         if !(header_is_modern || meta_is_modern) {
             return self
-                .dispatch_legacy(method, id, params, header_version, principal)
+                .dispatch_legacy(method, id, params, header_version, principal, facts)
                 .await;
         }
 
@@ -393,7 +466,7 @@ impl Server {
             }
             "tools/call" => {
                 let target = call.unwrap_or_else(|| self.call_target(&params))?;
-                self.call(id, target, Era::Modern, principal).await
+                self.call(id, target, Era::Modern, principal, facts).await
             }
             "subscriptions/listen" => Ok(self.listen(id)),
             _ => Err(Failure::new(
@@ -412,6 +485,7 @@ impl Server {
         params: Result<Params<'_>, ()>,
         header_version: Option<&str>,
         principal: Option<&Principal>,
+        facts: &mut CallFacts,
     ) -> Result<Outgoing, Failure> {
         if method == "initialize" {
             // Only 2025-11-25 is served to legacy clients, so it is the answer whatever was
@@ -439,7 +513,7 @@ impl Server {
                 let params = params
                     .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 let target = self.call_target(&params).map_err(legacy)?;
-                self.call(id, target, Era::Legacy, principal)
+                self.call(id, target, Era::Legacy, principal, facts)
                     .await
                     .map_err(legacy)
             }
@@ -451,7 +525,7 @@ impl Server {
     }
 
     /// Finds the tool and reads the arguments of a `tools/call`.
-    fn call_target(&self, params: &Params<'_>) -> Result<CallTarget<'_>, Failure> {
+    fn call_target<'a>(&'a self, params: &Params<'a>) -> Result<CallTarget<'a>, Failure> {
         let name = match &params.name {
             Some(MetaString::Text(name)) => name,
             Some(MetaString::NotText) => {
@@ -475,8 +549,10 @@ impl Server {
                 .with_data(json!({ "name": name })));
         };
         Ok(CallTarget {
+            index,
             served: &self.tools[index],
             arguments,
+            client_info: params.client_info,
         })
     }
 
@@ -568,14 +644,28 @@ impl Server {
         target: CallTarget<'_>,
         era: Era,
         principal: Option<&Principal>,
+        facts: &mut CallFacts,
     ) -> Result<Outgoing, Failure> {
-        let CallTarget { served, arguments } = target;
+        use crate::observe::{Outcome, Reason};
+        let CallTarget {
+            index,
+            served,
+            arguments,
+            client_info,
+        } = target;
+        if self.observer.is_some() {
+            facts.tool = Some(index);
+            facts.client = client_info.and_then(client_of);
+            // Anything that ends this call early without an outcome is ferry's own failure.
+            facts.outcome = Some(Outcome::GatewayFailure);
+        }
         // Scopes are checked before the arguments: a caller who may not call the tool
         // learns nothing about what it accepts.
         if let Some(principal) = principal
             && let Err(challenge) = self.authenticator.authorize(principal, &served.tool.name)
         {
             tracing::info!(tool = %served.tool.name, user = %principal.subject, "tool call refused: missing scope");
+            facts.outcome = Some(Outcome::Refused(Reason::Scope));
             return Ok(result::refused(id, challenge));
         }
         let validator = served.validator.get_or_init(|| {
@@ -590,7 +680,10 @@ impl Server {
         };
         let arguments = Value::Object(arguments);
         let result = match validate::problems(validator, &arguments) {
-            Some(text) => result::invalid_arguments(text),
+            Some(text) => {
+                facts.outcome = Some(Outcome::InvalidArguments);
+                result::invalid_arguments(text)
+            }
             None => {
                 let Some(upstream) = &self.upstream else {
                     tracing::error!(tool = %served.tool.name, "no upstream client to call");
@@ -599,15 +692,25 @@ impl Server {
                 let Value::Object(arguments) = &arguments else {
                     return Err(Failure::internal());
                 };
-                let outcome = match principal {
-                    Some(principal) => upstream.call_as(&served.tool, arguments, principal).await,
-                    None => upstream.call(&served.tool, arguments).await,
+                let anonymous;
+                let principal = match principal {
+                    Some(principal) => principal,
+                    None => {
+                        anonymous = Principal::anonymous();
+                        &anonymous
+                    }
                 };
+                let outcome = upstream
+                    .call_counted(&served.tool, arguments, principal, &mut facts.stats)
+                    .await;
+                facts.outcome = Some(Outcome::of(&outcome));
+                facts.upstream_status = Outcome::status_of(&outcome);
                 result::outcome_result(&served.tool.name, outcome)
             }
         };
         result::respond(id, &result, era, &self.server_info).map_err(|error| {
             tracing::error!(tool = %served.tool.name, %error, "tool result does not serialize");
+            facts.outcome = Some(Outcome::GatewayFailure);
             Failure::internal()
         })
     }
@@ -715,8 +818,12 @@ pub fn error_without_id(code: i32, message: &str) -> Bytes {
 }
 
 struct CallTarget<'s> {
+    /// The tool's place in `Server::tools`.
+    index: usize,
     served: &'s ServedTool,
     arguments: Map<String, Value>,
+    /// `_meta`'s `clientInfo`, as written.
+    client_info: Option<&'s RawValue>,
 }
 
 const ID_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
@@ -742,6 +849,30 @@ impl Prepared {
             kind: Kind::Json,
         }
     }
+}
+
+/// The client's name and version from `_meta["io.modelcontextprotocol/clientInfo"]`, each cut
+/// to 128 bytes: they are for the audit log, and the client writes them.
+fn client_of(raw: &RawValue) -> Option<crate::observe::Client> {
+    #[derive(Deserialize)]
+    struct Info<'a> {
+        #[serde(borrow, default)]
+        name: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow, default)]
+        version: Option<std::borrow::Cow<'a, str>>,
+    }
+    fn cut(text: std::borrow::Cow<'_, str>) -> String {
+        let mut end = text.len().min(128);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text[..end].to_owned()
+    }
+    let info: Info<'_> = serde_json::from_str(raw.get()).ok()?;
+    Some(crate::observe::Client {
+        name: info.name.map(cut),
+        version: info.version.map(cut),
+    })
 }
 
 fn respond_value(id: &RawValue, result: &Value) -> Outgoing {

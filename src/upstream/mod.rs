@@ -34,7 +34,7 @@ pub(crate) mod response;
 use pool::{Attempt, Outgoing, Pool};
 use redact::Secrets;
 
-pub use outcome::{Answer, CallError, Fault, Handling, Http, Outcome, Page, Redacted};
+pub use outcome::{Answer, CallError, CallStats, Fault, Handling, Http, Outcome, Page, Redacted};
 pub use request::ArgumentError;
 pub use response::REPORTED_HEADERS;
 
@@ -208,6 +208,19 @@ impl Upstream {
         arguments: &Map<String, Value>,
         principal: &Principal,
     ) -> Outcome {
+        self.call_counted(tool, arguments, principal, &mut CallStats::default())
+            .await
+    }
+
+    /// [`Upstream::call_as`], counting in `stats` the requests sent and the time spent on
+    /// them, for the audit log and the metrics.
+    pub async fn call_counted(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        principal: &Principal,
+        stats: &mut CallStats,
+    ) -> Outcome {
         let started = Instant::now();
         let built;
         let settings = match self.inner.tools.get(&tool.name) {
@@ -283,7 +296,7 @@ impl Upstream {
                 tool,
                 settings,
                 request,
-                started,
+                Clock { started, stats },
                 secrets.as_deref().unwrap_or(&inner.secrets),
                 forget.as_ref().map(|forget| forget as &(dyn Fn() + Sync)),
             )
@@ -301,7 +314,7 @@ impl Upstream {
                     tool,
                     settings,
                     again,
-                    started,
+                    Clock { started, stats },
                     secrets.as_deref().unwrap_or(&inner.secrets),
                     None,
                 )
@@ -428,6 +441,12 @@ impl fmt::Debug for Credential {
             Credential::Obtained(source) => write!(f, "Obtained({source:?})"),
         }
     }
+}
+
+/// When a call started, and what its requests have cost so far.
+struct Clock<'s> {
+    started: Instant,
+    stats: &'s mut CallStats,
 }
 
 /// A tool's call options, resolved with their defaults once.
@@ -574,11 +593,12 @@ impl Upstream {
         tool: &Tool,
         settings: &Settings,
         request: Outgoing,
-        started: Instant,
+        clock: Clock<'_>,
         secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> Outcome {
         let inner = &self.inner;
+        let Clock { started, stats } = clock;
         let deadline = deadline_after(started, settings.timeout);
         let method = request.method.clone();
         let retryable = matches!(
@@ -612,11 +632,14 @@ impl Upstream {
             let Some(this) = this else {
                 return Err(CallError::Request);
             };
+            let sent = Instant::now();
             let outcome = tokio::time::timeout_at(
                 deadline,
                 self.attempt(settings.client, this, settings.max_bytes),
             )
             .await;
+            stats.attempts += 1;
+            stats.upstream += sent.elapsed();
             let retry_delay = |after: Option<Duration>| {
                 if !retryable || attempt >= settings.retries {
                     return None;

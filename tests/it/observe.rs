@@ -1,0 +1,352 @@
+//! What operators see: the audit log (`--audit-log`), the metrics and health endpoints
+//! (`--metrics-listen`), scraped by a real Prometheus. ferry is the built binary, its upstream
+//! a loopback server.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{post, post_modern};
+use crate::upstream::{TestUpstream, json_reply};
+
+/// The upstream credential ferry sends; it must never reach the audit log.
+const SECRET: &str = "sk-live-7QmZ4tWcX9vRb2Lp";
+/// Argument values the calls send; none may reach the audit log.
+const FOUND: &str = "zebra-quartz-7781";
+const MISSING: &str = "heron-missing-5512";
+const INVALID: &str = "okapi-ultraviolet-3390";
+
+/// A scratch folder of this test under the build's own temporary folder, emptied.
+fn scratch(test: &str) -> PathBuf {
+    let folder = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("observe-{test}"));
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).expect("scratch folder");
+    folder
+}
+
+/// A pets API with one tool, `get_pet`, writing its document and curation into `folder`;
+/// returns the curation's path.
+fn pets_config(folder: &Path, upstream: &str) -> PathBuf {
+    let document = json!({
+        "openapi": "3.1.0",
+        "info": {"title": "pets", "version": "1"},
+        "paths": {"/pets/{petName}": {"get": {
+            "operationId": "get_pet",
+            "parameters": [
+                {"name": "petName", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "note", "in": "query", "schema": {"type": "string"}},
+            ],
+            "responses": {"200": {"description": "the pet"}},
+        }}},
+    });
+    std::fs::write(folder.join("openapi.json"), document.to_string()).expect("document");
+    let curation = format!(
+        "openapi: ./openapi.json\nupstream: {upstream}\nupstream_auth:\n  bearer: {{env: PETS_TOKEN}}\ntools:\n  get_pet: {{retries: 0}}\n"
+    );
+    let path = folder.join("ferry.yaml");
+    std::fs::write(&path, curation).expect("curation");
+    path
+}
+
+/// An upstream that knows one pet, `FOUND`, and answers 404 for any other.
+async fn pets_upstream() -> TestUpstream {
+    TestUpstream::start(|received, _| {
+        if received.uri.starts_with(&format!("/pets/{FOUND}")) {
+            json_reply(200, json!({"name": FOUND}))
+        } else {
+            json_reply(404, json!({"title": "no such pet"}))
+        }
+    })
+    .await
+}
+
+/// A running `ferry`, killed when dropped (a failing test included), its stderr read on a
+/// thread so it never writes into a full pipe.
+pub struct Ferry {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    pub seen: Vec<String>,
+}
+
+impl Ferry {
+    pub fn start(arguments: &[&str], env: &[(&str, &str)]) -> Ferry {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ferry"));
+        command
+            .args(arguments)
+            .env("RUST_LOG", "ferry=info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let mut child = command.spawn().expect("ferry starts");
+        let (send, lines) = mpsc::channel();
+        let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                let _ = send.send(line);
+            }
+        });
+        Ferry {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits for a log line holding `key=`, and returns the value after it.
+    pub fn logged(&mut self, key: &str) -> String {
+        let needle = format!("{key}=");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(line) = self.seen.iter().find(|line| line.contains(&needle)) {
+                let rest = &line[line.find(&needle).expect("found") + needle.len()..];
+                return rest.split_whitespace().next().expect("value").to_owned();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(_) => panic!(
+                    "ferry logged no {key}= (exit: {:?}): {:#?}",
+                    self.child.try_wait(),
+                    self.seen
+                ),
+            }
+        }
+    }
+
+    /// Sends `signal` (`HUP`, `TERM`) to ferry.
+    pub fn signal(&self, signal: &str) {
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+    }
+
+    /// Waits for ferry to end after SIGTERM; true when it ended cleanly.
+    pub fn stop(mut self) -> bool {
+        self.signal("TERM");
+        let status = self.child.wait().expect("ferry ends");
+        status.success()
+    }
+}
+
+impl Drop for Ferry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls until `ready` holds of the lines of `path`, for at most 10 s; returns them.
+fn lines_when(path: &Path, ready: impl Fn(&[String]) -> bool) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let lines: Vec<String> = std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        if ready(&lines) {
+            return lines;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never became ready: {lines:#?}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!({"name": name, "arguments": arguments})
+}
+
+#[test]
+fn the_audit_log_has_one_line_per_event_and_no_secret_or_argument() {
+    let folder = scratch("audit");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let upstream = runtime.block_on(pets_upstream());
+    let config = pets_config(&folder, &upstream.base);
+    let log = folder.join("audit.log");
+    let mut ferry = Ferry::start(
+        &[
+            "serve",
+            "--config",
+            &config.to_string_lossy(),
+            "--listen",
+            "127.0.0.1:0",
+            "--workers",
+            "2",
+            "--audit-log",
+            &log.to_string_lossy(),
+        ],
+        &[("PETS_TOKEN", SECRET)],
+    );
+    let endpoint = ferry.logged("endpoint");
+    runtime.block_on(async {
+        let found = post_modern(
+            &endpoint,
+            "tools/call",
+            call("get_pet", json!({"petName": FOUND, "note": FOUND})),
+        )
+        .await;
+        assert_eq!(found.json()["result"]["structuredContent"]["name"], FOUND);
+        let missing = post_modern(
+            &endpoint,
+            "tools/call",
+            call("get_pet", json!({"petName": MISSING})),
+        )
+        .await;
+        assert_eq!(
+            missing.json()["result"]["isError"],
+            true,
+            "{}",
+            missing.text
+        );
+        let invalid = post_modern(
+            &endpoint,
+            "tools/call",
+            call("get_pet", json!({"petName": FOUND, "colour": INVALID})),
+        )
+        .await;
+        assert_eq!(
+            invalid.json()["result"]["isError"],
+            true,
+            "{}",
+            invalid.text
+        );
+        let foreign = post(&endpoint, "{}", &[("host", "evil.example.com")]).await;
+        assert_eq!(foreign.status, 403);
+    });
+    let lines = lines_when(&log, |lines| lines.len() >= 4);
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    let events: Vec<Value> = lines
+        .iter()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
+        .collect();
+    let find = |outcome: &str| {
+        events
+            .iter()
+            .find(|event| event["outcome"] == outcome)
+            .unwrap_or_else(|| panic!("no {outcome} event: {events:#?}"))
+    };
+    let ok = find("ok");
+    assert_eq!(ok["tool"], "get_pet");
+    assert_eq!(ok["upstream_method"], "GET");
+    assert_eq!(ok["upstream_path"], "/pets/{petName}");
+    assert_eq!(ok["upstream_status"], 200);
+    assert_eq!(ok["attempts"], 1);
+    assert_eq!(ok["subject"], "anonymous");
+    assert_eq!(ok["client_name"], "test");
+    assert_eq!(ok["jsonrpc_id"], 1);
+    assert!(ok["bytes_in"].as_u64() > Some(0) && ok["bytes_out"].as_u64() > Some(0));
+    let api_error = find("api_error");
+    assert_eq!(api_error["upstream_status"], 404);
+    assert_eq!(api_error["upstream_path"], "/pets/{petName}");
+    let invalid = find("invalid_arguments");
+    assert_eq!(invalid["attempts"], 0);
+    assert!(invalid.get("upstream_status").is_none(), "{invalid}");
+    let refused = find("refused");
+    assert_eq!(refused["reason"], "host");
+    let ids: std::collections::BTreeSet<&str> = events
+        .iter()
+        .map(|event| event["request_id"].as_str().expect("a request id"))
+        .collect();
+    assert_eq!(ids.len(), 4, "request ids repeat: {events:#?}");
+    let text = std::fs::read_to_string(&log).expect("audit log");
+    for secret in [SECRET, FOUND, MISSING, INVALID] {
+        assert!(
+            !text.contains(secret),
+            "{secret} is in the audit log:\n{text}"
+        );
+    }
+    // Only the calls that reached the upstream, with ferry's own credential.
+    let sent = upstream.requests();
+    assert_eq!(sent.len(), 2);
+    assert!(ferry.stop());
+}
+
+#[test]
+fn sighup_reopens_the_audit_log_after_a_rotation() {
+    let folder = scratch("rotation");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let upstream = runtime.block_on(pets_upstream());
+    let config = pets_config(&folder, &upstream.base);
+    let log = folder.join("audit.log");
+    let rotated = folder.join("audit.log.1");
+    let mut ferry = Ferry::start(
+        &[
+            "serve",
+            "--config",
+            &config.to_string_lossy(),
+            "--listen",
+            "127.0.0.1:0",
+            "--audit-log",
+            &log.to_string_lossy(),
+        ],
+        &[("PETS_TOKEN", SECRET)],
+    );
+    let endpoint = ferry.logged("endpoint");
+    let found = || {
+        runtime.block_on(post_modern(
+            &endpoint,
+            "tools/call",
+            call("get_pet", json!({"petName": FOUND})),
+        ))
+    };
+    assert_eq!(found().status, 200);
+    lines_when(&log, |lines| lines.len() == 1);
+    std::fs::rename(&log, &rotated).expect("rotate");
+    ferry.signal("HUP");
+    // The writer creates the new file as it reopens.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !log.exists() {
+        assert!(Instant::now() < deadline, "no new audit log after SIGHUP");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(found().status, 200);
+    assert_eq!(found().status, 200);
+    let new = lines_when(&log, |lines| lines.len() == 2);
+    assert!(
+        new.iter().all(|line| line.contains(r#""outcome":"ok""#)),
+        "{new:#?}"
+    );
+    let old = std::fs::read_to_string(&rotated).expect("rotated log");
+    assert_eq!(old.lines().count(), 1, "{old}");
+    assert!(ferry.stop());
+}
+
+#[test]
+fn an_audit_log_that_cannot_be_opened_stops_start_up() {
+    let folder = scratch("unopenable");
+    let config = pets_config(&folder, "http://127.0.0.1:9");
+    let log = folder.join("no-such-folder").join("audit.log");
+    let output = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args([
+            "serve",
+            "--config",
+            &config.to_string_lossy(),
+            "--listen",
+            "127.0.0.1:0",
+            "--audit-log",
+            &log.to_string_lossy(),
+        ])
+        .env("PETS_TOKEN", SECRET)
+        .stdin(Stdio::null())
+        .output()
+        .expect("ferry runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("opening the audit log") && stderr.contains("No such file or directory"),
+        "{stderr}"
+    );
+}
