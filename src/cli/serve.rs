@@ -207,22 +207,23 @@ pub async fn serve_with_auth(
         Authenticator::new(auth, tool_scopes).context("setting up authorization")?
     };
     authenticator.warm().await;
-    let observing = args.observe.start()?;
+    let mut observing = args.observe.start(
+        (!args.stdio).then_some(args.listen),
+        catalog.upstream.as_deref(),
+    )?;
     let options = ServerOptions {
         authenticator: authenticator.clone(),
         observer: observing.observer.clone(),
         ..ServerOptions::default()
     };
     let server = Arc::new(Server::new(&catalog, Some(upstream), options));
-    if let Some(observer) = &observing.observer {
-        observer.catalog(catalog.tools.len(), &ferry::lock::catalog_digest(&catalog));
-    }
+    observing.serving(&catalog);
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
     // The server holds its own copy of every tool: this one would only double the memory
     // held while serving.
     drop(catalog);
     if args.stdio {
-        observing.run_beside(&args.observe, None);
+        observing.run_beside(&args.observe)?;
         let input = tokio::io::BufReader::new(tokio::io::stdin());
         let served = stdio::serve(server, input, tokio::io::stdout(), args.body_limit)
             .await
@@ -242,7 +243,7 @@ pub async fn serve_with_auth(
         "http"
     };
     let endpoint = format!("{scheme}://{local}{}", http::ENDPOINT);
-    observing.run_beside(&args.observe, Some(local));
+    observing.run_beside(&args.observe)?;
     tracing::info!(%endpoint, workers, "serving MCP over Streamable HTTP");
     if let Some(announce) = announce {
         announce(&endpoint);

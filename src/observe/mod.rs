@@ -16,9 +16,11 @@ use crate::upstream::{self, CallError, Fault};
 
 pub mod audit;
 pub mod metrics;
+pub mod ready;
 
 pub use self::metrics::Metrics;
 pub use audit::{Audit, AuditCounters, AuditTarget};
+pub use ready::Readiness;
 
 /// Where calls are recorded: an audit log, metrics, or both. Cheap to clone.
 #[derive(Debug, Clone)]

@@ -350,3 +350,247 @@ fn an_audit_log_that_cannot_be_opened_stops_start_up() {
         "{stderr}"
     );
 }
+
+/// A running child process of the test's own (Prometheus), killed when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A free TCP port on 127.0.0.1, as the OS picks it.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// A program from Debian's `prometheus` package, with a hint when it is missing.
+fn prometheus_tool(name: &str) -> Command {
+    let found = Command::new(name)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    assert!(
+        found.is_ok_and(|status| status.success()),
+        "{name} is not installed: run scripts/setup-tests.sh (Debian's prometheus package)"
+    );
+    Command::new(name)
+}
+
+async fn get(url: &str) -> (u16, String) {
+    let response = crate::support::client()
+        .get(url)
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .unwrap_or_else(|error| panic!("GET {url}: {error}"));
+    let status = response.status().as_u16();
+    (status, response.text().await.expect("body"))
+}
+
+/// Serves the pets tool with metrics on a free port: ferry, its endpoint and the metrics URL.
+fn ferry_with_metrics(
+    folder: &Path,
+    upstream: &TestUpstream,
+    extra: &[&str],
+) -> (Ferry, String, String) {
+    let config = pets_config(folder, &upstream.base);
+    let mut arguments = vec![
+        "serve".to_owned(),
+        "--config".to_owned(),
+        config.to_string_lossy().into_owned(),
+        "--listen".to_owned(),
+        "127.0.0.1:0".to_owned(),
+        "--metrics-listen".to_owned(),
+        "127.0.0.1:0".to_owned(),
+    ];
+    arguments.extend(extra.iter().map(|argument| (*argument).to_owned()));
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    let mut ferry = Ferry::start(&arguments, &[("PETS_TOKEN", SECRET)]);
+    let metrics = ferry.logged("metrics");
+    let endpoint = ferry.logged("endpoint");
+    (ferry, endpoint, metrics)
+}
+
+#[test]
+fn prometheus_scrapes_the_calls_and_promtool_accepts_the_metrics() {
+    let folder = scratch("prometheus");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let upstream = runtime.block_on(pets_upstream());
+    let (ferry, endpoint, metrics) = ferry_with_metrics(&folder, &upstream, &[]);
+    runtime.block_on(async {
+        for name in [FOUND, FOUND, MISSING] {
+            let answer = post_modern(
+                &endpoint,
+                "tools/call",
+                call("get_pet", json!({"petName": name})),
+            )
+            .await;
+            assert_eq!(answer.status, 200, "{}", answer.text);
+        }
+        let foreign = post(&endpoint, "{}", &[("host", "evil.example.com")]).await;
+        assert_eq!(foreign.status, 403);
+    });
+    let (status, text) = runtime.block_on(get(&metrics));
+    assert_eq!(status, 200);
+    for expected in [
+        r#"ferry_tool_calls_total{tool="get_pet",outcome="ok"} 2"#,
+        r#"ferry_tool_calls_total{tool="get_pet",outcome="api_error"} 1"#,
+        r#"ferry_upstream_responses_total{tool="get_pet",class="4xx"} 1"#,
+        r#"ferry_upstream_duration_seconds_count{tool="get_pet"} 3"#,
+        r#"ferry_call_duration_seconds_count{tool="get_pet"} 3"#,
+        r#"ferry_refused_total{reason="host"} 1"#,
+        "ferry_calls_in_flight 0",
+        "ferry_tools_served 1",
+        "ferry_catalog_info{digest=\"sha256:",
+    ] {
+        assert!(text.contains(expected), "{expected} not in:\n{text}");
+    }
+    assert!(!text.contains(SECRET) && !text.contains(FOUND), "{text}");
+
+    let mut check = prometheus_tool("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool runs");
+    std::io::Write::write_all(&mut check.stdin.take().expect("stdin"), text.as_bytes())
+        .expect("metrics to promtool");
+    let checked = check.wait_with_output().expect("promtool ends");
+    assert!(
+        checked.status.success() && checked.stdout.is_empty() && checked.stderr.is_empty(),
+        "promtool: {}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+
+    let target = metrics
+        .trim_start_matches("http://")
+        .trim_end_matches("/metrics")
+        .to_owned();
+    let config = folder.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: ferry\n    scrape_interval: 1s\n    scrape_timeout: 1s\n    static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .expect("prometheus config");
+    let web = format!("127.0.0.1:{}", free_port());
+    let storage = folder.join("data");
+    let prometheus = Killed(
+        prometheus_tool("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", storage.display()))
+            .arg(format!("--web.listen-address={web}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(folder.join("prometheus.log")).expect("log file"))
+            .spawn()
+            .expect("prometheus starts"),
+    );
+    let query = format!(
+        "http://{web}/api/v1/query?query=ferry_tool_calls_total%7Btool%3D%22get_pet%22%2Coutcome%3D%22ok%22%7D"
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let answer = runtime.block_on(async {
+            match crate::support::client()
+                .get(&query)
+                .timeout(Duration::from_secs(5))
+                .send()
+                .await
+            {
+                Ok(response) => response.text().await.unwrap_or_default(),
+                Err(error) => format!("no answer: {error}"),
+            }
+        });
+        let value: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
+        if value["data"]["result"][0]["value"][1] == "2" {
+            assert_eq!(value["data"]["result"][0]["metric"]["job"], "ferry");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Prometheus never answered the counter: {answer}\n{}",
+            std::fs::read_to_string(folder.join("prometheus.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    drop(prometheus);
+    assert!(ferry.stop());
+}
+
+#[test]
+fn metrics_may_not_share_the_mcp_address() {
+    let folder = scratch("same-address");
+    let config = pets_config(&folder, "http://127.0.0.1:9");
+    let port = free_port().to_string();
+    let address = format!("127.0.0.1:{port}");
+    let output = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--config", &config.to_string_lossy()])
+        .args(["--listen", &address, "--metrics-listen", &address])
+        .env("PETS_TOKEN", SECRET)
+        .stdin(Stdio::null())
+        .output()
+        .expect("ferry runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is the MCP listener's address"), "{stderr}");
+}
+
+/// Polls `url` until it answers `status`, for at most 20 s; returns the body.
+fn answers(runtime: &tokio::runtime::Runtime, url: &str, status: u16) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (got, text) = runtime.block_on(get(url));
+        if got == status {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{url} never answered {status}: {got} {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn readyz_follows_the_upstream_when_asked_and_healthz_the_process() {
+    let folder = scratch("health");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    // The upstream runs on a runtime of its own: dropping it closes the upstream's listener.
+    let upstream_runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let upstream = upstream_runtime.block_on(pets_upstream());
+    let (checked, _, metrics) = ferry_with_metrics(
+        &folder,
+        &upstream,
+        &["--ready-check-upstream", "--ready-check-interval", "1"],
+    );
+    let base = metrics.trim_end_matches("/metrics").to_owned();
+    assert_eq!(answers(&runtime, &format!("{base}/healthz"), 200), "ok\n");
+    assert_eq!(answers(&runtime, &format!("{base}/readyz"), 200), "ready\n");
+    drop(upstream_runtime);
+    let why = answers(&runtime, &format!("{base}/readyz"), 503);
+    assert_eq!(
+        why,
+        "not ready: the upstream accepted no connection in the last interval\n"
+    );
+    assert_eq!(answers(&runtime, &format!("{base}/healthz"), 200), "ok\n");
+    assert!(checked.stop());
+
+    // Unasked, readiness is the catalog's alone: the upstream's absence does not matter.
+    let folder = scratch("health-unchecked");
+    let (unchecked, _, metrics) = ferry_with_metrics(&folder, &upstream, &[]);
+    let base = metrics.trim_end_matches("/metrics").to_owned();
+    let (status, text) = runtime.block_on(get(&format!("{base}/readyz")));
+    assert_eq!((status, text.as_str()), (200, "ready\n"));
+    assert!(unchecked.stop());
+}
