@@ -655,7 +655,8 @@ impl Server {
         } = target;
         if self.observer.is_some() {
             facts.tool = Some(index);
-            facts.client = client_info.and_then(client_of);
+            // Copied as written: the audit log's writer reads it, off the call's path.
+            facts.client = client_info.map(ToOwned::to_owned);
             // Anything that ends this call early without an outcome is ferry's own failure.
             facts.outcome = Some(Outcome::GatewayFailure);
         }
@@ -849,30 +850,6 @@ impl Prepared {
             kind: Kind::Json,
         }
     }
-}
-
-/// The client's name and version from `_meta["io.modelcontextprotocol/clientInfo"]`, each cut
-/// to 128 bytes: they are for the audit log, and the client writes them.
-fn client_of(raw: &RawValue) -> Option<crate::observe::Client> {
-    #[derive(Deserialize)]
-    struct Info<'a> {
-        #[serde(borrow, default)]
-        name: Option<std::borrow::Cow<'a, str>>,
-        #[serde(borrow, default)]
-        version: Option<std::borrow::Cow<'a, str>>,
-    }
-    fn cut(text: std::borrow::Cow<'_, str>) -> String {
-        let mut end = text.len().min(128);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text[..end].to_owned()
-    }
-    let info: Info<'_> = serde_json::from_str(raw.get()).ok()?;
-    Some(crate::observe::Client {
-        name: info.name.map(cut),
-        version: info.version.map(cut),
-    })
 }
 
 fn respond_value(id: &RawValue, result: &Value) -> Outgoing {

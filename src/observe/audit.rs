@@ -8,7 +8,6 @@
 //! after a rotation renamed it away); a write that fails is counted and logged, at most once a
 //! minute, and calls go on.
 
-use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,7 +16,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::CallRecord;
@@ -264,69 +262,132 @@ impl Throttle {
     }
 }
 
-/// The line a record is written as: JSON and its newline.
+/// The line a record is written as: JSON and its newline. Written by hand rather than through
+/// a serialized struct: the keys are fixed, so only values that may need it are escaped, and
+/// this runs once per call.
 pub fn write_line(record: &CallRecord, out: &mut Vec<u8>) {
-    #[derive(Serialize)]
-    struct Line<'a> {
-        time: &'a str,
-        request_id: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        jsonrpc_id: Option<&'a RawValue>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        tool: Option<&'a str>,
-        subject: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        client_name: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        client_version: Option<&'a str>,
-        outcome: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        reason: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error_code: Option<i32>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        upstream_method: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        upstream_path: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        upstream_status: Option<u16>,
-        attempts: u32,
-        duration_us: u64,
-        upstream_us: u64,
-        bytes_in: u64,
-        bytes_out: u64,
+    out.extend_from_slice(b"{\"time\":\"");
+    rfc3339(record.time, out);
+    out.extend_from_slice(b"\",\"request_id\":\"");
+    for shift in (0..16).rev() {
+        out.push(b"0123456789abcdef"[(record.request_id >> (shift * 4)) as usize & 0xf]);
     }
-    let mut time = String::with_capacity(32);
-    rfc3339(record.time, &mut time);
-    let mut request_id = String::with_capacity(16);
-    let _ = write!(request_id, "{:016x}", record.request_id);
-    let client = record.client.as_ref();
-    let line = Line {
-        time: &time,
-        request_id: &request_id,
-        jsonrpc_id: record.jsonrpc_id.as_deref(),
-        tool: record.tool.as_ref().map(|tool| tool.name.as_str()),
-        subject: record.subject.as_deref().unwrap_or("anonymous"),
-        client_name: client.and_then(|client| client.name.as_deref()),
-        client_version: client.and_then(|client| client.version.as_deref()),
-        outcome: record.outcome.as_str(),
-        reason: match record.outcome {
-            super::Outcome::Refused(reason) => Some(reason.as_str()),
-            _ => None,
-        },
-        error_code: record.error_code,
-        upstream_method: record.tool.as_ref().map(|tool| tool.method.as_str()),
-        upstream_path: record.tool.as_ref().map(|tool| tool.template.as_str()),
-        upstream_status: record.upstream_status,
-        attempts: record.attempts,
-        duration_us: micros(record.duration),
-        upstream_us: micros(record.upstream_duration),
-        bytes_in: record.bytes_in,
-        bytes_out: record.bytes_out,
-    };
-    // Serializing plain fields into a vector cannot fail.
-    let _ = serde_json::to_writer(&mut *out, &line);
-    out.push(b'\n');
+    out.push(b'"');
+    if let Some(id) = &record.jsonrpc_id {
+        out.extend_from_slice(b",\"jsonrpc_id\":");
+        out.extend_from_slice(id.get().as_bytes());
+    }
+    if let Some(tool) = &record.tool {
+        text(out, "tool", &tool.name);
+    }
+    text(
+        out,
+        "subject",
+        record.subject.as_deref().unwrap_or("anonymous"),
+    );
+    if let Some(client) = record.client.as_deref().and_then(client_of) {
+        if let Some(name) = &client.name {
+            text(out, "client_name", cut(name));
+        }
+        if let Some(version) = &client.version {
+            text(out, "client_version", cut(version));
+        }
+    }
+    text(out, "outcome", record.outcome.as_str());
+    if let super::Outcome::Refused(reason) = record.outcome {
+        text(out, "reason", reason.as_str());
+    }
+    if let Some(code) = record.error_code {
+        key(out, "error_code");
+        if code < 0 {
+            out.push(b'-');
+        }
+        digits(u64::from(code.unsigned_abs()), out);
+    }
+    if let Some(tool) = &record.tool {
+        text(out, "upstream_method", &tool.method);
+        text(out, "upstream_path", &tool.template);
+    }
+    if let Some(status) = record.upstream_status {
+        number(out, "upstream_status", u64::from(status));
+    }
+    number(out, "attempts", u64::from(record.attempts));
+    number(out, "duration_us", micros(record.duration));
+    number(out, "upstream_us", micros(record.upstream_duration));
+    number(out, "bytes_in", record.bytes_in);
+    number(out, "bytes_out", record.bytes_out);
+    out.extend_from_slice(b"}\n");
+}
+
+/// The client's name and version, as `clientInfo` writes them.
+#[derive(serde::Deserialize)]
+struct Client<'a> {
+    #[serde(borrow, default)]
+    name: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    version: Option<std::borrow::Cow<'a, str>>,
+}
+
+fn client_of(raw: &RawValue) -> Option<Client<'_>> {
+    serde_json::from_str(raw.get()).ok()
+}
+
+/// At most 128 bytes of `text`, cut at a character: the client writes it, and it is for the
+/// log only.
+fn cut(text: &str) -> &str {
+    let mut end = text.len().min(128);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+fn key(out: &mut Vec<u8>, name: &str) {
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b"\":");
+}
+
+/// `"name":"value"`, the value escaped as JSON when it has anything to escape.
+fn text(out: &mut Vec<u8>, name: &str, value: &str) {
+    key(out, name);
+    if value
+        .bytes()
+        .all(|byte| (0x20..0x7f).contains(&byte) && byte != b'"' && byte != b'\\')
+    {
+        out.push(b'"');
+        out.extend_from_slice(value.as_bytes());
+        out.push(b'"');
+    } else {
+        // Serializing a string into a vector cannot fail.
+        let _ = serde_json::to_writer(&mut *out, value);
+    }
+}
+
+fn number(out: &mut Vec<u8>, name: &str, value: u64) {
+    key(out, name);
+    digits(value, out);
+}
+
+fn digits(mut value: u64, out: &mut Vec<u8>) {
+    let mut buffer = [0u8; 20];
+    let mut at = buffer.len();
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buffer[at..]);
+}
+
+/// `value` in exactly `width` digits, zero-padded (`value` is below 10^width).
+fn padded(value: u64, width: u32, out: &mut Vec<u8>) {
+    for place in (0..width).rev() {
+        out.push(b'0' + (value / 10u64.pow(place) % 10) as u8);
+    }
 }
 
 fn micros(duration: Duration) -> u64 {
@@ -334,19 +395,25 @@ fn micros(duration: Duration) -> u64 {
 }
 
 /// `time` as RFC 3339 in UTC with microseconds: `2026-12-01T12:00:00.000000Z`.
-fn rfc3339(time: SystemTime, out: &mut String) {
+fn rfc3339(time: SystemTime, out: &mut Vec<u8>) {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let seconds = since.as_secs();
     let (days, rest) = (seconds / 86_400, seconds % 86_400);
     let (year, month, day) = civil_from_days(days);
-    let _ = write!(
-        out,
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60,
-        since.subsec_micros()
-    );
+    padded(year % 10_000, 4, out);
+    out.push(b'-');
+    padded(month, 2, out);
+    out.push(b'-');
+    padded(day, 2, out);
+    out.push(b'T');
+    padded(rest / 3600, 2, out);
+    out.push(b':');
+    padded(rest % 3600 / 60, 2, out);
+    out.push(b':');
+    padded(rest % 60, 2, out);
+    out.push(b'.');
+    padded(u64::from(since.subsec_micros()), 6, out);
+    out.push(b'Z');
 }
 
 /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).

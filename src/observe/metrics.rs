@@ -30,15 +30,19 @@ const UPSTREAM_BUCKETS: [f64; 14] = [
     0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
 
-/// The outcomes a tool's calls are counted by.
-const TOOL_OUTCOMES: [Outcome; 6] = [
-    Outcome::Ok,
-    Outcome::ApiError,
-    Outcome::InvalidArguments,
-    Outcome::Refused(Reason::Scope),
-    Outcome::UpstreamFailure,
-    Outcome::GatewayFailure,
-];
+/// Where `outcome` is counted among a tool's calls (`ToolHandles::calls`); `None` for a call
+/// that reached no tool.
+fn tool_outcome(outcome: Outcome) -> Option<usize> {
+    Some(match outcome {
+        Outcome::Ok => 0,
+        Outcome::ApiError => 1,
+        Outcome::InvalidArguments => 2,
+        Outcome::Refused(_) => 3,
+        Outcome::UpstreamFailure => 4,
+        Outcome::GatewayFailure => 5,
+        Outcome::ProtocolError => return None,
+    })
+}
 
 /// ferry's metrics. Cheap to clone.
 #[derive(Clone)]
@@ -166,10 +170,7 @@ impl Metrics {
         let Some(tool) = tool else {
             return;
         };
-        if let Some(index) = TOOL_OUTCOMES
-            .iter()
-            .position(|outcome| outcome.as_str() == record.outcome.as_str())
-        {
+        if let Some(index) = tool_outcome(record.outcome) {
             tool.calls[index]
                 .get_or_init(|| {
                     self.register(|| {

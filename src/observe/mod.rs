@@ -89,13 +89,6 @@ pub struct ToolMeter {
     handles: Option<self::metrics::ToolHandles>,
 }
 
-/// The client a request says it is (`_meta["io.modelcontextprotocol/clientInfo"]`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Client {
-    pub name: Option<String>,
-    pub version: Option<String>,
-}
-
 /// What happened to one request. Built once, read by the audit log and the metrics.
 #[derive(Debug)]
 pub struct CallRecord {
@@ -108,7 +101,9 @@ pub struct CallRecord {
     pub tool: Option<Arc<ToolFacts>>,
     /// The principal; `None` is `anonymous`.
     pub subject: Option<String>,
-    pub client: Option<Client>,
+    /// `_meta["io.modelcontextprotocol/clientInfo"]` as the request wrote it; the audit log
+    /// reads its name and version.
+    pub client: Option<Box<RawValue>>,
     pub outcome: Outcome,
     /// The upstream's status, when it answered.
     pub upstream_status: Option<u16>,
@@ -133,7 +128,7 @@ pub struct CallFacts {
     pub outcome: Option<Outcome>,
     pub upstream_status: Option<u16>,
     pub stats: upstream::CallStats,
-    pub client: Option<Client>,
+    pub client: Option<Box<RawValue>>,
     /// The JSON-RPC error code, when the answer is one.
     pub error_code: Option<i32>,
 }

@@ -13,10 +13,8 @@ fn record(outcome: Outcome) -> CallRecord {
             template: "/pets/{petId}".into(),
         })),
         subject: None,
-        client: Some(Client {
-            name: Some("inspector".into()),
-            version: Some("1.2".into()),
-        }),
+        client: RawValue::from_string(r#"{"name":"inspector","version":"1.2","x":[1]}"#.into())
+            .ok(),
         outcome,
         upstream_status: Some(404),
         attempts: 1,
@@ -109,4 +107,34 @@ fn metrics_count_a_call_by_tool_and_outcome() {
     ] {
         assert!(text.contains(expected), "{expected:?} not in:\n{text}");
     }
+}
+
+#[test]
+fn readiness_needs_a_catalog_and_when_asked_a_connection() {
+    let plain = Readiness::new(None);
+    assert_eq!(plain.check(), Err("no catalog loaded"));
+    plain.catalog_loaded();
+    assert_eq!(plain.check(), Ok(()));
+    let checked = Readiness::new(Some(Duration::from_secs(10)));
+    checked.catalog_loaded();
+    assert_eq!(
+        checked.check(),
+        Err("the upstream has not accepted a connection yet")
+    );
+}
+
+#[test]
+fn values_are_escaped_where_they_need_it() {
+    let mut odd = record(Outcome::ProtocolError);
+    odd.subject = Some("ci \"bot\"\\\n\u{e9}".into());
+    odd.error_code = Some(-32602);
+    odd.tool = None;
+    let mut line = Vec::new();
+    audit::write_line(&odd, &mut line);
+    assert_eq!(line.last(), Some(&b'\n'));
+    assert_eq!(line.iter().filter(|byte| **byte == b'\n').count(), 1);
+    let value: serde_json::Value = serde_json::from_slice(&line).expect("JSON");
+    assert_eq!(value["subject"], "ci \"bot\"\\\n\u{e9}");
+    assert_eq!(value["error_code"], -32602);
+    assert_eq!(value["outcome"], "protocol_error");
 }
