@@ -594,3 +594,46 @@ fn readyz_follows_the_upstream_when_asked_and_healthz_the_process() {
     assert_eq!((status, text.as_str()), (200, "ready\n"));
     assert!(unchecked.stop());
 }
+
+#[test]
+fn an_audit_write_that_fails_is_counted_and_logged_and_calls_go_on() {
+    let folder = scratch("write-errors");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let upstream = runtime.block_on(pets_upstream());
+    // Every write to /dev/full fails (no space left), as a full disk would.
+    let (mut ferry, endpoint, metrics) =
+        ferry_with_metrics(&folder, &upstream, &["--audit-log", "/dev/full"]);
+    for _ in 0..2 {
+        let answer = runtime.block_on(post_modern(
+            &endpoint,
+            "tools/call",
+            call("get_pet", json!({"petName": FOUND})),
+        ));
+        assert_eq!(answer.json()["result"]["structuredContent"]["name"], FOUND);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, text) = runtime.block_on(get(&metrics));
+        if text.contains("ferry_audit_write_errors_total 2") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "write errors not counted:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Logged, with the failure; at most once a minute, the failures kept back counted.
+    assert_eq!(ferry.logged("suppressed"), "0");
+    let logged = ferry
+        .seen
+        .iter()
+        .find(|line| line.contains("suppressed="))
+        .expect("the warning");
+    assert!(
+        logged.contains("audit log: a record could not be written")
+            && logged.contains("No space left on device"),
+        "{logged}"
+    );
+    assert!(ferry.stop());
+}
