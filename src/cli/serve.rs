@@ -91,6 +91,8 @@ pub struct TransportArgs {
     /// Threads serving HTTP, each with its own connections [default: one per core].
     #[arg(long, env = "FERRY_WORKERS")]
     pub workers: Option<NonZeroUsize>,
+    #[command(flatten)]
+    pub observe: super::observe::ObserveArgs,
 }
 
 impl TransportArgs {
@@ -182,21 +184,29 @@ pub async fn serve(
         Authenticator::new(auth, tool_scopes).context("setting up authorization")?
     };
     authenticator.warm().await;
+    let mut observing = args.observe.start(
+        (!args.stdio).then_some(args.listen),
+        catalog.upstream.as_deref(),
+    )?;
     let options = ServerOptions {
         authenticator: authenticator.clone(),
+        observer: observing.observer.clone(),
         ..ServerOptions::default()
     };
     let server = Arc::new(Server::new(&catalog, Some(upstream), options));
+    observing.serving(&catalog);
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
     // The server holds its own copy of every tool: this one would only double the memory
     // held while serving.
     drop(catalog);
     if args.stdio {
+        observing.run_beside(&args.observe)?;
         let input = tokio::io::BufReader::new(tokio::io::stdin());
-        stdio::serve(server, input, tokio::io::stdout(), args.body_limit)
+        let served = stdio::serve(server, input, tokio::io::stdout(), args.body_limit)
             .await
-            .context("serving stdio")?;
-        return Ok(());
+            .context("serving stdio");
+        observing.finish();
+        return served;
     }
     let listener = std::net::TcpListener::bind(args.listen)
         .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
@@ -210,6 +220,7 @@ pub async fn serve(
         "http"
     };
     let endpoint = format!("{scheme}://{local}{}", http::ENDPOINT);
+    observing.run_beside(&args.observe)?;
     tracing::info!(%endpoint, workers, "serving MCP over Streamable HTTP");
     if let Some(announce) = announce {
         announce(&endpoint);
@@ -225,6 +236,7 @@ pub async fn serve(
         connection_limit: ConnectionLimit::new(
             usize::try_from(args.max_connections).unwrap_or(usize::MAX),
         ),
+        observer: observing.observer.clone(),
         ..HttpOptions::default()
     };
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -233,7 +245,9 @@ pub async fn serve(
         }
         _ => None,
     };
-    serve_http(server, listener, options, tls, workers).await?;
+    let served = serve_http(server, listener, options, tls, workers).await;
+    observing.finish();
+    served?;
     tracing::info!("stopped");
     Ok(())
 }

@@ -104,6 +104,8 @@ pub(super) struct Params<'a> {
     pub(super) uri: Option<MetaString<'a>>,
     pub(super) arguments: Option<&'a RawValue>,
     pub(super) cursor: bool,
+    /// `_meta`'s `clientInfo`, as written.
+    pub(super) client_info: Option<&'a RawValue>,
 }
 
 pub(super) enum MetaString<'a> {
@@ -132,6 +134,8 @@ pub(super) struct RawMeta<'a> {
     pub(super) protocol_version: Option<&'a RawValue>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
     pub(super) client_capabilities: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
+    pub(super) client_info: Option<&'a RawValue>,
 }
 
 impl<'a> Params<'a> {
@@ -146,13 +150,14 @@ impl<'a> Params<'a> {
             .meta
             .filter(|meta| meta.get().starts_with('{'))
             .and_then(|meta| serde_json::from_str(meta.get()).ok());
-        let (meta_version, meta_capabilities) = match meta {
+        let (meta_version, meta_capabilities, client_info) = match meta {
             Some(meta) => (
                 meta.protocol_version.map(string_of),
                 meta.client_capabilities
                     .map(|capabilities| capabilities.get().starts_with('{')),
+                meta.client_info,
             ),
-            None => (None, None),
+            None => (None, None, None),
         };
         Ok(Params {
             meta_version,
@@ -161,6 +166,7 @@ impl<'a> Params<'a> {
             uri: raw_params.uri.map(string_of),
             arguments: raw_params.arguments,
             cursor: raw_params.cursor.is_some(),
+            client_info,
         })
     }
 }

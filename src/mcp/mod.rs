@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
 use crate::catalog::{Catalog, Rate, SafetyClass, Tool, ToolLimits};
+use crate::observe::{CallFacts, CallRecord, Observer, ToolMeter};
 use crate::upstream::{self, Upstream};
 use envelope::*;
 use failure::*;
@@ -71,6 +72,8 @@ pub struct ServerOptions {
     pub cache_scope: CacheScope,
     /// Who may list and call which tool; [`Authenticator::none`] lets everyone reach all.
     pub authenticator: Authenticator,
+    /// Where each `tools/call` and refused request is recorded; `None` records nothing.
+    pub observer: Option<Observer>,
 }
 
 impl Default for ServerOptions {
@@ -81,6 +84,7 @@ impl Default for ServerOptions {
             ttl_ms: 300_000,
             cache_scope: CacheScope::Public,
             authenticator: Authenticator::none(),
+            observer: None,
         }
     }
 }
@@ -110,6 +114,7 @@ pub struct Server {
     ttl_ms: u64,
     /// Every caller's rate-limit budgets, shared by the worker threads.
     limiter: limit::Limiter,
+    observer: Option<Observer>,
 }
 
 /// One message in, as a transport received it.
@@ -166,6 +171,7 @@ struct ServedTool {
     /// The rate limits a call must fit, and beside each, what the caller is told of it.
     limits: Vec<limit::Limit>,
     limits_told: Vec<(Rate, &'static str)>,
+    meter: Option<ToolMeter>,
 }
 
 /// A response serialized at start-up: `{"jsonrpc":"2.0","id":` + id + `suffix`.
@@ -218,6 +224,9 @@ impl Server {
                     validator: OnceLock::new(),
                     limits,
                     limits_told,
+                    meter: options.observer.as_ref().map(|observer| {
+                        observer.tool(&tool.name, tool.plan.method.as_str(), &tool.plan.path)
+                    }),
                 }
             })
             .collect();
@@ -293,6 +302,7 @@ impl Server {
             scoped_lists: Default::default(),
             ttl_ms,
             limiter: limit::Limiter::default(),
+            observer: options.observer,
         }
     }
 
@@ -313,10 +323,22 @@ impl Server {
                 kind: Kind::Accepted { cancels },
             };
         };
-        match self
-            .dispatch(&request, id, incoming.headers, incoming.principal)
-            .await
-        {
+        let started = self.observer.as_ref().map(|_| std::time::Instant::now());
+        let in_flight = match &self.observer {
+            Some(observer) if request.method == "tools/call" => Some(observer.in_flight()),
+            _ => None,
+        };
+        let mut facts = CallFacts::default();
+        let answered = self
+            .dispatch(
+                &request,
+                id,
+                incoming.headers,
+                incoming.principal,
+                &mut facts,
+            )
+            .await;
+        let outgoing = match answered {
             Ok(outgoing) => outgoing,
             Err(failure) => {
                 tracing::debug!(
@@ -325,9 +347,59 @@ impl Server {
                     message = %failure.0.message,
                     "request refused"
                 );
+                facts.error_code = Some(failure.0.code);
                 failure.into_outgoing(Some(id))
             }
+        };
+        drop(in_flight);
+        if let Some(started) = started {
+            self.observe(started, &request, &incoming, &outgoing, facts);
         }
+        outgoing
+    }
+
+    /// Records what a `tools/call`, or a request refused for its headers, came to.
+    fn observe(
+        &self,
+        started: std::time::Instant,
+        request: &Request<'_>,
+        incoming: &Incoming<'_>,
+        outgoing: &Outgoing,
+        facts: CallFacts,
+    ) {
+        use crate::observe::{Outcome, Reason};
+        let Some(observer) = &self.observer else {
+            return;
+        };
+        let outcome = match (facts.outcome, facts.error_code) {
+            (Some(outcome), _) => outcome,
+            (None, Some(code::HEADER_MISMATCH)) => Outcome::Refused(Reason::HeaderMismatch),
+            (None, Some(_)) if request.method == "tools/call" => Outcome::ProtocolError,
+            _ => return,
+        };
+        let meter = facts
+            .tool
+            .and_then(|index| self.tools.get(index))
+            .and_then(|served| served.meter.as_ref());
+        let record = CallRecord {
+            time: std::time::SystemTime::now(),
+            request_id: observer.request_id(),
+            jsonrpc_id: request.id.map(ToOwned::to_owned),
+            tool: meter.map(|meter| Arc::clone(meter.facts())),
+            subject: incoming
+                .principal
+                .map(|principal| principal.subject.clone()),
+            client: facts.client,
+            outcome,
+            upstream_status: facts.upstream_status,
+            attempts: facts.stats.attempts,
+            duration: started.elapsed(),
+            upstream_duration: facts.stats.upstream,
+            bytes_in: incoming.body.len() as u64,
+            bytes_out: outgoing.body.len() as u64,
+            error_code: facts.error_code,
+        };
+        observer.record(record, meter);
     }
 
     async fn dispatch(
@@ -336,6 +408,7 @@ impl Server {
         id: &RawValue,
         headers: Option<&HeaderMap>,
         principal: Option<&Principal>,
+        facts: &mut CallFacts,
     ) -> Result<Outgoing, Failure> {
         let params = Params::parse(request.params);
         let header_version =
@@ -357,7 +430,7 @@ impl Server {
 
         if !(header_is_modern || meta_is_modern) {
             return self
-                .dispatch_legacy(method, id, params, header_version, principal)
+                .dispatch_legacy(method, id, params, header_version, principal, facts)
                 .await;
         }
 
@@ -424,7 +497,7 @@ impl Server {
             }
             "tools/call" => {
                 let target = call.unwrap_or_else(|| self.call_target(&params))?;
-                self.call(id, target, Era::Modern, principal).await
+                self.call(id, target, Era::Modern, principal, facts).await
             }
             "subscriptions/listen" => Ok(self.listen(id)),
             _ => Err(Failure::new(
@@ -443,6 +516,7 @@ impl Server {
         params: Result<Params<'_>, ()>,
         header_version: Option<&str>,
         principal: Option<&Principal>,
+        facts: &mut CallFacts,
     ) -> Result<Outgoing, Failure> {
         if method == "initialize" {
             // Only 2025-11-25 is served to legacy clients, so it is the answer whatever was
@@ -470,7 +544,7 @@ impl Server {
                 let params = params
                     .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 let target = self.call_target(&params).map_err(legacy)?;
-                self.call(id, target, Era::Legacy, principal)
+                self.call(id, target, Era::Legacy, principal, facts)
                     .await
                     .map_err(legacy)
             }
@@ -482,7 +556,7 @@ impl Server {
     }
 
     /// Finds the tool and reads the arguments of a `tools/call`.
-    fn call_target(&self, params: &Params<'_>) -> Result<CallTarget<'_>, Failure> {
+    fn call_target<'a>(&'a self, params: &Params<'a>) -> Result<CallTarget<'a>, Failure> {
         let name = match &params.name {
             Some(MetaString::Text(name)) => name,
             Some(MetaString::NotText) => {
@@ -506,8 +580,10 @@ impl Server {
                 .with_data(json!({ "name": name })));
         };
         Ok(CallTarget {
+            index,
             served: &self.tools[index],
             arguments,
+            client_info: params.client_info,
         })
     }
 
@@ -599,14 +675,29 @@ impl Server {
         target: CallTarget<'_>,
         era: Era,
         principal: Option<&Principal>,
+        facts: &mut CallFacts,
     ) -> Result<Outgoing, Failure> {
-        let CallTarget { served, arguments } = target;
+        use crate::observe::{Outcome, Reason};
+        let CallTarget {
+            index,
+            served,
+            arguments,
+            client_info,
+        } = target;
+        if self.observer.is_some() {
+            facts.tool = Some(index);
+            // Copied as written: the audit log's writer reads it, off the call's path.
+            facts.client = client_info.map(ToOwned::to_owned);
+            // Anything that ends this call early without an outcome is ferry's own failure.
+            facts.outcome = Some(Outcome::GatewayFailure);
+        }
         // Scopes are checked before the arguments: a caller who may not call the tool
         // learns nothing about what it accepts.
         if let Some(principal) = principal
             && let Err(challenge) = self.authenticator.authorize(principal, &served.tool.name)
         {
             tracing::info!(tool = %served.tool.name, user = %principal.subject, "tool call refused: missing scope");
+            facts.outcome = Some(Outcome::Refused(Reason::Scope));
             return Ok(result::refused(id, challenge));
         }
         let validator = served.validator.get_or_init(|| {
@@ -622,8 +713,14 @@ impl Server {
         };
         // Limits are checked once the call would go: an invalid call costs nothing.
         let refused = match validate::problems(validator, arguments.as_value()) {
-            Some(text) => Some(result::invalid_arguments(text)),
-            None => self.over_limit(served, principal).map(result::rate_limited),
+            Some(text) => {
+                facts.outcome = Some(Outcome::InvalidArguments);
+                Some(result::invalid_arguments(text))
+            }
+            None => self.over_limit(served, principal).map(|limited| {
+                facts.outcome = Some(Outcome::Refused(Reason::RateLimit));
+                result::rate_limited(limited)
+            }),
         };
         let result = match refused {
             Some(refused) => refused,
@@ -634,13 +731,22 @@ impl Server {
                 };
                 let principal = principal.unwrap_or(Principal::anonymous_ref());
                 let outcome = upstream
-                    .call_on(route, &served.tool, arguments.as_map(), principal)
+                    .call_on(
+                        route,
+                        &served.tool,
+                        arguments.as_map(),
+                        principal,
+                        &mut facts.stats,
+                    )
                     .await;
+                facts.outcome = Some(Outcome::of(&outcome));
+                facts.upstream_status = Outcome::status_of(&outcome);
                 result::outcome_result(&served.tool.name, outcome)
             }
         };
         result::respond(id, &result, era, &self.server_info).map_err(|error| {
             tracing::error!(tool = %served.tool.name, %error, "tool result does not serialize");
+            facts.outcome = Some(Outcome::GatewayFailure);
             Failure::internal()
         })
     }
@@ -663,7 +769,6 @@ impl Server {
             .as_str();
         let refusal = self.limiter.check(subject, &served.limits).err()?;
         let (limit, scope) = served.limits_told[refusal.limit];
-        metrics::counter!("ferry_refused_total", "reason" => "rate_limit").increment(1);
         tracing::debug!(tool = %served.tool.name, user = %subject, %limit, scope, "tool call refused: rate limit");
         Some(result::RateLimited {
             retry_after_seconds: refusal.retry_after_seconds(),
@@ -793,8 +898,12 @@ fn rate_limits(
 }
 
 struct CallTarget<'s> {
+    /// The tool's place in `Server::tools`.
+    index: usize,
     served: &'s ServedTool,
     arguments: Arguments,
+    /// `_meta`'s `clientInfo`, as written.
+    client_info: Option<&'s RawValue>,
 }
 
 /// A call's arguments: always a JSON object, held as a [`Value`] so that validation reads it

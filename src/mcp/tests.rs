@@ -559,7 +559,18 @@ fn the_key_table_stays_bounded_and_keeps_the_spent_budgets() {
 fn a_call_over_its_limit_is_a_tool_result_that_says_when_to_try_again() {
     let mut catalog = catalog();
     catalog.tools[0].limits.tool = Some(rate("1/h"));
-    let server = Server::new(&catalog, None, ServerOptions::default());
+    let observer = crate::observe::Observer::new(None, Some(crate::observe::Metrics::new()));
+    let options = ServerOptions {
+        observer: Some(observer.clone()),
+        ..ServerOptions::default()
+    };
+    let server = Server::new(&catalog, None, options);
+    let refused_count = || {
+        let text = observer.metrics().expect("metrics").render();
+        text.lines()
+            .find_map(|line| line.strip_prefix(r#"ferry_refused_total{reason="rate_limit"} "#))
+            .map(str::to_string)
+    };
     let call = |arguments: Value| {
         handle(
             &server,
@@ -590,13 +601,10 @@ fn a_call_over_its_limit_is_a_tool_result_that_says_when_to_try_again() {
         ]],
     );
     // The refusal is counted, with its reason.
-    let recorder = Counted::default();
-    let refused = metrics::with_local_recorder(&recorder, || call(json!({"petId": 1})));
+    assert_eq!(refused_count().as_deref(), Some("1"));
+    let refused = call(json!({"petId": 1}));
     assert!(String::from_utf8_lossy(&refused.body).contains("dev.ferry/rateLimit"));
-    assert_eq!(
-        *recorder.0.lock().expect("counts"),
-        ["ferry_refused_total reason=rate_limit +1"]
-    );
+    assert_eq!(refused_count().as_deref(), Some("2"));
     // Another tool, with no limit, is not held back.
     check(
         &handle(
@@ -608,72 +616,4 @@ fn a_call_over_its_limit_is_a_tool_result_that_says_when_to_try_again() {
             r#"500 {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}"#
         ]],
     );
-}
-
-/// A metrics recorder that writes down every counter increment as `name label=value +n`.
-#[derive(Default)]
-struct Counted(Arc<Mutex<Vec<String>>>);
-
-struct CountedCounter {
-    key: String,
-    counts: Arc<Mutex<Vec<String>>>,
-}
-
-impl metrics::CounterFn for CountedCounter {
-    fn increment(&self, value: u64) {
-        let line = format!("{} +{value}", self.key);
-        self.counts.lock().expect("counts").push(line);
-    }
-
-    fn absolute(&self, value: u64) {
-        let line = format!("{} ={value}", self.key);
-        self.counts.lock().expect("counts").push(line);
-    }
-}
-
-impl metrics::Recorder for Counted {
-    fn describe_counter(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_gauge(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_histogram(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-
-    fn register_counter(&self, key: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
-        let mut name = key.name().to_string();
-        for label in key.labels() {
-            name.push_str(&format!(" {}={}", label.key(), label.value()));
-        }
-        metrics::Counter::from_arc(Arc::new(CountedCounter {
-            key: name,
-            counts: Arc::clone(&self.0),
-        }))
-    }
-
-    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
-        metrics::Gauge::noop()
-    }
-
-    fn register_histogram(
-        &self,
-        _: &metrics::Key,
-        _: &metrics::Metadata<'_>,
-    ) -> metrics::Histogram {
-        metrics::Histogram::noop()
-    }
 }

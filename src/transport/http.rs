@@ -33,6 +33,7 @@ use tokio::task::JoinSet;
 
 use crate::auth::Authenticator;
 use crate::mcp::{self, Incoming, Kind, Server};
+use crate::observe::{Observer, Reason};
 
 /// The path of the one MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
@@ -66,6 +67,8 @@ pub struct HttpOptions {
     pub shutdown_timeout: Duration,
     /// How many connections are served at once.
     pub connection_limit: ConnectionLimit,
+    /// Where requests refused here (host, origin, body limit, authentication) are recorded.
+    pub observer: Option<Observer>,
 }
 
 /// A bound on the connections served at once, shared by every [`serve`] given the same
@@ -113,6 +116,7 @@ impl Default for HttpOptions {
             header_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(30),
             connection_limit: ConnectionLimit::new(ConnectionLimit::DEFAULT),
+            observer: None,
         }
     }
 }
@@ -501,6 +505,7 @@ pub fn router(
         keep_alive: options.keep_alive,
         shutdown,
         authenticator: options.authenticator.clone(),
+        observer: options.observer.clone(),
     });
     Router::new()
         .route(ENDPOINT, post(post_mcp).fallback(method_not_allowed))
@@ -519,15 +524,27 @@ struct HttpState {
     keep_alive: Duration,
     shutdown: watch::Receiver<bool>,
     authenticator: Authenticator,
+    observer: Option<Observer>,
+}
+
+impl HttpState {
+    fn refused(&self, reason: Reason) {
+        if let Some(observer) = &self.observer {
+            observer.refused(reason, None, 0, 0);
+        }
+    }
 }
 
 async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Response {
     // Taken apart rather than extracted piecemeal: the headers are borrowed, not copied, and
     // a refused request's body is never read.
     let (parts, body) = request.into_parts();
-    if let Err(refusal) = check_host(&state, &parts.uri, &parts.headers)
-        .and_then(|()| check_origin(&state, &parts.headers))
-    {
+    if let Err(refusal) = check_host(&state, &parts.uri, &parts.headers) {
+        state.refused(Reason::Host);
+        return refusal.into_response();
+    }
+    if let Err(refusal) = check_origin(&state, &parts.headers) {
+        state.refused(Reason::Origin);
         return refusal.into_response();
     }
     // A declared length over the limit is refused at once, not after waiting for the body.
@@ -538,6 +555,7 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         && length > state.body_limit as u64
     {
         tracing::warn!(length, limit = state.body_limit, "request body refused");
+        state.refused(Reason::BodyLimit);
         return StatusCode::PAYLOAD_TOO_LARGE.into_response();
     }
     // Before the body is read: an unauthenticated client costs no more than its headers.
@@ -553,6 +571,7 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
                     status = challenge.status().as_u16(),
                     "request not authenticated"
                 );
+                state.refused(Reason::Auth);
                 return super::auth::challenge_response(&challenge);
             }
         }
@@ -577,6 +596,7 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         Ok(Ok(outgoing)) => outgoing,
         Ok(Err(error)) => {
             tracing::warn!(%error, limit = state.body_limit, "request body refused");
+            state.refused(Reason::BodyLimit);
             return StatusCode::PAYLOAD_TOO_LARGE.into_response();
         }
         Err(_) => {

@@ -1,6 +1,8 @@
 //! Carrying MCP messages: Streamable HTTP ([`http`]) and newline-delimited stdio ([`stdio`]).
-//! Both hand every message to the one dispatcher, [`crate::mcp::Server::handle`].
+//! Both hand every message to the one dispatcher, [`crate::mcp::Server::handle`]. [`admin`]
+//! is the operators' listener beside them (metrics).
 
+pub mod admin;
 pub mod auth;
 pub mod http;
 pub mod spread;

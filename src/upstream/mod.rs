@@ -37,7 +37,7 @@ use pool::{Attempt, Outgoing, Pool};
 use redact::Secrets;
 pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
 
-pub use outcome::{Answer, CallError, Fault, Handling, Http, Outcome, Page, Redacted};
+pub use outcome::{Answer, CallError, CallStats, Fault, Handling, Http, Outcome, Page, Redacted};
 pub use request::ArgumentError;
 pub use response::REPORTED_HEADERS;
 
@@ -201,19 +201,22 @@ impl Upstream {
         arguments: &Map<String, Value>,
         principal: &Principal,
     ) -> Outcome {
-        self.call_on(&self.route(tool), tool, arguments, principal)
+        let mut stats = CallStats::default();
+        self.call_on(&self.route(tool), tool, arguments, principal, &mut stats)
             .await
     }
 
     /// Calls `tool` by its prepared `route` on behalf of `principal`: its subject goes in
     /// the identity header when one is configured, and its validated token is what token
-    /// exchange trades. The caller's own credentials are never sent.
+    /// exchange trades. The caller's own credentials are never sent. `stats` counts the
+    /// requests sent and the time spent on them, for the audit log and the metrics.
     pub async fn call_on(
         &self,
         route: &Route,
         tool: &Tool,
         arguments: &Map<String, Value>,
         principal: &Principal,
+        stats: &mut CallStats,
     ) -> Outcome {
         let started = Instant::now();
         let settings = &tool.call;
@@ -276,7 +279,7 @@ impl Upstream {
                 tool,
                 route.pool,
                 request,
-                started,
+                Clock { started, stats },
                 secrets.as_deref().unwrap_or(&inner.secrets),
                 forget.as_ref().map(|forget| forget as &(dyn Fn() + Sync)),
             )
@@ -294,7 +297,7 @@ impl Upstream {
                     tool,
                     route.pool,
                     again,
-                    started,
+                    Clock { started, stats },
                     secrets.as_deref().unwrap_or(&inner.secrets),
                     None,
                 )
@@ -395,6 +398,12 @@ impl fmt::Debug for Inner {
     }
 }
 
+/// When a call started, and what its requests have cost so far.
+struct Clock<'s> {
+    started: Instant,
+    stats: &'s mut CallStats,
+}
+
 /// A tool's route and pool: see [`Upstream::route`].
 #[derive(Debug, Clone)]
 pub struct Route {
@@ -479,12 +488,13 @@ impl Upstream {
         tool: &Tool,
         pool: usize,
         request: Outgoing,
-        started: Instant,
+        clock: Clock<'_>,
         secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> Outcome {
         let inner = &self.inner;
         let settings = &tool.call;
+        let Clock { started, stats } = clock;
         let deadline = deadline_after(started, settings.timeout);
         let method = request.method.clone();
         let retryable = matches!(
@@ -518,11 +528,14 @@ impl Upstream {
             let Some(this) = this else {
                 return Err(CallError::Request);
             };
+            let sent = Instant::now();
             let outcome = tokio::time::timeout_at(
                 deadline,
                 self.attempt(pool, this, settings.max_response_bytes),
             )
             .await;
+            stats.attempts += 1;
+            stats.upstream += sent.elapsed();
             let retry_delay = |after: Option<Duration>| {
                 if !retryable || attempt >= settings.retries {
                     return None;

@@ -10,6 +10,14 @@ use crate::auth::outbound::CredentialError;
 /// What one call comes to.
 pub type Outcome = Result<Answer, CallError>;
 
+/// What one call cost at the upstream: requests sent (retries and a resend with a fresh token
+/// included) and the time spent waiting on them, bodies included, backoff not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallStats {
+    pub attempts: u32,
+    pub upstream: std::time::Duration,
+}
+
 /// Whose fault a failed call is, as cloudflare/pingora's `ErrorSource` tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {

@@ -94,6 +94,11 @@ const RULES: &[Rule] = &[
         forbidden: &["crate::mcp", "crate::curation", "crate::transport"],
     },
     Rule {
+        text: "`observe` imports nothing from `mcp`, `transport`, `curation`",
+        scope: Scope::Only(&["observe"]),
+        forbidden: &["crate::mcp", "crate::transport", "crate::curation"],
+    },
+    Rule {
         text: "`mcp` imports nothing from `curation`, `transport`",
         scope: Scope::Only(&["mcp"]),
         forbidden: &["crate::curation", "crate::transport"],

@@ -8,6 +8,7 @@ mod e2e;
 mod fuzz_corpus;
 mod http;
 mod mcp;
+mod observe;
 mod packaging;
 mod problem_details;
 mod rate_limits;

@@ -1,0 +1,140 @@
+use std::time::{Duration, UNIX_EPOCH};
+
+use super::*;
+
+fn record(outcome: Outcome) -> CallRecord {
+    CallRecord {
+        time: UNIX_EPOCH + Duration::from_micros(1_764_590_400_123_456),
+        request_id: 0xab,
+        jsonrpc_id: RawValue::from_string("\"call-7\"".into()).ok(),
+        tool: Some(Arc::new(ToolFacts {
+            name: "get_pet".into(),
+            method: "GET".into(),
+            template: "/pets/{petId}".into(),
+        })),
+        subject: None,
+        client: RawValue::from_string(r#"{"name":"inspector","version":"1.2","x":[1]}"#.into())
+            .ok(),
+        outcome,
+        upstream_status: Some(404),
+        attempts: 1,
+        duration: Duration::from_micros(900),
+        upstream_duration: Duration::from_micros(700),
+        bytes_in: 120,
+        bytes_out: 480,
+        error_code: None,
+    }
+}
+
+#[test]
+fn an_audit_line_is_one_json_object_and_its_newline() {
+    let mut line = Vec::new();
+    audit::write_line(&record(Outcome::ApiError), &mut line);
+    let text = String::from_utf8(line).expect("UTF-8");
+    expect_test::expect![[r#"
+        {"time":"2025-12-01T12:00:00.123456Z","request_id":"00000000000000ab","jsonrpc_id":"call-7","tool":"get_pet","subject":"anonymous","client_name":"inspector","client_version":"1.2","outcome":"api_error","upstream_method":"GET","upstream_path":"/pets/{petId}","upstream_status":404,"attempts":1,"duration_us":900,"upstream_us":700,"bytes_in":120,"bytes_out":480}
+    "#]]
+    .assert_eq(&text);
+}
+
+#[test]
+fn a_refusal_names_its_reason() {
+    let mut line = Vec::new();
+    let mut refused = record(Outcome::Refused(Reason::HeaderMismatch));
+    refused.tool = None;
+    refused.upstream_status = None;
+    refused.attempts = 0;
+    audit::write_line(&refused, &mut line);
+    let value: serde_json::Value = serde_json::from_slice(&line).expect("JSON");
+    assert_eq!(value["outcome"], "refused");
+    assert_eq!(value["reason"], "header_mismatch");
+    assert!(value.get("tool").is_none() && value.get("upstream_path").is_none());
+}
+
+#[test]
+fn outcomes_follow_the_fault() {
+    let answer = |status: u16, authenticated: bool| {
+        Ok(upstream::Answer {
+            http: upstream::Http {
+                status: http::StatusCode::from_u16(status).expect("status"),
+                headers: Vec::new(),
+            },
+            essence: None,
+            body: Vec::new(),
+            json: None,
+            location: None,
+            authenticated,
+            handling: upstream::Handling::default(),
+        })
+    };
+    assert_eq!(Outcome::of(&answer(200, false)), Outcome::Ok);
+    assert_eq!(Outcome::of(&answer(404, false)), Outcome::ApiError);
+    assert_eq!(Outcome::of(&answer(503, true)), Outcome::ApiError);
+    assert_eq!(Outcome::status_of(&answer(503, true)), Some(503));
+    assert_eq!(
+        Outcome::of(&Err(CallError::Connect)),
+        Outcome::UpstreamFailure
+    );
+    assert_eq!(
+        Outcome::of(&Err(CallError::Request)),
+        Outcome::GatewayFailure
+    );
+    assert_eq!(Outcome::status_of(&Err(CallError::Connect)), None);
+}
+
+#[test]
+fn metrics_count_a_call_by_tool_and_outcome() {
+    let metrics = Metrics::new();
+    let observer = Observer::new(None, Some(metrics.clone()));
+    let meter = observer.tool("get_pet", "GET", "/pets/{petId}");
+    let mut call = record(Outcome::ApiError);
+    call.attempts = 3;
+    observer.record(call, Some(&meter));
+    observer.record(record(Outcome::Refused(Reason::Scope)), Some(&meter));
+    observer.catalog(2, "sha256:00");
+    let text = metrics.render();
+    for expected in [
+        "ferry_tool_calls_total{tool=\"get_pet\",outcome=\"api_error\"} 1",
+        "ferry_tool_calls_total{tool=\"get_pet\",outcome=\"refused\"} 1",
+        "ferry_refused_total{reason=\"scope\"} 1",
+        "ferry_refused_total{reason=\"host\"} 0",
+        "ferry_upstream_retries_total{tool=\"get_pet\"} 2",
+        "ferry_upstream_responses_total{tool=\"get_pet\",class=\"4xx\"} 2",
+        "ferry_call_duration_seconds_bucket{tool=\"get_pet\",le=\"0.00025\"} 2",
+        "ferry_tools_served 2",
+        "ferry_catalog_info{digest=\"sha256:00\"} 1",
+        "# HELP ferry_tool_calls_total tools/call requests answered, by tool and outcome",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in:\n{text}");
+    }
+}
+
+#[test]
+fn readiness_needs_a_catalog_and_when_asked_a_connection() {
+    let plain = Readiness::new(None);
+    assert_eq!(plain.check(), Err("no catalog loaded"));
+    plain.catalog_loaded();
+    assert_eq!(plain.check(), Ok(()));
+    let checked = Readiness::new(Some(Duration::from_secs(10)));
+    checked.catalog_loaded();
+    assert_eq!(
+        checked.check(),
+        Err("the upstream has not accepted a connection yet")
+    );
+}
+
+#[test]
+fn values_are_escaped_where_they_need_it() {
+    let mut odd = record(Outcome::ProtocolError);
+    odd.subject = Some("ci \"bot\"\\\n\u{e9}".into());
+    odd.error_code = Some(-32602);
+    odd.tool = None;
+    let mut line = Vec::new();
+    audit::write_line(&odd, &mut line);
+    assert_eq!(line.last(), Some(&b'\n'));
+    assert_eq!(line.iter().filter(|byte| **byte == b'\n').count(), 1);
+    let value: serde_json::Value = serde_json::from_slice(&line).expect("JSON");
+    assert_eq!(value["subject"], "ci \"bot\"\\\n\u{e9}");
+    assert_eq!(value["error_code"], -32602);
+    assert_eq!(value["outcome"], "protocol_error");
+}
