@@ -4,6 +4,7 @@ mod architecture;
 mod auth;
 mod catalog;
 mod connections;
+mod diff;
 mod e2e;
 mod fuzz_corpus;
 mod http;

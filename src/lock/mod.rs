@@ -5,7 +5,8 @@
 //! definition and of the request it becomes. [`drift`] compares a catalog with a lock and
 //! names every difference that matters: tools added, gone or changed (and in which part),
 //! operations the document gained that nothing in the curation decides about, and chosen
-//! operations that vanished. Pure: the command line reads and writes the file.
+//! operations that vanished. [`diff`] compares two catalogs by the same digests, for
+//! `ferry diff` and a reload. Pure: the command line reads and writes the file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -166,19 +167,10 @@ pub fn drift(
     serving: &BTreeMap<String, String>,
     every_operation: bool,
 ) -> Vec<Drift> {
-    let mut found = Vec::new();
-    let serving = digests(serving);
-    for setting in lock.serving.keys().chain(serving.keys()) {
-        if lock.serving.get(setting) != serving.get(setting)
-            && !found
-                .iter()
-                .any(|d| matches!(d, Drift::ServingChanged { setting: s } if s == setting))
-        {
-            found.push(Drift::ServingChanged {
-                setting: setting.clone(),
-            });
-        }
-    }
+    let mut found: Vec<Drift> = changed_settings(&lock.serving, &digests(serving))
+        .into_iter()
+        .map(|setting| Drift::ServingChanged { setting })
+        .collect();
     let now: BTreeMap<&str, LockedTool> = catalog
         .tools
         .iter()
@@ -193,24 +185,7 @@ pub fn drift(
                 vanished: every_operation && !operations.contains(&was.operation),
             }),
             Some(is) => {
-                let mut parts: Vec<String> = was
-                    .definition
-                    .keys()
-                    .chain(is.definition.keys())
-                    .filter(|key| was.definition.get(*key) != is.definition.get(*key))
-                    .cloned()
-                    .collect::<BTreeSet<_>>()
-                    .into_iter()
-                    .collect();
-                if was.operation != is.operation {
-                    parts.push(format!("operation ({} → {})", was.operation, is.operation));
-                }
-                if was.request != is.request {
-                    parts.push("request".to_string());
-                }
-                if was.scopes != is.scopes {
-                    parts.push("scopes".to_string());
-                }
+                let parts = changed_parts(was, is);
                 if !parts.is_empty() {
                     found.push(Drift::ToolChanged {
                         tool: name.clone(),
@@ -237,6 +212,102 @@ pub fn drift(
             }
         }
     }
+    found
+}
+
+/// One difference between the tools and settings two catalogs serve, as `ferry diff` and a
+/// reload report it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "change", rename_all = "camelCase")]
+pub enum Change {
+    /// A tool the new catalog serves and the old did not.
+    #[serde(rename = "added")]
+    ToolAdded { tool: String, operation: String },
+    /// A tool the old catalog served and the new does not.
+    #[serde(rename = "removed")]
+    ToolRemoved { tool: String, operation: String },
+    /// A tool both serve, with the parts that differ: members of its `tools/list`
+    /// definition (`description`, `inputSchema`, `annotations`, …), `operation`, `request`
+    /// (the plan: method, path, parameters, body), `call` (its call settings), `scopes`.
+    #[serde(rename = "changed")]
+    ToolChanged { tool: String, parts: Vec<String> },
+    /// A setting of the whole server differs, by the name the caller gave it (see
+    /// [`Lock::serving`]).
+    #[serde(rename = "setting")]
+    SettingChanged { setting: String },
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Change::ToolAdded { tool, operation } => write!(f, "+ {tool} ({operation})"),
+            Change::ToolRemoved { tool, operation } => write!(f, "- {tool} ({operation})"),
+            Change::ToolChanged { tool, parts } => write!(f, "~ {tool}: {}", parts.join(", ")),
+            Change::SettingChanged { setting } => write!(f, "~ setting `{setting}`"),
+        }
+    }
+}
+
+/// Every difference in what `old` and `new` serve, each with its server-wide settings (see
+/// [`Lock::serving`]): tools removed, added and changed, by name, then settings changed.
+/// Compares the same digests a lock holds, so a change `ferry diff` shows is one `--locked`
+/// would refuse, and the other way round.
+pub fn diff(
+    old: &Catalog,
+    old_serving: &BTreeMap<String, String>,
+    new: &Catalog,
+    new_serving: &BTreeMap<String, String>,
+) -> Vec<Change> {
+    let by_name = |catalog: &Catalog| -> BTreeMap<String, (LockedTool, usize)> {
+        (0..)
+            .zip(&catalog.tools)
+            .map(|(index, tool)| (tool.name.clone(), (locked(tool), index)))
+            .collect()
+    };
+    let (was, is) = (by_name(old), by_name(new));
+    let mut found = Vec::new();
+    for (name, (tool, _)) in &was {
+        if !is.contains_key(name) {
+            found.push(Change::ToolRemoved {
+                tool: name.clone(),
+                operation: tool.operation.clone(),
+            });
+        }
+    }
+    for (name, (tool, index)) in &is {
+        let Some((before, old_index)) = was.get(name) else {
+            found.push(Change::ToolAdded {
+                tool: name.clone(),
+                operation: tool.operation.clone(),
+            });
+            continue;
+        };
+        let mut parts = changed_parts(before, tool);
+        // The lock digests the plan and the call settings together; with both tools at
+        // hand, say which of the two changed.
+        if let Some(at) = parts.iter().position(|part| part == "request") {
+            let (before, after) = (&old.tools[*old_index], &new.tools[*index]);
+            let mut split = Vec::new();
+            if format!("{:?}", before.plan) != format!("{:?}", after.plan) {
+                split.push("request".to_string());
+            }
+            if format!("{:?}", before.call) != format!("{:?}", after.call) {
+                split.push("call".to_string());
+            }
+            parts.splice(at..=at, split);
+        }
+        if !parts.is_empty() {
+            found.push(Change::ToolChanged {
+                tool: name.clone(),
+                parts,
+            });
+        }
+    }
+    found.extend(
+        changed_settings(&digests(old_serving), &digests(new_serving))
+            .into_iter()
+            .map(|setting| Change::SettingChanged { setting }),
+    );
     found
 }
 
@@ -309,6 +380,42 @@ fn locked(tool: &Tool) -> LockedTool {
     }
 }
 
+/// The parts in which two digested tools differ: definition members by name, then
+/// `operation`, `request` and `scopes`.
+fn changed_parts(was: &LockedTool, is: &LockedTool) -> Vec<String> {
+    let mut parts: Vec<String> = was
+        .definition
+        .keys()
+        .chain(is.definition.keys())
+        .filter(|key| was.definition.get(*key) != is.definition.get(*key))
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if was.operation != is.operation {
+        parts.push(format!("operation ({} → {})", was.operation, is.operation));
+    }
+    if was.request != is.request {
+        parts.push("request".to_string());
+    }
+    if was.scopes != is.scopes {
+        parts.push("scopes".to_string());
+    }
+    parts
+}
+
+/// The settings whose digests differ between `was` and `is`, or that only one has, once
+/// each, in name order.
+fn changed_settings(was: &BTreeMap<String, String>, is: &BTreeMap<String, String>) -> Vec<String> {
+    was.keys()
+        .chain(is.keys())
+        .filter(|setting| was.get(*setting) != is.get(*setting))
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
 fn digests(settings: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     settings
         .iter()
@@ -341,3 +448,6 @@ fn digest_bytes(bytes: &[u8]) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests;
