@@ -10,7 +10,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use url::Url;
 
-const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+/// The root well-known path; a resource's own metadata path starts with it.
+pub const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
 /// The metadata's URL and path for `resource`: the well-known path plus the resource's own
 /// path (`https://host/mcp` → `https://host/.well-known/oauth-protected-resource/mcp`).
@@ -41,30 +42,38 @@ pub(crate) fn router<S: Clone + Send + Sync + 'static>(path: &str, document: &Va
     let body = Bytes::from(document.to_string());
     let handler = move || {
         let body = body.clone();
-        async move {
-            (
-                [
-                    (
-                        header::CONTENT_TYPE,
-                        HeaderValue::from_static("application/json"),
-                    ),
-                    (
-                        header::CACHE_CONTROL,
-                        HeaderValue::from_static("public, max-age=3600"),
-                    ),
-                    (
-                        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-                        HeaderValue::from_static("*"),
-                    ),
-                ],
-                body,
-            )
-                .into_response()
-        }
+        async move { response(body) }
     };
     let mut router = Router::new().route(path, get(handler.clone()));
     if path != WELL_KNOWN {
         router = router.route(WELL_KNOWN, get(handler));
     }
     router
+}
+
+/// Whether the metadata whose own path is `metadata_path` is served at `path`.
+pub(crate) fn serves(metadata_path: &str, path: &str) -> bool {
+    path == metadata_path || path == WELL_KNOWN
+}
+
+/// The metadata document as served: JSON, cacheable for an hour, readable from any origin.
+pub(crate) fn response(body: Bytes) -> axum::response::Response {
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=3600"),
+            ),
+            (
+                header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                HeaderValue::from_static("*"),
+            ),
+        ],
+        body,
+    )
+        .into_response()
 }

@@ -32,6 +32,7 @@ pub use config::{
     DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, canonical_resource,
     is_loopback_host, is_scope_token, is_secure_or_loopback,
 };
+pub use metadata::WELL_KNOWN as METADATA_WELL_KNOWN;
 pub use secret::Secret;
 
 use challenge::ChallengeParams;
@@ -431,6 +432,18 @@ impl Authenticator {
             (Some(path), Some(document)) => metadata::router(path, &document),
             _ => axum::Router::new(),
         }
+    }
+
+    /// The answer to a GET of `path` when this authenticator's protected resource metadata
+    /// is served there (OAuth only): for a transport that routes the well-known paths to
+    /// whichever authenticator is current, since a reload may change it.
+    pub fn metadata_response(&self, path: &str) -> Option<axum::response::Response> {
+        let oauth = self.oauth()?;
+        if !metadata::serves(&oauth.metadata_path, path) {
+            return None;
+        }
+        let document = self.metadata_document()?;
+        Some(metadata::response(bytes::Bytes::from(document.to_string())))
     }
 
     fn oauth(&self) -> Option<&OAuth> {

@@ -89,9 +89,9 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
 /// comparison `ferry diff` prints and a reload logs.
 pub fn changes(old: &Loaded, new: &Loaded) -> Vec<Change> {
     lock::diff(
-        &old.catalog,
+        &old.catalog.tools,
         &settings(&old.catalog, &old.curation),
-        &new.catalog,
+        &new.catalog.tools,
         &settings(&new.catalog, &new.curation),
     )
 }

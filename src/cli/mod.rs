@@ -13,6 +13,7 @@ use ferry::openapi::{self, Document};
 mod demo;
 mod diff;
 mod lock;
+mod reload;
 mod report;
 mod serve;
 

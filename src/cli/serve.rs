@@ -14,14 +14,16 @@ use tokio::sync::{mpsc, watch};
 
 use ferry::auth::{AuthConfig, Authenticator};
 use ferry::catalog::Catalog;
+use ferry::curation::Curation;
 use ferry::diagnostic::Diagnostic;
-use ferry::mcp::{Server, ServerOptions};
+use ferry::mcp::{Server, ServerOptions, Serving};
 use ferry::transport::http::{self, ConnectionLimit, HttpOptions};
 use ferry::transport::spread::{Share, spread};
 use ferry::transport::stdio;
 use ferry::upstream::{Upstream, UpstreamConfig};
 
 use super::SourceArgs;
+use super::reload::Reload;
 
 #[derive(Debug, ClapArgs)]
 pub struct ServeArgs {
@@ -116,40 +118,48 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let mut loaded = super::load_chosen(&args.source)?;
+    let reload = Reload::new(&args, &loaded);
+    // Serving never reads the document again.
+    loaded.document = None;
     let super::Loaded {
         catalog,
         diagnostics,
         curation,
-        document,
         config,
-    } = super::load_chosen(&args.source)?;
-    // Serving never reads the document again.
-    drop(document);
+        ..
+    } = loaded;
     if args.locked {
         super::lock::enforce(&catalog, &curation, config.as_deref())?;
     }
-    let config = UpstreamConfig {
-        call: curation.call.clone(),
-        auth: curation.upstream_auth.clone(),
-        identity_header: curation.upstream_identity.clone(),
-    };
     serve_catalog(
         catalog,
-        &config,
+        &upstream_config(&curation),
         curation.auth.as_ref(),
         &diagnostics,
         &args.transport,
+        Some(reload),
     )
 }
 
+/// What the upstream client is built from, beside the catalog.
+pub fn upstream_config(curation: &Curation) -> UpstreamConfig {
+    UpstreamConfig {
+        call: curation.call.clone(),
+        auth: curation.upstream_auth.clone(),
+        identity_header: curation.upstream_identity.clone(),
+    }
+}
+
 /// Prints every diagnostic on stderr (from a chosen-only compile: those about what is
-/// served); serves `catalog` only when none is an error.
+/// served); serves `catalog` only when none is an error, reloading it as `reload` says.
 pub fn serve_catalog(
     catalog: Catalog,
     config: &UpstreamConfig,
     auth: Option<&AuthConfig>,
     diagnostics: &[Diagnostic],
     args: &TransportArgs,
+    reload: Option<Reload>,
 ) -> anyhow::Result<ExitCode> {
     for diagnostic in diagnostics {
         eprintln!("{diagnostic}");
@@ -162,7 +172,7 @@ pub fn serve_catalog(
         eprintln!("ferry: refusing to serve: {errors} error(s) in the catalog");
         return Ok(ExitCode::from(1));
     }
-    runtime()?.block_on(serve_with_auth(catalog, config, auth, args, None))?;
+    runtime()?.block_on(serve_reloading(catalog, config, auth, args, None, reload))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -186,10 +196,46 @@ pub async fn serve_with_auth(
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<()> {
+    serve_reloading(catalog, config, auth, args, announce, None).await
+}
+
+/// [`serve_with_auth`], with `reload` replacing what is served on SIGHUP until serving ends.
+async fn serve_reloading(
+    catalog: Catalog,
+    config: &UpstreamConfig,
+    auth: Option<&AuthConfig>,
+    args: &TransportArgs,
+    announce: Option<&dyn Fn(&str)>,
+    reload: Option<Reload>,
+) -> anyhow::Result<()> {
     let workers = args.worker_count();
-    let upstream = Upstream::new(&catalog, config)
+    let server = build(&catalog, config, auth, args).await?;
+    tracing::info!(tools = catalog.tools.len(), "catalog ready");
+    // The server holds its own copy of every tool: this one would only double the memory
+    // held while serving.
+    drop(catalog);
+    let serving = Serving::new(Arc::new(server));
+    // SIGHUP is taken over before anything is served, so that none can end the process.
+    let reloading = reload.map(|reload| tokio::spawn(reload.run(serving.clone(), hangups())));
+    let served = serve_current(serving, args, announce, workers).await;
+    if let Some(reloading) = reloading {
+        reloading.abort();
+    }
+    served
+}
+
+/// Builds everything that serving takes from the files: the upstream client, the
+/// authenticator (its signing keys fetched) and the server. Start-up and every reload build
+/// it the same way.
+pub async fn build(
+    catalog: &Catalog,
+    config: &UpstreamConfig,
+    auth: Option<&AuthConfig>,
+    args: &TransportArgs,
+) -> anyhow::Result<Server> {
+    let upstream = Upstream::new(catalog, config)
         .context("setting up the upstream client")?
-        .with_workers(workers);
+        .with_workers(args.worker_count());
     let authenticator = if args.stdio {
         if auth.is_some() {
             tracing::info!(
@@ -206,17 +252,22 @@ pub async fn serve_with_auth(
     };
     authenticator.warm().await;
     let options = ServerOptions {
-        authenticator: authenticator.clone(),
+        authenticator,
         ..ServerOptions::default()
     };
-    let server = Arc::new(Server::new(&catalog, Some(upstream), options));
-    tracing::info!(tools = catalog.tools.len(), "catalog ready");
-    // The server holds its own copy of every tool: this one would only double the memory
-    // held while serving.
-    drop(catalog);
+    Ok(Server::new(catalog, Some(upstream), options))
+}
+
+/// Serves whatever `serving` holds when each request comes.
+async fn serve_current(
+    serving: Serving,
+    args: &TransportArgs,
+    announce: Option<&dyn Fn(&str)>,
+    workers: usize,
+) -> anyhow::Result<()> {
     if args.stdio {
         let input = tokio::io::BufReader::new(tokio::io::stdin());
-        stdio::serve(server, input, tokio::io::stdout(), args.body_limit)
+        stdio::serve(serving, input, tokio::io::stdout(), args.body_limit)
             .await
             .context("serving stdio")?;
         return Ok(());
@@ -242,7 +293,6 @@ pub async fn serve_with_auth(
         allowed_origins: args.allowed_origins.clone(),
         body_limit: args.body_limit,
         request_timeout: Duration::from_secs(args.request_timeout),
-        authenticator,
         header_timeout: Duration::from_secs(args.header_timeout),
         shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
         connection_limit: ConnectionLimit::new(
@@ -256,7 +306,7 @@ pub async fn serve_with_auth(
         }
         _ => None,
     };
-    serve_http(server, listener, options, tls, workers).await?;
+    serve_http(serving, listener, options, tls, workers).await?;
     tracing::info!("stopped");
     Ok(())
 }
@@ -267,7 +317,7 @@ pub async fn serve_with_auth(
 /// threads. The calling thread is worker 0 and watches for SIGINT/SIGTERM; on either, every
 /// worker lets its requests in flight finish, for at most the shutdown timeout.
 async fn serve_http(
-    server: Arc<Server>,
+    server: Serving,
     listener: std::net::TcpListener,
     options: HttpOptions,
     tls: Option<Arc<rustls::ServerConfig>>,
@@ -286,7 +336,7 @@ async fn serve_http(
     let mut threads = Vec::with_capacity(workers.saturating_sub(1));
     for (index, listener) in (1..).zip(shares) {
         let runtime = runtime()?;
-        let (server, options, tls) = (Arc::clone(&server), options.clone(), tls.clone());
+        let (server, options, tls) = (server.clone(), options.clone(), tls.clone());
         let (stop, mut stopping) = (Arc::clone(&stop), stopping.clone());
         let (finished, mut released) = (finished.clone(), released.clone());
         let thread = std::thread::Builder::new()
@@ -342,7 +392,7 @@ async fn serve_http(
 
 /// Serves one worker's share of the connections, with TLS when `tls` is given.
 async fn serve_listener(
-    server: Arc<Server>,
+    server: Serving,
     listener: Share,
     options: HttpOptions,
     tls: Option<Arc<rustls::ServerConfig>>,
@@ -387,4 +437,28 @@ async fn shutdown_signal() {
         let _ = interrupt.await;
     }
     tracing::info!("shutting down: letting requests in flight finish");
+}
+
+/// Every SIGHUP, counted: each listener (a reload, a log file reopened for rotation) calls
+/// this once and waits for the count to change. From the first call on, SIGHUP no longer
+/// ends the process. Must be called inside a runtime.
+pub fn hangups() -> watch::Receiver<u64> {
+    let (count, counted) = watch::channel(0);
+    #[cfg(unix)]
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(mut signal) => {
+            tokio::spawn(async move {
+                while signal.recv().await.is_some() {
+                    count.send_modify(|count| *count += 1);
+                    if count.is_closed() {
+                        break;
+                    }
+                }
+            });
+        }
+        Err(error) => tracing::warn!(%error, "cannot watch SIGHUP"),
+    }
+    #[cfg(not(unix))]
+    drop(count);
+    counted
 }

@@ -252,32 +252,34 @@ impl fmt::Display for Change {
 /// [`Lock::serving`]): tools removed, added and changed, by name, then settings changed.
 /// Compares the same digests a lock holds, so a change `ferry diff` shows is one `--locked`
 /// would refuse, and the other way round.
-pub fn diff(
-    old: &Catalog,
+pub fn diff<'a, 'b>(
+    old: impl IntoIterator<Item = &'a Tool>,
     old_serving: &BTreeMap<String, String>,
-    new: &Catalog,
+    new: impl IntoIterator<Item = &'b Tool>,
     new_serving: &BTreeMap<String, String>,
 ) -> Vec<Change> {
-    let by_name = |catalog: &Catalog| -> BTreeMap<String, (LockedTool, usize)> {
-        (0..)
-            .zip(&catalog.tools)
-            .map(|(index, tool)| (tool.name.clone(), (locked(tool), index)))
+    fn by_name<'t>(
+        tools: impl IntoIterator<Item = &'t Tool>,
+    ) -> BTreeMap<&'t str, (LockedTool, &'t Tool)> {
+        tools
+            .into_iter()
+            .map(|tool| (tool.name.as_str(), (locked(tool), tool)))
             .collect()
-    };
+    }
     let (was, is) = (by_name(old), by_name(new));
     let mut found = Vec::new();
     for (name, (tool, _)) in &was {
         if !is.contains_key(name) {
             found.push(Change::ToolRemoved {
-                tool: name.clone(),
+                tool: name.to_string(),
                 operation: tool.operation.clone(),
             });
         }
     }
-    for (name, (tool, index)) in &is {
-        let Some((before, old_index)) = was.get(name) else {
+    for (name, (tool, after)) in &is {
+        let Some((before, previous)) = was.get(name) else {
             found.push(Change::ToolAdded {
-                tool: name.clone(),
+                tool: name.to_string(),
                 operation: tool.operation.clone(),
             });
             continue;
@@ -286,19 +288,18 @@ pub fn diff(
         // The lock digests the plan and the call settings together; with both tools at
         // hand, say which of the two changed.
         if let Some(at) = parts.iter().position(|part| part == "request") {
-            let (before, after) = (&old.tools[*old_index], &new.tools[*index]);
             let mut split = Vec::new();
-            if format!("{:?}", before.plan) != format!("{:?}", after.plan) {
+            if format!("{:?}", previous.plan) != format!("{:?}", after.plan) {
                 split.push("request".to_string());
             }
-            if format!("{:?}", before.call) != format!("{:?}", after.call) {
+            if format!("{:?}", previous.call) != format!("{:?}", after.call) {
                 split.push("call".to_string());
             }
             parts.splice(at..=at, split);
         }
         if !parts.is_empty() {
             found.push(Change::ToolChanged {
-                tool: name.clone(),
+                tool: name.to_string(),
                 parts,
             });
         }
@@ -309,6 +310,20 @@ pub fn diff(
             .map(|setting| Change::SettingChanged { setting }),
     );
     found
+}
+
+/// One digest of everything [`diff`] compares: equal digests, no change. A running server
+/// labels its catalog with it.
+pub fn digest<'a>(
+    tools: impl IntoIterator<Item = &'a Tool>,
+    serving: &BTreeMap<String, String>,
+) -> String {
+    let tools: BTreeMap<&str, LockedTool> = tools
+        .into_iter()
+        .map(|tool| (tool.name.as_str(), locked(tool)))
+        .collect();
+    let text = serde_json::json!({"tools": tools, "serving": digests(serving)}).to_string();
+    digest_bytes(text.as_bytes())
 }
 
 /// The document files whose content differs from the lock's, and the curation when it does:

@@ -47,7 +47,7 @@ fn settings(upstream: &str) -> BTreeMap<String, String> {
 /// The diff of `old` to `new` (with the same settings), one change a line.
 fn check(old: Vec<Tool>, new: Vec<Tool>, expected: Expect) {
     let serving = settings("http://127.0.0.1:1");
-    let changes = diff(&catalog(old), &serving, &catalog(new), &serving);
+    let changes = diff(&catalog(old).tools, &serving, &catalog(new).tools, &serving);
     let text: String = changes.iter().map(|change| format!("{change}\n")).collect();
     expected.assert_eq(&text);
 }
@@ -109,9 +109,9 @@ fn call_settings_and_the_request_are_told_apart() {
 #[test]
 fn a_changed_setting_is_named_without_its_value() {
     let changes = diff(
-        &catalog(pets()),
+        &pets(),
         &settings("http://127.0.0.1:1"),
-        &catalog(pets()),
+        &pets(),
         &settings("http://127.0.0.1:2"),
     );
     assert_eq!(
@@ -129,7 +129,7 @@ fn changes_serialize_with_their_kind() {
     new.push(tool("create_pet", http::Method::POST, "/pets"));
     new[0].description = None;
     let serving = settings("http://127.0.0.1:1");
-    let changes = diff(&catalog(pets()), &serving, &catalog(new), &serving);
+    let changes = diff(&pets(), &serving, &new, &serving);
     expect![[r#"[{"change":"added","tool":"create_pet","operation":"POST /pets"},{"change":"changed","tool":"get_pet","parts":["description"]}]"#]]
         .assert_eq(&serde_json::to_string(&changes).expect("serializes"));
 }
@@ -153,4 +153,16 @@ fn drift_still_reports_each_changed_part() {
         ]
     "#]]
     .assert_debug_eq(&text);
+}
+
+#[test]
+fn the_digest_changes_with_what_diff_compares() {
+    let serving = settings("http://127.0.0.1:1");
+    let same = digest(&pets(), &serving);
+    assert_eq!(same, digest(&pets(), &serving));
+    assert!(same.starts_with("sha256:"), "{same}");
+    let mut new = pets();
+    new[1].call.retries = Some(0);
+    assert_ne!(same, digest(&new, &serving));
+    assert_ne!(same, digest(&pets(), &settings("http://127.0.0.1:2")));
 }

@@ -28,11 +28,13 @@ mod envelope;
 mod failure;
 pub(crate) mod headers;
 pub(crate) mod result;
+mod serving;
 mod validate;
 
 pub use crate::auth::CacheScope;
 pub use headers::{MirroredHeader, mirrored_headers};
 pub use result::{HTTP_META, LEGACY_WRAP_KEY, RESULT_META, ToolResult};
+pub use serving::Serving;
 
 /// The revision served to stateless clients.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -74,8 +76,8 @@ pub struct ServerOptions {
 
 impl Default for ServerOptions {
     fn default() -> Self {
-        // The catalog is compiled once and never changes while ferry runs; five minutes
-        // bounds how long a client keeps a list after ferry is restarted with another one.
+        // The catalog changes only when ferry restarts or reloads; five minutes bounds how
+        // long a client that does not listen for `list_changed` keeps a list after that.
         ServerOptions {
             ttl_ms: 300_000,
             cache_scope: CacheScope::Public,
@@ -263,6 +265,17 @@ impl Server {
             scoped_lists: Default::default(),
             ttl_ms,
         }
+    }
+
+    /// Who may list and call which tool: the transport checks a request's token with it
+    /// before reading the body.
+    pub fn authenticator(&self) -> &Authenticator {
+        &self.authenticator
+    }
+
+    /// The tools served, sorted by name.
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.iter().map(|served| &served.tool)
     }
 
     /// Answers one JSON-RPC message. Never fails: every problem is a JSON-RPC error or a tool

@@ -25,14 +25,13 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
 
-use crate::auth::Authenticator;
-use crate::mcp::{self, Incoming, Kind, Server};
+use crate::mcp::{self, Incoming, Kind, Serving};
 
 /// The path of the one MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
@@ -53,9 +52,6 @@ pub struct HttpOptions {
     pub request_timeout: Duration,
     /// How often an open `subscriptions/listen` stream gets a keep-alive comment.
     pub keep_alive: Duration,
-    /// Who may send requests: checked before a body is read (401), with the protected
-    /// resource metadata served beside the endpoint.
-    pub authenticator: Authenticator,
     /// Longest time a client may take to send a request's head (request line and headers),
     /// from when ferry starts waiting for it, and longest a connection (HTTP/1 or HTTP/2) may
     /// have no request in flight: an idle one is closed within twice this. Also the HTTP/2
@@ -109,7 +105,6 @@ impl Default for HttpOptions {
             body_limit: 4 * 1024 * 1024,
             request_timeout: Duration::from_secs(120),
             keep_alive: Duration::from_secs(15),
-            authenticator: Authenticator::none(),
             header_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(30),
             connection_limit: ConnectionLimit::new(ConnectionLimit::DEFAULT),
@@ -119,9 +114,11 @@ impl Default for HttpOptions {
 
 /// Serves `server` on `listener` until `shutdown` completes, then lets requests in flight
 /// finish (open subscription streams are ended with their final response) for at most the
-/// shutdown timeout, and drops the connections still open after it.
+/// shutdown timeout, and drops the connections still open after it. Each request is answered
+/// by the server current when it arrived (see [`Serving`]); its authenticator checks the
+/// request's token before the body is read (401).
 pub async fn serve<L>(
-    server: Arc<Server>,
+    server: impl Into<Serving>,
     mut listener: L,
     options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -131,7 +128,7 @@ where
 {
     let local = listener.local_addr()?;
     let (stop, stopped) = watch::channel(false);
-    let router = router(server, local, &options, stopped.clone());
+    let router = router(server.into(), local, &options, stopped.clone());
     let builder = Arc::new(connection_builder(options.header_timeout));
     let mut connections = JoinSet::new();
     let mut shutdown = pin!(shutdown);
@@ -472,10 +469,11 @@ impl<I: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<I
     }
 }
 
-/// The router for `POST /mcp`; `local` is the address it is reached at, allowed as a host.
+/// The router for `POST /mcp`, and the protected resource metadata of the current server's
+/// authenticator; `local` is the address it is reached at, allowed as a host.
 /// `shutdown` turning `true` ends subscription streams.
 pub fn router(
-    server: Arc<Server>,
+    server: impl Into<Serving>,
     local: SocketAddr,
     options: &HttpOptions,
     shutdown: watch::Receiver<bool>,
@@ -488,6 +486,7 @@ pub fn router(
             .iter()
             .map(|host| host.to_ascii_lowercase()),
     );
+    let server = server.into();
     let state = Arc::new(HttpState {
         server,
         hosts,
@@ -500,16 +499,17 @@ pub fn router(
         request_timeout: options.request_timeout,
         keep_alive: options.keep_alive,
         shutdown,
-        authenticator: options.authenticator.clone(),
     });
+    let well_known = crate::auth::METADATA_WELL_KNOWN;
     Router::new()
         .route(ENDPOINT, post(post_mcp).fallback(method_not_allowed))
-        .merge(options.authenticator.metadata_router())
+        .route(well_known, get(metadata))
+        .route(&format!("{well_known}/{{*resource}}"), get(metadata))
         .with_state(state)
 }
 
 struct HttpState {
-    server: Arc<Server>,
+    server: Serving,
     /// Lowercase host names, without ports.
     hosts: Vec<String>,
     /// Lowercase origins, without a trailing slash.
@@ -518,7 +518,6 @@ struct HttpState {
     request_timeout: Duration,
     keep_alive: Duration,
     shutdown: watch::Receiver<bool>,
-    authenticator: Authenticator,
 }
 
 async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Response {
@@ -540,10 +539,13 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         tracing::warn!(length, limit = state.body_limit, "request body refused");
         return StatusCode::PAYLOAD_TOO_LARGE.into_response();
     }
+    // The whole request is answered by the server current now, even if a reload swaps it
+    // meanwhile: the token is checked by the same authenticator that decides the scopes.
+    let server = state.server.load();
     // Before the body is read: an unauthenticated client costs no more than its headers.
-    let principal = if state.authenticator.is_enabled() {
-        match state
-            .authenticator
+    let principal = if server.authenticator().is_enabled() {
+        match server
+            .authenticator()
             .authenticate_headers(&parts.headers)
             .await
         {
@@ -571,7 +573,7 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         };
         // Awaited in place, not spawned: when the client goes away hyper drops this future,
         // and with it the upstream call in flight.
-        Ok::<_, axum::Error>(state.server.handle(incoming).await)
+        Ok::<_, axum::Error>(server.handle(incoming).await)
     };
     let outgoing = match tokio::time::timeout(state.request_timeout, work).await {
         Ok(Ok(outgoing)) => outgoing,
@@ -609,6 +611,16 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
             response
         }
     }
+}
+
+/// The RFC 9728 metadata of the authenticator current now (404 without OAuth).
+async fn metadata(State(state): State<Arc<HttpState>>, uri: Uri) -> Response {
+    state
+        .server
+        .load()
+        .authenticator()
+        .metadata_response(uri.path())
+        .unwrap_or_else(|| StatusCode::NOT_FOUND.into_response())
 }
 
 async fn method_not_allowed() -> Response {

@@ -13,7 +13,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
-use crate::mcp::{self, Incoming, Kind, Server};
+use crate::mcp::{self, Incoming, Kind, Server, Serving};
 
 /// The longest line read by default: larger messages are refused, not buffered.
 pub const DEFAULT_MAX_LINE: usize = 4 * 1024 * 1024;
@@ -21,9 +21,10 @@ pub const DEFAULT_MAX_LINE: usize = 4 * 1024 * 1024;
 /// Requests served at once on one stdio connection.
 pub const MAX_IN_FLIGHT: usize = 256;
 
-/// Serves `server` until `input` ends, then waits for requests in flight and returns.
+/// Serves `server` until `input` ends, then waits for requests in flight and returns. Each
+/// request is answered by the server current when it was read (see [`Serving`]).
 pub async fn serve<R, W>(
-    server: Arc<Server>,
+    server: impl Into<Serving>,
     mut input: R,
     output: W,
     max_line: usize,
@@ -32,6 +33,7 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let server = server.into();
     let (send, receive) = mpsc::unbounded_channel::<Bytes>();
     let writer = tokio::spawn(write_lines(receive, output));
     let in_flight: Arc<Mutex<HashMap<String, tokio::task::AbortHandle>>> = Arc::default();
@@ -58,7 +60,7 @@ where
         let body = Bytes::from(std::mem::take(&mut line));
         let Some(id) = mcp::request_id(&body) else {
             // Notifications (and unreadable lines) are answered at once, in order.
-            if let Some(id) = answer(&server, &body, &send, || {}).await
+            if let Some(id) = answer(&server.load(), &body, &send, || {}).await
                 && let Some(task) = lock(&in_flight).remove(&id)
             {
                 tracing::debug!(request = %id, "request cancelled");
@@ -72,7 +74,7 @@ where
             .acquire_owned()
             .await
             .map_err(std::io::Error::other)?;
-        let server = Arc::clone(&server);
+        let server = server.load();
         let send = send.clone();
         let registry = Arc::clone(&in_flight);
         let key = id.clone();

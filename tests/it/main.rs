@@ -10,6 +10,7 @@ mod fuzz_corpus;
 mod http;
 mod mcp;
 mod problem_details;
+mod reload;
 mod stdio;
 mod support;
 mod upstream;
