@@ -1,5 +1,6 @@
-//! Reloading what `ferry serve` serves without a restart, and without risk: on SIGHUP the
-//! files are read, compiled and checked again exactly as at start-up (`--locked` included). Any error keeps
+//! Reloading what `ferry serve` serves without a restart, and without risk: on SIGHUP, and
+//! with `--watch` when the curation file or the document's files change, the files are read,
+//! compiled and checked again exactly as at start-up (`--locked` included). Any error keeps
 //! the catalog served now (every diagnostic is logged and the reload counted as failed);
 //! otherwise everything built from the files (the `Server` with its tools, the upstream
 //! client, the authenticator) is swapped in whole, and the diff is logged. Calls in flight
@@ -9,7 +10,9 @@
 //! and the other transport flags.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use ferry::diagnostic::{Diagnostic, Severity};
@@ -21,42 +24,93 @@ use tokio::sync::watch;
 use super::serve::{ServeArgs, TransportArgs, build, upstream_config};
 use super::{Loaded, SourceArgs, diff, load_chosen};
 
+/// How often `--watch` looks at the files. A change is reloaded once the files have looked
+/// the same at two looks in a row, so a save written in several steps is one reload.
+pub const WATCH_INTERVAL: Duration = Duration::from_secs(1);
+
 /// What a reload reads again, and what is served now.
 pub struct Reload {
     source: SourceArgs,
     locked: bool,
     transport: TransportArgs,
+    watch: bool,
     /// The server-wide settings of the catalog served now, for the diff.
     settings: BTreeMap<String, String>,
     /// [`lock::digest`] of the catalog served now.
     digest: String,
+    /// The curation file and the document's local files, as last read.
+    files: Vec<PathBuf>,
+    /// What `files` looked like just before they were last read.
+    seen: Look,
 }
 
 impl Reload {
-    /// For the catalog `loaded` from `args`.
+    /// For the catalog `loaded` from `args` (its document still held, to name its files).
+    /// Called at once after loading: a change made since is seen by the first look.
     pub fn new(args: &ServeArgs, loaded: &Loaded) -> Reload {
         let settings = diff::settings(&loaded.catalog, &loaded.curation);
         let digest = lock::digest(&loaded.catalog.tools, &settings);
         record_catalog(&digest, None, loaded.catalog.tools.len());
+        let files = watched(&args.source, loaded);
         Reload {
             source: args.source.clone(),
             locked: args.locked,
             transport: args.transport.clone(),
+            watch: args.watch,
             settings,
             digest,
+            seen: look(&files),
+            files,
         }
     }
 
-    /// Reloads into `serving` on every SIGHUP `hangups` counts, until dropped.
+    /// Reloads into `serving` on every SIGHUP `hangups` counts and, watching, on every
+    /// settled change of the files, until dropped.
     pub async fn run(mut self, serving: Serving, mut hangups: watch::Receiver<u64>) {
-        while hangups.changed().await.is_ok() {
-            self.reload(&serving, "SIGHUP").await;
+        let mut signals = true;
+        if self.watch {
+            tracing::info!(
+                files = self.files.len(),
+                interval_ms = WATCH_INTERVAL.as_millis() as u64,
+                "watching the curation and document files"
+            );
+        }
+        let mut ticks = tokio::time::interval(WATCH_INTERVAL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // What the files looked like at the last look, when that differed from `seen`.
+        let mut changing = None;
+        loop {
+            tokio::select! {
+                changed = hangups.changed(), if signals => {
+                    if changed.is_err() {
+                        signals = false;
+                        continue;
+                    }
+                    self.reload(&serving, "SIGHUP").await;
+                    changing = None;
+                }
+                _ = ticks.tick(), if self.watch => {
+                    let now = looks(&self.files).await;
+                    if now == self.seen {
+                        changing = None;
+                    } else if changing.as_ref() == Some(&now) {
+                        self.reload(&serving, "files changed").await;
+                        changing = None;
+                    } else {
+                        changing = Some(now);
+                    }
+                }
+                else => return,
+            }
         }
     }
 
     /// Reads, compiles and checks the files again, and serves them when nothing is wrong.
+    /// What the files look like is taken first, so that a save made while they are read is
+    /// a change still to reload.
     async fn reload(&mut self, serving: &Serving, cause: &'static str) {
         tracing::info!(cause, "reloading the catalog");
+        let before = (self.files.clone(), looks(&self.files).await);
         match self.try_reload(serving).await {
             Ok(()) => metrics::counter!("ferry_reloads_total", "result" => "ok").increment(1),
             Err(error) => {
@@ -68,6 +122,11 @@ impl Reload {
                 metrics::counter!("ferry_reloads_total", "result" => "failed").increment(1);
             }
         }
+        self.seen = if before.0 == self.files {
+            before.1
+        } else {
+            looks(&self.files).await
+        };
     }
 
     async fn try_reload(&mut self, serving: &Serving) -> anyhow::Result<()> {
@@ -82,6 +141,9 @@ impl Reload {
         })
         .await
         .context("reading the files")??;
+        // A curation that now names another document is watched with it, even when it does
+        // not compile: fixing it is a change too.
+        self.files = watched(&self.source, &loaded);
         loaded.document = None;
         let errors = log_diagnostics(&loaded.diagnostics);
         if errors > 0 {
@@ -152,4 +214,60 @@ fn record_catalog(digest: &str, replaced: Option<&str>, tools: usize) {
         metrics::gauge!("ferry_catalog_info", "digest" => replaced.to_string()).set(0.0);
     }
     metrics::gauge!("ferry_catalog_info", "digest" => digest.to_string()).set(1.0);
+}
+
+/// The files a change of which is a reason to reload: the curation file, the document
+/// (unless fetched over http(s)) and every local file it refers to.
+fn watched(source: &SourceArgs, loaded: &Loaded) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = loaded.config.iter().cloned().collect();
+    let Some(location) = &loaded.curation.openapi else {
+        return files;
+    };
+    if is_remote(location) {
+        return files;
+    }
+    let document = loaded.curation.dir.join(location);
+    let root = source
+        .ref_root
+        .clone()
+        .or_else(|| document.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
+    files.push(document);
+    if let Some(document) = &loaded.document {
+        for file in &document.files {
+            if !file.name.is_empty() && !is_remote(&file.name) {
+                let path = root.join(&file.name);
+                if !files.contains(&path) {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    files
+}
+
+fn is_remote(location: &str) -> bool {
+    location.starts_with("http://") || location.starts_with("https://")
+}
+
+/// What each file looks like: its size and modification time, or nothing when it cannot be
+/// read (gone, say).
+type Look = Vec<Option<(u64, SystemTime)>>;
+
+fn look(files: &[PathBuf]) -> Look {
+    files
+        .iter()
+        .map(|file| {
+            let metadata = std::fs::metadata(file).ok()?;
+            Some((metadata.len(), metadata.modified().ok()?))
+        })
+        .collect()
+}
+
+/// [`look`], off the thread that serves requests.
+async fn looks(files: &[PathBuf]) -> Look {
+    let files = files.to_vec();
+    tokio::task::spawn_blocking(move || look(&files))
+        .await
+        .unwrap_or_default()
 }

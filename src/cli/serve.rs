@@ -35,6 +35,10 @@ pub struct ServeArgs {
     /// file): what was reviewed is what runs.
     #[arg(long)]
     pub locked: bool,
+    /// Reload when the curation file or the document's files change (looked at every
+    /// second), as on SIGHUP.
+    #[arg(long, env = "FERRY_WATCH")]
+    pub watch: bool,
 }
 
 /// How the catalog is served; shared with `ferry demo`.
@@ -199,7 +203,8 @@ pub async fn serve_with_auth(
     serve_reloading(catalog, config, auth, args, announce, None).await
 }
 
-/// [`serve_with_auth`], with `reload` replacing what is served on SIGHUP until serving ends.
+/// [`serve_with_auth`], with `reload` replacing what is served on SIGHUP (and, watching,
+/// when the files change) until serving ends.
 async fn serve_reloading(
     catalog: Catalog,
     config: &UpstreamConfig,

@@ -1,4 +1,4 @@
-//! Reloading a running `ferry serve` (the built binary) on SIGHUP: the new
+//! Reloading a running `ferry serve` (the built binary) on SIGHUP and with `--watch`: the new
 //! tools are listed and called at once, a reload that fails keeps the old ones serving and
 //! logs why, and a call in flight finishes on the tool it began with. The upstream is a real
 //! axum app on 127.0.0.1 that can hold an answer until the test releases it.
@@ -341,6 +341,35 @@ async fn a_reload_that_fails_keeps_the_old_tools_and_logs_why() {
     assert_eq!(ferry.call("listPets").await, json!({"path": "/pets"}));
     assert_eq!(upstream.next_request().await, "/pets");
     assert_eq!(ferry.count("catalog reloaded"), 0, "{:#?}", ferry.lines());
+}
+
+#[tokio::test]
+async fn watch_reloads_a_changed_curation_or_document_without_a_signal() {
+    let upstream = upstream().await;
+    let files = Files::new("watch", &upstream.base, &["listPets"]);
+    let ferry = Ferry::serve(&files.curation(), &["--watch"]);
+    ferry
+        .logged("watching the curation and document files", 1)
+        .await;
+    files.choose(&["getPet"]);
+    ferry.lists(&["getPet"]).await;
+    ferry.logged("catalog reloaded", 1).await;
+    // The document is watched too.
+    let mut changed = document();
+    changed["paths"]["/pets/1"]["get"]["summary"] = json!("Read the first pet");
+    std::fs::write(files.dir.join("openapi.json"), changed.to_string()).expect("document");
+    ferry.logged("catalog reloaded", 2).await;
+    let change = ferry
+        .find("~ getPet: description")
+        .unwrap_or_else(|| panic!("{:#?}", ferry.lines()));
+    assert!(change.contains("catalog changed"), "{change}");
+    // Each save was one reload, and none needed a signal.
+    assert_eq!(
+        ferry.count("reloading the catalog cause=\"files changed\""),
+        2,
+        "{:#?}",
+        ferry.lines()
+    );
 }
 
 #[tokio::test]
