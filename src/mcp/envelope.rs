@@ -104,6 +104,8 @@ pub(super) struct Params<'a> {
     pub(super) uri: Option<MetaString<'a>>,
     pub(super) arguments: Option<&'a RawValue>,
     pub(super) cursor: bool,
+    /// `subscriptions/listen` asks for `notifications.toolsListChanged`.
+    pub(super) tools_list_changed: bool,
 }
 
 pub(super) enum MetaString<'a> {
@@ -124,6 +126,15 @@ pub(super) struct RawParams<'a> {
     pub(super) arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub(super) cursor: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(super) notifications: Option<&'a RawValue>,
+}
+
+/// The `notifications` filter of `subscriptions/listen`: only what ferry can honour.
+#[derive(Deserialize)]
+struct RawFilter {
+    #[serde(rename = "toolsListChanged", default)]
+    tools_list_changed: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -161,6 +172,11 @@ impl<'a> Params<'a> {
             uri: raw_params.uri.map(string_of),
             arguments: raw_params.arguments,
             cursor: raw_params.cursor.is_some(),
+            tools_list_changed: raw_params
+                .notifications
+                .and_then(|filter| serde_json::from_str::<RawFilter>(filter.get()).ok())
+                .and_then(|filter| filter.tools_list_changed)
+                .unwrap_or(false),
         })
     }
 }

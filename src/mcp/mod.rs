@@ -141,9 +141,14 @@ pub enum Kind {
         cancels: Option<String>,
     },
     /// `subscriptions/listen`: `body` is the acknowledgement, the stream's first message;
-    /// the stream stays open (with nothing to notify) until the client leaves or ferry shuts
-    /// down, when `end` is sent as the stream's final response.
-    Subscription { end: Bytes },
+    /// the stream stays open until the client leaves or ferry shuts down, when `end` is sent
+    /// as the stream's final response. `tools_list_changed`, when the client asked for it, is
+    /// the notification to send each time a reload changes the tool list
+    /// ([`Serving::tool_list_changes`]).
+    Subscription {
+        end: Bytes,
+        tools_list_changed: Option<Bytes>,
+    },
     /// The caller lacks a scope the tool needs: `body` is a JSON-RPC error, and HTTP adds
     /// the challenge's `WWW-Authenticate` so the client can step up.
     Refused(Challenge),
@@ -209,10 +214,12 @@ impl Server {
             options.cache_scope
         };
         let cache_scope = cache_scope.as_str();
+        // Modern clients hear of a changed tool list on a `subscriptions/listen` stream;
+        // legacy ones would need the GET stream ferry does not serve.
         let mut discover = json!({
             "resultType": "complete",
             "supportedVersions": SUPPORTED_VERSIONS,
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {"listChanged": true}},
         });
         if let Some(instructions) = &catalog.server.instructions {
             discover["instructions"] = Value::String(instructions.clone());
@@ -408,7 +415,7 @@ impl Server {
                 let target = call.unwrap_or_else(|| self.call_target(&params))?;
                 self.call(id, target, Era::Modern, principal).await
             }
-            "subscriptions/listen" => Ok(self.listen(id)),
+            "subscriptions/listen" => Ok(self.listen(id, params.tools_list_changed)),
             _ => Err(Failure::new(
                 StatusCode::NOT_FOUND,
                 code::METHOD_NOT_FOUND,
@@ -670,18 +677,31 @@ impl Server {
         prepared.respond(id)
     }
 
-    /// `subscriptions/listen`: ferry's tool list never changes while it runs, so it honours no
-    /// notification type and acknowledges with an empty subset, as a server with nothing to
-    /// notify may.
-    fn listen(&self, id: &RawValue) -> Outgoing {
+    /// `subscriptions/listen`: ferry honours `toolsListChanged` (its tool list changes when
+    /// the catalog is reloaded) and nothing else, so the acknowledgement names that alone,
+    /// when asked for.
+    fn listen(&self, id: &RawValue, tools_list_changed: bool) -> Outgoing {
         let subscription: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
+        let honoured = if tools_list_changed {
+            json!({"toolsListChanged": true})
+        } else {
+            json!({})
+        };
         let acknowledgement = json!({
             "jsonrpc": "2.0",
             "method": "notifications/subscriptions/acknowledged",
             "params": {
-                "notifications": {},
+                "notifications": honoured,
                 "_meta": { META_SUBSCRIPTION_ID: subscription },
             },
+        });
+        let changed = tools_list_changed.then(|| {
+            let notification = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/tools/list_changed",
+                "params": { "_meta": { META_SUBSCRIPTION_ID: subscription } },
+            });
+            Bytes::from(notification.to_string())
         });
         let end = json!({
             "resultType": "complete",
@@ -692,6 +712,7 @@ impl Server {
             body: Bytes::from(acknowledgement.to_string()),
             kind: Kind::Subscription {
                 end: respond_value(id, &end).body,
+                tools_list_changed: changed,
             },
         }
     }

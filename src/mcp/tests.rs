@@ -85,7 +85,7 @@ fn discover_is_served_from_prepared_bytes_with_the_id_spliced_in() {
     check(
         &handle(&server, &request, None),
         expect![[
-            r#"200 {"jsonrpc":"2.0","id":"abc","result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"instructions":"use it","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
+            r#"200 {"jsonrpc":"2.0","id":"abc","result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{"listChanged":true}},"instructions":"use it","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
         ]],
     );
 }

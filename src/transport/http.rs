@@ -597,7 +597,10 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
     match outgoing.kind {
         Kind::Json => json_response(outgoing.status, outgoing.body),
         Kind::Accepted { .. } => StatusCode::ACCEPTED.into_response(),
-        Kind::Subscription { end } => subscription(&state, outgoing.body, end),
+        Kind::Subscription {
+            end,
+            tools_list_changed,
+        } => subscription(&state, outgoing.body, end, tools_list_changed),
         Kind::Refused(challenge) => {
             let mut response = json_response(outgoing.status, outgoing.body);
             if let Some(value) = challenge
@@ -757,34 +760,60 @@ fn host_name_of(ip: IpAddr) -> String {
     }
 }
 
-/// The `subscriptions/listen` stream: the acknowledgement, keep-alive comments, and the final
-/// response when ferry shuts down. A client that closes it simply drops it.
-fn subscription(state: &HttpState, acknowledgement: Bytes, end: Bytes) -> Response {
+/// The `subscriptions/listen` stream: the acknowledgement, keep-alive comments,
+/// `tools_list_changed` each time a reload changes the tool list (when the client asked for
+/// it), and the final response when ferry shuts down. A client that closes it simply drops
+/// it.
+fn subscription(
+    state: &HttpState,
+    acknowledgement: Bytes,
+    end: Bytes,
+    tools_list_changed: Option<Bytes>,
+) -> Response {
     enum Step {
         Acknowledge,
         Wait,
         Ended,
     }
+    struct Listening {
+        step: Step,
+        shutdown: watch::Receiver<bool>,
+        /// Turns changed on each reload that changed the tool list, and the notification.
+        changes: Option<(watch::Receiver<u64>, Bytes)>,
+    }
     let keep_alive = state.keep_alive;
-    let start = (Step::Acknowledge, state.shutdown.clone());
-    let stream = futures_util::stream::unfold(start, move |(step, mut shutdown)| {
+    let start = Listening {
+        step: Step::Acknowledge,
+        shutdown: state.shutdown.clone(),
+        changes: tools_list_changed
+            .map(|notification| (state.server.tool_list_changes(), notification)),
+    };
+    let stream = futures_util::stream::unfold(start, move |mut listening| {
         let acknowledgement = acknowledgement.clone();
         let end = end.clone();
         async move {
-            let event = match step {
+            let event = match listening.step {
                 Step::Acknowledge => (sse_event(&acknowledgement), Step::Wait),
                 Step::Wait => {
+                    let changed = async {
+                        match &mut listening.changes {
+                            Some((changes, notification)) => match changes.changed().await {
+                                Ok(()) => notification.clone(),
+                                Err(_) => std::future::pending().await,
+                            },
+                            None => std::future::pending().await,
+                        }
+                    };
                     tokio::select! {
-                        _ = shutdown.wait_for(|stop| *stop) => (sse_event(&end), Step::Ended),
+                        _ = listening.shutdown.wait_for(|stop| *stop) => (sse_event(&end), Step::Ended),
+                        notification = changed => (sse_event(&notification), Step::Wait),
                         () = tokio::time::sleep(keep_alive) => (Bytes::from_static(b": keep-alive\n\n"), Step::Wait),
                     }
                 }
                 Step::Ended => return None,
             };
-            Some((
-                Ok::<_, std::convert::Infallible>(event.0),
-                (event.1, shutdown),
-            ))
+            listening.step = event.1;
+            Some((Ok::<_, std::convert::Infallible>(event.0), listening))
         }
     });
     let mut response = Response::new(Body::from_stream(stream));

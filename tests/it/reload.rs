@@ -433,3 +433,174 @@ async fn a_locked_server_reloads_only_what_the_lock_holds() {
     ferry.hangup();
     ferry.lists(&["getPet", "listPets"]).await;
 }
+
+/// An open `subscriptions/listen` stream and what it has sent so far.
+struct Listen {
+    response: reqwest::Response,
+    text: String,
+}
+
+impl Listen {
+    async fn open(url: &str, notifications: Value) -> Listen {
+        let (body, headers) = modern(
+            "subscriptions/listen",
+            json!({"notifications": notifications}),
+        );
+        let mut request = client()
+            .post(url)
+            .header("content-type", "application/json")
+            .body(body);
+        for (name, value) in &headers {
+            request = request.header(*name, value);
+        }
+        let response = request.send().await.expect("listen");
+        assert_eq!(response.status(), 200);
+        Listen {
+            response,
+            text: String::new(),
+        }
+    }
+
+    /// The next message on the stream (keep-alive comments skipped); `None` once it ended.
+    async fn next(&mut self) -> Option<Value> {
+        tokio::time::timeout(DEADLINE, async {
+            loop {
+                if let Some(end) = self.text.find("\n\n") {
+                    let event: String = self.text.drain(..end + 2).collect();
+                    if let Some(data) = event.lines().find_map(|line| line.strip_prefix("data: ")) {
+                        return Some(serde_json::from_str(data).expect("a JSON message"));
+                    }
+                    continue;
+                }
+                match self.response.chunk().await.expect("stream") {
+                    Some(chunk) => self.text.push_str(&String::from_utf8_lossy(&chunk)),
+                    None => return None,
+                }
+            }
+        })
+        .await
+        .expect("a message in time")
+    }
+}
+
+#[tokio::test]
+async fn an_open_subscription_hears_that_the_tool_list_changed() {
+    let upstream = upstream().await;
+    let files = Files::new("listen", &upstream.base, &["listPets"]);
+    let ferry = Ferry::serve(&files.curation(), &[]);
+    let discover = post_modern(&ferry.url, "server/discover", json!({})).await;
+    assert_eq!(
+        discover.json()["result"]["capabilities"]["tools"]["listChanged"],
+        true
+    );
+    let mut tools = Listen::open(&ferry.url, json!({"toolsListChanged": true})).await;
+    let mut prompts = Listen::open(&ferry.url, json!({"promptsListChanged": true})).await;
+    let acknowledged = tools.next().await.expect("acknowledgement");
+    assert_schema(
+        MODERN,
+        "SubscriptionsAcknowledgedNotification",
+        &acknowledged,
+    );
+    assert_eq!(
+        acknowledged["params"]["notifications"],
+        json!({"toolsListChanged": true})
+    );
+    let acknowledged = prompts.next().await.expect("acknowledgement");
+    assert_eq!(acknowledged["params"]["notifications"], json!({}));
+
+    // A reload that changes nothing served is not a change of the list.
+    files.choose(&["listPets"]);
+    ferry.hangup();
+    ferry.logged("catalog reloaded", 1).await;
+    files.choose(&["listPets", "getPet"]);
+    ferry.hangup();
+    let changed = tools.next().await.expect("a notification");
+    assert_schema(MODERN, "ToolListChangedNotification", &changed);
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        1
+    );
+    // The list it announces is the one served at once.
+    assert_eq!(ferry.tool_names().await, ["getPet", "listPets"]);
+    assert_eq!(ferry.count("catalog reloaded"), 2, "{:#?}", ferry.lines());
+
+    // Stopping ends both streams: the one that asked for nothing ferry honours got nothing
+    // but its acknowledgement and the end; the other, nothing for the reload that changed
+    // nothing.
+    let stopped = Command::new("kill")
+        .args(["-TERM", &ferry.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success());
+    let end = prompts.next().await.expect("the final response");
+    assert_schema(MODERN, "SubscriptionsListenResultResponse", &end);
+    assert!(prompts.next().await.is_none());
+    let end = tools.next().await.expect("the final response");
+    assert_schema(MODERN, "SubscriptionsListenResultResponse", &end);
+}
+
+#[test]
+fn stdio_reloads_on_sighup_and_notifies_its_subscription() {
+    use std::io::Write as _;
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let upstream = runtime.block_on(upstream());
+    let files = Files::new("stdio", &upstream.base, &["listPets"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--stdio", "--config"])
+        .arg(files.curation())
+        .env("RUST_LOG", "ferry=info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("ferry starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let (lines, received) = std::sync::mpsc::channel::<Value>();
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            let _ = lines.send(serde_json::from_str(&line).expect("a JSON line"));
+        }
+    });
+    let next = || received.recv_timeout(DEADLINE).expect("a line in time");
+    let listen = json!({"jsonrpc": "2.0", "id": "watch", "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}, "_meta": meta()}});
+    writeln!(stdin, "{listen}").expect("write");
+    let acknowledged = next();
+    assert_schema(
+        MODERN,
+        "SubscriptionsAcknowledgedNotification",
+        &acknowledged,
+    );
+
+    files.choose(&["listPets", "getPet"]);
+    let hangup = Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(hangup.success());
+    let changed = next();
+    assert_schema(MODERN, "ToolListChangedNotification", &changed);
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "watch"
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+        "params": {"_meta": meta()}});
+    writeln!(stdin, "{list}").expect("write");
+    let listed = next();
+    assert_schema(MODERN, "ListToolsResultResponse", &listed);
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|tool| tool["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(names, ["getPet", "listPets"]);
+    drop(stdin);
+    assert!(child.wait().expect("ferry ends").success());
+}
