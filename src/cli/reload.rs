@@ -18,7 +18,6 @@ use anyhow::Context;
 use ferry::diagnostic::{Diagnostic, Severity};
 use ferry::lock::{self, Change};
 use ferry::mcp::Serving;
-
 use tokio::sync::watch;
 
 use super::serve::{ServeArgs, TransportArgs, build, upstream_config};

@@ -153,6 +153,9 @@ impl Ferry {
             .arg(curation)
             .args(flags)
             .env("RUST_LOG", "ferry=info")
+            .env("FERRY_TEST_RELOAD_ALPHA", "reload-key-alpha")
+            .env("FERRY_TEST_RELOAD_BRAVO", "reload-key-bravo")
+            .env_remove("FERRY_TEST_RELOAD_UNSET")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -603,4 +606,51 @@ fn stdio_reloads_on_sighup_and_notifies_its_subscription() {
     assert_eq!(names, ["getPet", "listPets"]);
     drop(stdin);
     assert!(child.wait().expect("ferry ends").success());
+}
+
+/// The status of a `tools/list` with `key` as bearer token.
+async fn list_status(url: &str, key: &str) -> u16 {
+    let (body, headers) = modern("tools/list", json!({}));
+    let bearer = format!("Bearer {key}");
+    let mut headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
+    headers.push(("authorization", &bearer));
+    post(url, &body, &headers).await.status
+}
+
+#[tokio::test]
+async fn a_reload_swaps_the_keys_that_are_checked_before_the_body() {
+    let upstream = upstream().await;
+    let files = Files::new("auth", &upstream.base, &[]);
+    let curation = |variable: &str| {
+        format!(
+            "openapi: ./openapi.json\nupstream: {}\ntools:\n  listPets: {{}}\nauth:\n  api_keys: [{{subject: ops, key: {{env: {variable}}}}}]\n",
+            upstream.base
+        )
+    };
+    files.write(&curation("FERRY_TEST_RELOAD_ALPHA"));
+    let ferry = Ferry::serve(&files.curation(), &[]);
+    assert_eq!(list_status(&ferry.url, "reload-key-alpha").await, 200);
+    assert_eq!(list_status(&ferry.url, "reload-key-bravo").await, 401);
+
+    // A key whose variable is not set cannot be set up: nothing changes.
+    files.write(&curation("FERRY_TEST_RELOAD_UNSET"));
+    ferry.hangup();
+    ferry.logged("reload failed", 1).await;
+    let failed = ferry.find("reload failed").unwrap_or_default();
+    assert!(failed.contains("FERRY_TEST_RELOAD_UNSET"), "{failed}");
+    assert_eq!(list_status(&ferry.url, "reload-key-alpha").await, 200);
+
+    files.write(&curation("FERRY_TEST_RELOAD_BRAVO"));
+    ferry.hangup();
+    ferry.logged("catalog reloaded", 1).await;
+    assert!(
+        ferry.find("~ setting `auth`").is_some(),
+        "{:#?}",
+        ferry.lines()
+    );
+    assert_eq!(list_status(&ferry.url, "reload-key-alpha").await, 401);
+    assert_eq!(list_status(&ferry.url, "reload-key-bravo").await, 200);
 }
