@@ -6,7 +6,7 @@
 //! `io.modelcontextprotocol/protocolVersion`; anything else is *legacy* (2025-11-25, the
 //! `initialize` handshake, answered without minting a session).
 //!
-//! `server/discover`, `initialize` and both eras' `tools/list` are serialized once at start-up;
+//! `server/discover`, `initialize` and both eras' `tools/list` are serialized once per catalog;
 //! answering them splices the request's `id` between a fixed prefix and suffix.
 
 use std::collections::HashMap;
