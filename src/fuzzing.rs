@@ -18,12 +18,12 @@ use base64::Engine as _;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use serde_json::{Map, Value};
 
+use crate::catalog::NextPage;
 use crate::catalog::{self, Catalog, Tool};
-use crate::curation::call::NextPage;
 use crate::curation::{self, Curation};
 use crate::mcp::{self, Incoming, Kind, Server, ServerOptions};
 use crate::openapi::{self, Document, LoadOptions};
-use crate::upstream::{Upstream, UpstreamConfig, request, response};
+use crate::upstream::{Upstream, request, response};
 
 /// A harness: the fuzzer's bytes in, a panic when an invariant does not hold.
 pub type Harness = fn(&[u8]);
@@ -380,9 +380,12 @@ pub fn response(data: &[u8]) {
         .map(|name| HeaderName::from_static(name))
         .chain([HeaderName::from_static("x-request-id")])
         .collect();
-    let fields = response::field_paths(&["id".into(), "/data/name".into(), "token".into()]);
+    let fields =
+        crate::catalog::call::field_paths(&["id".into(), "/data/name".into(), "token".into()]);
     let next = match flags >> 2 & 3 {
-        1 => Some(NextPage::Link),
+        1 => Some(NextPage::Link {
+            cursor_argument: "cursor".into(),
+        }),
         2 => Some(NextPage::Field("/next".into())),
         _ => None,
     };
@@ -631,8 +634,7 @@ fn fixed_server() -> &'static Arc<Server> {
 fn fixed_upstream() -> &'static Upstream {
     static UPSTREAM: OnceLock<Upstream> = OnceLock::new();
     UPSTREAM.get_or_init(|| {
-        Upstream::with_env(fixed_catalog(), &UpstreamConfig::default(), |_| None)
-            .expect("the fuzzing upstream is valid")
+        Upstream::with_env(fixed_catalog(), |_| None).expect("the fuzzing upstream is valid")
     })
 }
 

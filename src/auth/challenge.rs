@@ -1,8 +1,7 @@
 //! Why a request was refused, as the HTTP status and `WWW-Authenticate` value a client needs
 //! to recover (RFC 6750 §3, RFC 9728 §5.1, MCP authorization).
 
-use axum::response::{IntoResponse, Response};
-use http::{HeaderValue, StatusCode, header};
+use http::StatusCode;
 
 /// A refusal: 401 (no or bad token), 403 (token lacks a scope) or 503 (the token could not
 /// be checked right now). Built by [`super::Authenticator`], which knows the metadata URL.
@@ -60,26 +59,11 @@ impl Challenge {
     pub fn www_authenticate(&self) -> Option<&str> {
         self.www_authenticate.as_deref()
     }
-}
 
-impl IntoResponse for Challenge {
-    fn into_response(self) -> Response {
-        let mut response = self.status().into_response();
-        if let Some(value) = self
-            .www_authenticate
-            .as_deref()
-            .and_then(|value| HeaderValue::from_str(value).ok())
-        {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, value);
-        }
-        if self.kind == ChallengeKind::Unavailable {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-        }
-        response
+    /// The `Retry-After` value, in seconds, when trying again soon may work: a token that
+    /// could not be checked.
+    pub fn retry_after(&self) -> Option<u64> {
+        (self.kind == ChallengeKind::Unavailable).then_some(5)
     }
 }
 

@@ -8,12 +8,10 @@
 //! scope for (403), and [`Authenticator::may_use`] filters `tools/list`. The caller's token
 //! stays inside the [`Principal`]; it is never forwarded upstream.
 
-use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use url::Url;
@@ -24,6 +22,8 @@ mod introspection;
 mod jwks;
 mod metadata;
 pub mod outbound;
+mod principal;
+mod scopes;
 mod secret;
 
 pub use challenge::{Challenge, ChallengeKind};
@@ -32,155 +32,14 @@ pub use config::{
     DEFAULT_LEEWAY_SECONDS, IntrospectionConfig, KeySource, OAuthConfig, canonical_resource,
     is_loopback_host, is_scope_token, is_secure_or_loopback,
 };
-pub use metadata::WELL_KNOWN as METADATA_WELL_KNOWN;
+pub use metadata::WELL_KNOWN as METADATA_ROOT_PATH;
+pub use principal::Principal;
+pub use scopes::{CacheScope, ToolScopes, tool_scopes};
 pub use secret::Secret;
 
 use challenge::ChallengeParams;
 use introspection::Introspector;
 use jwks::JwksCache;
-
-/// Who is calling, once authenticated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Principal {
-    /// The token's `sub` (or `client_id`), or the API key's subject; `anonymous` without
-    /// authentication.
-    pub subject: String,
-    /// Granted scopes, sorted, without duplicates.
-    pub scopes: Vec<String>,
-    /// The validated bearer token, kept only for RFC 8693 token exchange.
-    token: Option<Secret>,
-}
-
-impl Principal {
-    pub fn new(
-        subject: impl Into<String>,
-        scopes: impl IntoIterator<Item = impl Into<String>>,
-    ) -> Principal {
-        let scopes: BTreeSet<String> = scopes.into_iter().map(Into::into).collect();
-        Principal {
-            subject: subject.into(),
-            scopes: scopes.into_iter().collect(),
-            token: None,
-        }
-    }
-
-    /// The principal of a server without authentication.
-    pub fn anonymous() -> Principal {
-        Principal::new("anonymous", Vec::<String>::new())
-    }
-
-    /// Attaches the validated token the principal presented (for token exchange).
-    pub fn with_token(mut self, token: Secret) -> Principal {
-        self.token = Some(token);
-        self
-    }
-
-    /// The OAuth access token this principal was authenticated with; `None` for API keys
-    /// and for the anonymous principal.
-    pub fn token(&self) -> Option<&Secret> {
-        self.token.as_ref()
-    }
-
-    pub fn has_scopes(&self, required: &[String]) -> bool {
-        required
-            .iter()
-            .all(|scope| self.scopes.binary_search(scope).is_ok())
-    }
-}
-
-/// Whether a `tools/list` answer may be shared across callers (MCP `cacheScope`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheScope {
-    Public,
-    Private,
-}
-
-impl CacheScope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CacheScope::Public => "public",
-            CacheScope::Private => "private",
-        }
-    }
-}
-
-/// The scopes each tool needs: its own when the curation names them (or the document does,
-/// with `scopes_from_document`), else the default. A tool's need is a list of alternatives:
-/// a caller holding every scope of any one of them may use the tool.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolScopes {
-    default: Vec<Vec<String>>,
-    tools: HashMap<String, Vec<Vec<String>>>,
-}
-
-impl ToolScopes {
-    /// `explicit` holds the tools with scopes of their own, as alternatives (possibly one
-    /// empty alternative: the tool needs no scope).
-    pub fn new(
-        default: Vec<String>,
-        explicit: impl IntoIterator<Item = (String, Vec<Vec<String>>)>,
-    ) -> ToolScopes {
-        ToolScopes {
-            default: vec![default],
-            tools: explicit
-                .into_iter()
-                .map(|(tool, alternatives)| {
-                    // No alternative at all would let nobody in; it means "no scope needed".
-                    let alternatives = if alternatives.is_empty() {
-                        vec![Vec::new()]
-                    } else {
-                        alternatives
-                    };
-                    (tool, alternatives)
-                })
-                .collect(),
-        }
-    }
-
-    /// The alternatives `tool` needs: never empty.
-    pub fn required(&self, tool: &str) -> &[Vec<String>] {
-        self.tools.get(tool).unwrap_or(&self.default)
-    }
-
-    /// Whether some tool may need a scope.
-    pub fn any(&self) -> bool {
-        self.default
-            .iter()
-            .chain(self.tools.values().flatten())
-            .any(|scopes| !scopes.is_empty())
-    }
-
-    /// Every scope named, sorted: `scopes_supported` in the metadata.
-    pub fn all(&self) -> Vec<String> {
-        let all: BTreeSet<&String> = self
-            .default
-            .iter()
-            .chain(self.tools.values().flatten())
-            .flatten()
-            .collect();
-        all.into_iter().cloned().collect()
-    }
-}
-
-/// The tools that need scopes of their own, for [`Authenticator::new`]: a curation entry's
-/// `scopes:` wins; then, with `scopes_from_document`, the OAuth 2 / OpenID Connect scopes
-/// the operation's security requirements name; every other tool needs the default.
-pub fn tool_scopes(
-    tools: &[crate::catalog::Tool],
-    config: &AuthConfig,
-) -> Vec<(String, Vec<Vec<String>>)> {
-    tools
-        .iter()
-        .filter_map(|tool| match &tool.scopes {
-            Some(scopes) => Some((tool.name.clone(), vec![scopes.clone()])),
-            None if config.scopes_from_document && !tool.document_scopes.is_empty() => {
-                Some((tool.name.clone(), tool.document_scopes.clone()))
-            }
-            None => None,
-        })
-        .collect()
-}
 
 /// Why an [`Authenticator`] could not be built from its configuration.
 #[derive(Debug, thiserror::Error)]
@@ -423,27 +282,6 @@ impl Authenticator {
         self.oauth().map(|oauth| {
             metadata::document(&oauth.resource, &oauth.issuer, &self.inner.scopes_supported)
         })
-    }
-
-    /// Routes serving the metadata document at [`Authenticator::metadata_path`] and at the
-    /// root well-known path; empty without OAuth. Merge into the HTTP router.
-    pub fn metadata_router<S: Clone + Send + Sync + 'static>(&self) -> axum::Router<S> {
-        match (self.metadata_path(), self.metadata_document()) {
-            (Some(path), Some(document)) => metadata::router(path, &document),
-            _ => axum::Router::new(),
-        }
-    }
-
-    /// The answer to a GET of `path` when this authenticator's protected resource metadata
-    /// is served there (OAuth only): for a transport that routes the well-known paths to
-    /// whichever authenticator is current, since a reload may change it.
-    pub fn metadata_response(&self, path: &str) -> Option<axum::response::Response> {
-        let oauth = self.oauth()?;
-        if !metadata::serves(&oauth.metadata_path, path) {
-            return None;
-        }
-        let document = self.metadata_document()?;
-        Some(metadata::response(bytes::Bytes::from(document.to_string())))
     }
 
     fn oauth(&self) -> Option<&OAuth> {

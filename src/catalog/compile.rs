@@ -5,13 +5,15 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use crate::curation::{self, AnnotationOverrides, Curation, ToolEntry};
+use crate::curation::{self, Curation};
 use crate::diagnostic::{Diagnostic, Location, Severity};
 use crate::openapi::{Document, SpecVersion};
 
+use super::choose::{Choice, choose};
 use super::operation::{self, Operation};
 use super::{
-    Catalog, OperationReport, OperationStatus, ServerInfo, Tool, annotations, build, naming, trim,
+    CallSettings, Catalog, OperationReport, OperationStatus, ServerInfo, Tool, annotations, body,
+    build, naming, trim,
 };
 
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
@@ -34,22 +36,17 @@ pub fn compile(
     scope: Scope,
 ) -> (Catalog, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
-    let mut problems = Vec::new();
-    let operations = operation::list(document, &mut problems);
-    let root = document.file(crate::openapi::FileId(0)).name.clone();
-    for (pointer, message) in problems {
-        diagnostics.push(Diagnostic::warning(
-            Location::document(&root, pointer),
-            message,
-        ));
-    }
-
+    let operations = list_operations(document, &mut diagnostics);
     let choices = choose(document, &operations, curation, &mut diagnostics);
-    let credential_names = curation.credential_parameters();
-    let max_tool_tokens = curation
-        .max_tool_tokens
-        .unwrap_or(trim::DEFAULT_MAX_TOOL_TOKENS);
-    let mut pattern_ok: HashMap<String, bool> = HashMap::new();
+    let mut shared = Shared {
+        document,
+        curation,
+        credential_names: curation.credential_parameters(),
+        max_tool_tokens: curation
+            .max_tool_tokens
+            .unwrap_or(trim::DEFAULT_MAX_TOOL_TOKENS),
+        pattern_ok: HashMap::new(),
+    };
     let mut tools = Vec::new();
     let mut reports = Vec::new();
     // For each tool, the index of its operation's report.
@@ -60,180 +57,297 @@ pub fn compile(
         if scope == Scope::Chosen && !choice.chosen {
             continue;
         }
-        let label = operation.label();
-        let severity = if choice.chosen {
-            Severity::Error
-        } else {
-            Severity::Warning
-        };
-        let name = choice.settings.name.clone().unwrap_or_else(|| {
-            naming::derive(operation.operation_id, operation.method, operation.path)
-        });
-        let mut report = OperationReport {
-            method: operation.method.to_ascii_uppercase(),
-            path: operation.path.to_string(),
-            operation_id: operation.operation_id.map(str::to_string),
-            summary: operation.summary().map(str::to_string),
-            chosen: choice.chosen,
-            choice: choice.reason.clone(),
-            tool: name.clone(),
-            status: choice.status,
-            reason: (!choice.chosen).then(|| choice.reason.clone()),
-            ineligible: None,
-            omitted: Vec::new(),
-            tokens_saved: None,
-            tokens: None,
-        };
-        let mut failed = Vec::new();
-        if let Some(given) = &choice.settings.name
-            && !naming::is_valid(given)
-        {
-            failed.push(Diagnostic::error(
-                choice.location(),
-                format!("tool name {given:?} must match ^[A-Za-z0-9_-]{{1,64}}$"),
-            ));
-        }
-        let mut built = match build::build(
-            document,
-            operation,
-            &credential_names,
-            curation.lift_composition,
-        ) {
-            Ok(built) => {
-                for (file, pointer, message) in &built.warnings {
-                    let file = document.file(*file).name.clone();
-                    diagnostics.push(
-                        Diagnostic::warning(
-                            Location::document(&file, pointer.clone()),
-                            message.clone(),
-                        )
-                        .with_operation(label.clone()),
-                    );
-                }
-                Some(built)
-            }
-            Err(problems) => {
-                for (file, pointer, message) in problems {
-                    let file = document.file(file).name.clone();
-                    failed.push(Diagnostic::error(
-                        Location::document(&file, pointer),
-                        message,
-                    ));
-                }
-                None
-            }
-        };
-        let decision = annotations::decide(operation.method, &choice.settings.annotations);
-        if !decision.unjustified.is_empty() && choice.settings.because.is_none() {
-            let claims: Vec<&str> = decision.unjustified.iter().map(|g| g.hint()).collect();
-            failed.push(Diagnostic::error(
-                choice.location(),
-                format!(
-                    "{} is not justified by the method {}: add `because:` with the evidence, or drop the claim",
-                    claims.join(", "),
-                    report.method
-                ),
-            ));
-        }
-        // What the curation adds to a chosen tool's arguments must fit them, too.
-        let call = curation.call.overlay(&choice.settings.call);
-        if let (Some(built), true) = (&mut built, choice.chosen) {
-            let location = Location::document(
-                &document.file(operation.file).name,
-                operation.pointer.clone(),
-            );
-            failed.extend(finish_arguments(
-                &mut built.input_schema,
-                choice,
-                &call,
-                location,
-                &mut report,
-            ));
-        }
-        if let Some(diagnostic) = failed.first() {
-            report.ineligible = Some(diagnostic.message.clone());
-            if choice.chosen {
-                report.status = OperationStatus::Ineligible;
-                report.reason = report.ineligible.clone();
-            }
-            for mut diagnostic in failed {
-                diagnostic.severity = severity;
-                diagnostics.push(diagnostic.with_operation(label.clone()));
-            }
-            reports.push(report);
-            continue;
-        }
+        let (report, tool) = compile_operation(&mut shared, operation, choice, &mut diagnostics);
         reports.push(report);
-        let (Some(built), true) = (built, choice.chosen) else {
-            continue;
-        };
-        report_of_tool.push(reports.len() - 1);
-        let mut unchecked_patterns = Vec::new();
-        for pattern in &built.patterns {
-            let compiles = *pattern_ok.entry(pattern.clone()).or_insert_with(|| {
-                regex::RegexBuilder::new(pattern)
-                    .size_limit(PATTERN_SIZE_LIMIT)
-                    .build()
-                    .is_ok()
-            });
-            if !compiles {
+        if let Some(tool) = tool {
+            report_of_tool.push(reports.len() - 1);
+            tools.push(tool);
+        }
+    }
+    let tools = drop_collisions(tools, &mut reports, &report_of_tool, &mut diagnostics);
+    if curation.upstream_auth.is_some() && curation.upstream.is_none() {
+        diagnostics.push(Diagnostic::error(
+            Location::curation("upstream_auth"),
+            "credentials are configured, so name the upstream with `upstream:` or --upstream: \
+             ferry never sends credentials to a document's `servers` entry by default",
+        ));
+    }
+    diagnostics.sort_by_key(|d| d.severity);
+    (
+        Catalog {
+            server: server_info(document, curation),
+            upstream: curation
+                .upstream
+                .clone()
+                .or_else(|| document_server(document)),
+            upstream_auth: curation.upstream_auth.clone(),
+            identity_header: curation.upstream_identity.clone(),
+            connect_timeout_ms: CallSettings::resolve(&curation.call).connect_timeout_ms,
+            tools,
+            operations: reports,
+        },
+        diagnostics,
+    )
+}
+
+/// Every operation of the document; an operation that cannot be read is a warning at its
+/// pointer in the root file.
+fn list_operations<'d>(
+    document: &'d Document,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Operation<'d>> {
+    let mut problems = Vec::new();
+    let operations = operation::list(document, &mut problems);
+    let root = document.file(crate::openapi::FileId(0)).name.clone();
+    for (pointer, message) in problems {
+        diagnostics.push(Diagnostic::warning(
+            Location::document(&root, pointer),
+            message,
+        ));
+    }
+    operations
+}
+
+/// What every operation of one compile reads, and what it caches.
+struct Shared<'a> {
+    document: &'a Document,
+    curation: &'a Curation,
+    /// Parameter names that are credentials, never arguments.
+    credential_names: Vec<String>,
+    max_tool_tokens: u64,
+    /// Whether each pattern compiles, by its text: documents repeat their patterns.
+    pattern_ok: HashMap<String, bool>,
+}
+
+/// One operation: its report line, and its tool when it is chosen and can be one. Its
+/// diagnostics go to `diagnostics` (errors only when it is chosen).
+fn compile_operation(
+    shared: &mut Shared<'_>,
+    operation: &Operation<'_>,
+    choice: &Choice,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (OperationReport, Option<Tool>) {
+    let (document, curation) = (shared.document, shared.curation);
+    let label = operation.label();
+    let severity = if choice.chosen {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    let name = choice.settings.name.clone().unwrap_or_else(|| {
+        naming::derive(operation.operation_id, operation.method, operation.path)
+    });
+    let mut report = new_report(operation, choice, &name);
+    let mut failed = Vec::new();
+    if let Some(given) = &choice.settings.name
+        && !naming::is_valid(given)
+    {
+        failed.push(Diagnostic::error(
+            choice.location(),
+            format!("tool name {given:?} must match ^[A-Za-z0-9_-]{{1,64}}$"),
+        ));
+    }
+    let mut built = build_operation(shared, operation, &label, &mut failed, diagnostics);
+    let decision = annotations::decide(operation.method, &choice.settings.annotations);
+    if !decision.unjustified.is_empty() && choice.settings.because.is_none() {
+        let claims: Vec<&str> = decision.unjustified.iter().map(|g| g.hint()).collect();
+        failed.push(Diagnostic::error(
+            choice.location(),
+            format!(
+                "{} is not justified by the method {}: add `because:` with the evidence, or drop the claim",
+                claims.join(", "),
+                report.method
+            ),
+        ));
+    }
+    // What the curation adds to a chosen tool's arguments must fit them, too.
+    let options = curation.call.overlay(&choice.settings.call);
+    let call = CallSettings::resolve(&options);
+    if let (Some(built), true) = (&mut built, choice.chosen) {
+        let location = Location::document(
+            &document.file(operation.file).name,
+            operation.pointer.clone(),
+        );
+        failed.extend(finish_arguments(
+            &mut built.input_schema,
+            choice,
+            (&options, &call),
+            location,
+            &mut report,
+        ));
+    }
+    if let Some(diagnostic) = failed.first() {
+        report.ineligible = Some(diagnostic.message.clone());
+        if choice.chosen {
+            report.status = OperationStatus::Ineligible;
+            report.reason = report.ineligible.clone();
+        }
+        for mut diagnostic in failed {
+            diagnostic.severity = severity;
+            diagnostics.push(diagnostic.with_operation(label.clone()));
+        }
+        return (report, None);
+    }
+    let (Some(built), true) = (built, choice.chosen) else {
+        return (report, None);
+    };
+    let unchecked_patterns =
+        unchecked_patterns(shared, operation, &built.patterns, &label, diagnostics);
+    if let Some(warning) = client_refusal(&built.input_schema) {
+        diagnostics.push(
+            Diagnostic::warning(choice.location(), format!("tool {name:?}: {warning}"))
+                .with_operation(label.clone()),
+        );
+    }
+    let tool = Tool {
+        name,
+        title: choice.settings.title.clone(),
+        description: choice
+            .settings
+            .description
+            .clone()
+            .or_else(|| describe(operation)),
+        input_schema: built.input_schema,
+        annotations: decision.annotations,
+        plan: built.plan,
+        basis: decision.basis,
+        unchecked_patterns,
+        call,
+        scopes: choice.settings.scopes.clone(),
+        operation_id: operation.operation_id.map(str::to_string),
+        document_scopes: operation::security_scopes(document, operation),
+    };
+    let tokens = trim::tool_tokens(&tool);
+    report.tokens = Some(tokens);
+    check_budget(shared, choice, &tool, tokens, &label, diagnostics);
+    (report, Some(tool))
+}
+
+/// The report line of `operation`, before it is built: what was chosen, and why.
+fn new_report(operation: &Operation<'_>, choice: &Choice, name: &str) -> OperationReport {
+    OperationReport {
+        method: operation.method.to_ascii_uppercase(),
+        path: operation.path.to_string(),
+        operation_id: operation.operation_id.map(str::to_string),
+        summary: operation.summary().map(str::to_string),
+        chosen: choice.chosen,
+        choice: choice.reason.clone(),
+        tool: name.to_string(),
+        status: choice.status,
+        reason: (!choice.chosen).then(|| choice.reason.clone()),
+        ineligible: None,
+        omitted: Vec::new(),
+        tokens_saved: None,
+        tokens: None,
+    }
+}
+
+/// The operation's input schema and request plan; the builder's warnings go to
+/// `diagnostics`, and why it could not be built to `failed`.
+fn build_operation(
+    shared: &Shared<'_>,
+    operation: &Operation<'_>,
+    label: &str,
+    failed: &mut Vec<Diagnostic>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<build::Built> {
+    match build::build(
+        shared.document,
+        operation,
+        &shared.credential_names,
+        shared.curation.lift_composition,
+    ) {
+        Ok(built) => {
+            for (file, pointer, message) in &built.warnings {
+                let file = shared.document.file(*file).name.clone();
                 diagnostics.push(
                     Diagnostic::warning(
-                        Location::document(&document.file(operation.file).name, operation.pointer.clone()),
-                        format!("pattern {pattern:?} is not supported by the linear-time regex engine; it is served but not checked"),
+                        Location::document(&file, pointer.clone()),
+                        message.clone(),
                     )
-                    .with_operation(label.clone()),
+                    .with_operation(label.to_string()),
                 );
-                unchecked_patterns.push(pattern.clone());
             }
+            Some(built)
         }
-        if let Some(warning) = client_refusal(&built.input_schema) {
-            diagnostics.push(
-                Diagnostic::warning(choice.location(), format!("tool {name:?}: {warning}"))
-                    .with_operation(label.clone()),
-            );
+        Err(problems) => {
+            for (file, pointer, message) in problems {
+                let file = shared.document.file(file).name.clone();
+                failed.push(Diagnostic::error(
+                    Location::document(&file, pointer),
+                    message,
+                ));
+            }
+            None
         }
-        let tool = Tool {
-            name,
-            title: choice.settings.title.clone(),
-            description: choice
-                .settings
-                .description
-                .clone()
-                .or_else(|| describe(operation)),
-            input_schema: built.input_schema,
-            annotations: decision.annotations,
-            plan: built.plan,
-            basis: decision.basis,
-            unchecked_patterns,
-            call,
-            scopes: choice.settings.scopes.clone(),
-            operation_id: operation.operation_id.map(str::to_string),
-            document_scopes: operation::security_scopes(document, operation),
-        };
-        let tokens = trim::tool_tokens(&tool);
-        // This tool's report is the one just pushed.
-        if let Some(report) = reports.last_mut() {
-            report.tokens = Some(tokens);
-        }
-        if tokens as u64 > max_tool_tokens {
+    }
+}
+
+/// The tool's `pattern`s that the linear-time regex engine cannot compile: served as
+/// written, unchecked, each with a warning.
+fn unchecked_patterns(
+    shared: &mut Shared<'_>,
+    operation: &Operation<'_>,
+    patterns: &[String],
+    label: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<String> {
+    let mut unchecked_patterns = Vec::new();
+    for pattern in patterns {
+        let compiles = *shared.pattern_ok.entry(pattern.clone()).or_insert_with(|| {
+            regex::RegexBuilder::new(pattern)
+                .size_limit(PATTERN_SIZE_LIMIT)
+                .build()
+                .is_ok()
+        });
+        if !compiles {
             diagnostics.push(
                 Diagnostic::warning(
-                    choice.location(),
-                    format!(
-                        "tool {:?} costs about {tokens} tokens of context, over the budget of \
-                         {max_tool_tokens} (`max_tool_tokens`): leave optional arguments out with \
-                         `arguments: {{omit: [/properties/NAME]}}`, or raise the budget",
-                        tool.name
-                    ),
+                    Location::document(&shared.document.file(operation.file).name, operation.pointer.clone()),
+                    format!("pattern {pattern:?} is not supported by the linear-time regex engine; it is served but not checked"),
                 )
-                .with_operation(label.clone()),
+                .with_operation(label.to_string()),
             );
+            unchecked_patterns.push(pattern.clone());
         }
-        tools.push(tool);
     }
+    unchecked_patterns
+}
 
-    // Two tools with one name: an error naming both, and neither is served.
+/// A warning when `tool`'s definition, at `tokens`, is over the budget.
+fn check_budget(
+    shared: &Shared<'_>,
+    choice: &Choice,
+    tool: &Tool,
+    tokens: usize,
+    label: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let max_tool_tokens = shared.max_tool_tokens;
+    if tokens as u64 > max_tool_tokens {
+        diagnostics.push(
+            Diagnostic::warning(
+                choice.location(),
+                format!(
+                    "tool {:?} costs about {tokens} tokens of context, over the budget of \
+                     {max_tool_tokens} (`max_tool_tokens`): leave optional arguments out with \
+                     `arguments: {{omit: [/properties/NAME]}}`, or raise the budget",
+                    tool.name
+                ),
+            )
+            .with_operation(label.to_string()),
+        );
+    }
+}
+
+/// Two tools with one name: an error naming both, and neither is served. The rest, sorted
+/// by name.
+fn drop_collisions(
+    tools: Vec<Tool>,
+    reports: &mut [OperationReport],
+    report_of_tool: &[usize],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Tool> {
     let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (index, tool) in tools.iter().enumerate() {
         by_name.entry(tool.name.clone()).or_default().push(index);
@@ -265,25 +379,18 @@ pub fn compile(
         .map(|(_, t)| t)
         .collect();
     tools.sort_by(|a, b| a.name.cmp(&b.name));
+    tools
+}
 
-    if curation.upstream_auth.is_some() && curation.upstream.is_none() {
-        diagnostics.push(Diagnostic::error(
-            Location::curation("upstream_auth"),
-            "credentials are configured, so name the upstream with `upstream:` or --upstream: \
-             ferry never sends credentials to a document's `servers` entry by default",
-        ));
-    }
-    let upstream = curation
-        .upstream
-        .clone()
-        .or_else(|| document_server(document));
+/// Who the server says it is: the curation's words, else the document's `info`.
+fn server_info(document: &Document, curation: &Curation) -> ServerInfo {
     let info = document.root().get("info");
     let info_text = |key: &str| {
         info.and_then(|i| i.get(key))
             .and_then(Value::as_str)
             .map(str::to_string)
     };
-    let server = ServerInfo {
+    ServerInfo {
         name: curation
             .server
             .name
@@ -293,17 +400,7 @@ pub fn compile(
         title: curation.server.title.clone().or_else(|| info_text("title")),
         version: info_text("version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
         instructions: curation.server.instructions.clone(),
-    };
-    diagnostics.sort_by_key(|d| d.severity);
-    (
-        Catalog {
-            server,
-            upstream,
-            tools,
-            operations: reports,
-        },
-        diagnostics,
-    )
+    }
 }
 
 /// What the curation does to a chosen tool's arguments, in order: mirrored headers, the
@@ -314,12 +411,12 @@ pub fn compile(
 fn finish_arguments(
     schema: &mut Value,
     choice: &Choice,
-    call: &crate::curation::CallOptions,
+    call: (&crate::curation::CallOptions, &CallSettings),
     location: Location,
     report: &mut OperationReport,
 ) -> Vec<Diagnostic> {
     let mut failed = mirror_headers(schema, choice);
-    if let Some(problem) = paging_arguments(schema, call) {
+    if let Some(problem) = paging_arguments(schema, call.0, call.1) {
         failed.push(Diagnostic::error(choice.location(), problem));
     }
     if let Err(error) = jsonschema::draft202012::meta::validate(schema) {
@@ -348,7 +445,7 @@ fn finish_arguments(
 /// What in an input schema a major client is known to refuse, so that it rejects the whole
 /// tool list: only composition at the root, which `lift_composition: true` lets through.
 fn client_refusal(schema: &Value) -> Option<String> {
-    let found: Vec<&str> = build::ROOT_COMPOSITION
+    let found: Vec<&str> = body::ROOT_COMPOSITION
         .iter()
         .copied()
         .filter(|k| schema.get(*k).is_some())
@@ -362,266 +459,6 @@ fn client_refusal(schema: &Value) -> Option<String> {
             found.join(", ")
         )
     })
-}
-
-/// How the curation decided about one operation, and the settings that apply to it.
-struct Choice {
-    chosen: bool,
-    /// `Served` when chosen (compiling may still find it ineligible); otherwise what left it
-    /// out.
-    status: OperationStatus,
-    reason: String,
-    /// The curation entry's settings, over the document's `x-mcp` where it is honoured.
-    settings: ToolEntry,
-    /// Where the settings came from, for diagnostics.
-    origin: Option<String>,
-}
-
-impl Choice {
-    fn location(&self) -> Location {
-        match &self.origin {
-            Some(path) => Location::curation(path),
-            None => Location::General,
-        }
-    }
-}
-
-fn choose(
-    document: &Document,
-    operations: &[Operation],
-    curation: &Curation,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Vec<Choice> {
-    // Which operation each tool entry selects.
-    let mut entry_of: HashMap<usize, &ToolEntry> = HashMap::new();
-    for entry in &curation.tools {
-        let path = format!("tools.{}", entry.selector);
-        let matches: Vec<usize> = operations
-            .iter()
-            .enumerate()
-            .filter(|(_, op)| selects(&entry.selector, op))
-            .map(|(i, _)| i)
-            .collect();
-        if matches.is_empty() {
-            let mut message = format!(
-                "{:?} matches no operation (give an operationId or `METHOD /path`)",
-                entry.selector
-            );
-            if let Some(close) = operations
-                .iter()
-                .filter_map(|op| op.operation_id)
-                .find(|id| id.eq_ignore_ascii_case(&entry.selector))
-            {
-                message.push_str(&format!("; did you mean {close:?}?"));
-            }
-            diagnostics.push(Diagnostic::error(Location::curation(path), message));
-            continue;
-        }
-        for index in matches {
-            if let Some(previous) = entry_of.insert(index, entry) {
-                diagnostics.push(
-                    Diagnostic::error(
-                        Location::curation(path.clone()),
-                        format!(
-                            "this operation is already chosen by `tools.{}`",
-                            previous.selector
-                        ),
-                    )
-                    .with_operation(operations[index].label()),
-                );
-            }
-        }
-    }
-    for tag in &curation.tags {
-        if !operations
-            .iter()
-            .any(|op| op.tags.contains(&tag.tag.as_str()))
-        {
-            diagnostics.push(Diagnostic::error(
-                Location::curation(format!("tags.{}", tag.tag)),
-                format!("no operation is tagged {:?}", tag.tag),
-            ));
-        }
-    }
-
-    operations
-        .iter()
-        .enumerate()
-        .map(|(index, operation)| {
-            let extension = if curation.document_extensions {
-                x_mcp(document, operation, diagnostics)
-            } else {
-                None
-            };
-            let entry = entry_of.get(&index).copied();
-            let mut settings = match (&extension, entry) {
-                (Some(from_document), Some(entry)) => overlay(from_document, entry),
-                (Some(from_document), None) => from_document.clone(),
-                (None, Some(entry)) => entry.clone(),
-                (None, None) => ToolEntry {
-                    enabled: true,
-                    ..ToolEntry::default()
-                },
-            };
-            let origin = match (entry, &extension) {
-                (Some(entry), _) => Some(format!("tools.{}", entry.selector)),
-                (None, Some(_)) => Some(format!("x-mcp of {}", operation.label())),
-                (None, None) => None,
-            };
-            let excluded_by = curation
-                .tags
-                .iter()
-                .find(|t| !t.enabled && operation.tags.contains(&t.tag.as_str()));
-            let chosen_by_tag = curation
-                .tags
-                .iter()
-                .find(|t| t.enabled && operation.tags.contains(&t.tag.as_str()));
-            let (status, reason) = if let Some(tag) = excluded_by {
-                (
-                    OperationStatus::Excluded,
-                    format!("off by tags.{}", tag.tag),
-                )
-            } else if let Some(entry) = entry {
-                if entry.enabled {
-                    (OperationStatus::Served, "tools entry".to_string())
-                } else {
-                    (OperationStatus::Off, "off by tools entry".to_string())
-                }
-            } else if let Some(extension) = &extension {
-                if extension.enabled {
-                    (OperationStatus::Served, "x-mcp".to_string())
-                } else {
-                    (OperationStatus::Off, "off by x-mcp".to_string())
-                }
-            } else if let Some(tag) = chosen_by_tag {
-                (OperationStatus::Served, format!("tags.{}", tag.tag))
-            } else if curation.all {
-                (OperationStatus::Served, "--all".to_string())
-            } else {
-                (OperationStatus::NotChosen, "not chosen".to_string())
-            };
-            let chosen = status == OperationStatus::Served;
-            settings.enabled = chosen;
-            Choice {
-                chosen,
-                status,
-                reason,
-                settings,
-                origin,
-            }
-        })
-        .collect()
-}
-
-/// Whether a curation selector (operationId or `METHOD /path`) names this operation.
-fn selects(selector: &str, operation: &Operation) -> bool {
-    if let Some((method, path)) = selector.split_once(' ')
-        && operation::METHODS.contains(&method.to_ascii_lowercase().as_str())
-    {
-        return method.eq_ignore_ascii_case(operation.method) && path.trim() == operation.path;
-    }
-    operation.operation_id == Some(selector)
-}
-
-/// The tool entry's settings over the document's: each field the curation gives wins.
-fn overlay(document: &ToolEntry, curation: &ToolEntry) -> ToolEntry {
-    let pick = |a: &Option<bool>, b: &Option<bool>| b.or(*a);
-    ToolEntry {
-        selector: curation.selector.clone(),
-        enabled: curation.enabled,
-        omit: curation.omit.clone(),
-        name: curation.name.clone().or_else(|| document.name.clone()),
-        title: curation.title.clone().or_else(|| document.title.clone()),
-        description: curation
-            .description
-            .clone()
-            .or_else(|| document.description.clone()),
-        annotations: AnnotationOverrides {
-            read_only_hint: pick(
-                &document.annotations.read_only_hint,
-                &curation.annotations.read_only_hint,
-            ),
-            destructive_hint: pick(
-                &document.annotations.destructive_hint,
-                &curation.annotations.destructive_hint,
-            ),
-            idempotent_hint: pick(
-                &document.annotations.idempotent_hint,
-                &curation.annotations.idempotent_hint,
-            ),
-            open_world_hint: pick(
-                &document.annotations.open_world_hint,
-                &curation.annotations.open_world_hint,
-            ),
-        },
-        because: curation
-            .because
-            .clone()
-            .or_else(|| document.because.clone()),
-        mirror_headers: if curation.mirror_headers.is_empty() {
-            document.mirror_headers.clone()
-        } else {
-            curation.mirror_headers.clone()
-        },
-        call: curation.call.clone(),
-        scopes: curation.scopes.clone(),
-    }
-}
-
-/// The operation's `x-mcp` extension, read with the curation's own rules.
-fn x_mcp(
-    document: &Document,
-    operation: &Operation,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<ToolEntry> {
-    let value = operation.value.get("x-mcp")?;
-    let mut found = Vec::new();
-    let text = operation.label();
-    let mut entry = match value {
-        Value::Bool(enabled) => ToolEntry {
-            selector: text.clone(),
-            enabled: *enabled,
-            ..ToolEntry::default()
-        },
-        Value::Object(map) => {
-            let mut entry = ToolEntry {
-                selector: text.clone(),
-                enabled: true,
-                ..ToolEntry::default()
-            };
-            curation::check_keys(map, "x-mcp", &[curation::EXTENSION_KEYS], &mut found);
-            entry.enabled = curation::bool_at(map, "enabled", "x-mcp", &mut found).unwrap_or(true);
-            entry.name = curation::string_at(map, "name", "x-mcp", &mut found);
-            entry.title = curation::string_at(map, "title", "x-mcp", &mut found);
-            entry.description = curation::string_at(map, "description", "x-mcp", &mut found);
-            entry.because = curation::string_at(map, "because", "x-mcp", &mut found);
-            if let Some(annotations) = map.get("annotations") {
-                entry.annotations =
-                    curation::parse_annotations(annotations, "x-mcp.annotations", &mut found);
-            }
-            entry
-        }
-        _ => {
-            found.push(Diagnostic::error(
-                Location::General,
-                "`x-mcp` must be true, false or a mapping",
-            ));
-            ToolEntry::default()
-        }
-    };
-    let file = document.file(operation.file).name.clone();
-    for mut diagnostic in found {
-        let pointer = match &diagnostic.location {
-            Location::Curation { path } => {
-                format!("{}/{}", operation.pointer, path.replace('.', "/"))
-            }
-            _ => format!("{}/x-mcp", operation.pointer),
-        };
-        diagnostic.location = Location::document(&file, pointer);
-        diagnostics.push(diagnostic.with_operation(text.clone()));
-        entry.enabled = false;
-    }
-    Some(entry)
 }
 
 /// The operation's own words: its summary, then its description when that says more.
@@ -704,9 +541,13 @@ fn mirror_headers(schema: &mut Value, choice: &Choice) -> Vec<Diagnostic> {
 
 /// Adds the cursor argument a `next: link` tool takes back, and checks that the arguments
 /// pagination names exist; a problem is returned as its message.
-fn paging_arguments(schema: &mut Value, call: &crate::curation::CallOptions) -> Option<String> {
+fn paging_arguments(
+    schema: &mut Value,
+    call: &crate::curation::CallOptions,
+    settings: &CallSettings,
+) -> Option<String> {
     let properties = schema.get_mut("properties")?.as_object_mut()?;
-    if let Some(cursor) = call.link_cursor_argument() {
+    if let Some(cursor) = settings.link_cursor() {
         if properties.contains_key(cursor) {
             return Some(format!(
                 "the cursor argument {cursor:?} collides with an argument of the operation; set `pagination.cursor_argument`"
@@ -728,7 +569,7 @@ fn paging_arguments(schema: &mut Value, call: &crate::curation::CallOptions) -> 
             "`pagination.size_argument` names {size:?}, which is not an argument of the tool"
         ));
     }
-    if let (Some(crate::curation::call::NextPage::Field(_)), cursor) =
+    if let (Some(curation::call::NextPage::Field(_)), cursor) =
         (&pagination.next, &pagination.cursor_argument)
     {
         match cursor {

@@ -4,12 +4,15 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::curation::{CallOptions, Curation};
+use crate::curation::{Curation, UpstreamAuth};
 use crate::diagnostic::Diagnostic;
 use crate::openapi::Document;
 
 pub mod annotations;
+mod body;
 mod build;
+pub mod call;
+mod choose;
 mod compile;
 pub mod naming;
 mod operation;
@@ -19,6 +22,7 @@ mod tests;
 pub mod trim;
 
 pub use crate::parameter::{ParameterLocation, ParameterStyle};
+pub use call::{CallSettings, NextPage};
 
 /// Every tool ferry serves, and who it says it is.
 #[derive(Debug, Clone)]
@@ -27,6 +31,14 @@ pub struct Catalog {
     /// Base URL every call goes to; `None` when neither the curation, a flag nor the
     /// document's `servers` name one (then the catalog can be checked but not served).
     pub upstream: Option<String>,
+    /// ferry's own credential for the upstream (`upstream_auth:`), as the curation names it;
+    /// the secrets are read from the environment when the client is built.
+    pub upstream_auth: Option<UpstreamAuth>,
+    /// The header that names the caller upstream (`upstream_identity:`); `None` sends none.
+    pub identity_header: Option<http::HeaderName>,
+    /// The file's connect timeout in milliseconds (every default applied): what the token
+    /// endpoint of an obtained credential is reached with.
+    pub connect_timeout_ms: u64,
     /// Sorted by name.
     pub tools: Vec<Tool>,
     /// Every operation of the document and what became of it, in document order; from
@@ -57,8 +69,9 @@ pub struct Tool {
     /// JSON pointers (into `input_schema`) of `pattern` keywords that the linear-time regex
     /// engine cannot compile: served as written, left out of argument validation.
     pub unchecked_patterns: Vec<String>,
-    /// The curation's call options for this tool, over its file-wide defaults.
-    pub call: CallOptions,
+    /// How it calls the upstream: the curation's call options for this tool, over its
+    /// file-wide ones, every default applied.
+    pub call: CallSettings,
     /// Scopes a caller needs to see and call this tool, as the curation names them;
     /// `None`: the `auth:` section's default applies.
     pub scopes: Option<Vec<String>>,
@@ -364,7 +377,7 @@ impl Tool {
             plan,
             basis: AnnotationBasis::Method,
             unchecked_patterns: Vec::new(),
-            call: CallOptions::default(),
+            call: CallSettings::default(),
             scopes: None,
             operation_id: None,
             document_scopes: Vec::new(),

@@ -28,13 +28,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         }
         // Only HTTP announces: on stdio `serve` has no endpoint and never calls it.
         let announce = |endpoint: &str| eprintln!("{}", announcement(endpoint));
-        serve(
-            catalog,
-            &ferry::upstream::UpstreamConfig::default(),
-            &args.transport,
-            Some(&announce),
-        )
-        .await
+        serve(catalog, &args.transport, Some(&announce)).await
     })?;
     Ok(ExitCode::SUCCESS)
 }

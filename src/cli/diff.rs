@@ -2,14 +2,11 @@
 //! same document) or two documents (against the same curation), for review before a reload
 //! or a deploy.
 
-use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
-use ferry::catalog::Catalog;
-use ferry::curation::Curation;
-use ferry::lock::{self, Change};
+use ferry::lock::{self, Change, Digests};
 use serde_json::json;
 
 use super::{Format, Loaded, SourceArgs, load_chosen};
@@ -85,23 +82,18 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// What differs between two loaded catalogs, tools and server-wide settings: the one
-/// comparison `ferry diff` prints and a reload logs.
-pub fn changes(old: &Loaded, new: &Loaded) -> Vec<Change> {
-    lock::diff(
-        &old.catalog.tools,
-        &settings(&old.catalog, &old.curation),
-        &new.catalog.tools,
-        &settings(&new.catalog, &new.curation),
-    )
+/// What differs between two loaded catalogs, tools and server-wide settings.
+fn changes(old: &Loaded, new: &Loaded) -> Vec<Change> {
+    lock::diff(&digests(old), &digests(new))
 }
 
-/// The settings a lock holds to (see `ferry::lock::Lock::serving`), and `server`: the name,
-/// version and instructions clients are told.
-pub fn settings(catalog: &Catalog, curation: &Curation) -> BTreeMap<String, String> {
-    let mut settings = super::lock::serving(catalog, curation);
-    settings.insert("server".to_string(), format!("{:?}", catalog.server));
-    settings
+/// What `ferry diff` compares of a loaded catalog, and a reload of the one it serves: its
+/// tools, the settings a lock holds to (see `ferry::lock::Lock::serving`), and `server` (the
+/// name, version and instructions clients are told).
+pub fn digests(loaded: &Loaded) -> Digests {
+    let mut settings = super::lock::serving(&loaded.catalog, &loaded.curation);
+    settings.insert("server".to_string(), format!("{:?}", loaded.catalog.server));
+    Digests::new(&loaded.catalog.tools, &settings)
 }
 
 /// One change a line, then a summary.

@@ -9,18 +9,17 @@
 //! What the command line decides is not reloaded: the listen address, TLS files, workers
 //! and the other transport flags.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use ferry::diagnostic::{Diagnostic, Severity};
-use ferry::lock::{self, Change};
+use ferry::lock::{self, Change, Digests};
 use ferry::mcp::Serving;
 use tokio::sync::watch;
 
-use super::serve::{ServeArgs, TransportArgs, build, upstream_config};
+use super::serve::{ServeArgs, TransportArgs, build};
 use super::{Loaded, SourceArgs, diff, load_chosen};
 
 /// How often `--watch` looks at the files. A change is reloaded once the files have looked
@@ -33,10 +32,8 @@ pub struct Reload {
     locked: bool,
     transport: TransportArgs,
     watch: bool,
-    /// The server-wide settings of the catalog served now, for the diff.
-    settings: BTreeMap<String, String>,
-    /// [`lock::digest`] of the catalog served now.
-    digest: String,
+    /// What the diff compares of the catalog served now.
+    digests: Digests,
     /// The curation file and the document's local files, as last read.
     files: Vec<PathBuf>,
     /// What `files` looked like just before they were last read.
@@ -47,17 +44,15 @@ impl Reload {
     /// For the catalog `loaded` from `args` (its document still held, to name its files).
     /// Called at once after loading: a change made since is seen by the first look.
     pub fn new(args: &ServeArgs, loaded: &Loaded) -> Reload {
-        let settings = diff::settings(&loaded.catalog, &loaded.curation);
-        let digest = lock::digest(&loaded.catalog.tools, &settings);
-        record_catalog(&digest, None, loaded.catalog.tools.len());
+        let digests = diff::digests(loaded);
+        record_catalog(&digests, None);
         let files = watched(&args.source, loaded);
         Reload {
             source: args.source.clone(),
             locked: args.locked,
             transport: args.transport.clone(),
             watch: args.watch,
-            settings,
-            digest,
+            digests,
             seen: look(&files),
             files,
         }
@@ -150,19 +145,12 @@ impl Reload {
         }
         let server = build(
             &loaded.catalog,
-            &upstream_config(&loaded.curation),
             loaded.curation.auth.as_ref(),
             &self.transport,
         )
         .await?;
-        let settings = diff::settings(&loaded.catalog, &loaded.curation);
-        let digest = lock::digest(&loaded.catalog.tools, &settings);
-        let changes = lock::diff(
-            serving.load().tools(),
-            &self.settings,
-            &loaded.catalog.tools,
-            &settings,
-        );
+        let digests = diff::digests(&loaded);
+        let changes = lock::diff(&self.digests, &digests);
         // Who reaches which tool follows `auth:` too, and with it each caller's list.
         let tools_changed = changes.iter().any(|change| match change {
             Change::SettingChanged { setting } => setting == "auth",
@@ -173,14 +161,13 @@ impl Reload {
             tracing::info!(%change, "catalog changed");
         }
         tracing::info!(
-            tools = loaded.catalog.tools.len(),
+            tools = digests.tools(),
             changes = changes.len(),
-            %digest,
+            digest = %digests.digest(),
             "catalog reloaded"
         );
-        record_catalog(&digest, Some(&self.digest), loaded.catalog.tools.len());
-        self.settings = settings;
-        self.digest = digest;
+        record_catalog(&digests, Some(&self.digests));
+        self.digests = digests;
         Ok(())
     }
 }
@@ -207,12 +194,13 @@ fn log_diagnostics(diagnostics: &[Diagnostic]) -> usize {
 
 /// The catalog facts a scrape sees: how many tools are served, and which catalog (its
 /// digest as the label of an info gauge, the one it replaced set to 0).
-fn record_catalog(digest: &str, replaced: Option<&str>, tools: usize) {
-    metrics::gauge!("ferry_tools_served").set(tools as f64);
-    if let Some(replaced) = replaced.filter(|replaced| *replaced != digest) {
-        metrics::gauge!("ferry_catalog_info", "digest" => replaced.to_string()).set(0.0);
+fn record_catalog(digests: &Digests, replaced: Option<&Digests>) {
+    let digest = digests.digest();
+    metrics::gauge!("ferry_tools_served").set(digests.tools() as f64);
+    if let Some(replaced) = replaced.map(Digests::digest).filter(|old| *old != digest) {
+        metrics::gauge!("ferry_catalog_info", "digest" => replaced).set(0.0);
     }
-    metrics::gauge!("ferry_catalog_info", "digest" => digest.to_string()).set(1.0);
+    metrics::gauge!("ferry_catalog_info", "digest" => digest).set(1.0);
 }
 
 /// The files a change of which is a reason to reload: the curation file, the document

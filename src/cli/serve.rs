@@ -14,13 +14,12 @@ use tokio::sync::{mpsc, watch};
 
 use ferry::auth::{AuthConfig, Authenticator};
 use ferry::catalog::Catalog;
-use ferry::curation::Curation;
 use ferry::diagnostic::Diagnostic;
 use ferry::mcp::{Server, ServerOptions, Serving};
 use ferry::transport::http::{self, ConnectionLimit, HttpOptions};
 use ferry::transport::spread::{Share, spread};
 use ferry::transport::stdio;
-use ferry::upstream::{Upstream, UpstreamConfig};
+use ferry::upstream::Upstream;
 
 use super::SourceArgs;
 use super::reload::Reload;
@@ -138,7 +137,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     serve_catalog(
         catalog,
-        &upstream_config(&curation),
         curation.auth.as_ref(),
         &diagnostics,
         &args.transport,
@@ -146,20 +144,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     )
 }
 
-/// What the upstream client is built from, beside the catalog.
-pub fn upstream_config(curation: &Curation) -> UpstreamConfig {
-    UpstreamConfig {
-        call: curation.call.clone(),
-        auth: curation.upstream_auth.clone(),
-        identity_header: curation.upstream_identity.clone(),
-    }
-}
-
 /// Prints every diagnostic on stderr (from a chosen-only compile: those about what is
 /// served); serves `catalog` only when none is an error, reloading it as `reload` says.
 pub fn serve_catalog(
     catalog: Catalog,
-    config: &UpstreamConfig,
     auth: Option<&AuthConfig>,
     diagnostics: &[Diagnostic],
     args: &TransportArgs,
@@ -176,7 +164,7 @@ pub fn serve_catalog(
         eprintln!("ferry: refusing to serve: {errors} error(s) in the catalog");
         return Ok(ExitCode::from(1));
     }
-    runtime()?.block_on(serve_reloading(catalog, config, auth, args, None, reload))?;
+    runtime()?.block_on(serve_reloading(catalog, auth, args, None, reload))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -184,37 +172,34 @@ pub fn serve_catalog(
 /// with the endpoint URL once HTTP is listening.
 pub async fn serve(
     catalog: Catalog,
-    config: &UpstreamConfig,
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<()> {
-    serve_with_auth(catalog, config, None, args, announce).await
+    serve_with_auth(catalog, None, args, announce).await
 }
 
 /// [`serve`] with inbound authorization (`auth:`; `None` allows loopback HTTP only). On
 /// stdio nobody is asked: the process's owner is the only caller.
 pub async fn serve_with_auth(
     catalog: Catalog,
-    config: &UpstreamConfig,
     auth: Option<&AuthConfig>,
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<()> {
-    serve_reloading(catalog, config, auth, args, announce, None).await
+    serve_reloading(catalog, auth, args, announce, None).await
 }
 
 /// [`serve_with_auth`], with `reload` replacing what is served on SIGHUP (and, watching,
 /// when the files change) until serving ends.
 async fn serve_reloading(
     catalog: Catalog,
-    config: &UpstreamConfig,
     auth: Option<&AuthConfig>,
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
     reload: Option<Reload>,
 ) -> anyhow::Result<()> {
     let workers = args.worker_count();
-    let server = build(&catalog, config, auth, args).await?;
+    let server = build(&catalog, auth, args).await?;
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
     // The server holds its own copy of every tool: this one would only double the memory
     // held while serving.
@@ -234,11 +219,10 @@ async fn serve_reloading(
 /// it the same way.
 pub async fn build(
     catalog: &Catalog,
-    config: &UpstreamConfig,
     auth: Option<&AuthConfig>,
     args: &TransportArgs,
 ) -> anyhow::Result<Server> {
-    let upstream = Upstream::new(catalog, config)
+    let upstream = Upstream::new(catalog)
         .context("setting up the upstream client")?
         .with_workers(args.worker_count());
     let authenticator = if args.stdio {

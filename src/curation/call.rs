@@ -77,17 +77,6 @@ pub enum UpstreamAuth {
     Obtained(crate::auth::outbound::OutboundCredential),
 }
 
-/// Defaults applied where neither a tool nor the file sets a value.
-pub mod defaults {
-    pub const TIMEOUT_MS: u64 = 30_000;
-    pub const CONNECT_TIMEOUT_MS: u64 = 5_000;
-    pub const MAX_RESPONSE_BYTES: u64 = 1_048_576;
-    pub const RETRIES: u32 = 2;
-    pub const RETRY_BACKOFF_MS: u64 = 100;
-    pub const PAGE_SIZE: u64 = 20;
-    pub const CURSOR_ARGUMENT: &str = "cursor";
-}
-
 impl CallOptions {
     /// The tool's own options over the file's defaults.
     pub fn overlay(&self, tool: &CallOptions) -> CallOptions {
@@ -110,21 +99,6 @@ impl CallOptions {
                 (Some(file), Some(tool)) => Some(file.overlay(tool)),
                 (file, tool) => tool.clone().or_else(|| file.clone()),
             },
-        }
-    }
-
-    /// The argument a `next: link` tool takes its cursor back in, when it has one: the input
-    /// schema must gain it as an optional string property.
-    pub fn link_cursor_argument(&self) -> Option<&str> {
-        let pagination = self.pagination.as_ref()?;
-        match pagination.next {
-            Some(NextPage::Link) => Some(
-                pagination
-                    .cursor_argument
-                    .as_deref()
-                    .unwrap_or(defaults::CURSOR_ARGUMENT),
-            ),
-            _ => None,
         }
     }
 }

@@ -248,82 +248,105 @@ impl fmt::Display for Change {
     }
 }
 
-/// Every difference in what `old` and `new` serve, each with its server-wide settings (see
-/// [`Lock::serving`]): tools removed, added and changed, by name, then settings changed.
-/// Compares the same digests a lock holds, so a change `ferry diff` shows is one `--locked`
-/// would refuse, and the other way round.
-pub fn diff<'a, 'b>(
-    old: impl IntoIterator<Item = &'a Tool>,
-    old_serving: &BTreeMap<String, String>,
-    new: impl IntoIterator<Item = &'b Tool>,
-    new_serving: &BTreeMap<String, String>,
-) -> Vec<Change> {
-    fn by_name<'t>(
-        tools: impl IntoIterator<Item = &'t Tool>,
-    ) -> BTreeMap<&'t str, (LockedTool, &'t Tool)> {
-        tools
-            .into_iter()
-            .map(|tool| (tool.name.as_str(), (locked(tool), tool)))
-            .collect()
+/// What [`diff`] compares of a catalog: the digests a lock holds of each tool's parts (the
+/// request split into its plan and its call settings) and of the server-wide settings (see
+/// [`Lock::serving`]). Small beside the catalog, so a running server keeps the one of what it
+/// serves for the diff of its next reload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Digests {
+    tools: BTreeMap<String, ToolDigests>,
+    settings: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+struct ToolDigests {
+    #[serde(flatten)]
+    locked: LockedTool,
+    plan: String,
+    call: String,
+}
+
+impl Digests {
+    /// Digests `tools`, served with `settings` (each setting's name and text).
+    pub fn new<'a>(
+        tools: impl IntoIterator<Item = &'a Tool>,
+        settings: &BTreeMap<String, String>,
+    ) -> Digests {
+        Digests {
+            tools: tools
+                .into_iter()
+                .map(|tool| {
+                    let digests = ToolDigests {
+                        locked: locked(tool),
+                        plan: digest_bytes(format!("{:?}", tool.plan).as_bytes()),
+                        call: digest_bytes(format!("{:?}", tool.call).as_bytes()),
+                    };
+                    (tool.name.clone(), digests)
+                })
+                .collect(),
+            settings: digests(settings),
+        }
     }
-    let (was, is) = (by_name(old), by_name(new));
+
+    /// One digest of everything [`diff`] compares: equal digests, no change. A running
+    /// server labels its catalog with it.
+    pub fn digest(&self) -> String {
+        let text = serde_json::json!({"tools": self.tools, "serving": self.settings}).to_string();
+        digest_bytes(text.as_bytes())
+    }
+
+    /// How many tools are served.
+    pub fn tools(&self) -> usize {
+        self.tools.len()
+    }
+}
+
+/// Every difference in what `old` and `new` serve: tools removed, added and changed, by name,
+/// then settings changed. Compares the same digests a lock holds, so a change `ferry diff`
+/// shows is one `--locked` would refuse, and the other way round.
+pub fn diff(old: &Digests, new: &Digests) -> Vec<Change> {
     let mut found = Vec::new();
-    for (name, (tool, _)) in &was {
-        if !is.contains_key(name) {
+    for (name, tool) in &old.tools {
+        if !new.tools.contains_key(name) {
             found.push(Change::ToolRemoved {
-                tool: name.to_string(),
-                operation: tool.operation.clone(),
+                tool: name.clone(),
+                operation: tool.locked.operation.clone(),
             });
         }
     }
-    for (name, (tool, after)) in &is {
-        let Some((before, previous)) = was.get(name) else {
+    for (name, after) in &new.tools {
+        let Some(before) = old.tools.get(name) else {
             found.push(Change::ToolAdded {
-                tool: name.to_string(),
-                operation: tool.operation.clone(),
+                tool: name.clone(),
+                operation: after.locked.operation.clone(),
             });
             continue;
         };
-        let mut parts = changed_parts(before, tool);
-        // The lock digests the plan and the call settings together; with both tools at
-        // hand, say which of the two changed.
+        let mut parts = changed_parts(&before.locked, &after.locked);
+        // The lock digests the plan and the call settings together; say which changed.
         if let Some(at) = parts.iter().position(|part| part == "request") {
             let mut split = Vec::new();
-            if format!("{:?}", previous.plan) != format!("{:?}", after.plan) {
+            if before.plan != after.plan {
                 split.push("request".to_string());
             }
-            if format!("{:?}", previous.call) != format!("{:?}", after.call) {
+            if before.call != after.call {
                 split.push("call".to_string());
             }
             parts.splice(at..=at, split);
         }
         if !parts.is_empty() {
             found.push(Change::ToolChanged {
-                tool: name.to_string(),
+                tool: name.clone(),
                 parts,
             });
         }
     }
     found.extend(
-        changed_settings(&digests(old_serving), &digests(new_serving))
+        changed_settings(&old.settings, &new.settings)
             .into_iter()
             .map(|setting| Change::SettingChanged { setting }),
     );
     found
-}
-
-/// One digest of everything [`diff`] compares: equal digests, no change. A running server
-/// labels its catalog with it.
-pub fn digest<'a>(
-    tools: impl IntoIterator<Item = &'a Tool>,
-    serving: &BTreeMap<String, String>,
-) -> String {
-    let tools: BTreeMap<&str, LockedTool> = tools
-        .into_iter()
-        .map(|tool| (tool.name.as_str(), locked(tool)))
-        .collect();
-    let text = serde_json::json!({"tools": tools, "serving": digests(serving)}).to_string();
-    digest_bytes(text.as_bytes())
 }
 
 /// The document files whose content differs from the lock's, and the curation when it does:

@@ -25,6 +25,9 @@ fn catalog(tools: Vec<Tool>) -> Catalog {
             instructions: None,
         },
         upstream: Some("http://127.0.0.1:1".into()),
+        upstream_auth: None,
+        identity_header: None,
+        connect_timeout_ms: crate::catalog::call::defaults::CONNECT_TIMEOUT_MS,
         tools,
         operations: Vec::new(),
     }
@@ -47,7 +50,10 @@ fn settings(upstream: &str) -> BTreeMap<String, String> {
 /// The diff of `old` to `new` (with the same settings), one change a line.
 fn check(old: Vec<Tool>, new: Vec<Tool>, expected: Expect) {
     let serving = settings("http://127.0.0.1:1");
-    let changes = diff(&catalog(old).tools, &serving, &catalog(new).tools, &serving);
+    let changes = diff(
+        &Digests::new(&catalog(old).tools, &serving),
+        &Digests::new(&catalog(new).tools, &serving),
+    );
     let text: String = changes.iter().map(|change| format!("{change}\n")).collect();
     expected.assert_eq(&text);
 }
@@ -93,7 +99,7 @@ fn a_changed_tool_names_each_part_that_changed() {
 #[test]
 fn call_settings_and_the_request_are_told_apart() {
     let mut new = pets();
-    new[0].call.timeout_ms = Some(500);
+    new[0].call.timeout = std::time::Duration::from_millis(500);
     new[1].plan.path = "/animals".into();
     new[1].scopes = Some(vec!["pets:read".into()]);
     check(
@@ -109,10 +115,8 @@ fn call_settings_and_the_request_are_told_apart() {
 #[test]
 fn a_changed_setting_is_named_without_its_value() {
     let changes = diff(
-        &pets(),
-        &settings("http://127.0.0.1:1"),
-        &pets(),
-        &settings("http://127.0.0.1:2"),
+        &Digests::new(&pets(), &settings("http://127.0.0.1:1")),
+        &Digests::new(&pets(), &settings("http://127.0.0.1:2")),
     );
     assert_eq!(
         changes,
@@ -129,7 +133,10 @@ fn changes_serialize_with_their_kind() {
     new.push(tool("create_pet", http::Method::POST, "/pets"));
     new[0].description = None;
     let serving = settings("http://127.0.0.1:1");
-    let changes = diff(&pets(), &serving, &new, &serving);
+    let changes = diff(
+        &Digests::new(&pets(), &serving),
+        &Digests::new(&new, &serving),
+    );
     expect![[r#"[{"change":"added","tool":"create_pet","operation":"POST /pets"},{"change":"changed","tool":"get_pet","parts":["description"]}]"#]]
         .assert_eq(&serde_json::to_string(&changes).expect("serializes"));
 }
@@ -143,7 +150,7 @@ fn drift_still_reports_each_changed_part() {
     let lock = lock(&old, &document, None, &serving);
     let mut new = pets();
     new[0].description = None;
-    new[0].call.retries = Some(1);
+    new[0].call.retries = 1;
     let drift = drift(&lock, &catalog(new), &settings("http://127.0.0.1:2"), false);
     let text: Vec<String> = drift.iter().map(ToString::to_string).collect();
     expect![[r#"
@@ -158,11 +165,13 @@ fn drift_still_reports_each_changed_part() {
 #[test]
 fn the_digest_changes_with_what_diff_compares() {
     let serving = settings("http://127.0.0.1:1");
+    let digest = |tools: &[Tool], serving| Digests::new(tools, serving).digest();
     let same = digest(&pets(), &serving);
     assert_eq!(same, digest(&pets(), &serving));
     assert!(same.starts_with("sha256:"), "{same}");
     let mut new = pets();
-    new[1].call.retries = Some(0);
+    new[1].call.retries = 0;
     assert_ne!(same, digest(&new, &serving));
     assert_ne!(same, digest(&pets(), &settings("http://127.0.0.1:2")));
+    assert_eq!(Digests::new(&pets(), &serving).tools(), 2);
 }

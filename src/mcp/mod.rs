@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
 use crate::catalog::{Catalog, Tool};
-use crate::upstream::Upstream;
+use crate::upstream::{self, Upstream};
 use envelope::*;
 use failure::*;
 
@@ -100,10 +100,11 @@ pub struct Server {
     tools_list_legacy: Prepared,
     authenticator: Authenticator,
     /// The tool list differs between callers (some tool needs a scope): it is built per
-    /// request from `listed` instead of served prepared.
+    /// request from `listing` instead of served prepared.
     listing_varies: bool,
-    /// Each tool's JSON, in `tools` order, when `listing_varies` (empty otherwise).
-    listed: Vec<Value>,
+    /// Each tool's definition as written, in `tools` order, when `listing_varies` (empty
+    /// otherwise).
+    listing: Listing,
     /// Scoped lists already written, modern then legacy, by granted scopes: the list is a
     /// function of the scopes, and most callers hold one of a few sets.
     scoped_lists: [Mutex<HashMap<Vec<String>, Arc<Prepared>>>; 2],
@@ -156,7 +157,14 @@ pub enum Kind {
 
 #[derive(Debug)]
 struct ServedTool {
+    /// The tool, its `input_schema` taken out (`Value::Null`): see `schema`.
     tool: Tool,
+    /// The input schema as compact JSON, in the catalog's key order, from which the
+    /// validator is compiled on the tool's first call: a tree holds many times its text's
+    /// memory, for a schema that only validation reads.
+    schema: Box<str>,
+    /// How the upstream client calls it, prepared once; `None` without a client.
+    route: Option<upstream::Route>,
     headers: Vec<MirroredHeader>,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
@@ -188,24 +196,31 @@ impl Server {
         );
         let server_info = Value::Object(server_info);
 
-        let mut tools: Vec<ServedTool> = catalog
-            .tools
+        // The catalog promises sorted tools; sorting again keeps the listing deterministic
+        // even for a catalog built by hand.
+        let mut sorted: Vec<&Tool> = catalog.tools.iter().collect();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        // Each tool is written out once, one at a time, and served from its text: the
+        // catalog's trees are never copied whole.
+        let listing = Listing::new(&sorted);
+        let tools: Vec<ServedTool> = sorted
             .iter()
             .map(|tool| ServedTool {
-                tool: tool.clone(),
+                tool: Tool {
+                    input_schema: Value::Null,
+                    ..Tool::clone(tool)
+                },
+                schema: tool.input_schema.to_string().into_boxed_str(),
+                route: upstream.as_ref().map(|upstream| upstream.route(tool)),
                 headers: mirrored_headers(&tool.input_schema),
                 validator: OnceLock::new(),
             })
             .collect();
-        // The catalog promises sorted tools; sorting again keeps the listing deterministic
-        // even for a catalog built by hand.
-        tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
         let by_name = tools
             .iter()
             .enumerate()
             .map(|(index, served)| (served.tool.name.clone(), index))
             .collect();
-        let listed: Vec<Value> = tools.iter().map(|served| served.tool.to_json()).collect();
 
         let listing_varies = options.authenticator.cache_scope() == CacheScope::Private;
         let cache_scope = if listing_varies {
@@ -237,22 +252,25 @@ impl Server {
             initialize["instructions"] = Value::String(instructions.clone());
         }
 
-        // Each list is written once, the tools moved into it and back out rather than copied:
-        // with large schemas they are most of what the server holds.
-        let mut modern_list = json!({
-            "resultType": "complete",
-            "tools": Value::Array(listed),
-            "ttlMs": options.ttl_ms,
-            "cacheScope": cache_scope,
-            "_meta": { META_SERVER_INFO: server_info },
-        });
-        let tools_list_modern = Prepared::result(&modern_list);
-        let mut legacy_list = json!({ "tools": modern_list["tools"].take() });
-        let tools_list_legacy = Prepared::result(&legacy_list);
+        let tools_list_modern = Listing::result(
+            listing.array(),
+            Era::Modern,
+            options.ttl_ms,
+            cache_scope,
+            &server_info,
+        );
+        let tools_list_legacy = Listing::result(
+            listing.array(),
+            Era::Legacy,
+            options.ttl_ms,
+            cache_scope,
+            &server_info,
+        );
         // Kept only where lists are written per caller.
-        let listed = match legacy_list["tools"].take() {
-            Value::Array(listed) if listing_varies => listed,
-            _ => Vec::new(),
+        let listing = if listing_varies {
+            listing
+        } else {
+            Listing::default()
         };
         let ttl_ms = options.ttl_ms;
 
@@ -268,7 +286,7 @@ impl Server {
             server_info,
             authenticator: options.authenticator,
             listing_varies,
-            listed,
+            listing,
             scoped_lists: Default::default(),
             ttl_ms,
         }
@@ -278,11 +296,6 @@ impl Server {
     /// before reading the body.
     pub fn authenticator(&self) -> &Authenticator {
         &self.authenticator
-    }
-
-    /// The tools served, sorted by name.
-    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.tools.iter().map(|served| &served.tool)
     }
 
     /// Answers one JSON-RPC message. Never fails: every problem is a JSON-RPC error or a tool
@@ -480,10 +493,10 @@ impl Server {
             None => return Err(Failure::invalid_params("params.name is missing")),
         };
         let arguments = match params.arguments {
-            None => Map::new(),
+            None => Arguments::new(Map::new()),
             Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
-                Ok(Value::Object(arguments)) => arguments,
-                Ok(Value::Null) => Map::new(),
+                Ok(arguments @ Value::Object(_)) => Arguments(arguments),
+                Ok(Value::Null) => Arguments::new(Map::new()),
                 Ok(_) | Err(_) => {
                     return Err(Failure::invalid_params("params.arguments is not an object"));
                 }
@@ -568,7 +581,7 @@ impl Server {
         }
         if let Some(Ok(target)) = call {
             for mirrored in &target.served.headers {
-                headers::check_param(headers, mirrored, &target.arguments)
+                headers::check_param(headers, mirrored, target.arguments.as_map())
                     .map_err(Failure::header_mismatch)?;
             }
         }
@@ -599,7 +612,8 @@ impl Server {
             return Ok(result::refused(id, challenge));
         }
         let validator = served.validator.get_or_init(|| {
-            validate::compile(&served.tool.input_schema, &served.tool.unchecked_patterns)
+            let schema = serde_json::from_str(&served.schema).map_err(|error| error.to_string())?;
+            validate::compile(&schema, &served.tool.unchecked_patterns)
         });
         let validator = match validator {
             Ok(validator) => validator,
@@ -608,21 +622,17 @@ impl Server {
                 return Err(Failure::internal());
             }
         };
-        let arguments = Value::Object(arguments);
-        let result = match validate::problems(validator, &arguments) {
+        let result = match validate::problems(validator, arguments.as_value()) {
             Some(text) => result::invalid_arguments(text),
             None => {
-                let Some(upstream) = &self.upstream else {
+                let (Some(upstream), Some(route)) = (&self.upstream, &served.route) else {
                     tracing::error!(tool = %served.tool.name, "no upstream client to call");
                     return Err(Failure::internal());
                 };
-                let Value::Object(arguments) = &arguments else {
-                    return Err(Failure::internal());
-                };
-                let outcome = match principal {
-                    Some(principal) => upstream.call_as(&served.tool, arguments, principal).await,
-                    None => upstream.call(&served.tool, arguments).await,
-                };
+                let principal = principal.unwrap_or(Principal::anonymous_ref());
+                let outcome = upstream
+                    .call_on(route, &served.tool, arguments.as_map(), principal)
+                    .await;
                 result::outcome_result(&served.tool.name, outcome)
             }
         };
@@ -650,24 +660,17 @@ impl Server {
         if let Some(prepared) = cached {
             return prepared.respond(id);
         }
-        let tools: Vec<&Value> = self
-            .tools
-            .iter()
-            .zip(&self.listed)
-            .filter(|(served, _)| self.authenticator.may_use(principal, &served.tool.name))
-            .map(|(_, listed)| listed)
-            .collect();
-        let result = match era {
-            Era::Modern => json!({
-                "resultType": "complete",
-                "tools": tools,
-                "ttlMs": self.ttl_ms,
-                "cacheScope": "private",
-                "_meta": { META_SERVER_INFO: self.server_info },
-            }),
-            Era::Legacy => json!({ "tools": tools }),
-        };
-        let prepared = Arc::new(Prepared::result(&result));
+        let array = self.listing.select(|index| {
+            self.authenticator
+                .may_use(principal, &self.tools[index].tool.name)
+        });
+        let prepared = Arc::new(Listing::result(
+            &array,
+            era,
+            self.ttl_ms,
+            "private",
+            &self.server_info,
+        ));
         let mut lists = scoped_lists.lock().unwrap_or_else(PoisonError::into_inner);
         if lists.len() >= MAX_SCOPED_LISTS {
             lists.clear();
@@ -750,7 +753,29 @@ pub fn error_without_id(code: i32, message: &str) -> Bytes {
 
 struct CallTarget<'s> {
     served: &'s ServedTool,
-    arguments: Map<String, Value>,
+    arguments: Arguments,
+}
+
+/// A call's arguments: always a JSON object, held as a [`Value`] so that validation reads it
+/// as it is and the upstream client borrows the same map.
+struct Arguments(Value);
+
+impl Arguments {
+    fn new(map: Map<String, Value>) -> Arguments {
+        Arguments(Value::Object(map))
+    }
+
+    fn as_value(&self) -> &Value {
+        &self.0
+    }
+
+    fn as_map(&self) -> &Map<String, Value> {
+        match &self.0 {
+            Value::Object(map) => map,
+            // `new` is the only way in.
+            _ => unreachable!("arguments are always an object"),
+        }
+    }
 }
 
 const ID_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
@@ -775,6 +800,84 @@ impl Prepared {
             body: Bytes::from(body),
             kind: Kind::Json,
         }
+    }
+}
+
+/// Tool definitions as `tools/list` writes them, one after another in a JSON array, and
+/// where each lies in it.
+#[derive(Debug, Default)]
+struct Listing {
+    /// `[` definitions separated by `,` `]`; empty when nothing was listed.
+    array: Vec<u8>,
+    spans: Vec<std::ops::Range<usize>>,
+}
+
+impl Listing {
+    fn new(tools: &[&Tool]) -> Listing {
+        let mut array = vec![b'['];
+        let mut spans = Vec::with_capacity(tools.len());
+        for (index, tool) in tools.iter().enumerate() {
+            if index > 0 {
+                array.push(b',');
+            }
+            let start = array.len();
+            // Serializing a `Value` cannot fail: its keys are strings.
+            let _ = serde_json::to_writer(&mut array, &tool.to_json());
+            spans.push(start..array.len());
+        }
+        array.push(b']');
+        Listing { array, spans }
+    }
+
+    fn array(&self) -> &[u8] {
+        &self.array
+    }
+
+    /// The array of the definitions whose index `keep` accepts.
+    fn select(&self, keep: impl Fn(usize) -> bool) -> Vec<u8> {
+        let mut array = vec![b'['];
+        for (index, span) in self.spans.iter().enumerate() {
+            if keep(index) {
+                if array.len() > 1 {
+                    array.push(b',');
+                }
+                array.extend_from_slice(&self.array[span.clone()]);
+            }
+        }
+        array.push(b']');
+        array
+    }
+
+    /// A `tools/list` result holding the tools `array`, as each era writes it.
+    fn result(
+        array: &[u8],
+        era: Era,
+        ttl_ms: u64,
+        cache_scope: &str,
+        server_info: &Value,
+    ) -> Prepared {
+        let mut suffix = br#","result":"#.to_vec();
+        match era {
+            Era::Modern => {
+                suffix.extend_from_slice(br#"{"resultType":"complete","tools":"#);
+                suffix.extend_from_slice(array);
+                suffix.extend_from_slice(br#","ttlMs":"#);
+                suffix.extend_from_slice(ttl_ms.to_string().as_bytes());
+                suffix.extend_from_slice(br#","cacheScope":"#);
+                suffix.extend_from_slice(Value::from(cache_scope).to_string().as_bytes());
+                suffix.extend_from_slice(br#","_meta":"#);
+                let meta = json!({ META_SERVER_INFO: server_info });
+                suffix.extend_from_slice(meta.to_string().as_bytes());
+                suffix.push(b'}');
+            }
+            Era::Legacy => {
+                suffix.extend_from_slice(br#"{"tools":"#);
+                suffix.extend_from_slice(array);
+                suffix.push(b'}');
+            }
+        }
+        suffix.push(b'}');
+        Prepared { suffix }
     }
 }
 

@@ -500,11 +500,11 @@ pub fn router(
         keep_alive: options.keep_alive,
         shutdown,
     });
-    let well_known = crate::auth::METADATA_WELL_KNOWN;
+    let root = crate::auth::METADATA_ROOT_PATH;
     Router::new()
         .route(ENDPOINT, post(post_mcp).fallback(method_not_allowed))
-        .route(well_known, get(metadata))
-        .route(&format!("{well_known}/{{*resource}}"), get(metadata))
+        .route(root, get(metadata))
+        .route(&format!("{root}/{{*resource}}"), get(metadata))
         .with_state(state)
 }
 
@@ -555,7 +555,7 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
                     status = challenge.status().as_u16(),
                     "request not authenticated"
                 );
-                return challenge.into_response();
+                return super::auth::challenge_response(&challenge);
             }
         }
     } else {
@@ -618,11 +618,7 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
 
 /// The RFC 9728 metadata of the authenticator current now (404 without OAuth).
 async fn metadata(State(state): State<Arc<HttpState>>, uri: Uri) -> Response {
-    state
-        .server
-        .load()
-        .authenticator()
-        .metadata_response(uri.path())
+    super::auth::metadata_response(state.server.load().authenticator(), uri.path())
         .unwrap_or_else(|| StatusCode::NOT_FOUND.into_response())
 }
 

@@ -4,49 +4,42 @@
 //!
 //! [`request`] turns arguments into a request by the tool's plan, [`response`] turns the
 //! answer into an [`Answer`]; this module owns the pooled client, credentials, timeouts, the
-//! size cap and retries. Everything that can be decided before the first call (the base
-//! URL, each tool's route and settings, header names, credentials) is decided in
-//! [`Upstream::new`].
+//! size cap and retries. A tool's call settings were resolved by compile
+//! ([`crate::catalog::CallSettings`]); what is left to decide before the first call (the
+//! base URL, the pools, credentials) is decided in [`Upstream::new`], and each tool's
+//! [`Route`] once, by whoever serves it.
 
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use http::Method;
 use http::header::{self, HeaderName, HeaderValue};
-use percent_encoding::utf8_percent_encode;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::auth::Principal;
-use crate::auth::outbound::{CredentialSource, OutboundCredential, identity_header};
-use crate::catalog::{Catalog, ParameterLocation, Tool};
-use crate::curation::call::{CallOptions, NextPage, UpstreamAuth, defaults};
+use crate::auth::outbound::identity_header;
+use crate::catalog::{Catalog, Tool};
 
+mod body;
+mod credential;
 mod outcome;
 mod pool;
 pub(crate) mod redact;
 pub(crate) mod request;
 pub(crate) mod response;
+mod retry;
 
+use credential::{Credential, credential, obtained_secrets};
 use pool::{Attempt, Outgoing, Pool};
 use redact::Secrets;
+pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
 
 pub use outcome::{Answer, CallError, Fault, Handling, Http, Outcome, Page, Redacted};
 pub use request::ArgumentError;
 pub use response::REPORTED_HEADERS;
-
-/// What the client needs beside the catalog: the file-wide call options (for the default
-/// `connect_timeout_ms`) and the upstream's credentials.
-#[derive(Debug, Clone, Default)]
-pub struct UpstreamConfig {
-    pub call: CallOptions,
-    pub auth: Option<UpstreamAuth>,
-    /// The header that names the caller upstream (`upstream_identity:`); `None` sends none.
-    pub identity_header: Option<HeaderName>,
-}
 
 /// The pooled client that calls one upstream API for every tool of a catalog. Cheap to
 /// clone: clones share the connection pools.
@@ -93,14 +86,13 @@ impl Upstream {
     /// Builds the client for `catalog`'s upstream, reading credentials from the process
     /// environment; fails when it cannot be called at all (no base URL, credentials missing
     /// from the environment).
-    pub fn new(catalog: &Catalog, config: &UpstreamConfig) -> Result<Upstream, UpstreamError> {
-        Upstream::with_env(catalog, config, |name| std::env::var(name).ok())
+    pub fn new(catalog: &Catalog) -> Result<Upstream, UpstreamError> {
+        Upstream::with_env(catalog, |name| std::env::var(name).ok())
     }
 
     /// As [`Upstream::new`], with the environment given as a function.
     pub fn with_env(
         catalog: &Catalog,
-        config: &UpstreamConfig,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Upstream, UpstreamError> {
         let base = catalog
@@ -108,33 +100,20 @@ impl Upstream {
             .as_deref()
             .ok_or(UpstreamError::NoBaseUrl)?;
         let base_url = base_url(base)?;
-        let default_connect = config
-            .call
-            .connect_timeout_ms
-            .unwrap_or(defaults::CONNECT_TIMEOUT_MS);
-        // One pooled client per distinct connect timeout (usually just one): the timeout
-        // belongs to the client, not to a request.
-        let (credential, secrets) = match &config.auth {
+        let default_connect = catalog.connect_timeout_ms;
+        let (credential, secrets) = match &catalog.upstream_auth {
             Some(auth) => credential(auth, &env, &pool::http_client(default_connect)?)?,
             None => (None, Vec::new()),
         };
+        // One pooled client per distinct connect timeout (usually just one): the timeout
+        // belongs to the client, not to a request.
         let scheme = base_url.scheme();
         let mut clients = vec![(default_connect, Pool::new(scheme, default_connect)?)];
-        let mut tools = HashMap::with_capacity(catalog.tools.len());
         for tool in &catalog.tools {
-            let mut settings = Settings::new(tool, default_connect);
-            settings.client = match clients
-                .iter()
-                .position(|(ms, _)| *ms == settings.connect_timeout_ms)
-            {
-                Some(index) => index,
-                None => {
-                    let ms = settings.connect_timeout_ms;
-                    clients.push((ms, Pool::new(scheme, ms)?));
-                    clients.len() - 1
-                }
-            };
-            tools.insert(tool.name.clone(), settings);
+            let ms = tool.call.connect_timeout_ms;
+            if !clients.iter().any(|(known, _)| *known == ms) {
+                clients.push((ms, Pool::new(scheme, ms)?));
+            }
         }
         let base = base_url.as_str().trim_end_matches('/').to_string();
         let base_path = base_url.path().trim_end_matches('/').to_string();
@@ -147,12 +126,26 @@ impl Upstream {
                 credential,
                 secrets: Secrets::new(secrets),
                 obtained_secrets: Mutex::default(),
-                identity_header: config.identity_header.clone(),
-                tools,
-                default_connect,
+                identity_header: catalog.identity_header.clone(),
             }),
             workers: Arc::new([]),
         })
+    }
+
+    /// What a call of `tool` needs that its plan alone does not say, decided once: its
+    /// route (see [`request::Route`]) and the pool its connect timeout chose. A tool of
+    /// another catalog than this client's, whose connect timeout has no pool, is called on
+    /// the file's.
+    pub fn route(&self, tool: &Tool) -> Route {
+        Route {
+            request: request::Route::new(&tool.plan),
+            pool: self
+                .inner
+                .clients
+                .iter()
+                .position(|(ms, _)| *ms == tool.call.connect_timeout_ms)
+                .unwrap_or(0),
+        }
     }
 
     /// Gives each of `workers` serving threads (numbered by [`set_worker`]) its own connection
@@ -193,37 +186,37 @@ impl Upstream {
         }
     }
 
-    /// Calls `tool` with arguments already validated against its input schema. An answer of
-    /// any status, the upstream's refusal included, is an [`Answer`].
+    /// Calls `tool` once, with arguments already validated against its input schema,
+    /// preparing its [`Route`] first; a server prepares each tool's once and calls
+    /// [`Upstream::call_on`]. An answer of any status, the upstream's refusal included, is
+    /// an [`Answer`].
     pub async fn call(&self, tool: &Tool, arguments: &Map<String, Value>) -> Outcome {
         self.call_as(tool, arguments, &Principal::anonymous()).await
     }
 
-    /// [`Upstream::call`] on behalf of `principal`: its subject goes in the identity header
-    /// when one is configured, and its validated token is what token exchange trades. The
-    /// caller's own credentials are never sent.
+    /// [`Upstream::call`] on behalf of `principal`.
     pub async fn call_as(
         &self,
         tool: &Tool,
         arguments: &Map<String, Value>,
         principal: &Principal,
     ) -> Outcome {
+        self.call_on(&self.route(tool), tool, arguments, principal)
+            .await
+    }
+
+    /// Calls `tool` by its prepared `route` on behalf of `principal`: its subject goes in
+    /// the identity header when one is configured, and its validated token is what token
+    /// exchange trades. The caller's own credentials are never sent.
+    pub async fn call_on(
+        &self,
+        route: &Route,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        principal: &Principal,
+    ) -> Outcome {
         let started = Instant::now();
-        let built;
-        let settings = match self.inner.tools.get(&tool.name) {
-            Some(settings) => settings,
-            None => {
-                let mut settings = Settings::new(tool, self.inner.default_connect);
-                settings.client = self
-                    .inner
-                    .clients
-                    .iter()
-                    .position(|(ms, _)| *ms == settings.connect_timeout_ms)
-                    .unwrap_or(0);
-                built = settings;
-                &built
-            }
-        };
+        let settings = &tool.call;
         let inner = &self.inner;
         let query_credential = match &inner.credential {
             Some(Credential::Query { name, value }) => Some((name.as_str(), value.as_str())),
@@ -234,10 +227,10 @@ impl Upstream {
                 .page_size
                 .as_ref()
                 .map(|(argument, size)| (argument.as_str(), *size)),
-            link_cursor: settings.link_cursor.as_deref(),
+            link_cursor: settings.link_cursor(),
             query_credential,
         };
-        let prepared = match request::build(&tool.plan, &settings.route, arguments, extras) {
+        let prepared = match request::build(&tool.plan, &route.request, arguments, extras) {
             Ok(prepared) => prepared,
             Err(error) => {
                 tracing::debug!(tool = %tool.name, argument = %error.argument, "argument refused");
@@ -255,7 +248,7 @@ impl Upstream {
             _ => None,
         };
         let authorization = obtained.as_ref().map(|(_, value)| value);
-        let Some(request) = self.request(tool, settings, prepared, authorization, principal) else {
+        let Some(request) = self.request(tool, prepared, authorization, principal) else {
             return Err(CallError::Request);
         };
         // An obtained token the upstream echoes is redacted like a configured secret. One it
@@ -281,7 +274,7 @@ impl Upstream {
         let mut result = self
             .send(
                 tool,
-                settings,
+                route.pool,
                 request,
                 started,
                 secrets.as_deref().unwrap_or(&inner.secrets),
@@ -299,7 +292,7 @@ impl Upstream {
             result = self
                 .send(
                     tool,
-                    settings,
+                    route.pool,
                     again,
                     started,
                     secrets.as_deref().unwrap_or(&inner.secrets),
@@ -333,8 +326,6 @@ struct Inner {
     /// its forms are prepared once, not per call.
     obtained_secrets: Mutex<Option<(HeaderValue, Arc<Secrets>)>>,
     identity_header: Option<HeaderName>,
-    tools: HashMap<String, Settings>,
-    default_connect: u64,
 }
 
 impl Inner {
@@ -400,108 +391,22 @@ impl fmt::Debug for Inner {
         f.debug_struct("Inner")
             .field("base", &self.base)
             .field("credential", &self.credential)
-            .field("tools", &self.tools.len())
             .finish_non_exhaustive()
     }
 }
 
-/// ferry's own credential, ready to put on a request.
-enum Credential {
-    Header(HeaderName, HeaderValue),
-    /// Name and value, percent-encoded.
-    Query {
-        name: String,
-        value: String,
-    },
-    /// `name=value`, encoded.
-    Cookie(String),
-    /// Built or fetched per call (basic, client credentials, token exchange).
-    Obtained(Arc<CredentialSource>),
-}
-
-impl fmt::Debug for Credential {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Credential::Header(name, _) => write!(f, "Header({name}: [redacted])"),
-            Credential::Query { name, .. } => write!(f, "Query({name}=[redacted])"),
-            Credential::Cookie(_) => f.write_str("Cookie([redacted])"),
-            Credential::Obtained(source) => write!(f, "Obtained({source:?})"),
-        }
-    }
-}
-
-/// A tool's call options, resolved with their defaults once.
-#[derive(Debug)]
-struct Settings {
-    route: request::Route,
-    connect_timeout_ms: u64,
-    /// Index of the pooled client with that connect timeout.
-    client: usize,
-    timeout: Duration,
-    max_bytes: u64,
-    retries: u32,
-    backoff: Duration,
-    idempotency_header: Option<HeaderName>,
-    report_headers: Vec<HeaderName>,
-    fields: Option<Vec<Vec<String>>>,
-    page_size: Option<(String, u64)>,
-    next: Option<NextPage>,
-    link_cursor: Option<String>,
-}
-
-impl Settings {
-    fn new(tool: &Tool, default_connect: u64) -> Settings {
-        let call = &tool.call;
-        let mut report_headers: Vec<HeaderName> = REPORTED_HEADERS
-            .iter()
-            .map(|name| HeaderName::from_static(name))
-            .collect();
-        for name in call.response_headers.iter().flatten() {
-            let lower = name.to_ascii_lowercase();
-            if crate::curation::call::NEVER_REPORTED_HEADERS.contains(&lower.as_str()) {
-                continue;
-            }
-            if let Ok(name) = HeaderName::from_bytes(lower.as_bytes())
-                && !report_headers.contains(&name)
-            {
-                report_headers.push(name);
-            }
-        }
-        let pagination = call.pagination.as_ref();
-        let page_size = pagination.and_then(|pagination| {
-            let argument = pagination.size_argument.clone()?;
-            Some((argument, pagination.size.unwrap_or(defaults::PAGE_SIZE)))
-        });
-        Settings {
-            route: request::Route::new(&tool.plan),
-            connect_timeout_ms: call.connect_timeout_ms.unwrap_or(default_connect),
-            client: 0,
-            timeout: Duration::from_millis(call.timeout_ms.unwrap_or(defaults::TIMEOUT_MS)),
-            max_bytes: call
-                .max_response_bytes
-                .unwrap_or(defaults::MAX_RESPONSE_BYTES),
-            retries: call.retries.unwrap_or(defaults::RETRIES),
-            backoff: Duration::from_millis(
-                call.retry_backoff_ms.unwrap_or(defaults::RETRY_BACKOFF_MS),
-            ),
-            idempotency_header: call
-                .idempotency_key_header
-                .as_deref()
-                .and_then(|name| HeaderName::from_bytes(name.as_bytes()).ok()),
-            report_headers,
-            fields: call.fields.as_deref().map(response::field_paths),
-            page_size,
-            next: pagination.and_then(|pagination| pagination.next.clone()),
-            link_cursor: call.link_cursor_argument().map(str::to_string),
-        }
-    }
+/// A tool's route and pool: see [`Upstream::route`].
+#[derive(Debug, Clone)]
+pub struct Route {
+    request: request::Route,
+    /// Index of the pooled client with the tool's connect timeout.
+    pool: usize,
 }
 
 impl Upstream {
     fn request(
         &self,
         tool: &Tool,
-        settings: &Settings,
         prepared: request::Prepared,
         authorization: Option<&HeaderValue>,
         principal: &Principal,
@@ -553,7 +458,7 @@ impl Upstream {
             let (name, value) = identity_header(name, principal);
             headers.insert(name, value);
         }
-        if let Some(name) = &settings.idempotency_header
+        if let Some(name) = &tool.call.idempotency_header
             && !headers.contains_key(name)
         {
             // One fresh key per tool call, reused by each retry of the call; a key the
@@ -572,13 +477,14 @@ impl Upstream {
     async fn send(
         &self,
         tool: &Tool,
-        settings: &Settings,
+        pool: usize,
         request: Outgoing,
         started: Instant,
         secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> Outcome {
         let inner = &self.inner;
+        let settings = &tool.call;
         let deadline = deadline_after(started, settings.timeout);
         let method = request.method.clone();
         let retryable = matches!(
@@ -588,7 +494,7 @@ impl Upstream {
             && matches!(method, Method::POST | Method::PATCH));
         let shaping = response::Shaping {
             tool: &tool.name,
-            limit_bytes: settings.max_bytes,
+            limit_bytes: settings.max_response_bytes,
             report_headers: &settings.report_headers,
             fields: settings.fields.as_deref(),
             next: settings.next.as_ref(),
@@ -614,7 +520,7 @@ impl Upstream {
             };
             let outcome = tokio::time::timeout_at(
                 deadline,
-                self.attempt(settings.client, this, settings.max_bytes),
+                self.attempt(pool, this, settings.max_response_bytes),
             )
             .await;
             let retry_delay = |after: Option<Duration>| {
@@ -645,7 +551,7 @@ impl Upstream {
                         continue;
                     }
                     if observed.truncated {
-                        tracing::warn!(tool = %tool.name, status, limit_bytes = settings.max_bytes, "upstream response cut at the size cap");
+                        tracing::warn!(tool = %tool.name, status, limit_bytes = settings.max_response_bytes, "upstream response cut at the size cap");
                     }
                     return Ok(response::shape(observed, &shaping));
                 }
@@ -749,124 +655,6 @@ fn join(
     Ok(url)
 }
 
-/// Percent-encoding for ferry's own query and cookie credentials.
-const CREDENTIAL_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-fn credential(
-    auth: &UpstreamAuth,
-    env: &impl Fn(&str) -> Option<String>,
-    client: &reqwest::Client,
-) -> Result<(Option<Credential>, Vec<String>), UpstreamError> {
-    let secret = |name: &str| match env(name) {
-        Some(value) if !value.is_empty() => Ok(value),
-        _ => Err(UpstreamError::MissingSecret {
-            env: name.to_string(),
-        }),
-    };
-    let invalid = |name: &str| UpstreamError::InvalidSecret {
-        env: name.to_string(),
-    };
-    match auth {
-        UpstreamAuth::Obtained(config) => {
-            if let OutboundCredential::Basic { password_env, .. } = config
-                && let Some(password) = env(password_env)
-            {
-                searchable(&password, password_env);
-            }
-            let source = CredentialSource::with_env(config, client.clone(), env)?;
-            Ok((Some(Credential::Obtained(Arc::new(source))), Vec::new()))
-        }
-        UpstreamAuth::Bearer { env: name } => {
-            let token = secret(name)?;
-            let mut value =
-                HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| invalid(name))?;
-            value.set_sensitive(true);
-            let secrets = if searchable(&token, name) {
-                vec![token]
-            } else {
-                Vec::new()
-            };
-            Ok((
-                Some(Credential::Header(header::AUTHORIZATION, value)),
-                secrets,
-            ))
-        }
-        UpstreamAuth::ApiKey {
-            location,
-            name: key_name,
-            env: name,
-        } => {
-            let key = secret(name)?;
-            let encoded = utf8_percent_encode(&key, CREDENTIAL_VALUE).to_string();
-            let secrets = if !searchable(&key, name) {
-                Vec::new()
-            } else if encoded == key {
-                vec![key.clone()]
-            } else {
-                vec![key.clone(), encoded.clone()]
-            };
-            let credential = match location {
-                ParameterLocation::Header => {
-                    let header =
-                        HeaderName::from_bytes(key_name.as_bytes()).map_err(|_| invalid(name))?;
-                    let mut value = HeaderValue::from_str(&key).map_err(|_| invalid(name))?;
-                    value.set_sensitive(true);
-                    Credential::Header(header, value)
-                }
-                ParameterLocation::Query | ParameterLocation::Path => Credential::Query {
-                    name: utf8_percent_encode(key_name, CREDENTIAL_VALUE).to_string(),
-                    value: encoded,
-                },
-                ParameterLocation::Cookie => Credential::Cookie(format!(
-                    "{}={encoded}",
-                    utf8_percent_encode(key_name, CREDENTIAL_VALUE)
-                )),
-            };
-            Ok((Some(credential), secrets))
-        }
-    }
-}
-
-/// Whether the secret `value` read from `env` is long enough to be redacted on its own
-/// ([`redact::MIN_SECRET_CHARS`]); a warning at start says when it is not.
-fn searchable(value: &str, env: &str) -> bool {
-    let long_enough = value.chars().count() >= redact::MIN_SECRET_CHARS;
-    if !long_enough {
-        tracing::warn!(
-            env,
-            min_chars = redact::MIN_SECRET_CHARS,
-            "secret not redacted on its own from upstream results: shorter than min_chars, it \
-             would also match ordinary numbers and words there"
-        );
-    }
-    long_enough
-}
-
-/// The secrets in an obtained `Authorization` value: its token, and for basic credentials
-/// the `user:password` pair the token encodes and, when it is long enough to search for on
-/// its own ([`redact::MIN_SECRET_CHARS`]), the password alone.
-fn obtained_secrets(value: &HeaderValue) -> Option<Vec<String>> {
-    use base64::Engine as _;
-    let (scheme, token) = value.to_str().ok()?.split_once(' ')?;
-    let mut secrets = vec![token.to_string()];
-    if scheme.eq_ignore_ascii_case("basic")
-        && let Ok(pair) = base64::engine::general_purpose::STANDARD.decode(token)
-        && let Ok(pair) = String::from_utf8(pair)
-    {
-        if let Some((_, password)) = pair.split_once(':')
-            && password.chars().count() >= redact::MIN_SECRET_CHARS
-        {
-            secrets.push(password.to_string());
-        }
-        secrets.push(pair);
-    }
-    Some(secrets)
-}
-
 /// A random version 4 UUID, the shape idempotency keys usually take.
 fn uuid_v4() -> String {
     let hex = request::random_hex::<16>();
@@ -882,100 +670,6 @@ fn uuid_v4() -> String {
         &hex[16..20],
         &hex[20..32]
     )
-}
-
-/// `base × 2^attempt`, jittered to between half and all of it, at most ten seconds.
-fn backoff(base: Duration, attempt: u32) -> Duration {
-    let full = base
-        .saturating_mul(1u32 << attempt.min(16))
-        .min(Duration::from_secs(10));
-    let mut random = [0u8; 2];
-    let fraction = match getrandom::fill(&mut random) {
-        Ok(()) => f64::from(u16::from_le_bytes(random)) / f64::from(u16::MAX),
-        Err(_) => 0.5,
-    };
-    full.mul_f64(0.5 + fraction / 2.0)
-}
-
-/// How long the upstream's time limit of `timeout` from `started` lasts: a limit too large
-/// for the clock (`timeout_ms` has no upper bound) is a limit a century away.
-fn deadline_after(started: Instant, timeout: Duration) -> Instant {
-    const CENTURY: Duration = Duration::from_secs(100 * 365 * 86_400);
-    started
-        .checked_add(timeout.min(CENTURY))
-        .unwrap_or_else(|| started + Duration::from_secs(86_400))
-}
-
-/// The wait before the next attempt: the upstream's `Retry-After`, or else the backoff.
-/// `None` when the wait would not end before the call's deadline: then the answer that came
-/// is the call's answer.
-pub(crate) fn retry_wait(
-    after: Option<Duration>,
-    backoff: Duration,
-    now: Instant,
-    deadline: Instant,
-) -> Option<Duration> {
-    let delay = after.unwrap_or(backoff);
-    let resume = now.checked_add(delay)?;
-    (resume < deadline).then_some(delay)
-}
-
-/// `Retry-After` as a delay: delta-seconds, or an HTTP date (IMF-fixdate). Delta-seconds
-/// too large to hold are the largest delay (as RFC 9111 §1.2.2 has it for delta-seconds); a
-/// value of neither form is ignored.
-pub(crate) fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
-    let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
-    if !value.is_empty() && value.bytes().all(|byte| byte.is_ascii_digit()) {
-        return Some(Duration::from_secs(
-            value.parse::<u64>().unwrap_or(u64::MAX),
-        ));
-    }
-    let when = http_date(value)?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs();
-    Some(Duration::from_secs(when.saturating_sub(now)))
-}
-
-/// Seconds since the epoch of an IMF-fixdate such as `Sun, 06 Nov 1994 08:49:37 GMT`.
-fn http_date(text: &str) -> Option<u64> {
-    let mut parts = text.split_ascii_whitespace();
-    let (_weekday, day, month, year, time, zone) = (
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-        parts.next()?,
-    );
-    if zone != "GMT" {
-        return None;
-    }
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|name| *name == month)? as i64 + 1;
-    // `day` is 2DIGIT and `year` 4DIGIT, so the arithmetic below cannot overflow.
-    let digits = |text: &str, count: usize| -> Option<i64> {
-        (text.len() == count && text.bytes().all(|byte| byte.is_ascii_digit()))
-            .then(|| text.parse().ok())?
-    };
-    let day = digits(day, 2).filter(|day| (1..=31).contains(day))?;
-    let year = digits(year, 4)?;
-    let mut clock = time.split(':').map(|part| digits(part, 2));
-    let (hour, minute, second) = (clock.next()??, clock.next()??, clock.next()??);
-    if clock.next().is_some() || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let year_of_era = y - era * 400;
-    let day_of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    let days = era * 146_097 + day_of_era - 719_468;
-    u64::try_from(days * 86_400 + hour * 3_600 + minute * 60 + second).ok()
 }
 
 /// An error and its causes on one line, for the log only.

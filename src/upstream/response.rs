@@ -11,17 +11,9 @@ use serde_json::{Map, Value};
 
 use super::outcome::{Answer, Handling, Http, Page, Redacted};
 use super::redact::Secrets;
-use crate::curation::call::NextPage;
+use crate::catalog::NextPage;
 
-/// Response headers reported whenever the upstream sends them.
-pub const REPORTED_HEADERS: &[&str] = &[
-    "content-type",
-    "retry-after",
-    "location",
-    "etag",
-    "link",
-    "content-language",
-];
+pub use crate::catalog::call::REPORTED_HEADERS;
 
 /// What came back from the upstream.
 #[derive(Debug, Clone)]
@@ -105,7 +97,7 @@ pub fn shape(observed: Observed, shaping: &Shaping<'_>) -> Answer {
             }
             None => {}
         }
-        if let Some(NextPage::Link) = shaping.next {
+        if let Some(NextPage::Link { .. }) = shaping.next {
             handling.page = Some(link_page(&headers, shaping, &mut handling));
         }
     } else if status.is_redirection() {
@@ -147,20 +139,6 @@ pub fn essence(content_type: &str) -> String {
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase()
-}
-
-/// The projection paths of a `fields:` list: a JSON pointer's tokens, or one plain name.
-pub fn field_paths(fields: &[String]) -> Vec<Vec<String>> {
-    fields
-        .iter()
-        .map(|field| match field.strip_prefix('/') {
-            Some(pointer) => pointer
-                .split('/')
-                .map(|token| token.replace("~1", "/").replace("~0", "~"))
-                .collect(),
-            None => vec![field.clone()],
-        })
-        .collect()
 }
 
 /// Keeps only `paths` of a JSON value, in the value's own order. An array along the way

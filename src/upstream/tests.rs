@@ -8,10 +8,13 @@ use serde_json::json;
 
 use super::request::{Extras, Route, build};
 use super::response::{Observed, Shaping, next_link, shape};
+use super::retry::http_date;
 use super::*;
 use crate::catalog::{
-    BodyEncoding, BodyPlacement, BodyPlan, ParameterPlan, ParameterStyle, RequestPlan,
+    BodyEncoding, BodyPlacement, BodyPlan, ParameterLocation, ParameterPlan, ParameterStyle,
+    RequestPlan,
 };
+use crate::curation::call::UpstreamAuth;
 
 fn plan(path: &str, parameters: Vec<ParameterPlan>) -> RequestPlan {
     RequestPlan::new(Method::GET, path, parameters)
@@ -652,7 +655,7 @@ fn json_success_keeps_the_body_text_exactly() {
 #[test]
 fn projection_keeps_named_fields_of_each_element() {
     let report = report_headers();
-    let fields = response::field_paths(&["id".into(), "/owner/login".into()]);
+    let fields = crate::catalog::call::field_paths(&["id".into(), "/owner/login".into()]);
     let shaping = Shaping {
         fields: Some(&fields),
         ..shaping(&report, &[])

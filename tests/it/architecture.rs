@@ -127,31 +127,11 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "`Curation.auth` is an `auth::AuthConfig`, an as-written type",
     ),
     (
-        "src/upstream/mod.rs",
+        "src/upstream/credential.rs",
         "crate::curation",
-        "the runtime reads the curation as written (`CallOptions`, `UpstreamAuth`, `defaults`, \
-         `NEVER_REPORTED_HEADERS`; `cli::serve` builds `UpstreamConfig` from the `Curation`); \
-         compile resolves them into the catalog",
-    ),
-    (
-        "src/upstream/response.rs",
-        "crate::curation",
-        "paging reads `curation::call::NextPage` as written; compile resolves it into the catalog",
-    ),
-    (
-        "src/auth/challenge.rs",
-        "axum",
-        "`Challenge` is an axum `IntoResponse`; auth returns it as data, transport writes it",
-    ),
-    (
-        "src/auth/metadata.rs",
-        "axum",
-        "the protected resource metadata is served by an axum `Router` of auth's own",
-    ),
-    (
-        "src/auth/mod.rs",
-        "axum",
-        "`Authenticator::metadata_router` returns an axum `Router`",
+        "ferry's upstream credential comes in the catalog, but as the curation's `UpstreamAuth` \
+         (its `Obtained` kind is auth's as-written `OutboundCredential`); compile is to resolve \
+         a credential plan once the as-written auth types live with the curation reader",
     ),
 ];
 

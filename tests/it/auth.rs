@@ -555,13 +555,13 @@ async fn metadata_and_challenges_are_served_over_http() {
                 .and_then(|value| value.to_str().ok());
             match authenticator.authenticate(header).await {
                 Ok(principal) => principal.subject.into_response(),
-                Err(challenge) => challenge.into_response(),
+                Err(challenge) => ferry::transport::auth::challenge_response(&challenge),
             }
         }
     });
     let router = Router::new()
         .route("/mcp", protected)
-        .merge(authenticator.metadata_router());
+        .merge(ferry::transport::auth::metadata_router(&authenticator));
     let address = serve(router).await;
     let client = reqwest::Client::new();
 
@@ -1220,14 +1220,11 @@ fn upstream_client(
         ferry::curation::call::parse_upstream_auth(&value, "upstream_auth", &mut diagnostics);
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     let tool = crate::upstream::tool("listPets", http::Method::GET, "/pets", Vec::new());
-    let config = ferry::upstream::UpstreamConfig {
-        auth,
-        identity_header: Some(http::HeaderName::from_static("x-ferry-subject")),
-        ..Default::default()
-    };
     let env = |name: &str| (name == "FERRY_CLIENT_SECRET").then(|| "client-s3cret".to_string());
-    let catalog = crate::upstream::catalog(&upstream.base, std::slice::from_ref(&tool));
-    let client = ferry::upstream::Upstream::with_env(&catalog, &config, env).expect("client");
+    let mut catalog = crate::upstream::catalog(&upstream.base, std::slice::from_ref(&tool));
+    catalog.upstream_auth = auth;
+    catalog.identity_header = Some(http::HeaderName::from_static("x-ferry-subject"));
+    let client = ferry::upstream::Upstream::with_env(&catalog, env).expect("client");
     (client, tool)
 }
 
@@ -1386,7 +1383,7 @@ async fn ask(url: &str, method: &str, params: Value, authorization: Option<&str>
 /// `createPet` (needs `pets:write`) from an upstream that answers every call `200 {"id":1}`.
 async fn scoped_pets_server(
     jwks: &JwksServer,
-    upstream_config: ferry::upstream::UpstreamConfig,
+    identity_header: Option<http::HeaderName>,
 ) -> (crate::upstream::TestUpstream, crate::support::Running) {
     let upstream = crate::upstream::TestUpstream::start(|_, _| {
         crate::upstream::Reply::Now(crate::upstream::respond(
@@ -1400,9 +1397,10 @@ async fn scoped_pets_server(
     let mut create_pet =
         crate::upstream::tool("createPet", http::Method::POST, "/pets", Vec::new());
     create_pet.scopes = Some(vec!["pets:write".to_string()]);
-    let catalog = crate::upstream::catalog(&upstream.base, &[create_pet, list_pets]);
+    let mut catalog = crate::upstream::catalog(&upstream.base, &[create_pet, list_pets]);
+    catalog.identity_header = identity_header;
     let authenticator = oauth(jwks, "");
-    let client = ferry::upstream::Upstream::new(&catalog, &upstream_config).expect("client");
+    let client = ferry::upstream::Upstream::new(&catalog).expect("client");
     let server = ferry::mcp::Server::new(
         &catalog,
         Some(client),
@@ -1421,10 +1419,7 @@ async fn over_http_callers_list_and_call_only_what_their_scopes_reach() {
     let jwks = JwksServer::start(vec![rsa.jwk("rsa-1")]).await;
     let (upstream, running) = scoped_pets_server(
         &jwks,
-        ferry::upstream::UpstreamConfig {
-            identity_header: Some(http::HeaderName::from_static("x-ferry-subject")),
-            ..Default::default()
-        },
+        Some(http::HeaderName::from_static("x-ferry-subject")),
     )
     .await;
     let url = running.url.as_str();

@@ -1004,7 +1004,7 @@ async fn an_operation_with_a_schema_cycle_sends_nothing_upstream() {
         ..Curation::default()
     };
     let (catalog, diagnostics) = catalog::compile_chosen(&document, &curation);
-    let client = ferry::upstream::Upstream::new(&catalog, &Default::default()).expect("client");
+    let client = ferry::upstream::Upstream::new(&catalog).expect("client");
     let server = ferry::mcp::Server::new(&catalog, Some(client), Default::default());
     let running = crate::support::start(server, Default::default()).await;
 

@@ -12,7 +12,7 @@ use ferry::curation::Curation;
 use ferry::mcp::{Server, ServerOptions};
 use ferry::openapi::Document;
 use ferry::transport::http::HttpOptions;
-use ferry::upstream::{Upstream, UpstreamConfig};
+use ferry::upstream::Upstream;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
@@ -29,7 +29,7 @@ async fn demo_server() -> Server {
 }
 
 fn served(catalog: &Catalog) -> Server {
-    let upstream = Upstream::new(catalog, &UpstreamConfig::default()).expect("upstream client");
+    let upstream = Upstream::new(catalog).expect("upstream client");
     Server::new(catalog, Some(upstream), ServerOptions::default())
 }
 

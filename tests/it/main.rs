@@ -9,6 +9,7 @@ mod e2e;
 mod fuzz_corpus;
 mod http;
 mod mcp;
+mod packaging;
 mod problem_details;
 mod reload;
 mod stdio;

@@ -33,6 +33,9 @@ pub fn catalog() -> Catalog {
         },
         upstream: None,
         operations: Vec::new(),
+        upstream_auth: None,
+        identity_header: None,
+        connect_timeout_ms: ferry::catalog::call::defaults::CONNECT_TIMEOUT_MS,
         tools: vec![
             tool(
                 "get_pet",

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::response::Response;
 use expect_test::expect;
 use ferry::catalog::{
-    BodyEncoding, BodyPlacement, BodyPlan, Catalog, ParameterLocation, ParameterPlan,
+    BodyEncoding, BodyPlacement, BodyPlan, CallSettings, Catalog, ParameterLocation, ParameterPlan,
     ParameterStyle, RequestPlan, ServerInfo, Tool,
 };
 use ferry::curation::CallOptions;
@@ -17,7 +17,7 @@ use ferry::curation::call::{
     NextPage, Pagination, UpstreamAuth, parse_call_options, parse_upstream_auth,
 };
 use ferry::mcp::ToolResult;
-use ferry::upstream::{Outcome, Upstream, UpstreamConfig, UpstreamError};
+use ferry::upstream::{Outcome, Upstream, UpstreamError};
 use http::Method;
 use serde_json::{Map, Value, json};
 
@@ -130,12 +130,21 @@ pub fn tool(name: &str, method: Method, path: &str, parameters: Vec<ParameterPla
     tool
 }
 
-/// Call options that keep tests quick: short timeouts and backoff.
-pub fn fast() -> CallOptions {
+/// [`fast`] as the curation would write it.
+pub fn fast_options() -> CallOptions {
     CallOptions {
         timeout_ms: Some(2_000),
         retry_backoff_ms: Some(5),
         ..CallOptions::default()
+    }
+}
+
+/// Call settings that keep tests quick: short timeouts and backoff.
+pub fn fast() -> CallSettings {
+    CallSettings {
+        timeout: Duration::from_millis(2_000),
+        backoff: Duration::from_millis(5),
+        ..CallSettings::default()
     }
 }
 
@@ -150,15 +159,22 @@ pub fn catalog(base: &str, tools: &[Tool]) -> Catalog {
         upstream: Some(base.to_string()),
         tools: tools.to_vec(),
         operations: Vec::new(),
+        upstream_auth: None,
+        identity_header: None,
+        connect_timeout_ms: ferry::catalog::call::defaults::CONNECT_TIMEOUT_MS,
+    }
+}
+
+/// `catalog` with ferry's own upstream credential `auth`.
+pub fn with_auth(catalog: &Catalog, auth: Option<UpstreamAuth>) -> Catalog {
+    Catalog {
+        upstream_auth: auth,
+        ..catalog.clone()
     }
 }
 
 pub fn client(base: &str, tool: &Tool) -> Upstream {
-    Upstream::new(
-        &catalog(base, std::slice::from_ref(tool)),
-        &UpstreamConfig::default(),
-    )
-    .expect("client")
+    Upstream::new(&catalog(base, std::slice::from_ref(tool))).expect("client")
 }
 
 pub async fn call(base: &str, tool: &Tool, arguments: Value) -> ToolResult {
@@ -516,7 +532,7 @@ async fn a_hanging_upstream_is_cut_by_the_total_timeout() {
     })
     .await;
     let mut tool = tool("slow", Method::GET, "/slow", Vec::new());
-    tool.call.timeout_ms = Some(150);
+    tool.call.timeout = Duration::from_millis(150);
     let started = Instant::now();
     let result = call(&upstream.base, &tool, json!({})).await;
     assert!(started.elapsed() < Duration::from_secs(2));
@@ -554,8 +570,8 @@ async fn a_connection_that_never_opens_ends_at_the_connect_timeout() {
         }
     }
     let mut tool = tool("getPet", Method::GET, "/pets", Vec::new());
-    tool.call.connect_timeout_ms = Some(200);
-    tool.call.retries = Some(0);
+    tool.call.connect_timeout_ms = 200;
+    tool.call.retries = 0;
     let started = Instant::now();
     let result = call(&format!("http://{address}"), &tool, json!({})).await;
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -609,7 +625,7 @@ async fn a_flood_of_bytes_is_cut_at_the_size_cap() {
     .await;
     for (path, expected_error) in [("/text", false), ("/json", true)] {
         let mut tool = tool("flood", Method::GET, path, Vec::new());
-        tool.call.max_response_bytes = Some(10_000);
+        tool.call.max_response_bytes = 10_000;
         let result = call(&upstream.base, &tool, json!({})).await;
         assert_eq!(result.is_error, expected_error, "{path}");
         assert_eq!(
@@ -651,7 +667,7 @@ async fn resetting_server() -> (String, Arc<AtomicUsize>) {
 async fn a_connection_reset_is_retried_for_safe_methods_only() {
     let (base, accepted) = resetting_server().await;
     let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
-    get.call.retries = Some(2);
+    get.call.retries = 2;
     let result = call(&base, &get, json!({})).await;
     assert!(result.is_error);
     assert!(result.meta.is_empty());
@@ -661,7 +677,7 @@ async fn a_connection_reset_is_retried_for_safe_methods_only() {
 
     let (base, accepted) = resetting_server().await;
     let mut post = tool("createPet", Method::POST, "/pets", Vec::new());
-    post.call.retries = Some(2);
+    post.call.retries = 2;
     let result = call(&base, &post, json!({})).await;
     assert!(result.is_error);
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
@@ -685,7 +701,7 @@ async fn gateway_errors_are_retried_then_the_answer_is_returned() {
 async fn retries_are_bounded_in_count() {
     let upstream = TestUpstream::start(|_, _| Reply::Now(respond(503, &[], "down"))).await;
     let mut tool = tool("getPet", Method::GET, "/pets", Vec::new());
-    tool.call.retries = Some(3);
+    tool.call.retries = 3;
     let result = call(&upstream.base, &tool, json!({})).await;
     assert!(result.is_error);
     assert_eq!(http_meta(&result)["status"], 503);
@@ -711,7 +727,7 @@ async fn post_with_an_idempotency_key_reuses_one_key_per_call() {
     })
     .await;
     let mut tool = tool("createPet", Method::POST, "/pets", Vec::new());
-    tool.call.idempotency_key_header = Some("Idempotency-Key".into());
+    tool.call.idempotency_header = Some(http::HeaderName::from_static("idempotency-key"));
     let upstream_client = client(&upstream.base, &tool);
     for _ in 0..2 {
         let result = served(&tool, upstream_client.call(&tool, &Map::new()).await);
@@ -744,7 +760,7 @@ async fn an_idempotency_key_the_caller_gives_is_kept() {
             false,
         )],
     );
-    tool.call.idempotency_key_header = Some("Idempotency-Key".into());
+    tool.call.idempotency_header = Some(http::HeaderName::from_static("idempotency-key"));
     let result = call(&upstream.base, &tool, json!({"Idempotency-Key": "mine-1"})).await;
     assert!(!result.is_error);
     let requests = upstream.requests();
@@ -852,12 +868,9 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
         },
     ];
     for auth in configs {
-        let config = UpstreamConfig {
-            call: CallOptions::default(),
-            auth: Some(auth),
-            identity_header: None,
-        };
-        let client = Upstream::with_env(&catalog, &config, &env).expect("client");
+        let config = Some(auth);
+        let client =
+            Upstream::with_env(&with_auth(&catalog, config.clone()), &env).expect("client");
         let result = served(&tool, client.call(&tool, &Map::new()).await);
         assert!(!result.is_error);
         assert!(!format!("{client:?}").contains("tok-1234"));
@@ -872,16 +885,14 @@ async fn configured_credentials_reach_the_upstream_and_nothing_else_does() {
     // A 401 to ferry's own credentials is a configuration problem; the echoed token and the
     // authentication headers never reach the result.
     let denied = tool_at("/denied");
-    let config = UpstreamConfig {
-        call: CallOptions::default(),
-        auth: Some(UpstreamAuth::Bearer {
-            env: "PETS_TOKEN".into(),
-        }),
-        identity_header: None,
-    };
+    let config = Some(UpstreamAuth::Bearer {
+        env: "PETS_TOKEN".into(),
+    });
     let client = Upstream::with_env(
-        &self::catalog(&upstream.base, std::slice::from_ref(&denied)),
-        &config,
+        &with_auth(
+            &self::catalog(&upstream.base, std::slice::from_ref(&denied)),
+            config.clone(),
+        ),
         &env,
     )
     .expect("client");
@@ -904,21 +915,16 @@ fn tool_at(path: &str) -> Tool {
 #[test]
 fn missing_secrets_and_base_urls_fail_at_start_without_values() {
     let tool = tool("getPet", Method::GET, "/pets", Vec::new());
-    let config = UpstreamConfig {
-        call: CallOptions::default(),
-        auth: Some(UpstreamAuth::Bearer {
-            env: "FERRY_TEST_UNSET_TOKEN".into(),
-        }),
-        identity_header: None,
-    };
+    let config = Some(UpstreamAuth::Bearer {
+        env: "FERRY_TEST_UNSET_TOKEN".into(),
+    });
     let catalog_with = |base: Option<&str>| {
         let mut catalog = catalog("http://127.0.0.1:1", std::slice::from_ref(&tool));
         catalog.upstream = base.map(str::to_string);
         catalog
     };
-    let error = |base: Option<&str>, config: &UpstreamConfig| match Upstream::with_env(
-        &catalog_with(base),
-        config,
+    let error = |base: Option<&str>, config: &Option<UpstreamAuth>| match Upstream::with_env(
+        &with_auth(&catalog_with(base), config.clone()),
         |_| None,
     ) {
         Ok(_) => "built".to_string(),
@@ -926,7 +932,7 @@ fn missing_secrets_and_base_urls_fail_at_start_without_values() {
     };
     expect![[r#"environment variable FERRY_TEST_UNSET_TOKEN is not set or empty (named by upstream_auth)"#]]
         .assert_eq(&error(Some("http://127.0.0.1:1"), &config));
-    let plain = UpstreamConfig::default();
+    let plain: Option<UpstreamAuth> = None;
     expect![[r#"no upstream base URL: name one with `upstream:` or --upstream"#]]
         .assert_eq(&error(None, &plain));
     expect![[r#"invalid upstream base URL: it carries credentials; use upstream_auth"#]]
@@ -934,7 +940,7 @@ fn missing_secrets_and_base_urls_fail_at_start_without_values() {
     expect![[r#"invalid upstream base URL: the scheme must be http or https"#]]
         .assert_eq(&error(Some("file:///etc"), &plain));
     assert!(matches!(
-        Upstream::with_env(&catalog_with(Some("ftp://x")), &plain, |_| None),
+        Upstream::with_env(&catalog_with(Some("ftp://x")), |_| None),
         Err(UpstreamError::InvalidBaseUrl(_))
     ));
 }
@@ -970,24 +976,25 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
             ParameterPlan::new("q", ParameterLocation::Query, ParameterStyle::Form, true),
         ],
     );
-    tool.call.pagination = Some(Pagination {
-        size_argument: Some("per_page".into()),
-        size: None,
-        next: Some(NextPage::Link),
-        cursor_argument: None,
-    });
-    let config = UpstreamConfig {
-        call: CallOptions::default(),
-        auth: Some(UpstreamAuth::ApiKey {
-            location: ParameterLocation::Query,
-            name: "key".into(),
-            env: "KEY".into(),
+    tool.call = CallSettings::resolve(&CallOptions {
+        pagination: Some(Pagination {
+            size_argument: Some("per_page".into()),
+            size: None,
+            next: Some(NextPage::Link),
+            cursor_argument: None,
         }),
-        identity_header: None,
-    };
+        ..fast_options()
+    });
+    let config = Some(UpstreamAuth::ApiKey {
+        location: ParameterLocation::Query,
+        name: "key".into(),
+        env: "KEY".into(),
+    });
     let client = Upstream::with_env(
-        &catalog(&upstream.base, std::slice::from_ref(&tool)),
-        &config,
+        &with_auth(
+            &catalog(&upstream.base, std::slice::from_ref(&tool)),
+            config.clone(),
+        ),
         env_with(&[("KEY", "k1-api-key")]),
     )
     .expect("client");
@@ -1058,13 +1065,16 @@ async fn cursor_fields_and_projection_shape_json_results() {
             ),
         ],
     );
-    tool.call.pagination = Some(Pagination {
-        size_argument: Some("limit".into()),
-        size: Some(5),
-        next: Some(NextPage::Field("/next".into())),
-        cursor_argument: Some("after".into()),
+    tool.call = CallSettings::resolve(&CallOptions {
+        pagination: Some(Pagination {
+            size_argument: Some("limit".into()),
+            size: Some(5),
+            next: Some(NextPage::Field("/next".into())),
+            cursor_argument: Some("after".into()),
+        }),
+        fields: Some(vec!["/data/id".into(), "/data/name".into()]),
+        ..fast_options()
     });
-    tool.call.fields = Some(vec!["/data/id".into(), "/data/name".into()]);
     let client = client(&upstream.base, &tool);
     let first = served(&tool, client.call(&tool, &Map::new()).await);
     assert_eq!(
@@ -1158,7 +1168,7 @@ fn call_options_are_read_with_their_paths() {
             cursor_argument: None,
         })
     );
-    assert_eq!(merged.link_cursor_argument(), Some("cursor"));
+    assert_eq!(CallSettings::resolve(&merged).link_cursor(), Some("cursor"));
 }
 
 #[test]
@@ -1489,12 +1499,9 @@ async fn echo_server(
         ),
     );
     let catalog = catalog(&upstream.base, &[echo]);
-    let config = UpstreamConfig {
-        call: CallOptions::default(),
-        auth: Some(auth),
-        identity_header: None,
-    };
-    let client = Upstream::with_env(&catalog, &config, env_with(env)).expect("client");
+    let config = Some(auth);
+    let client =
+        Upstream::with_env(&with_auth(&catalog, config.clone()), env_with(env)).expect("client");
     let server =
         ferry::mcp::Server::new(&catalog, Some(client), ferry::mcp::ServerOptions::default());
     crate::support::start(server, Default::default()).await
@@ -1639,7 +1646,7 @@ async fn a_retry_after_past_any_deadline_gives_the_answer_that_came() {
         })
         .await;
         let mut tool = tool("getPet", Method::GET, "/pets", Vec::new());
-        tool.call.retries = Some(3);
+        tool.call.retries = 3;
         let result = call(&upstream.base, &tool, json!({})).await;
         assert!(result.is_error, "{value}");
         assert_eq!(http_meta(&result)["status"], 503, "{value}");
@@ -1691,7 +1698,7 @@ async fn a_response_head_over_the_limits_is_an_upstream_fault_not_retried() {
     for head in [huge, many] {
         let (base, accepted) = raw_upstream(head).await;
         let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
-        get.call.retries = Some(2);
+        get.call.retries = 2;
         let result = call(&base, &get, json!({})).await;
         assert!(result.is_error);
         expect![[r#"the upstream answered with a response head larger than ferry accepts (too many or too long header lines)"#]]
@@ -1701,7 +1708,7 @@ async fn a_response_head_over_the_limits_is_an_upstream_fault_not_retried() {
     // A head that is no HTTP at all is the upstream's fault too, and not retried.
     let (base, accepted) = raw_upstream(b"SSH-2.0-OpenSSH\r\n\r\n".to_vec()).await;
     let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
-    get.call.retries = Some(2);
+    get.call.retries = 2;
     let result = call(&base, &get, json!({})).await;
     expect![[r#"the upstream answered with something that is not an HTTP response"#]]
         .assert_eq(&text_of(&result));

@@ -1,0 +1,274 @@
+//! Which operations become tools, by the rules of default deny (ARCHITECTURE.md): `tools:`
+//! entries, `tags:`, `--all` and, when the curation honours them, the document's `x-mcp`
+//! extensions; and the settings each chosen one gets.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::curation::{self, AnnotationOverrides, Curation, ToolEntry};
+use crate::diagnostic::{Diagnostic, Location};
+use crate::openapi::Document;
+
+use super::OperationStatus;
+use super::operation::{self, Operation};
+
+/// How the curation decided about one operation, and the settings that apply to it.
+pub(super) struct Choice {
+    pub(super) chosen: bool,
+    /// `Served` when chosen (compiling may still find it ineligible); otherwise what left it
+    /// out.
+    pub(super) status: OperationStatus,
+    pub(super) reason: String,
+    /// The curation entry's settings, over the document's `x-mcp` where it is honoured.
+    pub(super) settings: ToolEntry,
+    /// Where the settings came from, for diagnostics.
+    pub(super) origin: Option<String>,
+}
+
+impl Choice {
+    pub(super) fn location(&self) -> Location {
+        match &self.origin {
+            Some(path) => Location::curation(path),
+            None => Location::General,
+        }
+    }
+}
+
+pub(super) fn choose(
+    document: &Document,
+    operations: &[Operation],
+    curation: &Curation,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Choice> {
+    // Which operation each tool entry selects.
+    let mut entry_of: HashMap<usize, &ToolEntry> = HashMap::new();
+    for entry in &curation.tools {
+        let path = format!("tools.{}", entry.selector);
+        let matches: Vec<usize> = operations
+            .iter()
+            .enumerate()
+            .filter(|(_, op)| selects(&entry.selector, op))
+            .map(|(i, _)| i)
+            .collect();
+        if matches.is_empty() {
+            let mut message = format!(
+                "{:?} matches no operation (give an operationId or `METHOD /path`)",
+                entry.selector
+            );
+            if let Some(close) = operations
+                .iter()
+                .filter_map(|op| op.operation_id)
+                .find(|id| id.eq_ignore_ascii_case(&entry.selector))
+            {
+                message.push_str(&format!("; did you mean {close:?}?"));
+            }
+            diagnostics.push(Diagnostic::error(Location::curation(path), message));
+            continue;
+        }
+        for index in matches {
+            if let Some(previous) = entry_of.insert(index, entry) {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Location::curation(path.clone()),
+                        format!(
+                            "this operation is already chosen by `tools.{}`",
+                            previous.selector
+                        ),
+                    )
+                    .with_operation(operations[index].label()),
+                );
+            }
+        }
+    }
+    for tag in &curation.tags {
+        if !operations
+            .iter()
+            .any(|op| op.tags.contains(&tag.tag.as_str()))
+        {
+            diagnostics.push(Diagnostic::error(
+                Location::curation(format!("tags.{}", tag.tag)),
+                format!("no operation is tagged {:?}", tag.tag),
+            ));
+        }
+    }
+
+    operations
+        .iter()
+        .enumerate()
+        .map(|(index, operation)| {
+            let extension = if curation.document_extensions {
+                x_mcp(document, operation, diagnostics)
+            } else {
+                None
+            };
+            let entry = entry_of.get(&index).copied();
+            let mut settings = match (&extension, entry) {
+                (Some(from_document), Some(entry)) => overlay(from_document, entry),
+                (Some(from_document), None) => from_document.clone(),
+                (None, Some(entry)) => entry.clone(),
+                (None, None) => ToolEntry {
+                    enabled: true,
+                    ..ToolEntry::default()
+                },
+            };
+            let origin = match (entry, &extension) {
+                (Some(entry), _) => Some(format!("tools.{}", entry.selector)),
+                (None, Some(_)) => Some(format!("x-mcp of {}", operation.label())),
+                (None, None) => None,
+            };
+            let excluded_by = curation
+                .tags
+                .iter()
+                .find(|t| !t.enabled && operation.tags.contains(&t.tag.as_str()));
+            let chosen_by_tag = curation
+                .tags
+                .iter()
+                .find(|t| t.enabled && operation.tags.contains(&t.tag.as_str()));
+            let (status, reason) = if let Some(tag) = excluded_by {
+                (
+                    OperationStatus::Excluded,
+                    format!("off by tags.{}", tag.tag),
+                )
+            } else if let Some(entry) = entry {
+                if entry.enabled {
+                    (OperationStatus::Served, "tools entry".to_string())
+                } else {
+                    (OperationStatus::Off, "off by tools entry".to_string())
+                }
+            } else if let Some(extension) = &extension {
+                if extension.enabled {
+                    (OperationStatus::Served, "x-mcp".to_string())
+                } else {
+                    (OperationStatus::Off, "off by x-mcp".to_string())
+                }
+            } else if let Some(tag) = chosen_by_tag {
+                (OperationStatus::Served, format!("tags.{}", tag.tag))
+            } else if curation.all {
+                (OperationStatus::Served, "--all".to_string())
+            } else {
+                (OperationStatus::NotChosen, "not chosen".to_string())
+            };
+            let chosen = status == OperationStatus::Served;
+            settings.enabled = chosen;
+            Choice {
+                chosen,
+                status,
+                reason,
+                settings,
+                origin,
+            }
+        })
+        .collect()
+}
+
+/// Whether a curation selector (operationId or `METHOD /path`) names this operation.
+fn selects(selector: &str, operation: &Operation) -> bool {
+    if let Some((method, path)) = selector.split_once(' ')
+        && operation::METHODS.contains(&method.to_ascii_lowercase().as_str())
+    {
+        return method.eq_ignore_ascii_case(operation.method) && path.trim() == operation.path;
+    }
+    operation.operation_id == Some(selector)
+}
+
+/// The tool entry's settings over the document's: each field the curation gives wins.
+fn overlay(document: &ToolEntry, curation: &ToolEntry) -> ToolEntry {
+    let pick = |a: &Option<bool>, b: &Option<bool>| b.or(*a);
+    ToolEntry {
+        selector: curation.selector.clone(),
+        enabled: curation.enabled,
+        omit: curation.omit.clone(),
+        name: curation.name.clone().or_else(|| document.name.clone()),
+        title: curation.title.clone().or_else(|| document.title.clone()),
+        description: curation
+            .description
+            .clone()
+            .or_else(|| document.description.clone()),
+        annotations: AnnotationOverrides {
+            read_only_hint: pick(
+                &document.annotations.read_only_hint,
+                &curation.annotations.read_only_hint,
+            ),
+            destructive_hint: pick(
+                &document.annotations.destructive_hint,
+                &curation.annotations.destructive_hint,
+            ),
+            idempotent_hint: pick(
+                &document.annotations.idempotent_hint,
+                &curation.annotations.idempotent_hint,
+            ),
+            open_world_hint: pick(
+                &document.annotations.open_world_hint,
+                &curation.annotations.open_world_hint,
+            ),
+        },
+        because: curation
+            .because
+            .clone()
+            .or_else(|| document.because.clone()),
+        mirror_headers: if curation.mirror_headers.is_empty() {
+            document.mirror_headers.clone()
+        } else {
+            curation.mirror_headers.clone()
+        },
+        call: curation.call.clone(),
+        scopes: curation.scopes.clone(),
+    }
+}
+
+/// The operation's `x-mcp` extension, read with the curation's own rules.
+fn x_mcp(
+    document: &Document,
+    operation: &Operation,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<ToolEntry> {
+    let value = operation.value.get("x-mcp")?;
+    let mut found = Vec::new();
+    let text = operation.label();
+    let mut entry = match value {
+        Value::Bool(enabled) => ToolEntry {
+            selector: text.clone(),
+            enabled: *enabled,
+            ..ToolEntry::default()
+        },
+        Value::Object(map) => {
+            let mut entry = ToolEntry {
+                selector: text.clone(),
+                enabled: true,
+                ..ToolEntry::default()
+            };
+            curation::check_keys(map, "x-mcp", &[curation::EXTENSION_KEYS], &mut found);
+            entry.enabled = curation::bool_at(map, "enabled", "x-mcp", &mut found).unwrap_or(true);
+            entry.name = curation::string_at(map, "name", "x-mcp", &mut found);
+            entry.title = curation::string_at(map, "title", "x-mcp", &mut found);
+            entry.description = curation::string_at(map, "description", "x-mcp", &mut found);
+            entry.because = curation::string_at(map, "because", "x-mcp", &mut found);
+            if let Some(annotations) = map.get("annotations") {
+                entry.annotations =
+                    curation::parse_annotations(annotations, "x-mcp.annotations", &mut found);
+            }
+            entry
+        }
+        _ => {
+            found.push(Diagnostic::error(
+                Location::General,
+                "`x-mcp` must be true, false or a mapping",
+            ));
+            ToolEntry::default()
+        }
+    };
+    let file = document.file(operation.file).name.clone();
+    for mut diagnostic in found {
+        let pointer = match &diagnostic.location {
+            Location::Curation { path } => {
+                format!("{}/{}", operation.pointer, path.replace('.', "/"))
+            }
+            _ => format!("{}/x-mcp", operation.pointer),
+        };
+        diagnostic.location = Location::document(&file, pointer);
+        diagnostics.push(diagnostic.with_operation(text.clone()));
+        entry.enabled = false;
+    }
+    Some(entry)
+}
