@@ -600,7 +600,7 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         Kind::Subscription {
             end,
             tools_list_changed,
-        } => subscription(&state, outgoing.body, end, tools_list_changed),
+        } => subscription(&state, &server, outgoing.body, end, tools_list_changed),
         Kind::Refused(challenge) => {
             let mut response = json_response(outgoing.status, outgoing.body);
             if let Some(value) = challenge
@@ -762,6 +762,7 @@ fn host_name_of(ip: IpAddr) -> String {
 /// it.
 fn subscription(
     state: &HttpState,
+    server: &Arc<mcp::Server>,
     acknowledgement: Bytes,
     end: Bytes,
     tools_list_changed: Option<Bytes>,
@@ -781,8 +782,15 @@ fn subscription(
     let start = Listening {
         step: Step::Acknowledge,
         shutdown: state.shutdown.clone(),
-        changes: tools_list_changed
-            .map(|notification| (state.server.tool_list_changes(), notification)),
+        changes: tools_list_changed.map(|notification| {
+            let mut changes = state.server.tool_list_changes();
+            // A reload between this request's start and now is told at once, rather than
+            // missed: the request was answered by the server it replaced.
+            if !Arc::ptr_eq(&state.server.load(), server) {
+                changes.mark_changed();
+            }
+            (changes, notification)
+        }),
     };
     let stream = futures_util::stream::unfold(start, move |mut listening| {
         let acknowledgement = acknowledgement.clone();
