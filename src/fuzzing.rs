@@ -160,12 +160,20 @@ pub fn handle(data: &[u8]) {
             assert!(outgoing.body.is_empty(), "a notification is not answered");
         }
         Kind::Json | Kind::Refused(_) => check_response(&outgoing.body),
-        Kind::Subscription { end } => {
+        Kind::Subscription {
+            end,
+            tools_list_changed,
+        } => {
             let first: Value =
                 serde_json::from_slice(&outgoing.body).expect("a stream's first message is JSON");
             assert_eq!(first.get("jsonrpc"), Some(&Value::from("2.0")));
             assert!(first.get("method").is_some_and(Value::is_string));
             check_response(end);
+            if let Some(notification) = tools_list_changed {
+                let notification: Value =
+                    serde_json::from_slice(notification).expect("a notification is JSON");
+                assert!(notification.get("id").is_none(), "a notification has no id");
+            }
         }
     }
 }

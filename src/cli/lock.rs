@@ -149,7 +149,7 @@ pub fn enforce(
 /// The server-wide settings a lock holds to: where calls go, who may make them, and what
 /// ferry presents upstream, as configured (never secret values: the curation holds only
 /// environment variable names and key hashes).
-fn serving(catalog: &Catalog, curation: &Curation) -> BTreeMap<String, String> {
+pub fn serving(catalog: &Catalog, curation: &Curation) -> BTreeMap<String, String> {
     BTreeMap::from([
         ("upstream".to_string(), format!("{:?}", catalog.upstream)),
         ("auth".to_string(), format!("{:?}", curation.auth)),

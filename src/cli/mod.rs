@@ -11,8 +11,10 @@ use ferry::diagnostic::Diagnostic;
 use ferry::openapi::{self, Document};
 
 mod demo;
+mod diff;
 mod lock;
 mod observe;
+mod reload;
 mod report;
 mod serve;
 
@@ -52,6 +54,8 @@ pub enum Command {
     Init(InitArgs),
     /// Write ferry.lock: what the catalog serves now, for `check --locked` and `serve --locked`.
     Lock(LockArgs),
+    /// Show how two curation files (or two documents) differ in the tools they serve.
+    Diff(diff::DiffArgs),
     /// Serve the catalog over MCP (Streamable HTTP, or stdio with --stdio).
     Serve(serve::ServeArgs),
     /// Run a bundled example API and serve a curated catalog of it.
@@ -157,6 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Tools(source) => report::tools(&source),
         Command::Init(init) => report::init(&init),
         Command::Lock(lock) => lock::run(&lock),
+        Command::Diff(diff) => diff::run(&diff),
         Command::Serve(serve) => serve::run(serve),
         Command::Demo(demo) => demo::run(demo),
     }

@@ -15,13 +15,16 @@ use tokio::sync::{mpsc, watch};
 use ferry::auth::Authenticator;
 use ferry::catalog::Catalog;
 use ferry::diagnostic::Diagnostic;
-use ferry::mcp::{Server, ServerOptions};
+use ferry::mcp::{Server, ServerOptions, Serving};
+use ferry::observe::Observer;
 use ferry::transport::http::{self, ConnectionLimit, HttpOptions};
 use ferry::transport::spread::{Share, spread};
 use ferry::transport::stdio;
 use ferry::upstream::Upstream;
 
 use super::SourceArgs;
+use super::observe::Observing;
+use super::reload::Reload;
 
 #[derive(Debug, ClapArgs)]
 pub struct ServeArgs {
@@ -33,6 +36,10 @@ pub struct ServeArgs {
     /// file): what was reviewed is what runs.
     #[arg(long)]
     pub locked: bool,
+    /// Reload when the curation file or the document's files change (looked at every
+    /// second), as on SIGHUP.
+    #[arg(long, env = "FERRY_WATCH")]
+    pub watch: bool,
 }
 
 /// How the catalog is served; shared with `ferry demo`.
@@ -118,27 +125,30 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let mut loaded = super::load_chosen(&args.source)?;
+    let reload = Reload::new(&args, &loaded);
+    // Serving never reads the document again.
+    loaded.document = None;
     let super::Loaded {
         catalog,
         diagnostics,
         curation,
-        document,
         config,
-    } = super::load_chosen(&args.source)?;
-    // Serving never reads the document again.
-    drop(document);
+        ..
+    } = loaded;
     if args.locked {
         super::lock::enforce(&catalog, &curation, config.as_deref())?;
     }
-    serve_catalog(catalog, &diagnostics, &args.transport)
+    serve_catalog(catalog, &diagnostics, &args.transport, Some(reload))
 }
 
 /// Prints every diagnostic on stderr (from a chosen-only compile: those about what is
-/// served); serves `catalog` only when none is an error.
+/// served); serves `catalog` only when none is an error, reloading it as `reload` says.
 pub fn serve_catalog(
     catalog: Catalog,
     diagnostics: &[Diagnostic],
     args: &TransportArgs,
+    reload: Option<Reload>,
 ) -> anyhow::Result<ExitCode> {
     for diagnostic in diagnostics {
         eprintln!("{diagnostic}");
@@ -151,7 +161,7 @@ pub fn serve_catalog(
         eprintln!("ferry: refusing to serve: {errors} error(s) in the catalog");
         return Ok(ExitCode::from(1));
     }
-    runtime()?.block_on(serve(catalog, args, None))?;
+    runtime()?.block_on(serve_reloading(catalog, args, None, reload))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -164,11 +174,53 @@ pub async fn serve(
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<()> {
+    serve_reloading(catalog, args, announce, None).await
+}
+
+/// [`serve`], with `reload` replacing what is served on SIGHUP (and, watching, when the
+/// files change) until serving ends.
+async fn serve_reloading(
+    catalog: Catalog,
+    args: &TransportArgs,
+    announce: Option<&dyn Fn(&str)>,
+    reload: Option<Reload>,
+) -> anyhow::Result<()> {
     let workers = args.worker_count();
+    let mut observing = args.observe.start(
+        (!args.stdio).then_some(args.listen),
+        catalog.upstream.as_deref(),
+    )?;
+    let server = build(&catalog, args, observing.observer.clone()).await?;
+    observing.serving(&catalog);
+    tracing::info!(tools = catalog.tools.len(), "catalog ready");
+    // The server holds its own copy of every tool: this one would only double the memory
+    // held while serving.
+    drop(catalog);
+    let serving = Serving::new(Arc::new(server));
+    // SIGHUP is taken over before anything is served, so that none can end the process.
+    let reloading = reload.map(|reload| {
+        tokio::spawn(reload.run(serving.clone(), hangups(), observing.observer.clone()))
+    });
+    let served = serve_current(serving, args, announce, workers, &mut observing).await;
+    if let Some(reloading) = reloading {
+        reloading.abort();
+    }
+    observing.finish();
+    served
+}
+
+/// Builds everything that serving takes from the files: the upstream client, the
+/// authenticator (its signing keys fetched) and the server. Start-up and every reload build
+/// it the same way.
+pub async fn build(
+    catalog: &Catalog,
+    args: &TransportArgs,
+    observer: Option<Observer>,
+) -> anyhow::Result<Server> {
     let auth = catalog.auth.as_ref();
-    let upstream = Upstream::new(&catalog)
+    let upstream = Upstream::new(catalog)
         .context("setting up the upstream client")?
-        .with_workers(workers);
+        .with_workers(args.worker_count());
     let authenticator = if args.stdio {
         if auth.is_some() {
             tracing::info!(
@@ -184,29 +236,29 @@ pub async fn serve(
         Authenticator::new(auth, tool_scopes).context("setting up authorization")?
     };
     authenticator.warm().await;
-    let mut observing = args.observe.start(
-        (!args.stdio).then_some(args.listen),
-        catalog.upstream.as_deref(),
-    )?;
     let options = ServerOptions {
-        authenticator: authenticator.clone(),
-        observer: observing.observer.clone(),
+        authenticator,
+        observer,
         ..ServerOptions::default()
     };
-    let server = Arc::new(Server::new(&catalog, Some(upstream), options));
-    observing.serving(&catalog);
-    tracing::info!(tools = catalog.tools.len(), "catalog ready");
-    // The server holds its own copy of every tool: this one would only double the memory
-    // held while serving.
-    drop(catalog);
+    Ok(Server::new(catalog, Some(upstream), options))
+}
+
+/// Serves whatever `serving` holds when each request comes.
+async fn serve_current(
+    serving: Serving,
+    args: &TransportArgs,
+    announce: Option<&dyn Fn(&str)>,
+    workers: usize,
+    observing: &mut Observing,
+) -> anyhow::Result<()> {
     if args.stdio {
         observing.run_beside(&args.observe)?;
         let input = tokio::io::BufReader::new(tokio::io::stdin());
-        let served = stdio::serve(server, input, tokio::io::stdout(), args.body_limit)
+        stdio::serve(serving, input, tokio::io::stdout(), args.body_limit)
             .await
-            .context("serving stdio");
-        observing.finish();
-        return served;
+            .context("serving stdio")?;
+        return Ok(());
     }
     let listener = std::net::TcpListener::bind(args.listen)
         .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
@@ -230,7 +282,6 @@ pub async fn serve(
         allowed_origins: args.allowed_origins.clone(),
         body_limit: args.body_limit,
         request_timeout: Duration::from_secs(args.request_timeout),
-        authenticator,
         header_timeout: Duration::from_secs(args.header_timeout),
         shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
         connection_limit: ConnectionLimit::new(
@@ -245,9 +296,7 @@ pub async fn serve(
         }
         _ => None,
     };
-    let served = serve_http(server, listener, options, tls, workers).await;
-    observing.finish();
-    served?;
+    serve_http(serving, listener, options, tls, workers).await?;
     tracing::info!("stopped");
     Ok(())
 }
@@ -258,7 +307,7 @@ pub async fn serve(
 /// threads. The calling thread is worker 0 and watches for SIGINT/SIGTERM; on either, every
 /// worker lets its requests in flight finish, for at most the shutdown timeout.
 async fn serve_http(
-    server: Arc<Server>,
+    server: Serving,
     listener: std::net::TcpListener,
     options: HttpOptions,
     tls: Option<Arc<rustls::ServerConfig>>,
@@ -277,7 +326,7 @@ async fn serve_http(
     let mut threads = Vec::with_capacity(workers.saturating_sub(1));
     for (index, listener) in (1..).zip(shares) {
         let runtime = runtime()?;
-        let (server, options, tls) = (Arc::clone(&server), options.clone(), tls.clone());
+        let (server, options, tls) = (server.clone(), options.clone(), tls.clone());
         let (stop, mut stopping) = (Arc::clone(&stop), stopping.clone());
         let (finished, mut released) = (finished.clone(), released.clone());
         let thread = std::thread::Builder::new()
@@ -333,7 +382,7 @@ async fn serve_http(
 
 /// Serves one worker's share of the connections, with TLS when `tls` is given.
 async fn serve_listener(
-    server: Arc<Server>,
+    server: Serving,
     listener: Share,
     options: HttpOptions,
     tls: Option<Arc<rustls::ServerConfig>>,
@@ -378,4 +427,28 @@ async fn shutdown_signal() {
         let _ = interrupt.await;
     }
     tracing::info!("shutting down: letting requests in flight finish");
+}
+
+/// Every SIGHUP, counted: each listener (a reload, a log file reopened for rotation) calls
+/// this once and waits for the count to change. From the first call on, SIGHUP no longer
+/// ends the process. Must be called inside a runtime.
+pub fn hangups() -> watch::Receiver<u64> {
+    let (count, counted) = watch::channel(0);
+    #[cfg(unix)]
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(mut signal) => {
+            tokio::spawn(async move {
+                while signal.recv().await.is_some() {
+                    count.send_modify(|count| *count += 1);
+                    if count.is_closed() {
+                        break;
+                    }
+                }
+            });
+        }
+        Err(error) => tracing::warn!(%error, "cannot watch SIGHUP"),
+    }
+    #[cfg(not(unix))]
+    drop(count);
+    counted
 }

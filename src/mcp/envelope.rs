@@ -106,6 +106,8 @@ pub(super) struct Params<'a> {
     pub(super) cursor: bool,
     /// `_meta`'s `clientInfo`, as written.
     pub(super) client_info: Option<&'a RawValue>,
+    /// `subscriptions/listen` asks for `notifications.toolsListChanged`.
+    pub(super) tools_list_changed: bool,
 }
 
 pub(super) enum MetaString<'a> {
@@ -126,6 +128,15 @@ pub(super) struct RawParams<'a> {
     pub(super) arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub(super) cursor: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(super) notifications: Option<&'a RawValue>,
+}
+
+/// The `notifications` filter of `subscriptions/listen`: only what ferry can honour.
+#[derive(Deserialize)]
+struct RawFilter {
+    #[serde(rename = "toolsListChanged", default)]
+    tools_list_changed: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -167,6 +178,11 @@ impl<'a> Params<'a> {
             arguments: raw_params.arguments,
             cursor: raw_params.cursor.is_some(),
             client_info,
+            tools_list_changed: raw_params
+                .notifications
+                .and_then(|filter| serde_json::from_str::<RawFilter>(filter.get()).ok())
+                .and_then(|filter| filter.tools_list_changed)
+                .unwrap_or(false),
         })
     }
 }

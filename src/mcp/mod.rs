@@ -6,7 +6,7 @@
 //! `io.modelcontextprotocol/protocolVersion`; anything else is *legacy* (2025-11-25, the
 //! `initialize` handshake, answered without minting a session).
 //!
-//! `server/discover`, `initialize` and both eras' `tools/list` are serialized once at start-up;
+//! `server/discover`, `initialize` and both eras' `tools/list` are serialized once per catalog;
 //! answering them splices the request's `id` between a fixed prefix and suffix.
 
 use std::collections::HashMap;
@@ -30,11 +30,13 @@ mod failure;
 pub(crate) mod headers;
 pub mod limit;
 pub(crate) mod result;
+mod serving;
 mod validate;
 
 pub use crate::auth::CacheScope;
 pub use headers::{MirroredHeader, mirrored_headers};
 pub use result::{HTTP_META, LEGACY_WRAP_KEY, RATE_LIMIT_META, RESULT_META, ToolResult};
+pub use serving::Serving;
 
 /// The revision served to stateless clients.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -78,8 +80,8 @@ pub struct ServerOptions {
 
 impl Default for ServerOptions {
     fn default() -> Self {
-        // The catalog is compiled once and never changes while ferry runs; five minutes
-        // bounds how long a client keeps a list after ferry is restarted with another one.
+        // The catalog changes only when ferry restarts or reloads; five minutes bounds how
+        // long a client that does not listen for `list_changed` keeps a list after that.
         ServerOptions {
             ttl_ms: 300_000,
             cache_scope: CacheScope::Public,
@@ -148,9 +150,14 @@ pub enum Kind {
         cancels: Option<String>,
     },
     /// `subscriptions/listen`: `body` is the acknowledgement, the stream's first message;
-    /// the stream stays open (with nothing to notify) until the client leaves or ferry shuts
-    /// down, when `end` is sent as the stream's final response.
-    Subscription { end: Bytes },
+    /// the stream stays open until the client leaves or ferry shuts down, when `end` is sent
+    /// as the stream's final response. `tools_list_changed`, when the client asked for it, is
+    /// the notification to send each time a reload changes the tool list
+    /// ([`Serving::tool_list_changes`]).
+    Subscription {
+        end: Bytes,
+        tools_list_changed: Option<Bytes>,
+    },
     /// The caller lacks a scope the tool needs: `body` is a JSON-RPC error, and HTTP adds
     /// the challenge's `WWW-Authenticate` so the client can step up.
     Refused(Challenge),
@@ -243,10 +250,12 @@ impl Server {
             options.cache_scope
         };
         let cache_scope = cache_scope.as_str();
+        // Modern clients hear of a changed tool list on a `subscriptions/listen` stream;
+        // legacy ones would need the GET stream ferry does not serve.
         let mut discover = json!({
             "resultType": "complete",
             "supportedVersions": SUPPORTED_VERSIONS,
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {"listChanged": true}},
         });
         if let Some(instructions) = &catalog.server.instructions {
             discover["instructions"] = Value::String(instructions.clone());
@@ -304,6 +313,12 @@ impl Server {
             limiter: limit::Limiter::default(),
             observer: options.observer,
         }
+    }
+
+    /// Who may list and call which tool: the transport checks a request's token with it
+    /// before reading the body.
+    pub fn authenticator(&self) -> &Authenticator {
+        &self.authenticator
     }
 
     /// Answers one JSON-RPC message. Never fails: every problem is a JSON-RPC error or a tool
@@ -499,7 +514,7 @@ impl Server {
                 let target = call.unwrap_or_else(|| self.call_target(&params))?;
                 self.call(id, target, Era::Modern, principal, facts).await
             }
-            "subscriptions/listen" => Ok(self.listen(id)),
+            "subscriptions/listen" => Ok(self.listen(id, params.tools_list_changed)),
             _ => Err(Failure::new(
                 StatusCode::NOT_FOUND,
                 code::METHOD_NOT_FOUND,
@@ -815,18 +830,31 @@ impl Server {
         prepared.respond(id)
     }
 
-    /// `subscriptions/listen`: ferry's tool list never changes while it runs, so it honours no
-    /// notification type and acknowledges with an empty subset, as a server with nothing to
-    /// notify may.
-    fn listen(&self, id: &RawValue) -> Outgoing {
+    /// `subscriptions/listen`: ferry honours `toolsListChanged` (its tool list changes when
+    /// the catalog is reloaded) and nothing else, so the acknowledgement names that alone,
+    /// when asked for.
+    fn listen(&self, id: &RawValue, tools_list_changed: bool) -> Outgoing {
         let subscription: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
+        let honoured = if tools_list_changed {
+            json!({"toolsListChanged": true})
+        } else {
+            json!({})
+        };
         let acknowledgement = json!({
             "jsonrpc": "2.0",
             "method": "notifications/subscriptions/acknowledged",
             "params": {
-                "notifications": {},
+                "notifications": honoured,
                 "_meta": { META_SUBSCRIPTION_ID: subscription },
             },
+        });
+        let changed = tools_list_changed.then(|| {
+            let notification = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/tools/list_changed",
+                "params": { "_meta": { META_SUBSCRIPTION_ID: subscription } },
+            });
+            Bytes::from(notification.to_string())
         });
         let end = json!({
             "resultType": "complete",
@@ -837,6 +865,7 @@ impl Server {
             body: Bytes::from(acknowledgement.to_string()),
             kind: Kind::Subscription {
                 end: respond_value(id, &end).body,
+                tools_list_changed: changed,
             },
         }
     }

@@ -89,7 +89,7 @@ fn discover_is_served_from_prepared_bytes_with_the_id_spliced_in() {
     check(
         &handle(&server, &request, None),
         expect![[
-            r#"200 {"jsonrpc":"2.0","id":"abc","result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"instructions":"use it","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
+            r#"200 {"jsonrpc":"2.0","id":"abc","result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{"listChanged":true}},"instructions":"use it","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","version":"1.0.0"}}}}"#
         ]],
     );
 }
@@ -616,4 +616,69 @@ fn a_call_over_its_limit_is_a_tool_result_that_says_when_to_try_again() {
             r#"500 {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}"#
         ]],
     );
+}
+
+/// The notification `subscriptions/listen` with `notifications` is to be sent on each change
+/// of the tool list, and its acknowledgement.
+fn listen(notifications: Value) -> (Option<String>, String) {
+    let outgoing = handle(
+        &server(),
+        &modern(
+            "subscriptions/listen",
+            json!({"notifications": notifications}),
+        ),
+        None,
+    );
+    let Kind::Subscription {
+        tools_list_changed, ..
+    } = outgoing.kind
+    else {
+        panic!("not a subscription: {outgoing:?}");
+    };
+    (
+        tools_list_changed.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
+        String::from_utf8_lossy(&outgoing.body).into_owned(),
+    )
+}
+
+#[test]
+fn listen_honours_tools_list_changed_only_when_asked() {
+    let (notification, acknowledgement) = listen(json!({"toolsListChanged": true}));
+    expect![[r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}"#]]
+        .assert_eq(&notification.unwrap_or_default());
+    expect![[r#"{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}"#]]
+        .assert_eq(&acknowledgement);
+    for notifications in [
+        json!({}),
+        json!({"toolsListChanged": false}),
+        json!({"promptsListChanged": true}),
+        json!("tools"),
+    ] {
+        let (notification, acknowledgement) = listen(notifications.clone());
+        assert_eq!(notification, None, "{notifications}");
+        assert!(
+            acknowledgement.contains(r#""notifications":{}"#),
+            "{notifications}: {acknowledgement}"
+        );
+    }
+}
+
+#[test]
+fn serving_swaps_the_server_for_new_loads_only() {
+    let serving = Serving::new(Arc::new(server()));
+    let changes = serving.tool_list_changes();
+    let held = serving.load();
+    let mut smaller = catalog();
+    smaller.tools.truncate(1);
+    let replacement = Arc::new(Server::new(&smaller, None, ServerOptions::default()));
+    let old = serving.replace(Arc::clone(&replacement), false);
+    assert!(Arc::ptr_eq(&old, &held), "the replaced server is returned");
+    assert!(Arc::ptr_eq(&serving.load(), &replacement));
+    assert!(
+        !changes.has_changed().unwrap_or(true),
+        "no tool list change"
+    );
+    serving.replace(Arc::new(server()), true);
+    assert!(changes.has_changed().unwrap_or(false));
+    assert!(!Arc::ptr_eq(&serving.load(), &replacement));
 }

@@ -45,30 +45,45 @@ pub fn metadata_router<S: Clone + Send + Sync + 'static>(
     let body = Bytes::from(document.to_string());
     let handler = move || {
         let body = body.clone();
-        async move {
-            (
-                [
-                    (
-                        header::CONTENT_TYPE,
-                        HeaderValue::from_static("application/json"),
-                    ),
-                    (
-                        header::CACHE_CONTROL,
-                        HeaderValue::from_static("public, max-age=3600"),
-                    ),
-                    (
-                        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-                        HeaderValue::from_static("*"),
-                    ),
-                ],
-                body,
-            )
-                .into_response()
-        }
+        async move { metadata(body) }
     };
     let mut router = Router::new().route(path, get(handler.clone()));
     if path != METADATA_ROOT_PATH {
         router = router.route(METADATA_ROOT_PATH, get(handler));
     }
     router
+}
+
+/// The answer to a GET of `path` when `authenticator` serves its protected resource metadata
+/// there (OAuth only), at its own path or the root well-known one: for a router that asks
+/// whichever authenticator is current, since a reload may change it.
+pub fn metadata_response(authenticator: &Authenticator, path: &str) -> Option<Response> {
+    let own = authenticator.metadata_path()?;
+    if path != own && path != METADATA_ROOT_PATH {
+        return None;
+    }
+    let document = authenticator.metadata_document()?;
+    Some(metadata(Bytes::from(document.to_string())))
+}
+
+/// The metadata document as served: JSON, cacheable for an hour, readable from any origin.
+fn metadata(body: Bytes) -> Response {
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=3600"),
+            ),
+            (
+                header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                HeaderValue::from_static("*"),
+            ),
+        ],
+        body,
+    )
+        .into_response()
 }

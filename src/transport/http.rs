@@ -25,14 +25,13 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
 
-use crate::auth::Authenticator;
-use crate::mcp::{self, Incoming, Kind, Server};
+use crate::mcp::{self, Incoming, Kind, Serving};
 use crate::observe::{Observer, Reason};
 
 /// The path of the one MCP endpoint.
@@ -54,9 +53,6 @@ pub struct HttpOptions {
     pub request_timeout: Duration,
     /// How often an open `subscriptions/listen` stream gets a keep-alive comment.
     pub keep_alive: Duration,
-    /// Who may send requests: checked before a body is read (401), with the protected
-    /// resource metadata served beside the endpoint.
-    pub authenticator: Authenticator,
     /// Longest time a client may take to send a request's head (request line and headers),
     /// from when ferry starts waiting for it, and longest a connection (HTTP/1 or HTTP/2) may
     /// have no request in flight: an idle one is closed within twice this. Also the HTTP/2
@@ -112,7 +108,6 @@ impl Default for HttpOptions {
             body_limit: 4 * 1024 * 1024,
             request_timeout: Duration::from_secs(120),
             keep_alive: Duration::from_secs(15),
-            authenticator: Authenticator::none(),
             header_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(30),
             connection_limit: ConnectionLimit::new(ConnectionLimit::DEFAULT),
@@ -123,9 +118,11 @@ impl Default for HttpOptions {
 
 /// Serves `server` on `listener` until `shutdown` completes, then lets requests in flight
 /// finish (open subscription streams are ended with their final response) for at most the
-/// shutdown timeout, and drops the connections still open after it.
+/// shutdown timeout, and drops the connections still open after it. Each request is answered
+/// by the server current when it arrived (see [`Serving`]); its authenticator checks the
+/// request's token before the body is read (401).
 pub async fn serve<L>(
-    server: Arc<Server>,
+    server: impl Into<Serving>,
     mut listener: L,
     options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -135,7 +132,7 @@ where
 {
     let local = listener.local_addr()?;
     let (stop, stopped) = watch::channel(false);
-    let router = router(server, local, &options, stopped.clone());
+    let router = router(server.into(), local, &options, stopped.clone());
     let builder = Arc::new(connection_builder(options.header_timeout));
     let mut connections = JoinSet::new();
     let mut shutdown = pin!(shutdown);
@@ -476,10 +473,11 @@ impl<I: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<I
     }
 }
 
-/// The router for `POST /mcp`; `local` is the address it is reached at, allowed as a host.
+/// The router for `POST /mcp`, and the protected resource metadata of the current server's
+/// authenticator; `local` is the address it is reached at, allowed as a host.
 /// `shutdown` turning `true` ends subscription streams.
 pub fn router(
-    server: Arc<Server>,
+    server: impl Into<Serving>,
     local: SocketAddr,
     options: &HttpOptions,
     shutdown: watch::Receiver<bool>,
@@ -492,6 +490,7 @@ pub fn router(
             .iter()
             .map(|host| host.to_ascii_lowercase()),
     );
+    let server = server.into();
     let state = Arc::new(HttpState {
         server,
         hosts,
@@ -504,17 +503,18 @@ pub fn router(
         request_timeout: options.request_timeout,
         keep_alive: options.keep_alive,
         shutdown,
-        authenticator: options.authenticator.clone(),
         observer: options.observer.clone(),
     });
+    let root = crate::auth::METADATA_ROOT_PATH;
     Router::new()
         .route(ENDPOINT, post(post_mcp).fallback(method_not_allowed))
-        .merge(super::auth::metadata_router(&options.authenticator))
+        .route(root, get(metadata))
+        .route(&format!("{root}/{{*resource}}"), get(metadata))
         .with_state(state)
 }
 
 struct HttpState {
-    server: Arc<Server>,
+    server: Serving,
     /// Lowercase host names, without ports.
     hosts: Vec<String>,
     /// Lowercase origins, without a trailing slash.
@@ -523,7 +523,6 @@ struct HttpState {
     request_timeout: Duration,
     keep_alive: Duration,
     shutdown: watch::Receiver<bool>,
-    authenticator: Authenticator,
     observer: Option<Observer>,
 }
 
@@ -558,10 +557,13 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         state.refused(Reason::BodyLimit);
         return StatusCode::PAYLOAD_TOO_LARGE.into_response();
     }
+    // The whole request is answered by the server current now, even if a reload swaps it
+    // meanwhile: the token is checked by the same authenticator that decides the scopes.
+    let server = state.server.load();
     // Before the body is read: an unauthenticated client costs no more than its headers.
-    let principal = if state.authenticator.is_enabled() {
-        match state
-            .authenticator
+    let principal = if server.authenticator().is_enabled() {
+        match server
+            .authenticator()
             .authenticate_headers(&parts.headers)
             .await
         {
@@ -590,7 +592,7 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         };
         // Awaited in place, not spawned: when the client goes away hyper drops this future,
         // and with it the upstream call in flight.
-        Ok::<_, axum::Error>(state.server.handle(incoming).await)
+        Ok::<_, axum::Error>(server.handle(incoming).await)
     };
     let outgoing = match tokio::time::timeout(state.request_timeout, work).await {
         Ok(Ok(outgoing)) => outgoing,
@@ -615,7 +617,10 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
     match outgoing.kind {
         Kind::Json => json_response(outgoing.status, outgoing.body),
         Kind::Accepted { .. } => StatusCode::ACCEPTED.into_response(),
-        Kind::Subscription { end } => subscription(&state, outgoing.body, end),
+        Kind::Subscription {
+            end,
+            tools_list_changed,
+        } => subscription(&state, &server, outgoing.body, end, tools_list_changed),
         Kind::Refused(challenge) => {
             let mut response = json_response(outgoing.status, outgoing.body);
             if let Some(value) = challenge
@@ -629,6 +634,12 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
             response
         }
     }
+}
+
+/// The RFC 9728 metadata of the authenticator current now (404 without OAuth).
+async fn metadata(State(state): State<Arc<HttpState>>, uri: Uri) -> Response {
+    super::auth::metadata_response(state.server.load().authenticator(), uri.path())
+        .unwrap_or_else(|| StatusCode::NOT_FOUND.into_response())
 }
 
 async fn method_not_allowed() -> Response {
@@ -765,34 +776,68 @@ fn host_name_of(ip: IpAddr) -> String {
     }
 }
 
-/// The `subscriptions/listen` stream: the acknowledgement, keep-alive comments, and the final
-/// response when ferry shuts down. A client that closes it simply drops it.
-fn subscription(state: &HttpState, acknowledgement: Bytes, end: Bytes) -> Response {
+/// The `subscriptions/listen` stream: the acknowledgement, keep-alive comments,
+/// `tools_list_changed` each time a reload changes the tool list (when the client asked for
+/// it), and the final response when ferry shuts down. A client that closes it simply drops
+/// it.
+fn subscription(
+    state: &HttpState,
+    server: &Arc<mcp::Server>,
+    acknowledgement: Bytes,
+    end: Bytes,
+    tools_list_changed: Option<Bytes>,
+) -> Response {
     enum Step {
         Acknowledge,
         Wait,
         Ended,
     }
+    struct Listening {
+        step: Step,
+        shutdown: watch::Receiver<bool>,
+        /// Turns changed on each reload that changed the tool list, and the notification.
+        changes: Option<(watch::Receiver<u64>, Bytes)>,
+    }
     let keep_alive = state.keep_alive;
-    let start = (Step::Acknowledge, state.shutdown.clone());
-    let stream = futures_util::stream::unfold(start, move |(step, mut shutdown)| {
+    let start = Listening {
+        step: Step::Acknowledge,
+        shutdown: state.shutdown.clone(),
+        changes: tools_list_changed.map(|notification| {
+            let mut changes = state.server.tool_list_changes();
+            // A reload between this request's start and now is told at once, rather than
+            // missed: the request was answered by the server it replaced.
+            if !Arc::ptr_eq(&state.server.load(), server) {
+                changes.mark_changed();
+            }
+            (changes, notification)
+        }),
+    };
+    let stream = futures_util::stream::unfold(start, move |mut listening| {
         let acknowledgement = acknowledgement.clone();
         let end = end.clone();
         async move {
-            let event = match step {
+            let event = match listening.step {
                 Step::Acknowledge => (sse_event(&acknowledgement), Step::Wait),
                 Step::Wait => {
+                    let changed = async {
+                        match &mut listening.changes {
+                            Some((changes, notification)) => match changes.changed().await {
+                                Ok(()) => notification.clone(),
+                                Err(_) => std::future::pending().await,
+                            },
+                            None => std::future::pending().await,
+                        }
+                    };
                     tokio::select! {
-                        _ = shutdown.wait_for(|stop| *stop) => (sse_event(&end), Step::Ended),
+                        _ = listening.shutdown.wait_for(|stop| *stop) => (sse_event(&end), Step::Ended),
+                        notification = changed => (sse_event(&notification), Step::Wait),
                         () = tokio::time::sleep(keep_alive) => (Bytes::from_static(b": keep-alive\n\n"), Step::Wait),
                     }
                 }
                 Step::Ended => return None,
             };
-            Some((
-                Ok::<_, std::convert::Infallible>(event.0),
-                (event.1, shutdown),
-            ))
+            listening.step = event.1;
+            Some((Ok::<_, std::convert::Infallible>(event.0), listening))
         }
     });
     let mut response = Response::new(Body::from_stream(stream));

@@ -3,7 +3,8 @@
 //! stdio is a local, trusted channel (the client started ferry), so HTTP's Host, Origin and
 //! header checks do not apply; `_meta` carries everything. Requests run concurrently;
 //! `notifications/cancelled` drops the matching one, upstream call included, and nothing is
-//! answered for it. Only MCP messages are written to stdout.
+//! answered for it (or ends the `subscriptions/listen` it names). Only MCP messages are
+//! written to stdout.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,7 +14,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
-use crate::mcp::{self, Incoming, Kind, Server};
+use crate::mcp::{self, Incoming, Kind, Server, Serving};
 
 /// The longest line read by default: larger messages are refused, not buffered.
 pub const DEFAULT_MAX_LINE: usize = 4 * 1024 * 1024;
@@ -21,9 +22,10 @@ pub const DEFAULT_MAX_LINE: usize = 4 * 1024 * 1024;
 /// Requests served at once on one stdio connection.
 pub const MAX_IN_FLIGHT: usize = 256;
 
-/// Serves `server` until `input` ends, then waits for requests in flight and returns.
+/// Serves `server` until `input` ends, then waits for requests in flight and returns. Each
+/// request is answered by the server current when it was read (see [`Serving`]).
 pub async fn serve<R, W>(
-    server: Arc<Server>,
+    server: impl Into<Serving>,
     mut input: R,
     output: W,
     max_line: usize,
@@ -32,9 +34,16 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let server = server.into();
     let (send, receive) = mpsc::unbounded_channel::<Bytes>();
     let writer = tokio::spawn(write_lines(receive, output));
     let in_flight: Arc<Mutex<HashMap<String, tokio::task::AbortHandle>>> = Arc::default();
+    let subscriptions = Subscriptions::default();
+    let notifier = tokio::spawn(notify(
+        server.tool_list_changes(),
+        subscriptions.clone(),
+        send.clone(),
+    ));
     let mut tasks = JoinSet::new();
     let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     let mut line = Vec::new();
@@ -58,11 +67,12 @@ where
         let body = Bytes::from(std::mem::take(&mut line));
         let Some(id) = mcp::request_id(&body) else {
             // Notifications (and unreadable lines) are answered at once, in order.
-            if let Some(id) = answer(&server, &body, &send, || {}).await
-                && let Some(task) = lock(&in_flight).remove(&id)
-            {
-                tracing::debug!(request = %id, "request cancelled");
-                task.abort();
+            if let Some(id) = answer(&server.load(), &body, &send, &subscriptions, || {}).await {
+                if let Some(task) = lock(&in_flight).remove(&id) {
+                    tracing::debug!(request = %id, "request cancelled");
+                    task.abort();
+                }
+                lock(&subscriptions.0).remove(&id);
             }
             continue;
         };
@@ -72,9 +82,10 @@ where
             .acquire_owned()
             .await
             .map_err(std::io::Error::other)?;
-        let server = Arc::clone(&server);
+        let server = server.load();
         let send = send.clone();
         let registry = Arc::clone(&in_flight);
+        let subscriptions = subscriptions.clone();
         let key = id.clone();
         // Registered under the lock the task takes to deregister, so a task that finishes at
         // once cannot leave its entry behind.
@@ -85,22 +96,44 @@ where
             let deregister = || {
                 lock(&registry).remove(&key);
             };
-            answer(&server, &body, &send, deregister).await;
+            answer(&server, &body, &send, &subscriptions, deregister).await;
         });
         registered.insert(id, handle);
         drop(registered);
     }
     while tasks.join_next().await.is_some() {}
+    notifier.abort();
     drop(send);
     writer.await.map_err(std::io::Error::other)?
 }
 
-/// Hands one message to the dispatcher, runs `settle`, then queues the answer if there is one.
-/// Returns the id of the request a `notifications/cancelled` names.
+/// The open `subscriptions/listen` that asked for `toolsListChanged`: the notification each
+/// is sent, by the raw JSON id that opened it (and that a cancel names).
+#[derive(Clone, Default)]
+struct Subscriptions(Arc<Mutex<HashMap<String, Bytes>>>);
+
+/// Sends every subscription its notification each time a reload changes the tool list.
+async fn notify(
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    subscriptions: Subscriptions,
+    send: mpsc::UnboundedSender<Bytes>,
+) {
+    while changes.changed().await.is_ok() {
+        let notifications: Vec<Bytes> = lock(&subscriptions.0).values().cloned().collect();
+        for notification in notifications {
+            let _ = send.send(notification);
+        }
+    }
+}
+
+/// Hands one message to the dispatcher, runs `settle`, then queues the answer if there is one
+/// (and keeps a subscription that asked for notifications). Returns the id of the request a
+/// `notifications/cancelled` names.
 async fn answer(
     server: &Server,
     body: &[u8],
     send: &mpsc::UnboundedSender<Bytes>,
+    subscriptions: &Subscriptions,
     settle: impl FnOnce(),
 ) -> Option<String> {
     let outgoing = server
@@ -112,8 +145,19 @@ async fn answer(
         .await;
     settle();
     match outgoing.kind {
-        // On stdio the subscription's acknowledgement is all there is to send: the
-        // subscription stays open until the client cancels it or closes stdin.
+        // On stdio the subscription's acknowledgement is all there is to send at once: the
+        // subscription stays open, notified, until the client cancels it or closes stdin.
+        Kind::Subscription {
+            tools_list_changed: Some(notification),
+            ..
+        } => {
+            // Acknowledged first: nothing may be sent on a subscription before that.
+            let _ = send.send(outgoing.body);
+            if let Some(id) = mcp::request_id(body) {
+                lock(&subscriptions.0).insert(id, notification);
+            }
+            None
+        }
         Kind::Json | Kind::Subscription { .. } | Kind::Refused(_) => {
             let _ = send.send(outgoing.body);
             None

@@ -1405,18 +1405,11 @@ async fn scoped_pets_server(
         &catalog,
         Some(client),
         ferry::mcp::ServerOptions {
-            authenticator: authenticator.clone(),
-            ..Default::default()
-        },
-    );
-    let running = crate::support::start(
-        server,
-        ferry::transport::http::HttpOptions {
             authenticator,
             ..Default::default()
         },
-    )
-    .await;
+    );
+    let running = crate::support::start(server, Default::default()).await;
     (upstream, running)
 }
 

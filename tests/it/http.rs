@@ -428,7 +428,7 @@ async fn discover_and_list_answer_each_era_in_its_shape() {
     let answer = post_modern(&running.url, "server/discover", json!({})).await;
     assert_eq!(answer.headers["content-type"], "application/json");
     assert_schema(MODERN, "DiscoverResultResponse", &answer.json());
-    expect![[r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"instructions":"A pet is read by its id.","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","title":"Pets","version":"1.0.0"}}}}"#]]
+    expect![[r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{"listChanged":true}},"instructions":"A pet is read by its id.","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pets","title":"Pets","version":"1.0.0"}}}}"#]]
         .assert_eq(&answer.text);
 
     let answer = post_modern(&running.url, "tools/list", json!({})).await;
@@ -667,8 +667,8 @@ async fn listen_is_acknowledged_first_and_ended_on_shutdown() {
     );
     assert_eq!(
         messages[0]["params"]["notifications"],
-        json!({}),
-        "nothing is honoured"
+        json!({"toolsListChanged": true}),
+        "the tool list's changes are honoured"
     );
     assert_eq!(
         messages[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],

@@ -103,15 +103,11 @@ async fn limited(curation: &str, keys: bool) -> (Counting, Running) {
         None => Authenticator::none(),
     };
     let options = ServerOptions {
-        authenticator: authenticator.clone(),
+        authenticator,
         ..ServerOptions::default()
     };
     let server = Server::new(&catalog, Some(client), options);
-    let http = HttpOptions {
-        authenticator,
-        ..HttpOptions::default()
-    };
-    (upstream, start(server, http).await)
+    (upstream, start(server, HttpOptions::default()).await)
 }
 
 /// A modern `tools/call`, as the caller holding `key` (none: no `Authorization`).

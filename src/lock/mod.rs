@@ -5,7 +5,8 @@
 //! definition and of the request it becomes. [`drift`] compares a catalog with a lock and
 //! names every difference that matters: tools added, gone or changed (and in which part),
 //! operations the document gained that nothing in the curation decides about, and chosen
-//! operations that vanished. Pure: the command line reads and writes the file.
+//! operations that vanished. [`diff`] compares two catalogs by the same digests, for
+//! `ferry diff` and a reload. Pure: the command line reads and writes the file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -166,19 +167,10 @@ pub fn drift(
     serving: &BTreeMap<String, String>,
     every_operation: bool,
 ) -> Vec<Drift> {
-    let mut found = Vec::new();
-    let serving = digests(serving);
-    for setting in lock.serving.keys().chain(serving.keys()) {
-        if lock.serving.get(setting) != serving.get(setting)
-            && !found
-                .iter()
-                .any(|d| matches!(d, Drift::ServingChanged { setting: s } if s == setting))
-        {
-            found.push(Drift::ServingChanged {
-                setting: setting.clone(),
-            });
-        }
-    }
+    let mut found: Vec<Drift> = changed_settings(&lock.serving, &digests(serving))
+        .into_iter()
+        .map(|setting| Drift::ServingChanged { setting })
+        .collect();
     let now: BTreeMap<&str, LockedTool> = catalog
         .tools
         .iter()
@@ -193,24 +185,7 @@ pub fn drift(
                 vanished: every_operation && !operations.contains(&was.operation),
             }),
             Some(is) => {
-                let mut parts: Vec<String> = was
-                    .definition
-                    .keys()
-                    .chain(is.definition.keys())
-                    .filter(|key| was.definition.get(*key) != is.definition.get(*key))
-                    .cloned()
-                    .collect::<BTreeSet<_>>()
-                    .into_iter()
-                    .collect();
-                if was.operation != is.operation {
-                    parts.push(format!("operation ({} → {})", was.operation, is.operation));
-                }
-                if was.request != is.request {
-                    parts.push("request".to_string());
-                }
-                if was.scopes != is.scopes {
-                    parts.push("scopes".to_string());
-                }
+                let parts = changed_parts(was, is);
                 if !parts.is_empty() {
                     found.push(Drift::ToolChanged {
                         tool: name.clone(),
@@ -237,6 +212,140 @@ pub fn drift(
             }
         }
     }
+    found
+}
+
+/// One difference between the tools and settings two catalogs serve, as `ferry diff` and a
+/// reload report it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "change", rename_all = "camelCase")]
+pub enum Change {
+    /// A tool the new catalog serves and the old did not.
+    #[serde(rename = "added")]
+    ToolAdded { tool: String, operation: String },
+    /// A tool the old catalog served and the new does not.
+    #[serde(rename = "removed")]
+    ToolRemoved { tool: String, operation: String },
+    /// A tool both serve, with the parts that differ: members of its `tools/list`
+    /// definition (`description`, `inputSchema`, `annotations`, …), `operation`, `request`
+    /// (the plan: method, path, parameters, body), `call` (its call settings), `scopes`.
+    #[serde(rename = "changed")]
+    ToolChanged { tool: String, parts: Vec<String> },
+    /// A setting of the whole server differs, by the name the caller gave it (see
+    /// [`Lock::serving`]).
+    #[serde(rename = "setting")]
+    SettingChanged { setting: String },
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Change::ToolAdded { tool, operation } => write!(f, "+ {tool} ({operation})"),
+            Change::ToolRemoved { tool, operation } => write!(f, "- {tool} ({operation})"),
+            Change::ToolChanged { tool, parts } => write!(f, "~ {tool}: {}", parts.join(", ")),
+            Change::SettingChanged { setting } => write!(f, "~ setting `{setting}`"),
+        }
+    }
+}
+
+/// What [`diff`] compares of a catalog: the digests a lock holds of each tool's parts (the
+/// request split into its plan and its call settings) and of the server-wide settings (see
+/// [`Lock::serving`]). Small beside the catalog, so a running server keeps the one of what it
+/// serves for the diff of its next reload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Digests {
+    tools: BTreeMap<String, ToolDigests>,
+    settings: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+struct ToolDigests {
+    #[serde(flatten)]
+    locked: LockedTool,
+    plan: String,
+    call: String,
+}
+
+impl Digests {
+    /// Digests `tools`, served with `settings` (each setting's name and text).
+    pub fn new<'a>(
+        tools: impl IntoIterator<Item = &'a Tool>,
+        settings: &BTreeMap<String, String>,
+    ) -> Digests {
+        Digests {
+            tools: tools
+                .into_iter()
+                .map(|tool| {
+                    let digests = ToolDigests {
+                        locked: locked(tool),
+                        plan: digest_bytes(format!("{:?}", tool.plan).as_bytes()),
+                        call: digest_bytes(format!("{:?}", tool.call).as_bytes()),
+                    };
+                    (tool.name.clone(), digests)
+                })
+                .collect(),
+            settings: digests(settings),
+        }
+    }
+
+    /// One digest of everything [`diff`] compares: equal digests, no change. A running
+    /// server labels its catalog with it.
+    pub fn digest(&self) -> String {
+        let text = serde_json::json!({"tools": self.tools, "serving": self.settings}).to_string();
+        digest_bytes(text.as_bytes())
+    }
+
+    /// How many tools are served.
+    pub fn tools(&self) -> usize {
+        self.tools.len()
+    }
+}
+
+/// Every difference in what `old` and `new` serve: tools removed, added and changed, by name,
+/// then settings changed. Compares the same digests a lock holds, so a change `ferry diff`
+/// shows is one `--locked` would refuse, and the other way round.
+pub fn diff(old: &Digests, new: &Digests) -> Vec<Change> {
+    let mut found = Vec::new();
+    for (name, tool) in &old.tools {
+        if !new.tools.contains_key(name) {
+            found.push(Change::ToolRemoved {
+                tool: name.clone(),
+                operation: tool.locked.operation.clone(),
+            });
+        }
+    }
+    for (name, after) in &new.tools {
+        let Some(before) = old.tools.get(name) else {
+            found.push(Change::ToolAdded {
+                tool: name.clone(),
+                operation: after.locked.operation.clone(),
+            });
+            continue;
+        };
+        let mut parts = changed_parts(&before.locked, &after.locked);
+        // The lock digests the plan and the call settings together; say which changed.
+        if let Some(at) = parts.iter().position(|part| part == "request") {
+            let mut split = Vec::new();
+            if before.plan != after.plan {
+                split.push("request".to_string());
+            }
+            if before.call != after.call {
+                split.push("call".to_string());
+            }
+            parts.splice(at..=at, split);
+        }
+        if !parts.is_empty() {
+            found.push(Change::ToolChanged {
+                tool: name.clone(),
+                parts,
+            });
+        }
+    }
+    found.extend(
+        changed_settings(&old.settings, &new.settings)
+            .into_iter()
+            .map(|setting| Change::SettingChanged { setting }),
+    );
     found
 }
 
@@ -329,6 +438,42 @@ fn locked(tool: &Tool) -> LockedTool {
     }
 }
 
+/// The parts in which two digested tools differ: definition members by name, then
+/// `operation`, `request` and `scopes`.
+fn changed_parts(was: &LockedTool, is: &LockedTool) -> Vec<String> {
+    let mut parts: Vec<String> = was
+        .definition
+        .keys()
+        .chain(is.definition.keys())
+        .filter(|key| was.definition.get(*key) != is.definition.get(*key))
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if was.operation != is.operation {
+        parts.push(format!("operation ({} → {})", was.operation, is.operation));
+    }
+    if was.request != is.request {
+        parts.push("request".to_string());
+    }
+    if was.scopes != is.scopes {
+        parts.push("scopes".to_string());
+    }
+    parts
+}
+
+/// The settings whose digests differ between `was` and `is`, or that only one has, once
+/// each, in name order.
+fn changed_settings(was: &BTreeMap<String, String>, is: &BTreeMap<String, String>) -> Vec<String> {
+    was.keys()
+        .chain(is.keys())
+        .filter(|setting| was.get(*setting) != is.get(*setting))
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
 fn digests(settings: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     settings
         .iter()
@@ -361,3 +506,6 @@ fn digest_bytes(bytes: &[u8]) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests;

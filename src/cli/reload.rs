@@ -1,0 +1,264 @@
+//! Reloading what `ferry serve` serves without a restart, and without risk: on SIGHUP, and
+//! with `--watch` when the curation file or the document's files change, the files are read,
+//! compiled and checked again exactly as at start-up (`--locked` included). Any error keeps
+//! the catalog served now (every diagnostic is logged and the reload counted as failed);
+//! otherwise everything built from the files (the `Server` with its tools, the upstream
+//! client, the authenticator) is swapped in whole, and the diff is logged. Calls in flight
+//! finish on the server they began with.
+//!
+//! What the command line decides is not reloaded: the listen address, TLS files, workers
+//! and the other transport flags.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context;
+use ferry::diagnostic::{Diagnostic, Severity};
+use ferry::lock::{self, Change, Digests};
+use ferry::mcp::Serving;
+use ferry::observe::Observer;
+use tokio::sync::watch;
+
+use super::serve::{ServeArgs, TransportArgs, build};
+use super::{Loaded, SourceArgs, diff, load_chosen};
+
+/// How often `--watch` looks at the files. A change is reloaded once the files have looked
+/// the same at two looks in a row, so a save written in several steps is one reload.
+pub const WATCH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What a reload reads again, and what is served now.
+pub struct Reload {
+    source: SourceArgs,
+    locked: bool,
+    transport: TransportArgs,
+    watch: bool,
+    /// What the diff compares of the catalog served now.
+    digests: Digests,
+    /// The curation file and the document's local files, as last read.
+    files: Vec<PathBuf>,
+    /// What `files` looked like just before they were last read.
+    seen: Look,
+}
+
+impl Reload {
+    /// For the catalog `loaded` from `args` (its document still held, to name its files).
+    /// Called at once after loading: a change made since is seen by the first look.
+    pub fn new(args: &ServeArgs, loaded: &Loaded) -> Reload {
+        let digests = diff::digests(loaded);
+        let files = watched(&args.source, loaded);
+        Reload {
+            source: args.source.clone(),
+            locked: args.locked,
+            transport: args.transport.clone(),
+            watch: args.watch,
+            digests,
+            seen: look(&files),
+            files,
+        }
+    }
+
+    /// Reloads into `serving` on every SIGHUP `hangups` counts and, watching, on every
+    /// settled change of the files, until dropped.
+    pub async fn run(
+        mut self,
+        serving: Serving,
+        mut hangups: watch::Receiver<u64>,
+        observer: Option<Observer>,
+    ) {
+        let mut signals = true;
+        if self.watch {
+            tracing::info!(
+                files = self.files.len(),
+                interval_ms = WATCH_INTERVAL.as_millis() as u64,
+                "watching the curation and document files"
+            );
+        }
+        let mut ticks = tokio::time::interval(WATCH_INTERVAL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // What the files looked like at the last look, when that differed from `seen`.
+        let mut changing = None;
+        loop {
+            tokio::select! {
+                changed = hangups.changed(), if signals => {
+                    if changed.is_err() {
+                        signals = false;
+                        continue;
+                    }
+                    self.reload(&serving, "SIGHUP", observer.as_ref()).await;
+                    changing = None;
+                }
+                _ = ticks.tick(), if self.watch => {
+                    let now = looks(&self.files).await;
+                    if now == self.seen {
+                        changing = None;
+                    } else if changing.as_ref() == Some(&now) {
+                        self.reload(&serving, "files changed", observer.as_ref()).await;
+                        changing = None;
+                    } else {
+                        changing = Some(now);
+                    }
+                }
+                else => return,
+            }
+        }
+    }
+
+    /// Reads, compiles and checks the files again, and serves them when nothing is wrong.
+    /// What the files look like is taken first, so that a save made while they are read is
+    /// a change still to reload.
+    async fn reload(
+        &mut self,
+        serving: &Serving,
+        cause: &'static str,
+        observer: Option<&Observer>,
+    ) {
+        tracing::info!(cause, "reloading the catalog");
+        let before = (self.files.clone(), looks(&self.files).await);
+        let reloaded = self.try_reload(serving, observer).await;
+        if let Some(observer) = observer {
+            observer.reloaded(reloaded.is_ok());
+        }
+        match reloaded {
+            Ok(()) => {}
+            Err(error) => {
+                tracing::error!(
+                    cause,
+                    error = %format!("{error:#}"),
+                    "reload failed; still serving the catalog loaded before"
+                );
+            }
+        }
+        self.seen = if before.0 == self.files {
+            before.1
+        } else {
+            looks(&self.files).await
+        };
+    }
+
+    async fn try_reload(
+        &mut self,
+        serving: &Serving,
+        observer: Option<&Observer>,
+    ) -> anyhow::Result<()> {
+        let (source, locked) = (self.source.clone(), self.locked);
+        // Reading and compiling block: off the thread that serves requests.
+        let mut loaded = tokio::task::spawn_blocking(move || {
+            let loaded = load_chosen(&source)?;
+            if locked {
+                super::lock::enforce(&loaded.catalog, &loaded.curation, loaded.config.as_deref())?;
+            }
+            anyhow::Ok(loaded)
+        })
+        .await
+        .context("reading the files")??;
+        // A curation that now names another document is watched with it, even when it does
+        // not compile: fixing it is a change too.
+        self.files = watched(&self.source, &loaded);
+        loaded.document = None;
+        let errors = log_diagnostics(&loaded.diagnostics);
+        if errors > 0 {
+            anyhow::bail!("{errors} error(s) in the catalog");
+        }
+        let server = build(&loaded.catalog, &self.transport, observer.cloned()).await?;
+        let digests = diff::digests(&loaded);
+        let changes = lock::diff(&self.digests, &digests);
+        // Who reaches which tool follows `auth:` too, and with it each caller's list.
+        let tools_changed = changes.iter().any(|change| match change {
+            Change::SettingChanged { setting } => setting == "auth",
+            _ => true,
+        });
+        serving.replace(Arc::new(server), tools_changed);
+        let digest = lock::catalog_digest(&loaded.catalog);
+        for change in &changes {
+            tracing::info!(%change, "catalog changed");
+        }
+        tracing::info!(
+            tools = digests.tools(),
+            changes = changes.len(),
+            %digest,
+            "catalog reloaded"
+        );
+        if let Some(observer) = observer {
+            observer.catalog(digests.tools(), &digest);
+        }
+        self.digests = digests;
+        Ok(())
+    }
+}
+
+/// Logs each diagnostic of a reload, errors at `error` and warnings at `warn`; returns how
+/// many are errors.
+fn log_diagnostics(diagnostics: &[Diagnostic]) -> usize {
+    let mut errors = 0;
+    for diagnostic in diagnostics {
+        let location = &diagnostic.location;
+        let operations = diagnostic.operations.join(", ");
+        match diagnostic.severity {
+            Severity::Error => {
+                errors += 1;
+                tracing::error!(%location, operations, problem = %diagnostic.message, "reload: error in the catalog");
+            }
+            Severity::Warning => {
+                tracing::warn!(%location, operations, problem = %diagnostic.message, "reload: warning");
+            }
+        }
+    }
+    errors
+}
+
+/// The files a change of which is a reason to reload: the curation file, the document
+/// (unless fetched over http(s)) and every local file it refers to.
+fn watched(source: &SourceArgs, loaded: &Loaded) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = loaded.config.iter().cloned().collect();
+    let Some(location) = &loaded.curation.openapi else {
+        return files;
+    };
+    if is_remote(location) {
+        return files;
+    }
+    let document = loaded.curation.dir.join(location);
+    let root = source
+        .ref_root
+        .clone()
+        .or_else(|| document.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
+    files.push(document);
+    if let Some(document) = &loaded.document {
+        for file in &document.files {
+            if !file.name.is_empty() && !is_remote(&file.name) {
+                let path = root.join(&file.name);
+                if !files.contains(&path) {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    files
+}
+
+fn is_remote(location: &str) -> bool {
+    location.starts_with("http://") || location.starts_with("https://")
+}
+
+/// What each file looks like: its size and modification time, or nothing when it cannot be
+/// read (gone, say).
+type Look = Vec<Option<(u64, SystemTime)>>;
+
+fn look(files: &[PathBuf]) -> Look {
+    files
+        .iter()
+        .map(|file| {
+            let metadata = std::fs::metadata(file).ok()?;
+            Some((metadata.len(), metadata.modified().ok()?))
+        })
+        .collect()
+}
+
+/// [`look`], off the thread that serves requests.
+async fn looks(files: &[PathBuf]) -> Look {
+    let files = files.to_vec();
+    tokio::task::spawn_blocking(move || look(&files))
+        .await
+        .unwrap_or_default()
+}
