@@ -7,11 +7,12 @@
 #                               tests/e2e/package-lock.json
 #   Debian packages             dpkg, dpkg-dev and systemd, for the packaging test
 #                               (dpkg-deb, dpkg-shlibdeps, systemd-analyze), and prometheus
-#                               (prometheus, promtool) for the metrics test, when absent
+#                               (prometheus, promtool) for the metrics test, and nginx for
+#                               the replicas test, when absent
 # Rust is assumed; nothing else is. Safe to run again: it only installs what is missing or
 # out of date. It never touches anything outside the checkout except Debian packages, and
 # only when a tool it needs (python3 venv, npm, dpkg-deb, dpkg-shlibdeps, systemd-analyze,
-# prometheus) is absent.
+# prometheus, nginx) is absent.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -60,6 +61,14 @@ if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
     echo "already installed" >&2
 else
     apt_install prometheus
+fi
+
+# --- nginx: the load balancer the replicas test puts in front of two ferry processes --------
+step "nginx (Debian's package)"
+if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
+    echo "already installed" >&2
+else
+    apt_install nginx
 fi
 
 # --- Node: Node 22 and the npm packages, exactly as locked -----------------------------------
