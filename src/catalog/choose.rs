@@ -214,6 +214,10 @@ fn overlay(document: &ToolEntry, curation: &ToolEntry) -> ToolEntry {
         },
         call: curation.call.clone(),
         scopes: curation.scopes.clone(),
+        confirm: curation
+            .confirm
+            .clone()
+            .or_else(|| document.confirm.clone()),
     }
 }
 
@@ -248,6 +252,7 @@ fn x_mcp(
                 entry.annotations =
                     curation::parse_annotations(annotations, "x-mcp.annotations", &mut found);
             }
+            entry.confirm = curation::confirm::parse_tool(map, "x-mcp", &mut found);
             entry
         }
         _ => {

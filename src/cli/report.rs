@@ -122,6 +122,12 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
                     serde_json::to_value(tool.basis).unwrap_or_default(),
                 );
                 map.insert("tokens".to_string(), json!(report.tokens));
+                if let Some(confirm) = &tool.confirm {
+                    map.insert(
+                        "confirm".to_string(),
+                        json!({ "typeToConfirm": confirm.type_to_confirm }),
+                    );
+                }
             }
             entry
         })
@@ -141,6 +147,7 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
             "warnings": count(Severity::Warning),
             "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
             "tokens": catalog.operations.iter().filter_map(|r| r.tokens).sum::<usize>(),
+            "confirming": catalog.tools.iter().filter(|t| t.confirm.is_some()).count(),
         },
         "diagnostics": diagnostics,
         "operations": operations,
@@ -244,6 +251,32 @@ fn check_text(
                 report.path,
                 report.omitted.join(", "),
                 report.tokens_saved.unwrap_or_default()
+            );
+        }
+    }
+    let confirming: Vec<&catalog::Tool> = catalog
+        .tools
+        .iter()
+        .filter(|tool| tool.confirm.is_some())
+        .collect();
+    if !confirming.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nthe user confirms each call before it is sent (confirm):"
+        );
+        for tool in confirming {
+            let typed = match tool
+                .confirm
+                .as_ref()
+                .and_then(|c| c.type_to_confirm.as_ref())
+            {
+                Some(argument) => format!(", typing back {argument}"),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "  {} ({} {}){typed}",
+                tool.name, tool.plan.method, tool.plan.path
             );
         }
     }
@@ -367,6 +400,13 @@ fn starter(catalog: &Catalog, document: &openapi::Document, openapi_path: &str) 
             Some(id) => id.clone(),
             None => format!("{} {}", report.method, report.path),
         };
+        if report.method == "DELETE" {
+            let _ = writeln!(
+                out,
+                "  #   to serve it, consider having the user confirm each call: {}: {{confirm: true}}",
+                quote(&key)
+            );
+        }
         let _ = writeln!(out, "  {}: false", quote(&key));
     }
     out

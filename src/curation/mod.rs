@@ -11,8 +11,10 @@ use crate::diagnostic::{Diagnostic, Location};
 
 pub mod auth;
 pub mod call;
+pub mod confirm;
 
 pub use call::{CallOptions, UpstreamAuth};
+pub use confirm::{ConfirmOptions, Confirmation, LegacyConfirm};
 
 /// The curation, as written (after flags that stand in for it are applied).
 #[derive(Debug, Clone, Default)]
@@ -49,6 +51,8 @@ pub struct Curation {
     pub auth: Option<crate::auth::AuthConfig>,
     /// The header that names the caller upstream (`upstream_identity:`).
     pub upstream_identity: Option<http::HeaderName>,
+    /// How confirming tools ask (`confirm_ttl`, `confirm_key`, `confirm_legacy`).
+    pub confirm: ConfirmOptions,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -79,6 +83,9 @@ pub struct ToolEntry {
     /// Scopes a caller needs to see and call the tool (`scopes:`); `None`: the `auth:`
     /// section's default.
     pub scopes: Option<Vec<String>>,
+    /// Whether the user must confirm each call (`confirm:`); `None`: the document's `x-mcp`
+    /// decides, else no.
+    pub confirm: Option<Confirmation>,
     pub call: CallOptions,
 }
 
@@ -129,6 +136,7 @@ pub const EXTENSION_KEYS: &[&str] = &[
     "description",
     "annotations",
     "because",
+    "confirm",
 ];
 /// A tool entry's keys beside [`EXTENSION_KEYS`] (and those of `call` and `auth`).
 const OPERATOR_TOOL_KEYS: &[&str] = &["mirror_headers", "arguments"];
@@ -208,7 +216,13 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
         ));
         return curation;
     };
-    check_keys(map, "", &[TOP_KEYS, call::KEYS, auth::KEYS], diagnostics);
+    check_keys(
+        map,
+        "",
+        &[TOP_KEYS, call::KEYS, auth::KEYS, confirm::KEYS],
+        diagnostics,
+    );
+    curation.confirm = confirm::parse_options(map, diagnostics);
     curation.openapi = string_at(map, "openapi", "", diagnostics);
     curation.upstream = string_at(map, "upstream", "", diagnostics);
     curation.document_extensions =
@@ -363,6 +377,7 @@ fn parse_tool(
         diagnostics,
     );
     entry.scopes = auth::parse_tool_scopes(map, path, diagnostics);
+    entry.confirm = confirm::parse_tool(map, path, diagnostics);
     entry.enabled = bool_at(map, "enabled", path, diagnostics).unwrap_or(true);
     entry.name = string_at(map, "name", path, diagnostics);
     entry.title = string_at(map, "title", path, diagnostics);

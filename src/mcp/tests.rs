@@ -34,6 +34,7 @@ fn catalog() -> Catalog {
         upstream_auth: None,
         identity_header: None,
         connect_timeout_ms: crate::catalog::call::defaults::CONNECT_TIMEOUT_MS,
+        confirm: Default::default(),
         tools: vec![
             tool(
                 "get_pet",
