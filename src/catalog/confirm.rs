@@ -141,9 +141,9 @@ pub fn parse_message(text: &str) -> Result<Vec<MessagePart>, String> {
                         Some('}') => break,
                         Some(c) => name.push(c),
                         None => {
-                            return Err(format!(
-                                "the message has an unclosed {{ (write {{{{ for a brace)"
-                            ));
+                            return Err(
+                                "the message has an unclosed { (write {{ for a brace)".to_string()
+                            );
                         }
                     }
                 }

@@ -104,6 +104,9 @@ pub(super) struct Params<'a> {
     pub(super) uri: Option<MetaString<'a>>,
     pub(super) arguments: Option<&'a RawValue>,
     pub(super) cursor: bool,
+    /// `_meta`'s `clientCapabilities`, `inputResponses` and `requestState` as received, for a
+    /// confirming tool's rounds.
+    pub(super) round: super::confirm::Round<'a>,
 }
 
 pub(super) enum MetaString<'a> {
@@ -124,6 +127,10 @@ pub(super) struct RawParams<'a> {
     pub(super) arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub(super) cursor: Option<&'a RawValue>,
+    #[serde(rename = "inputResponses", borrow, default)]
+    pub(super) input_responses: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow, default)]
+    pub(super) request_state: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -146,13 +153,14 @@ impl<'a> Params<'a> {
             .meta
             .filter(|meta| meta.get().starts_with('{'))
             .and_then(|meta| serde_json::from_str(meta.get()).ok());
-        let (meta_version, meta_capabilities) = match meta {
+        let (meta_version, meta_capabilities, capabilities) = match meta {
             Some(meta) => (
                 meta.protocol_version.map(string_of),
                 meta.client_capabilities
                     .map(|capabilities| capabilities.get().starts_with('{')),
+                meta.client_capabilities,
             ),
-            None => (None, None),
+            None => (None, None, None),
         };
         Ok(Params {
             meta_version,
@@ -161,6 +169,11 @@ impl<'a> Params<'a> {
             uri: raw_params.uri.map(string_of),
             arguments: raw_params.arguments,
             cursor: raw_params.cursor.is_some(),
+            round: super::confirm::Round {
+                capabilities,
+                input_responses: raw_params.input_responses,
+                request_state: raw_params.request_state,
+            },
         })
     }
 }

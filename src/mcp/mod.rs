@@ -24,6 +24,7 @@ use crate::upstream::{self, Upstream};
 use envelope::*;
 use failure::*;
 
+pub mod confirm;
 mod envelope;
 mod failure;
 pub(crate) mod headers;
@@ -57,6 +58,7 @@ pub mod code {
     pub const INVALID_PARAMS: i32 = -32602;
     pub const INTERNAL_ERROR: i32 = -32603;
     pub const HEADER_MISMATCH: i32 = -32020;
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
     pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 }
 
@@ -70,6 +72,9 @@ pub struct ServerOptions {
     pub cache_scope: CacheScope,
     /// Who may list and call which tool; [`Authenticator::none`] lets everyone reach all.
     pub authenticator: Authenticator,
+    /// The key that seals confirmation state; `None`: one generated for this server, so
+    /// only it can verify the state it gave.
+    pub confirm_key: Option<confirm::ConfirmKey>,
 }
 
 impl Default for ServerOptions {
@@ -80,6 +85,7 @@ impl Default for ServerOptions {
             ttl_ms: 300_000,
             cache_scope: CacheScope::Public,
             authenticator: Authenticator::none(),
+            confirm_key: None,
         }
     }
 }
@@ -107,6 +113,8 @@ pub struct Server {
     /// function of the scopes, and most callers hold one of a few sets.
     scoped_lists: [Mutex<HashMap<Vec<String>, Arc<Prepared>>>; 2],
     ttl_ms: u64,
+    /// Asks for, and checks, the user's confirmation of a confirming tool's calls.
+    confirmer: confirm::Confirmer,
 }
 
 /// One message in, as a transport received it.
@@ -264,6 +272,12 @@ impl Server {
             Listing::default()
         };
         let ttl_ms = options.ttl_ms;
+        let confirmer = confirm::Confirmer::new(
+            options
+                .confirm_key
+                .unwrap_or_else(confirm::ConfirmKey::generate),
+            &catalog.confirm,
+        );
 
         Server {
             tools,
@@ -280,6 +294,7 @@ impl Server {
             listing,
             scoped_lists: Default::default(),
             ttl_ms,
+            confirmer,
         }
     }
 
@@ -411,7 +426,8 @@ impl Server {
             }
             "tools/call" => {
                 let target = call.unwrap_or_else(|| self.call_target(&params))?;
-                self.call(id, target, Era::Modern, principal).await
+                self.call(id, target, Era::Modern, principal, &params.round)
+                    .await
             }
             "subscriptions/listen" => Ok(self.listen(id)),
             _ => Err(Failure::new(
@@ -457,7 +473,7 @@ impl Server {
                 let params = params
                     .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 let target = self.call_target(&params).map_err(legacy)?;
-                self.call(id, target, Era::Legacy, principal)
+                self.call(id, target, Era::Legacy, principal, &params.round)
                     .await
                     .map_err(legacy)
             }
@@ -586,6 +602,7 @@ impl Server {
         target: CallTarget<'_>,
         era: Era,
         principal: Option<&Principal>,
+        round: &confirm::Round<'_>,
     ) -> Result<Outgoing, Failure> {
         let CallTarget { served, arguments } = target;
         // Scopes are checked before the arguments: a caller who may not call the tool
@@ -615,14 +632,44 @@ impl Server {
                     return Err(Failure::internal());
                 };
                 let principal = principal.unwrap_or(Principal::anonymous_ref());
+                let idempotency_key = match self.confirmation(
+                    id,
+                    served,
+                    arguments.as_map(),
+                    principal,
+                    era,
+                    round,
+                )? {
+                    confirm::Gate::Proceed { idempotency_key } => idempotency_key,
+                    confirm::Gate::Respond(outgoing) => return Ok(outgoing),
+                    confirm::Gate::Unconfirmed(result) => {
+                        return self.respond_call(id, &served.tool.name, &result, era);
+                    }
+                };
                 let outcome = upstream
-                    .call_on(route, &served.tool, arguments.as_map(), principal)
+                    .call_keyed(
+                        route,
+                        &served.tool,
+                        arguments.as_map(),
+                        principal,
+                        idempotency_key.as_deref(),
+                    )
                     .await;
                 result::outcome_result(&served.tool.name, outcome)
             }
         };
-        result::respond(id, &result, era, &self.server_info).map_err(|error| {
-            tracing::error!(tool = %served.tool.name, %error, "tool result does not serialize");
+        self.respond_call(id, &served.tool.name, &result, era)
+    }
+
+    fn respond_call(
+        &self,
+        id: &RawValue,
+        tool: &str,
+        result: &result::CallResult<'_>,
+        era: Era,
+    ) -> Result<Outgoing, Failure> {
+        result::respond(id, result, era, &self.server_info).map_err(|error| {
+            tracing::error!(tool, %error, "tool result does not serialize");
             Failure::internal()
         })
     }

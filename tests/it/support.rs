@@ -36,6 +36,7 @@ pub fn catalog() -> Catalog {
         upstream_auth: None,
         identity_header: None,
         connect_timeout_ms: ferry::catalog::call::defaults::CONNECT_TIMEOUT_MS,
+        confirm: Default::default(),
         tools: vec![
             tool(
                 "get_pet",

@@ -162,6 +162,7 @@ pub fn catalog(base: &str, tools: &[Tool]) -> Catalog {
         upstream_auth: None,
         identity_header: None,
         connect_timeout_ms: ferry::catalog::call::defaults::CONNECT_TIMEOUT_MS,
+        confirm: Default::default(),
     }
 }
 
