@@ -35,7 +35,9 @@ pub struct ConfirmSettings {
     pub ttl: Duration,
     /// The environment variable holding the sealing key; `None`: a key generated at start-up.
     pub key_env: Option<String>,
-    pub legacy: LegacyConfirm,
+    /// `confirm_legacy: allow`: a 2025-11-25 client's call proceeds unconfirmed (logged);
+    /// otherwise it is refused, since such a client cannot be asked mid-call.
+    pub allow_legacy: bool,
 }
 
 impl Default for ConfirmSettings {
@@ -49,7 +51,7 @@ impl ConfirmSettings {
         ConfirmSettings {
             ttl: options.ttl_seconds.map_or(DEFAULT_TTL, Duration::from_secs),
             key_env: options.key_env.clone(),
-            legacy: options.legacy.unwrap_or_default(),
+            allow_legacy: options.legacy == Some(LegacyConfirm::Allow),
         }
     }
 }

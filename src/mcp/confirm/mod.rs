@@ -23,7 +23,6 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::catalog::{Confirm, ConfirmSettings, MessagePart, Tool};
-use crate::curation::LegacyConfirm;
 
 use super::Era;
 
@@ -302,7 +301,7 @@ pub(super) struct Question {
 pub(super) struct Confirmer {
     key: ConfirmKey,
     ttl: Duration,
-    legacy: LegacyConfirm,
+    allow_legacy: bool,
     nonces: Nonces,
 }
 
@@ -311,7 +310,7 @@ impl Confirmer {
         Confirmer {
             key,
             ttl: settings.ttl,
-            legacy: settings.legacy,
+            allow_legacy: settings.allow_legacy,
             nonces: Nonces::default(),
         }
     }
@@ -333,11 +332,12 @@ impl Confirmer {
             };
         };
         if era == Era::Legacy {
-            return match self.legacy {
-                LegacyConfirm::Allow => Decision::Proceed {
+            return if self.allow_legacy {
+                Decision::Proceed {
                     idempotency_key: None,
-                },
-                LegacyConfirm::Refuse => Decision::LegacyRefused,
+                }
+            } else {
+                Decision::LegacyRefused
             };
         }
         if !declares_form_elicitation(round.capabilities) {

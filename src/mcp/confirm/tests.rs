@@ -417,7 +417,7 @@ fn without_form_elicitation_or_in_the_legacy_era_nobody_is_asked() {
     let allowing = Confirmer::new(
         key(),
         &ConfirmSettings {
-            legacy: LegacyConfirm::Allow,
+            allow_legacy: true,
             ..ConfirmSettings::default()
         },
     );
