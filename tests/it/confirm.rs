@@ -501,3 +501,75 @@ async fn stdio_runs_the_same_rounds() {
     client_write.shutdown().await.expect("close stdin");
     serving.await.expect("task").expect("serve");
 }
+
+/// An rmcp client that answers every elicitation with `answer`, declaring `elicitation`.
+struct Answering(fn(&str) -> rmcp::model::ElicitResult);
+
+impl rmcp::ClientHandler for Answering {
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let message = match request {
+            rmcp::model::ElicitRequestParams::FormElicitationParams { message, .. } => message,
+            _ => String::new(),
+        };
+        Ok((self.0)(&message))
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            serde_json::from_value(json!({"elicitation": {}})).expect("capabilities"),
+            rmcp::model::Implementation::new("confirming", "1"),
+        )
+    }
+}
+
+async fn rmcp_call(
+    url: &str,
+    answer: fn(&str) -> rmcp::model::ElicitResult,
+) -> rmcp::model::CallToolResult {
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_string());
+    let client = Answering(answer)
+        .serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("discover");
+    let arguments = json!({"petId": "rex"});
+    let result = client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("delete_pet")
+                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
+        )
+        .await
+        .expect("tools/call");
+    client.cancel().await.expect("close");
+    result
+}
+
+#[tokio::test]
+async fn rmcp_drives_the_rounds_itself() {
+    use rmcp::model::{ElicitResult, ElicitationAction};
+    let (upstream, running) = started(false).await;
+    let declined = rmcp_call(&running.url, |_| {
+        ElicitResult::new(ElicitationAction::Decline)
+    })
+    .await;
+    assert_eq!(declined.is_error, Some(true));
+    assert!(upstream.requests().is_empty());
+    let accepted = rmcp_call(&running.url, |message| {
+        assert!(message.starts_with("Delete pet rex?"), "{message}");
+        ElicitResult::new(ElicitationAction::Accept)
+            .with_content(json!({"confirm": true, "typed": "rex"}))
+    })
+    .await;
+    assert_ne!(accepted.is_error, Some(true), "{accepted:?}");
+    assert_eq!(accepted.structured_content, Some(json!({"deleted": true})));
+    assert_eq!(upstream.requests().len(), 1);
+}
