@@ -1362,3 +1362,21 @@ fn confirm_names_only_arguments_the_tool_has() {
         "#]],
     );
 }
+
+#[test]
+fn a_document_may_ask_for_confirmation_and_the_curation_may_switch_it_off() {
+    let document = "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    delete:\n      operationId: a\n      x-mcp: {confirm: true}\n  /b:\n    delete:\n      operationId: b\n      x-mcp: {confirm: {message: 'Delete {nothing}?'}}\n";
+    check(
+        document,
+        "document_extensions: true\ntools:\n  b: {confirm: false}\n",
+        expect![[r#"
+            a = DELETE /a
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+              confirm: Confirm { message: None, type_to_confirm: None }
+            b = DELETE /b
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+        "#]],
+    );
+}
