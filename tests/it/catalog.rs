@@ -874,6 +874,58 @@ fn check_lists_confirming_tools_and_init_suggests_them_for_deletes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Issue 13: serving confirming tools with a generated key warns that copies must share
+/// one; a `confirm_key` variable that is unset or too short stops the start.
+#[test]
+fn serve_warns_of_a_generated_confirmation_key_and_refuses_a_missing_one() {
+    let dir = temp_dir("serve-confirm");
+    std::fs::write(
+        dir.join("api.yaml"),
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    delete: {operationId: a}\n",
+    )
+    .expect("write document");
+    let curation = |top: &str| {
+        std::fs::write(
+            dir.join("ferry.yaml"),
+            format!("openapi: ./api.yaml\nupstream: http://127.0.0.1:9\n{top}tools:\n  a: {{confirm: true}}\n"),
+        )
+        .expect("write curation");
+    };
+    let serve = |key: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ferry"));
+        command
+            .args(["serve", "--stdio"])
+            .current_dir(&dir)
+            .env_remove("FERRY_CONFIRM_KEY");
+        if let Some(key) = key {
+            command.env("FERRY_CONFIRM_KEY", key);
+        }
+        let output = command.output().expect("run ferry");
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    curation("");
+    let (code, err) = serve(None);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("generated at start-up"), "{err}");
+    curation("confirm_key: {env: FERRY_CONFIRM_KEY}\n");
+    let (code, err) = serve(None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("$FERRY_CONFIRM_KEY"), "{err}");
+    let (code, err) = serve(Some("short"));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("shorter than 32 bytes") && !err.contains("short\""),
+        "{err}"
+    );
+    let (code, err) = serve(Some(&"k".repeat(32)));
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("generated at start-up"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Issue 11: `ferry lock` writes what is served; `ferry check` names each drift from it, and
 /// `--locked` fails on it, so that what was reviewed is what runs.
 #[test]

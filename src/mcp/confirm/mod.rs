@@ -251,6 +251,8 @@ pub(super) enum Decision {
     LegacyRefused,
     /// The retry's `requestState` or `inputResponses` breaks the schema (-32602): the text.
     Malformed(&'static str),
+    /// The OS gave no random bytes for a nonce: ferry's own fault (-32603).
+    NoRandomness,
 }
 
 impl Decision {
@@ -273,6 +275,7 @@ impl Decision {
             Decision::NeedsElicitation => "needs_elicitation",
             Decision::LegacyRefused => "refused_legacy",
             Decision::Malformed(_) => "malformed",
+            Decision::NoRandomness => "no_randomness",
         }
     }
 }
@@ -353,7 +356,7 @@ impl Confirmer {
             let mut nonce = [0u8; NONCE_LEN];
             if getrandom::fill(&mut nonce).is_err() {
                 // No nonce, no question: a predictable one could be replayed.
-                return Decision::Refused(Refusal::Busy);
+                return Decision::NoRandomness;
             }
             // A version 4 UUID's bits, so the nonce is also a usual idempotency key.
             nonce[6] = (nonce[6] & 0x0f) | 0x40;
@@ -462,6 +465,10 @@ impl super::Server {
             }
             Decision::NeedsElicitation => return Err(super::Failure::missing_capability()),
             Decision::Malformed(problem) => return Err(super::Failure::invalid_params(problem)),
+            Decision::NoRandomness => {
+                tracing::error!(tool = %tool.name, "no random bytes for a confirmation nonce");
+                return Err(super::Failure::internal());
+            }
             Decision::Declined(how) => Gate::Unconfirmed(result::declined(how)),
             Decision::Refused(refusal) => Gate::Unconfirmed(result::state_refused(refusal)),
             Decision::LegacyRefused => Gate::Unconfirmed(result::legacy_cannot_confirm()),
