@@ -92,6 +92,7 @@ fn catalog() -> Catalog {
         upstream_auth: None,
         identity_header: None,
         auth: None,
+        confirm: Default::default(),
         connect_timeout_ms: 5_000,
         tools: Vec::new(),
         operations: Vec::new(),

@@ -215,6 +215,10 @@ fn overlay(document: &ToolEntry, curation: &ToolEntry) -> ToolEntry {
         call: curation.call.clone(),
         scopes: curation.scopes.clone(),
         rate_limit: curation.rate_limit,
+        confirm: curation
+            .confirm
+            .clone()
+            .or_else(|| document.confirm.clone()),
     }
 }
 
@@ -249,6 +253,7 @@ fn x_mcp(
                 entry.annotations =
                     curation::parse_annotations(annotations, "x-mcp.annotations", &mut found);
             }
+            entry.confirm = curation::confirm::parse_tool(map, "x-mcp", &mut found);
             entry
         }
         _ => {

@@ -12,8 +12,8 @@ use crate::openapi::{Document, SpecVersion};
 use super::choose::{Choice, choose};
 use super::operation::{self, Operation};
 use super::{
-    CallSettings, Catalog, OperationReport, OperationStatus, SafetyClass, ServerInfo, Tool,
-    ToolLimits, annotations, body, build, naming, trim,
+    CallSettings, Catalog, ConfirmSettings, OperationReport, OperationStatus, SafetyClass,
+    ServerInfo, Tool, ToolLimits, annotations, body, build, confirm, naming, trim,
 };
 
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
@@ -84,6 +84,7 @@ pub fn compile(
             identity_header: curation.upstream_identity.clone(),
             auth: curation.auth.clone(),
             connect_timeout_ms: CallSettings::resolve(&curation.call).connect_timeout_ms,
+            confirm: ConfirmSettings::resolve(&curation.confirm),
             tools,
             operations: reports,
         },
@@ -177,6 +178,24 @@ fn compile_operation(
             &mut report,
         ));
     }
+    let confirm = match &built {
+        Some(built) if choice.chosen => {
+            match confirm::resolve(choice.settings.confirm.as_ref(), &built.input_schema) {
+                Ok(confirm) => confirm,
+                Err(problems) => {
+                    let origin = choice.origin.clone().unwrap_or_default();
+                    failed.extend(problems.into_iter().map(|(key, message)| {
+                        Diagnostic::error(
+                            Location::curation(format!("{origin}.confirm.{key}")),
+                            message,
+                        )
+                    }));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     if let Some(diagnostic) = failed.first() {
         report.ineligible = Some(diagnostic.message.clone());
         if choice.chosen {
@@ -218,6 +237,7 @@ fn compile_operation(
         operation_id: operation.operation_id.map(str::to_string),
         document_scopes: operation::security_scopes(document, operation),
         limits: limits(operation.method, choice.settings.rate_limit, curation),
+        confirm,
     };
     let tokens = trim::tool_tokens(&tool);
     report.tokens = Some(tokens);

@@ -14,6 +14,7 @@ mod build;
 pub mod call;
 mod choose;
 mod compile;
+pub mod confirm;
 pub mod naming;
 mod operation;
 mod schema;
@@ -24,6 +25,7 @@ pub mod trim;
 pub use crate::parameter::{ParameterLocation, ParameterStyle};
 pub use crate::rate::{Period, Rate};
 pub use call::{CallSettings, NextPage};
+pub use confirm::{Confirm, ConfirmSettings, MessagePart};
 
 /// Every tool ferry serves, and who it says it is.
 #[derive(Debug, Clone)]
@@ -43,6 +45,8 @@ pub struct Catalog {
     /// The file's connect timeout in milliseconds (every default applied): what the token
     /// endpoint of an obtained credential is reached with.
     pub connect_timeout_ms: u64,
+    /// How confirming tools ask: the time-to-live, the key's source, the legacy policy.
+    pub confirm: ConfirmSettings,
     /// Sorted by name.
     pub tools: Vec<Tool>,
     /// Every operation of the document and what became of it, in document order; from
@@ -87,6 +91,8 @@ pub struct Tool {
     pub document_scopes: Vec<Vec<String>>,
     /// The rate limits a call of this tool must pass, per caller.
     pub limits: ToolLimits,
+    /// Whether (and how) the user confirms each call before anything is sent upstream.
+    pub confirm: Option<Confirm>,
 }
 
 /// A tool's rate limits, resolved from the curation: each is a budget per caller (subject),
@@ -150,6 +156,8 @@ impl ToolLimits {
 
 /// The `_meta` key under which a served tool says which operation it calls.
 pub const OPERATION_META_KEY: &str = "dev.ferry/operation";
+/// The `_meta` key that marks a tool whose calls the user confirms: `true`.
+pub const CONFIRM_META_KEY: &str = "dev.ferry/confirm";
 
 /// MCP tool annotations; `None` means the hint is absent (MCP's default applies).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -447,6 +455,7 @@ impl Tool {
             scopes: None,
             operation_id: None,
             document_scopes: Vec::new(),
+            confirm: None,
         }
     }
 
@@ -502,7 +511,7 @@ impl Tool {
     }
 
     /// The tool's `_meta`: where it comes from, so that a client, an audit log and a person
-    /// can trace it to its operation.
+    /// can trace it to its operation, and whether its calls are confirmed.
     fn meta(&self) -> Value {
         let mut operation = serde_json::Map::new();
         operation.insert("method".to_string(), Value::from(self.plan.method.as_str()));
@@ -511,6 +520,9 @@ impl Tool {
             operation.insert("operationId".to_string(), Value::from(id.as_str()));
         }
         let mut meta = serde_json::Map::new();
+        if self.confirm.is_some() {
+            meta.insert(CONFIRM_META_KEY.to_string(), Value::Bool(true));
+        }
         meta.insert(OPERATION_META_KEY.to_string(), Value::Object(operation));
         Value::Object(meta)
     }

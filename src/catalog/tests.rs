@@ -58,6 +58,9 @@ fn check(openapi: &str, curation_text: &str, expect: Expect) {
                 credential.scheme, credential.kind
             ));
         }
+        if let Some(confirm) = &tool.confirm {
+            out.push_str(&format!("  confirm: {confirm:?}\n"));
+        }
         if !tool.unchecked_patterns.is_empty() {
             out.push_str(&format!(
                 "  unchecked patterns: {:?}\n",
@@ -1469,4 +1472,74 @@ fn refuses_anything_else_with_the_form_it_expects() {
     );
     assert_eq!(Rate::new(0, Period::Second), None);
     assert_eq!(Rate::new(MAX_COUNT + 1, Period::Hour), None);
+}
+
+#[test]
+fn a_confirming_tool_carries_its_parsed_message_and_typed_argument() {
+    check(
+        PETS,
+        "tools:\n  deletePet: {confirm: {message: \"Delete pet {petId}? {{sure}}\", type_to_confirm: petId}}\n  getPet: {confirm: true}\n  putPet: {confirm: false}\n",
+        expect![[r##"
+            deletePet = DELETE /pets/{petId}
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              Path petId <- petId Simple explode=false required
+              confirm: Confirm { message: Some([Literal("Delete pet "), Argument("petId"), Literal("? {sure}")]), type_to_confirm: Some("petId") }
+            getPet = GET /pets/{petId}
+              description: "One pet by its id."
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              Path petId <- petId Simple explode=false required
+              confirm: Confirm { message: None, type_to_confirm: None }
+            putPet = PUT /pets/{petId}
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{"petId":{"type":"string"},"body":{"$ref":"#/$defs/Pet"}},"required":["petId"],"additionalProperties":false,"$defs":{"Pet":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}}}}}
+              Path petId <- petId Simple explode=false required
+              body application/json Json Argument("body")
+        "##]],
+    );
+}
+
+#[test]
+fn confirm_names_only_arguments_the_tool_has() {
+    check(
+        PETS,
+        "confirm_ttl: 0\nconfirm_key: secret\nconfirm_legacy: maybe\ntools:\n  deletePet: {confirm: {message: \"Delete {pet}?\", type_to_confirm: owner, shout: true}}\n  listPets: {confirm: {type_to_confirm: limit}}\n  getPet: {confirm: {message: \"Get {petId\"}}\n",
+        expect![[r#"
+            error: `confirm_ttl` is how long a confirmation request stays valid, in seconds: a whole number from 1 to 86400
+              --> curation:confirm_ttl
+            error: a key is never written in the file: name its environment variable, as `confirm_key: {env: FERRY_CONFIRM_KEY}`
+              --> curation:confirm_key
+            error: `confirm_legacy` is `refuse` (the default: a 2025-11-25 client cannot confirm, so its call to a confirming tool is refused) or `allow` (it proceeds unconfirmed, logged)
+              --> curation:confirm_legacy
+            error: unknown key `shout` (expected one of: message, type_to_confirm)
+              --> curation:tools.deletePet.confirm.shout
+            error: argument "limit" is not a string, so it cannot be typed back exactly (GET /pets)
+              --> curation:tools.listPets.confirm.type_to_confirm
+            error: the message has an unclosed { (write {{ for a brace) (GET /pets/{petId})
+              --> curation:tools.getPet.confirm.message
+            error: the message names {pet}, which is not an argument of the tool (DELETE /pets/{petId})
+              --> curation:tools.deletePet.confirm.message
+            error: "owner" is not an argument of the tool (DELETE /pets/{petId})
+              --> curation:tools.deletePet.confirm.type_to_confirm
+        "#]],
+    );
+}
+
+#[test]
+fn a_document_may_ask_for_confirmation_and_the_curation_may_switch_it_off() {
+    let document = "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    delete:\n      operationId: a\n      x-mcp: {confirm: true}\n  /b:\n    delete:\n      operationId: b\n      x-mcp: {confirm: {message: 'Delete {nothing}?'}}\n";
+    check(
+        document,
+        "document_extensions: true\ntools:\n  b: {confirm: false}\n",
+        expect![[r#"
+            a = DELETE /a
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+              confirm: Confirm { message: None, type_to_confirm: None }
+            b = DELETE /b
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"type":"object","properties":{},"additionalProperties":false}
+        "#]],
+    );
 }

@@ -131,6 +131,12 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
                         "classLimit": limits.class_limit.map(|rate| rate.to_string()),
                     }),
                 );
+                if let Some(confirm) = &tool.confirm {
+                    map.insert(
+                        "confirm".to_string(),
+                        json!({ "typeToConfirm": confirm.type_to_confirm }),
+                    );
+                }
             }
             entry
         })
@@ -150,6 +156,7 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
             "warnings": count(Severity::Warning),
             "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
             "tokens": catalog.operations.iter().filter_map(|r| r.tokens).sum::<usize>(),
+            "confirming": catalog.tools.iter().filter(|t| t.confirm.is_some()).count(),
         },
         "diagnostics": diagnostics,
         "operations": operations,
@@ -277,6 +284,32 @@ fn check_text(
             let _ = writeln!(out, "  {} ({class}): {}", tool.name, parts.join(", "));
         }
     }
+    let confirming: Vec<&catalog::Tool> = catalog
+        .tools
+        .iter()
+        .filter(|tool| tool.confirm.is_some())
+        .collect();
+    if !confirming.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nthe user confirms each call before it is sent (confirm):"
+        );
+        for tool in confirming {
+            let typed = match tool
+                .confirm
+                .as_ref()
+                .and_then(|c| c.type_to_confirm.as_ref())
+            {
+                Some(argument) => format!(", typing back {argument}"),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "  {} ({} {}){typed}",
+                tool.name, tool.plan.method, tool.plan.path
+            );
+        }
+    }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let _ = writeln!(
         out,
@@ -397,6 +430,13 @@ fn starter(catalog: &Catalog, document: &openapi::Document, openapi_path: &str) 
             Some(id) => id.clone(),
             None => format!("{} {}", report.method, report.path),
         };
+        if report.method == "DELETE" {
+            let _ = writeln!(
+                out,
+                "  #   to serve it, consider having the user confirm each call: {}: {{confirm: true}}",
+                quote(&key)
+            );
+        }
         let _ = writeln!(out, "  {}: false", quote(&key));
     }
     out

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, watch};
 use ferry::auth::Authenticator;
 use ferry::catalog::Catalog;
 use ferry::diagnostic::Diagnostic;
+use ferry::mcp::confirm::ConfirmKey;
 use ferry::mcp::{Server, ServerOptions, Serving};
 use ferry::observe::Observer;
 use ferry::transport::http::{self, ConnectionLimit, HttpOptions};
@@ -239,6 +240,7 @@ pub async fn build(
     let options = ServerOptions {
         authenticator,
         observer,
+        confirm_key: confirm_key(catalog)?,
         ..ServerOptions::default()
     };
     Ok(Server::new(catalog, Some(upstream), options))
@@ -299,6 +301,37 @@ async fn serve_current(
     serve_http(serving, listener, options, tls, workers).await?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The key that seals confirmation state: `confirm_key`'s variable, which must be set;
+/// without one, `None` (a key generated for this process), with a warning when some tool
+/// confirms, since copies of ferry behind one address must share a key.
+fn confirm_key(catalog: &Catalog) -> anyhow::Result<Option<ConfirmKey>> {
+    let confirming = catalog
+        .tools
+        .iter()
+        .filter(|tool| tool.confirm.is_some())
+        .count();
+    let Some(name) = &catalog.confirm.key_env else {
+        if confirming > 0 {
+            tracing::warn!(
+                tools = confirming,
+                "confirming tools are served with a key generated at start-up: a confirmation is \
+                 valid only on this process, so copies behind a load balancer must share \
+                 `confirm_key: {{env: VAR}}`"
+            );
+        }
+        return Ok(None);
+    };
+    let value = std::env::var(name)
+        .with_context(|| format!("reading the confirmation key from ${name} (`confirm_key`)"))?;
+    let key = ConfirmKey::new(value.as_bytes()).with_context(|| {
+        format!(
+            "the confirmation key in ${name} is shorter than {} bytes: use a long random value, such as `openssl rand -hex 32`",
+            ConfirmKey::MIN_LEN
+        )
+    })?;
+    Ok(Some(key))
 }
 
 /// Serves HTTP on `workers` threads, each running a single-threaded runtime: the calling

@@ -11,9 +11,11 @@ use crate::diagnostic::{Diagnostic, Location};
 
 pub mod auth;
 pub mod call;
+pub mod confirm;
 pub mod limits;
 
 pub use call::{CallOptions, UpstreamAuth};
+pub use confirm::{ConfirmOptions, Confirmation, LegacyConfirm};
 pub use limits::RateLimits;
 
 /// The curation, as written (after flags that stand in for it are applied).
@@ -53,6 +55,8 @@ pub struct Curation {
     pub upstream_identity: Option<http::HeaderName>,
     /// Each safety class's limit per caller (`rate_limits:`).
     pub rate_limits: RateLimits,
+    /// How confirming tools ask (`confirm_ttl`, `confirm_key`, `confirm_legacy`).
+    pub confirm: ConfirmOptions,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -85,6 +89,9 @@ pub struct ToolEntry {
     pub scopes: Option<Vec<String>>,
     /// The tool's own limit per caller (`rate_limit:`).
     pub rate_limit: Option<crate::rate::Rate>,
+    /// Whether the user must confirm each call (`confirm:`); `None`: the document's `x-mcp`
+    /// decides, else no.
+    pub confirm: Option<Confirmation>,
     pub call: CallOptions,
 }
 
@@ -135,6 +142,7 @@ pub const EXTENSION_KEYS: &[&str] = &[
     "description",
     "annotations",
     "because",
+    "confirm",
 ];
 /// A tool entry's keys beside [`EXTENSION_KEYS`] (and those of `call` and `auth`).
 const OPERATOR_TOOL_KEYS: &[&str] = &["mirror_headers", "arguments"];
@@ -217,9 +225,16 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
     check_keys(
         map,
         "",
-        &[TOP_KEYS, call::KEYS, auth::KEYS, limits::KEYS],
+        &[
+            TOP_KEYS,
+            call::KEYS,
+            auth::KEYS,
+            limits::KEYS,
+            confirm::KEYS,
+        ],
         diagnostics,
     );
+    curation.confirm = confirm::parse_options(map, diagnostics);
     curation.openapi = string_at(map, "openapi", "", diagnostics);
     curation.upstream = string_at(map, "upstream", "", diagnostics);
     curation.document_extensions =
@@ -376,6 +391,7 @@ fn parse_tool(
         diagnostics,
     );
     entry.scopes = auth::parse_tool_scopes(map, path, diagnostics);
+    entry.confirm = confirm::parse_tool(map, path, diagnostics);
     entry.enabled = bool_at(map, "enabled", path, diagnostics).unwrap_or(true);
     entry.name = string_at(map, "name", path, diagnostics);
     entry.title = string_at(map, "title", path, diagnostics);

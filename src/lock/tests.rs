@@ -28,6 +28,7 @@ fn catalog(tools: Vec<Tool>) -> Catalog {
         upstream_auth: None,
         identity_header: None,
         auth: None,
+        confirm: Default::default(),
         connect_timeout_ms: crate::catalog::call::defaults::CONNECT_TIMEOUT_MS,
         tools,
         operations: Vec::new(),

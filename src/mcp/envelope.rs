@@ -108,6 +108,9 @@ pub(super) struct Params<'a> {
     pub(super) client_info: Option<&'a RawValue>,
     /// `subscriptions/listen` asks for `notifications.toolsListChanged`.
     pub(super) tools_list_changed: bool,
+    /// `_meta`'s `clientCapabilities`, `inputResponses` and `requestState` as received, for a
+    /// confirming tool's rounds.
+    pub(super) round: super::confirm::Round<'a>,
 }
 
 pub(super) enum MetaString<'a> {
@@ -130,6 +133,10 @@ pub(super) struct RawParams<'a> {
     pub(super) cursor: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub(super) notifications: Option<&'a RawValue>,
+    #[serde(rename = "inputResponses", borrow, default)]
+    pub(super) input_responses: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow, default)]
+    pub(super) request_state: Option<&'a RawValue>,
 }
 
 /// The `notifications` filter of `subscriptions/listen`: only what ferry can honour.
@@ -161,14 +168,15 @@ impl<'a> Params<'a> {
             .meta
             .filter(|meta| meta.get().starts_with('{'))
             .and_then(|meta| serde_json::from_str(meta.get()).ok());
-        let (meta_version, meta_capabilities, client_info) = match meta {
+        let (meta_version, meta_capabilities, client_info, capabilities) = match meta {
             Some(meta) => (
                 meta.protocol_version.map(string_of),
                 meta.client_capabilities
                     .map(|capabilities| capabilities.get().starts_with('{')),
                 meta.client_info,
+                meta.client_capabilities,
             ),
-            None => (None, None, None),
+            None => (None, None, None, None),
         };
         Ok(Params {
             meta_version,
@@ -183,6 +191,11 @@ impl<'a> Params<'a> {
                 .and_then(|filter| serde_json::from_str::<RawFilter>(filter.get()).ok())
                 .and_then(|filter| filter.tools_list_changed)
                 .unwrap_or(false),
+            round: super::confirm::Round {
+                capabilities,
+                input_responses: raw_params.input_responses,
+                request_state: raw_params.request_state,
+            },
         })
     }
 }

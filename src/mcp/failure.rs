@@ -72,6 +72,17 @@ impl Failure {
         .with_data(json!({ "supported": SUPPORTED_VERSIONS, "requested": requested }))
     }
 
+    /// A confirming tool called by a client that did not declare `elicitation` in this
+    /// request: ferry cannot ask the user, so the call is not made.
+    pub(super) fn missing_capability() -> Failure {
+        Failure::new(
+            StatusCode::BAD_REQUEST,
+            code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "missing required client capability: this tool asks the user to confirm each call, which needs the elicitation capability in _meta clientCapabilities",
+        )
+        .with_data(json!({ "requiredCapabilities": { "elicitation": {} } }))
+    }
+
     pub(super) fn internal() -> Failure {
         Failure::new(
             StatusCode::INTERNAL_SERVER_ERROR,

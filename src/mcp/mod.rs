@@ -25,6 +25,7 @@ use crate::upstream::{self, Upstream};
 use envelope::*;
 use failure::*;
 
+pub mod confirm;
 mod envelope;
 mod failure;
 pub(crate) mod headers;
@@ -61,6 +62,7 @@ pub mod code {
     pub const INVALID_PARAMS: i32 = -32602;
     pub const INTERNAL_ERROR: i32 = -32603;
     pub const HEADER_MISMATCH: i32 = -32020;
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
     pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 }
 
@@ -76,6 +78,9 @@ pub struct ServerOptions {
     pub authenticator: Authenticator,
     /// Where each `tools/call` and refused request is recorded; `None` records nothing.
     pub observer: Option<Observer>,
+    /// The key that seals confirmation state; `None`: one generated for this server, so
+    /// only it can verify the state it gave.
+    pub confirm_key: Option<confirm::ConfirmKey>,
 }
 
 impl Default for ServerOptions {
@@ -87,6 +92,7 @@ impl Default for ServerOptions {
             cache_scope: CacheScope::Public,
             authenticator: Authenticator::none(),
             observer: None,
+            confirm_key: None,
         }
     }
 }
@@ -117,6 +123,8 @@ pub struct Server {
     /// Every caller's rate-limit budgets, shared by the worker threads.
     limiter: limit::Limiter,
     observer: Option<Observer>,
+    /// Asks for, and checks, the user's confirmation of a confirming tool's calls.
+    confirmer: confirm::Confirmer,
 }
 
 /// One message in, as a transport received it.
@@ -294,6 +302,12 @@ impl Server {
             Listing::default()
         };
         let ttl_ms = options.ttl_ms;
+        let confirmer = confirm::Confirmer::new(
+            options
+                .confirm_key
+                .unwrap_or_else(confirm::ConfirmKey::generate),
+            &catalog.confirm,
+        );
 
         Server {
             tools,
@@ -312,6 +326,7 @@ impl Server {
             ttl_ms,
             limiter: limit::Limiter::default(),
             observer: options.observer,
+            confirmer,
         }
     }
 
@@ -413,6 +428,7 @@ impl Server {
             bytes_in: incoming.body.len() as u64,
             bytes_out: outgoing.body.len() as u64,
             error_code: facts.error_code,
+            confirmation: facts.confirmation,
         };
         observer.record(record, meter);
     }
@@ -512,7 +528,8 @@ impl Server {
             }
             "tools/call" => {
                 let target = call.unwrap_or_else(|| self.call_target(&params))?;
-                self.call(id, target, Era::Modern, principal, facts).await
+                self.call(id, target, Era::Modern, principal, &params.round, facts)
+                    .await
             }
             "subscriptions/listen" => Ok(self.listen(id, params.tools_list_changed)),
             _ => Err(Failure::new(
@@ -559,7 +576,7 @@ impl Server {
                 let params = params
                     .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 let target = self.call_target(&params).map_err(legacy)?;
-                self.call(id, target, Era::Legacy, principal, facts)
+                self.call(id, target, Era::Legacy, principal, &params.round, facts)
                     .await
                     .map_err(legacy)
             }
@@ -690,6 +707,7 @@ impl Server {
         target: CallTarget<'_>,
         era: Era,
         principal: Option<&Principal>,
+        round: &confirm::Round<'_>,
         facts: &mut CallFacts,
     ) -> Result<Outgoing, Failure> {
         use crate::observe::{Outcome, Reason};
@@ -745,12 +763,33 @@ impl Server {
                     return Err(Failure::internal());
                 };
                 let principal = principal.unwrap_or(Principal::anonymous_ref());
+                let gate = self.confirmation(
+                    id,
+                    served,
+                    arguments.as_map(),
+                    principal,
+                    era,
+                    round,
+                    &mut facts.confirmation,
+                );
+                let idempotency_key = match gate? {
+                    confirm::Gate::Proceed { idempotency_key } => idempotency_key,
+                    confirm::Gate::Respond(outgoing) => {
+                        facts.outcome = Some(Outcome::Unconfirmed);
+                        return Ok(outgoing);
+                    }
+                    confirm::Gate::Unconfirmed(result) => {
+                        facts.outcome = Some(Outcome::Unconfirmed);
+                        return self.respond_call(id, &served.tool.name, &result, era);
+                    }
+                };
                 let outcome = upstream
-                    .call_on(
+                    .call_keyed(
                         route,
                         &served.tool,
                         arguments.as_map(),
                         principal,
+                        idempotency_key.as_deref(),
                         &mut facts.stats,
                     )
                     .await;
@@ -759,9 +798,19 @@ impl Server {
                 result::outcome_result(&served.tool.name, outcome)
             }
         };
-        result::respond(id, &result, era, &self.server_info).map_err(|error| {
-            tracing::error!(tool = %served.tool.name, %error, "tool result does not serialize");
-            facts.outcome = Some(Outcome::GatewayFailure);
+        self.respond_call(id, &served.tool.name, &result, era)
+            .inspect_err(|_| facts.outcome = Some(Outcome::GatewayFailure))
+    }
+
+    fn respond_call(
+        &self,
+        id: &RawValue,
+        tool: &str,
+        result: &result::CallResult<'_>,
+        era: Era,
+    ) -> Result<Outgoing, Failure> {
+        result::respond(id, result, era, &self.server_info).map_err(|error| {
+            tracing::error!(tool, %error, "tool result does not serialize");
             Failure::internal()
         })
     }

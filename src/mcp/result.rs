@@ -1,5 +1,6 @@
 //! The one writer of `CallToolResult`s: a call's [`Outcome`], a validation failure, a rate
-//! limit or a refusal becomes the JSON-RPC response each era expects.
+//! limit or a refusal becomes the JSON-RPC response each era expects; so does a confirming
+//! tool's `input_required` question and every answer to an unconfirmed call.
 //!
 //! An answer keeps what the API said: the body as data, the observed HTTP facts in
 //! `_meta["dev.ferry/http"]`, what ferry itself did in `_meta["dev.ferry/result"]`. A body
@@ -17,7 +18,12 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::{Era, ID_PREFIX, Kind, META_SERVER_INFO, Outgoing, code};
+use super::confirm::{
+    self, CONFIRM_FIELD, INPUT_KEY, NotConfirmed, Question, Refusal, TYPED_FIELD,
+};
+use super::{
+    Era, ID_PREFIX, Kind, LEGACY_VERSION, META_SERVER_INFO, MODERN_VERSION, Outgoing, code,
+};
 use crate::auth::Challenge;
 use crate::catalog::Rate;
 use crate::upstream::{Answer, CallError, Handling, Http, Outcome, Redacted};
@@ -162,6 +168,103 @@ pub(super) fn respond(
         body: Bytes::from(body),
         kind: Kind::Json,
     })
+}
+
+/// The `input_required` answer to a confirming tool's call: one form-mode elicitation (a
+/// boolean to confirm, and the value to type back when the tool asks for one) and the sealed
+/// state. It carries no `ttlMs` or `cacheScope`: an interim result is never cached.
+pub(super) fn input_required(id: &RawValue, question: &Question, server_info: &Value) -> Outgoing {
+    let mut properties = Map::new();
+    properties.insert(
+        CONFIRM_FIELD.into(),
+        json!({
+            "type": "boolean",
+            "title": "Confirm",
+            "description": "Check to let this call be made; nothing is sent until you do.",
+        }),
+    );
+    let mut required = vec![CONFIRM_FIELD];
+    if let Some(argument) = &question.type_to_confirm {
+        properties.insert(
+            TYPED_FIELD.into(),
+            json!({
+                "type": "string",
+                "title": format!("Type the {} to confirm", confirm::escape(argument, confirm::MAX_VALUE_CHARS)),
+                "description": "Exactly the value the message names.",
+            }),
+        );
+        required.push(TYPED_FIELD);
+    }
+    let result = json!({
+        "resultType": "input_required",
+        "inputRequests": {
+            INPUT_KEY: {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": question.message,
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": properties,
+                        "required": required,
+                    },
+                },
+            },
+        },
+        "requestState": question.state,
+        "_meta": { META_SERVER_INFO: server_info },
+    });
+    super::respond_value(id, &result)
+}
+
+/// The user did not confirm: nothing was sent.
+pub(super) fn declined(how: NotConfirmed) -> CallResult<'static> {
+    let text = match how {
+        NotConfirmed::Declined => "the user declined this call: nothing was sent to the API",
+        NotConfirmed::Cancelled => {
+            "the user dismissed the confirmation without confirming: nothing was sent to the API"
+        }
+        NotConfirmed::Mistyped => {
+            "the value the user typed does not match the one this call names: nothing was sent to the API; call the tool again to ask anew"
+        }
+    };
+    refusal(text.to_string())
+}
+
+/// The retry's `requestState` is refused: nothing was sent.
+pub(super) fn state_refused(refusal_of: Refusal) -> CallResult<'static> {
+    let why = match refusal_of {
+        Refusal::Unreadable => "the requestState is not one this server writes",
+        Refusal::Forged => {
+            "the requestState does not verify: it was altered, or written by a server with another key (replicas must share `confirm_key`)"
+        }
+        Refusal::Expired => "the confirmation request expired before it was answered",
+        Refusal::OtherTool => "the requestState was given for another tool",
+        Refusal::OtherCaller => "the requestState was given to another caller",
+        Refusal::OtherArguments => {
+            "the requestState was given for other arguments: a confirmation covers exactly the arguments it showed"
+        }
+        Refusal::Replayed => "this confirmation was already answered once",
+        Refusal::Busy => "this server holds too many unanswered confirmations to take another",
+    };
+    refusal(format!(
+        "the call was not confirmed: {why}. Nothing was sent to the API; call the tool again without requestState to ask the user anew"
+    ))
+}
+
+/// A legacy client called a tool that confirms: it cannot be asked mid-call.
+pub(super) fn legacy_cannot_confirm() -> CallResult<'static> {
+    refusal(format!(
+        "this tool asks the user to confirm each call before anything is sent, which needs a client that supports MCP {MODERN_VERSION} confirmation (input_required with elicitation); this client speaks {LEGACY_VERSION}, so the call was not made"
+    ))
+}
+
+fn refusal(text: String) -> CallResult<'static> {
+    CallResult {
+        content: vec![Block::Text(text)],
+        is_error: true,
+        ..CallResult::default()
+    }
 }
 
 /// A 403 for a tool the caller lacks a scope for, with a JSON-RPC error for the record.

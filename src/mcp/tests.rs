@@ -35,6 +35,7 @@ fn catalog() -> Catalog {
         identity_header: None,
         auth: None,
         connect_timeout_ms: crate::catalog::call::defaults::CONNECT_TIMEOUT_MS,
+        confirm: Default::default(),
         tools: vec![
             tool(
                 "get_pet",

@@ -297,6 +297,9 @@ pub fn write_line(record: &CallRecord, out: &mut Vec<u8>) {
     if let super::Outcome::Refused(reason) = record.outcome {
         text(out, "reason", reason.as_str());
     }
+    if let Some(confirmation) = record.confirmation {
+        text(out, "confirmation", confirmation);
+    }
     if let Some(code) = record.error_code {
         key(out, "error_code");
         if code < 0 {

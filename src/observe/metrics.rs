@@ -40,6 +40,7 @@ fn tool_outcome(outcome: Outcome) -> Option<usize> {
         Outcome::Refused(_) => 3,
         Outcome::UpstreamFailure => 4,
         Outcome::GatewayFailure => 5,
+        Outcome::Unconfirmed => 6,
         Outcome::ProtocolError => return None,
     })
 }
@@ -71,7 +72,7 @@ struct ServerHandles {
 #[derive(Debug)]
 pub struct ToolHandles {
     tool: String,
-    calls: [OnceLock<Counter>; 6],
+    calls: [OnceLock<Counter>; 7],
     classes: [OnceLock<Counter>; 5],
     retries: OnceLock<Counter>,
     duration: OnceLock<Histogram>,

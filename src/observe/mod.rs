@@ -50,6 +50,10 @@ pub enum Outcome {
     UpstreamFailure,
     /// ferry's own fault, or its configuration's.
     GatewayFailure,
+    /// A confirming tool sent nothing upstream: the user was asked (`input_required`), or
+    /// declined, or the confirmation could not be accepted; [`CallRecord::confirmation`] says
+    /// which.
+    Unconfirmed,
     /// A `tools/call` answered with a JSON-RPC error: an unknown tool, unreadable params.
     ProtocolError,
 }
@@ -117,6 +121,9 @@ pub struct CallRecord {
     pub bytes_out: u64,
     /// The JSON-RPC error code, when the answer was one.
     pub error_code: Option<i32>,
+    /// For a confirming tool, what became of its confirmation (`asked`, `confirmed`,
+    /// `declined`, `refused_state`, ...).
+    pub confirmation: Option<&'static str>,
 }
 
 /// What a call's record is filled from, gathered while the call is answered.
@@ -131,6 +138,8 @@ pub struct CallFacts {
     pub client: Option<Box<RawValue>>,
     /// The JSON-RPC error code, when the answer is one.
     pub error_code: Option<i32>,
+    /// For a confirming tool, what became of its confirmation.
+    pub confirmation: Option<&'static str>,
 }
 
 impl Observer {
@@ -208,6 +217,7 @@ impl Observer {
                 bytes_in,
                 bytes_out,
                 error_code: None,
+                confirmation: None,
             },
             None,
         );
@@ -293,6 +303,7 @@ impl Outcome {
             Outcome::Refused(_) => "refused",
             Outcome::UpstreamFailure => "upstream_failure",
             Outcome::GatewayFailure => "gateway_failure",
+            Outcome::Unconfirmed => "unconfirmed",
             Outcome::ProtocolError => "protocol_error",
         }
     }

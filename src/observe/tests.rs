@@ -23,6 +23,7 @@ fn record(outcome: Outcome) -> CallRecord {
         bytes_in: 120,
         bytes_out: 480,
         error_code: None,
+        confirmation: None,
     }
 }
 

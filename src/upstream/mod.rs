@@ -218,6 +218,22 @@ impl Upstream {
         principal: &Principal,
         stats: &mut CallStats,
     ) -> Outcome {
+        self.call_keyed(route, tool, arguments, principal, None, stats)
+            .await
+    }
+
+    /// [`Upstream::call_on`] with the idempotency key to send where the tool has an
+    /// `idempotency_key_header` (a confirmed call's nonce, so the API deduplicates a
+    /// confirmation used twice); `None` makes a fresh one.
+    pub async fn call_keyed(
+        &self,
+        route: &Route,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        principal: &Principal,
+        idempotency_key: Option<&str>,
+        stats: &mut CallStats,
+    ) -> Outcome {
         let started = Instant::now();
         let settings = &tool.call;
         let inner = &self.inner;
@@ -251,7 +267,8 @@ impl Upstream {
             _ => None,
         };
         let authorization = obtained.as_ref().map(|(_, value)| value);
-        let Some(request) = self.request(tool, prepared, authorization, principal) else {
+        let Some(request) = self.request(tool, prepared, authorization, principal, idempotency_key)
+        else {
             return Err(CallError::Request);
         };
         // An obtained token the upstream echoes is redacted like a configured secret. One it
@@ -419,6 +436,7 @@ impl Upstream {
         prepared: request::Prepared,
         authorization: Option<&HeaderValue>,
         principal: &Principal,
+        idempotency_key: Option<&str>,
     ) -> Option<Outgoing> {
         let inner = &self.inner;
         let uri = match inner.uri(&prepared.path_and_query) {
@@ -470,9 +488,10 @@ impl Upstream {
         if let Some(name) = &tool.call.idempotency_header
             && !headers.contains_key(name)
         {
-            // One fresh key per tool call, reused by each retry of the call; a key the
-            // caller gave as an argument is kept.
-            if let Ok(value) = HeaderValue::from_str(&uuid_v4()) {
+            // One fresh key per tool call (or the one given), reused by each retry of the
+            // call; a key the caller gave as an argument is kept.
+            let key = idempotency_key.map_or_else(uuid_v4, str::to_string);
+            if let Ok(value) = HeaderValue::from_str(&key) {
                 headers.insert(name.clone(), value);
             }
         }

@@ -125,6 +125,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, "application/octet-stream", EMBEDDED_TEXT.encode())
         elif path == "/conformance/error":
             self.send(500, "text/plain; charset=utf-8", ERROR_TEXT.encode())
+        elif path.startswith("/conformance/confirmed/"):
+            # The confirming fixture tools: reached only once the user confirmed.
+            self.send(200, "text/plain; charset=utf-8", b"confirmed: state-ok")
         elif path == "/conformance/region":
             region = urllib.parse.parse_qs(query).get("region", [""])[0]
             self.send(200, "text/plain; charset=utf-8", f"region: {region}".encode())
@@ -148,6 +151,15 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(201, pet, {"Location": "/pets/100"})
         elif path == "/conformance/json-schema":
             self.send_json(200, {"received": json.loads(raw or b"null")})
+        else:
+            self.send_json(404, {"error": "no route", "path": path})
+
+
+    def do_DELETE(self) -> None:  # noqa: N802 - the stdlib's name
+        self.record("DELETE")
+        path = self.path.partition("?")[0]
+        if re.fullmatch(r"/pets/-?\d+", path) or re.fullmatch(r"/tags/[^/]+", path):
+            self.send_json(200, {"deleted": urllib.parse.unquote(path)})
         else:
             self.send_json(404, {"error": "no route", "path": path})
 

@@ -822,6 +822,110 @@ fn check_shows_omitted_arguments_with_their_saving() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Issue 13: `ferry check` lists the tools whose calls the user confirms, and `ferry init`
+/// suggests confirmation beside each DELETE, commented out: nothing turns it on silently.
+#[test]
+fn check_lists_confirming_tools_and_init_suggests_them_for_deletes() {
+    let dir = temp_dir("check-confirm");
+    std::fs::write(
+        dir.join("api.yaml"),
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /projects/{name}:\n    parameters:\n\
+         \x20     - {name: name, in: path, required: true, schema: {type: string}}\n\
+         \x20   get: {operationId: getProject}\n    delete: {operationId: deleteProject}\n",
+    )
+    .expect("write document");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        "openapi: ./api.yaml\ntools:\n  getProject: {}\n  deleteProject: {confirm: {message: 'Delete {name}?', type_to_confirm: name}}\n",
+    )
+    .expect("write curation");
+    let (code, text, err) = ferry(&["check"], &dir);
+    assert_eq!(code, 0, "{text}{err}");
+    assert!(
+        text.contains("the user confirms each call before it is sent (confirm):\n  deleteProject (DELETE /projects/{name}), typing back name\n"),
+        "{text}"
+    );
+    let (_, out, _) = ferry(&["check", "--format", "json"], &dir);
+    let report: Value = serde_json::from_str(&out).expect("check --format json is JSON");
+    assert_eq!(report["summary"]["confirming"], 1);
+    let confirms: Vec<&Value> = report["operations"]
+        .as_array()
+        .expect("operations")
+        .iter()
+        .filter_map(|operation| operation.get("confirm"))
+        .collect();
+    assert_eq!(confirms, [&json!({"typeToConfirm": "name"})]);
+    let (_, tools, _) = ferry(&["tools"], &dir);
+    assert_eq!(
+        tools.matches("\"dev.ferry/confirm\": true").count(),
+        1,
+        "{tools}"
+    );
+
+    std::fs::remove_file(dir.join("ferry.yaml")).expect("remove curation");
+    let (code, _, err) = ferry(&["init", "api.yaml"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read_to_string(dir.join("ferry.yaml")).expect("init wrote ferry.yaml");
+    assert!(
+        written.contains("  #   to serve it, consider having the user confirm each call: deleteProject: {confirm: true}\n  deleteProject: false\n"),
+        "{written}"
+    );
+    assert_eq!(written.matches("confirm: true").count(), 1, "{written}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 13: serving confirming tools with a generated key warns that copies must share
+/// one; a `confirm_key` variable that is unset or too short stops the start.
+#[test]
+fn serve_warns_of_a_generated_confirmation_key_and_refuses_a_missing_one() {
+    let dir = temp_dir("serve-confirm");
+    std::fs::write(
+        dir.join("api.yaml"),
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    delete: {operationId: a}\n",
+    )
+    .expect("write document");
+    let curation = |top: &str| {
+        std::fs::write(
+            dir.join("ferry.yaml"),
+            format!("openapi: ./api.yaml\nupstream: http://127.0.0.1:9\n{top}tools:\n  a: {{confirm: true}}\n"),
+        )
+        .expect("write curation");
+    };
+    let serve = |key: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ferry"));
+        command
+            .args(["serve", "--stdio"])
+            .current_dir(&dir)
+            .env_remove("FERRY_CONFIRM_KEY");
+        if let Some(key) = key {
+            command.env("FERRY_CONFIRM_KEY", key);
+        }
+        let output = command.output().expect("run ferry");
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    curation("");
+    let (code, err) = serve(None);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("generated at start-up"), "{err}");
+    curation("confirm_key: {env: FERRY_CONFIRM_KEY}\n");
+    let (code, err) = serve(None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("$FERRY_CONFIRM_KEY"), "{err}");
+    let (code, err) = serve(Some("short"));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("shorter than 32 bytes") && !err.contains("short\""),
+        "{err}"
+    );
+    let (code, err) = serve(Some(&"k".repeat(32)));
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("generated at start-up"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Issue 11: `ferry lock` writes what is served; `ferry check` names each drift from it, and
 /// `--locked` fails on it, so that what was reviewed is what runs.
 #[test]

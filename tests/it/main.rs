@@ -3,6 +3,7 @@
 mod architecture;
 mod auth;
 mod catalog;
+mod confirm;
 mod connections;
 mod diff;
 mod e2e;

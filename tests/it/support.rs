@@ -37,6 +37,7 @@ pub fn catalog() -> Catalog {
         identity_header: None,
         auth: None,
         connect_timeout_ms: ferry::catalog::call::defaults::CONNECT_TIMEOUT_MS,
+        confirm: Default::default(),
         tools: vec![
             tool(
                 "get_pet",

@@ -163,6 +163,7 @@ pub fn catalog(base: &str, tools: &[Tool]) -> Catalog {
         identity_header: None,
         auth: None,
         connect_timeout_ms: ferry::catalog::call::defaults::CONNECT_TIMEOUT_MS,
+        confirm: Default::default(),
     }
 }
 

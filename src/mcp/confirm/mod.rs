@@ -1,0 +1,691 @@
+//! Confirmation rounds: a confirming tool's call is answered `input_required` with one
+//! form-mode elicitation and a sealed `requestState`, and proceeds only when the retry
+//! carries the user's acceptance and that state, verified (digest §4, SEP-2322).
+//!
+//! ferry keeps no state between requests, so the state carries what the retry is checked
+//! against: an expiry and a random nonce in clear, and SHA-256 digests of the caller's
+//! subject, the tool's name and the canonical arguments, all under an HMAC-SHA256 with the
+//! server's key. A nonce is accepted once per process (remembered until its expiry, in a
+//! bounded set); across replicas only the API's idempotency key can deduplicate, which is why
+//! the nonce is sent as that key where the tool has one.
+//!
+//! [`Confirmer::decide`] returns what to do as a [`Decision`]; `result` writes every answer.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::catalog::{Confirm, ConfirmSettings, MessagePart, Tool};
+
+use super::Era;
+
+/// The key of ferry's one input request, in `inputRequests` and `inputResponses`.
+pub const INPUT_KEY: &str = "confirm";
+/// The form's boolean field: `true` confirms.
+pub const CONFIRM_FIELD: &str = "confirm";
+/// The form's text field, when the tool asks for a value typed back.
+pub const TYPED_FIELD: &str = "typed";
+/// Each argument value shown in a message is cut to this many characters.
+pub const MAX_VALUE_CHARS: usize = 200;
+/// A whole message is cut to this many characters.
+pub const MAX_MESSAGE_CHARS: usize = 2_000;
+/// Arguments listed by the default message, at most.
+const MAX_LISTED_ARGUMENTS: usize = 20;
+/// Nonces remembered at once: past this, expired ones are forgotten, and while none has
+/// expired new confirmations are refused rather than a live nonce forgotten.
+pub const MAX_NONCES: usize = 65_536;
+
+const VERSION: u8 = 1;
+const NONCE_LEN: usize = 16;
+const DIGEST_LEN: usize = 32;
+const PAYLOAD_LEN: usize = 1 + 8 + NONCE_LEN + 3 * DIGEST_LEN;
+const STATE_LEN: usize = PAYLOAD_LEN + DIGEST_LEN;
+/// A state's length in base64url without padding.
+const STATE_CHARS: usize = (STATE_LEN * 4).div_ceil(3);
+/// Domain separation: the MAC of a confirmation state is never valid for anything else.
+const MAC_CONTEXT: &[u8] = b"ferry confirm state v1\0";
+
+/// The key that seals confirmation state. `Debug` never shows it.
+#[derive(Clone)]
+pub struct ConfirmKey(Box<[u8]>);
+
+impl ConfirmKey {
+    /// The fewest bytes a configured key may have.
+    pub const MIN_LEN: usize = 32;
+
+    /// A configured key: `None` when it is shorter than [`ConfirmKey::MIN_LEN`].
+    pub fn new(bytes: &[u8]) -> Option<ConfirmKey> {
+        (bytes.len() >= Self::MIN_LEN).then(|| ConfirmKey(bytes.into()))
+    }
+
+    /// A key of 32 random bytes, for one process: state it seals is valid only there.
+    pub fn generate() -> ConfirmKey {
+        let mut bytes = [0u8; 32];
+        // Without the OS's randomness no key, nonce or TLS session can be made safely.
+        getrandom::fill(&mut bytes).expect("the operating system provides random bytes");
+        ConfirmKey(bytes.into())
+    }
+}
+
+impl fmt::Debug for ConfirmKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ConfirmKey(<redacted>)")
+    }
+}
+
+/// What one state is made for: who calls, which tool, with what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Binding<'a> {
+    pub subject: &'a str,
+    pub tool: &'a str,
+    /// [`arguments_digest`] of the call's arguments.
+    pub arguments: [u8; DIGEST_LEN],
+}
+
+/// Why a retry's `requestState` is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Not a state ferry writes (wrong length, not base64url, unknown version).
+    Unreadable,
+    /// Its MAC does not verify: altered, or sealed with another key (another replica with
+    /// its own generated key, or ferry restarted).
+    Forged,
+    Expired,
+    OtherTool,
+    OtherCaller,
+    OtherArguments,
+    /// Its nonce was already answered in this process.
+    Replayed,
+    /// Too many confirmations are outstanding to remember one more.
+    Busy,
+}
+
+impl Refusal {
+    /// The word for logs and records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::Unreadable => "unreadable",
+            Refusal::Forged => "forged",
+            Refusal::Expired => "expired",
+            Refusal::OtherTool => "other_tool",
+            Refusal::OtherCaller => "other_caller",
+            Refusal::OtherArguments => "other_arguments",
+            Refusal::Replayed => "replayed",
+            Refusal::Busy => "busy",
+        }
+    }
+}
+
+/// What a state that verified holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opened {
+    pub expires: u64,
+    pub nonce: [u8; NONCE_LEN],
+}
+
+/// The SHA-256 of `arguments` written canonically (object keys sorted, no spaces), so the
+/// same arguments in another key order bind the same.
+pub fn arguments_digest(arguments: &Value) -> [u8; DIGEST_LEN] {
+    let canonical = crate::catalog::canonical(arguments.clone());
+    Sha256::digest(canonical.to_string().as_bytes()).into()
+}
+
+/// A state for `binding`, valid until `expires` (seconds since the Unix epoch), carrying
+/// `nonce`: base64url of the payload and its MAC.
+pub fn seal(
+    key: &ConfirmKey,
+    binding: &Binding<'_>,
+    expires: u64,
+    nonce: [u8; NONCE_LEN],
+) -> String {
+    let mut state = Vec::with_capacity(STATE_LEN);
+    state.push(VERSION);
+    state.extend_from_slice(&expires.to_be_bytes());
+    state.extend_from_slice(&nonce);
+    state.extend_from_slice(&Sha256::digest(binding.subject.as_bytes()));
+    state.extend_from_slice(&Sha256::digest(binding.tool.as_bytes()));
+    state.extend_from_slice(&binding.arguments);
+    let mac = mac(key, &state);
+    state.extend_from_slice(&mac);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(state)
+}
+
+/// Verifies `state` for `binding` at `now` (seconds since the Unix epoch). The MAC is
+/// checked first, so nothing in a forged state is believed.
+pub fn open(
+    key: &ConfirmKey,
+    state: &str,
+    binding: &Binding<'_>,
+    now: u64,
+) -> Result<Opened, Refusal> {
+    // Decoding is bounded by the length check: a state is a fixed size.
+    if state.len() != STATE_CHARS {
+        return Err(Refusal::Unreadable);
+    }
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(state)
+        .map_err(|_| Refusal::Unreadable)?;
+    if bytes.len() != STATE_LEN || bytes[0] != VERSION {
+        return Err(Refusal::Unreadable);
+    }
+    let (payload, tag) = bytes.split_at(PAYLOAD_LEN);
+    if !equal(&mac(key, payload), tag) {
+        return Err(Refusal::Forged);
+    }
+    let mut expires = [0u8; 8];
+    expires.copy_from_slice(&payload[1..9]);
+    let expires = u64::from_be_bytes(expires);
+    let mut nonce = [0u8; NONCE_LEN];
+    nonce.copy_from_slice(&payload[9..9 + NONCE_LEN]);
+    let digests = &payload[9 + NONCE_LEN..];
+    if now > expires {
+        return Err(Refusal::Expired);
+    }
+    if digests[DIGEST_LEN..2 * DIGEST_LEN] != Sha256::digest(binding.tool.as_bytes())[..] {
+        return Err(Refusal::OtherTool);
+    }
+    if digests[..DIGEST_LEN] != Sha256::digest(binding.subject.as_bytes())[..] {
+        return Err(Refusal::OtherCaller);
+    }
+    if digests[2 * DIGEST_LEN..] != binding.arguments[..] {
+        return Err(Refusal::OtherArguments);
+    }
+    Ok(Opened { expires, nonce })
+}
+
+/// Nonces answered in this process, each until its state's expiry.
+#[derive(Debug, Default)]
+pub struct Nonces {
+    seen: Mutex<HashMap<[u8; NONCE_LEN], u64>>,
+}
+
+impl Nonces {
+    /// Records `opened`'s nonce as answered: `Err` when it already was, or when
+    /// [`MAX_NONCES`] unexpired ones are held. The lock is held only for the lookup.
+    pub fn spend(&self, opened: &Opened, now: u64) -> Result<(), Refusal> {
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        if seen.contains_key(&opened.nonce) {
+            return Err(Refusal::Replayed);
+        }
+        if seen.len() >= MAX_NONCES {
+            seen.retain(|_, expires| *expires >= now);
+            if seen.len() >= MAX_NONCES {
+                return Err(Refusal::Busy);
+            }
+        }
+        seen.insert(opened.nonce, opened.expires);
+        Ok(())
+    }
+}
+
+/// What the request says about this round, borrowed from its `params`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Round<'a> {
+    /// `_meta`'s `clientCapabilities`, as received.
+    pub(super) capabilities: Option<&'a RawValue>,
+    pub(super) input_responses: Option<&'a RawValue>,
+    pub(super) request_state: Option<&'a RawValue>,
+}
+
+/// What to answer a confirming tool's call with.
+#[derive(Debug)]
+pub(super) enum Decision {
+    /// `input_required`: ask the user.
+    Ask(Question),
+    /// Call the upstream, with this idempotency key (the state's nonce) when confirmed.
+    Proceed { idempotency_key: Option<String> },
+    /// The user did not confirm; nothing is sent.
+    Declined(NotConfirmed),
+    /// The retry's state is refused; nothing is sent.
+    Refused(Refusal),
+    /// A modern client that did not declare `elicitation` (-32021).
+    NeedsElicitation,
+    /// A legacy client, which cannot be asked (`confirm_legacy: refuse`).
+    LegacyRefused,
+    /// The retry's `requestState` or `inputResponses` breaks the schema (-32602): the text.
+    Malformed(&'static str),
+    /// The OS gave no random bytes for a nonce: ferry's own fault (-32603).
+    NoRandomness,
+}
+
+impl Decision {
+    /// The confirmation's outcome as one word, for the log and an audit record: `asked`,
+    /// `confirmed`, `unconfirmed_legacy`, `declined`, `cancelled`, `mistyped`,
+    /// `refused_state`, `needs_elicitation`, `refused_legacy`, `malformed`.
+    pub(super) fn outcome(&self) -> &'static str {
+        match self {
+            Decision::Ask(_) => "asked",
+            Decision::Proceed {
+                idempotency_key: Some(_),
+            } => "confirmed",
+            Decision::Proceed {
+                idempotency_key: None,
+            } => "unconfirmed_legacy",
+            Decision::Declined(NotConfirmed::Declined) => "declined",
+            Decision::Declined(NotConfirmed::Cancelled) => "cancelled",
+            Decision::Declined(NotConfirmed::Mistyped) => "mistyped",
+            Decision::Refused(_) => "refused_state",
+            Decision::NeedsElicitation => "needs_elicitation",
+            Decision::LegacyRefused => "refused_legacy",
+            Decision::Malformed(_) => "malformed",
+            Decision::NoRandomness => "no_randomness",
+        }
+    }
+}
+
+/// How the user did not confirm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NotConfirmed {
+    Declined,
+    /// Dismissed without a choice.
+    Cancelled,
+    /// Accepted, but the value typed back is not the argument's.
+    Mistyped,
+}
+
+/// One elicitation to send: the filled message, the argument to type back, the state.
+#[derive(Debug)]
+pub(super) struct Question {
+    pub(super) message: String,
+    pub(super) type_to_confirm: Option<String>,
+    pub(super) state: String,
+}
+
+/// A server's confirmation policy and memory: the key, the time-to-live, the legacy rule, the
+/// nonces answered.
+#[derive(Debug)]
+pub(super) struct Confirmer {
+    key: ConfirmKey,
+    ttl: Duration,
+    allow_legacy: bool,
+    nonces: Nonces,
+}
+
+impl Confirmer {
+    pub(super) fn new(key: ConfirmKey, settings: &ConfirmSettings) -> Confirmer {
+        Confirmer {
+            key,
+            ttl: settings.ttl,
+            allow_legacy: settings.allow_legacy,
+            nonces: Nonces::default(),
+        }
+    }
+
+    /// Decides a call of `tool` with valid `arguments` from `subject`, at `now` (seconds
+    /// since the Unix epoch); a tool that does not confirm proceeds.
+    pub(super) fn decide(
+        &self,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        subject: &str,
+        era: Era,
+        round: &Round<'_>,
+        now: u64,
+    ) -> Decision {
+        let Some(confirm) = &tool.confirm else {
+            return Decision::Proceed {
+                idempotency_key: None,
+            };
+        };
+        if era == Era::Legacy {
+            return if self.allow_legacy {
+                Decision::Proceed {
+                    idempotency_key: None,
+                }
+            } else {
+                Decision::LegacyRefused
+            };
+        }
+        if !declares_form_elicitation(round.capabilities) {
+            return Decision::NeedsElicitation;
+        }
+        let value = Value::Object(arguments.clone());
+        let binding = Binding {
+            subject,
+            tool: &tool.name,
+            arguments: arguments_digest(&value),
+        };
+        let ask = || {
+            let mut nonce = [0u8; NONCE_LEN];
+            if getrandom::fill(&mut nonce).is_err() {
+                // No nonce, no question: a predictable one could be replayed.
+                return Decision::NoRandomness;
+            }
+            // A version 4 UUID's bits, so the nonce is also a usual idempotency key.
+            nonce[6] = (nonce[6] & 0x0f) | 0x40;
+            nonce[8] = (nonce[8] & 0x3f) | 0x80;
+            let expires = now.saturating_add(self.ttl.as_secs());
+            Decision::Ask(Question {
+                message: message(confirm, tool, arguments),
+                type_to_confirm: confirm.type_to_confirm.clone(),
+                state: seal(&self.key, &binding, expires, nonce),
+            })
+        };
+        let Some(state) = round.request_state else {
+            // A first call, or responses without the state they answer: ask (again).
+            return ask();
+        };
+        let Ok(state) = serde_json::from_str::<std::borrow::Cow<'_, str>>(state.get()) else {
+            return Decision::Malformed("requestState is not a string");
+        };
+        let opened = match open(&self.key, &state, &binding, now) {
+            Ok(opened) => opened,
+            Err(refusal) => return Decision::Refused(refusal),
+        };
+        let answer = match round.input_responses.map(read_answer) {
+            None | Some(Ok(None)) => return ask(),
+            Some(Err(problem)) => return Decision::Malformed(problem),
+            Some(Ok(Some(answer))) => answer,
+        };
+        // Any answer spends the nonce: a state declined once cannot be accepted later.
+        if let Err(refusal) = self.nonces.spend(&opened, now) {
+            return Decision::Refused(refusal);
+        }
+        match answer.action {
+            Action::Decline => Decision::Declined(NotConfirmed::Declined),
+            Action::Cancel => Decision::Declined(NotConfirmed::Cancelled),
+            Action::Accept => {
+                let content = answer.content.unwrap_or_default();
+                if content.get(CONFIRM_FIELD) != Some(&Value::Bool(true)) {
+                    return Decision::Declined(NotConfirmed::Declined);
+                }
+                if let Some(argument) = &confirm.type_to_confirm {
+                    let expected = arguments.get(argument).and_then(Value::as_str);
+                    let typed = content.get(TYPED_FIELD).and_then(Value::as_str);
+                    if expected.is_none() || typed != expected {
+                        return Decision::Declined(NotConfirmed::Mistyped);
+                    }
+                }
+                Decision::Proceed {
+                    idempotency_key: Some(uuid(&opened.nonce)),
+                }
+            }
+        }
+    }
+}
+
+/// What a call of a tool does after its confirmation is decided.
+pub(super) enum Gate {
+    /// Call the upstream (with this idempotency key, when confirmed).
+    Proceed { idempotency_key: Option<String> },
+    /// Answer with this (the `input_required` result).
+    Respond(super::Outgoing),
+    /// Answer with this tool result; nothing is sent.
+    Unconfirmed(super::result::CallResult<'static>),
+}
+
+impl super::Server {
+    /// Decides the confirmation of a call of `served` with valid `arguments`: a tool that does
+    /// not confirm proceeds. The outcome is logged with the call and written to `word`, the
+    /// confirmation an audit record names.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn confirmation(
+        &self,
+        id: &RawValue,
+        served: &super::ServedTool,
+        arguments: &Map<String, Value>,
+        principal: &crate::auth::Principal,
+        era: Era,
+        round: &Round<'_>,
+        word: &mut Option<&'static str>,
+    ) -> Result<Gate, super::Failure> {
+        let tool = &served.tool;
+        if tool.confirm.is_none() {
+            return Ok(Gate::Proceed {
+                idempotency_key: None,
+            });
+        }
+        let decision =
+            self.confirmer
+                .decide(tool, arguments, &principal.subject, era, round, now());
+        let outcome = decision.outcome();
+        *word = Some(outcome);
+        match &decision {
+            Decision::Proceed {
+                idempotency_key: None,
+            } => {
+                tracing::warn!(tool = %tool.name, user = %principal.subject, confirmation = outcome, "legacy client: call proceeds unconfirmed (confirm_legacy: allow)")
+            }
+            Decision::Refused(refusal) => {
+                tracing::info!(tool = %tool.name, user = %principal.subject, confirmation = outcome, reason = refusal.as_str(), "confirmation state refused")
+            }
+            _ => {
+                tracing::info!(tool = %tool.name, user = %principal.subject, confirmation = outcome, "tool call confirmation")
+            }
+        }
+        use super::result;
+        Ok(match decision {
+            Decision::Proceed { idempotency_key } => Gate::Proceed { idempotency_key },
+            Decision::Ask(question) => {
+                Gate::Respond(result::input_required(id, &question, &self.server_info))
+            }
+            Decision::NeedsElicitation => return Err(super::Failure::missing_capability()),
+            Decision::Malformed(problem) => return Err(super::Failure::invalid_params(problem)),
+            Decision::NoRandomness => {
+                tracing::error!(tool = %tool.name, "no random bytes for a confirmation nonce");
+                return Err(super::Failure::internal());
+            }
+            Decision::Declined(how) => Gate::Unconfirmed(result::declined(how)),
+            Decision::Refused(refusal) => Gate::Unconfirmed(result::state_refused(refusal)),
+            Decision::LegacyRefused => Gate::Unconfirmed(result::legacy_cannot_confirm()),
+        })
+    }
+}
+
+/// Seconds since the Unix epoch, now.
+pub(super) fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+/// Whether `clientCapabilities` declares form-mode elicitation: `elicitation: {}` (form only)
+/// or with `form`.
+fn declares_form_elicitation(capabilities: Option<&RawValue>) -> bool {
+    #[derive(Deserialize)]
+    struct Capabilities<'a> {
+        #[serde(borrow, default)]
+        elicitation: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Elicitation<'a> {
+        #[serde(borrow, default)]
+        form: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        url: Option<&'a RawValue>,
+    }
+    let Some(Ok(capabilities)) =
+        capabilities.map(|raw| serde_json::from_str::<Capabilities<'_>>(raw.get()))
+    else {
+        return false;
+    };
+    match capabilities
+        .elicitation
+        .map(|raw| serde_json::from_str::<Elicitation<'_>>(raw.get()))
+    {
+        Some(Ok(modes)) => modes.form.is_some() || modes.url.is_none(),
+        _ => false,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Action {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+#[derive(Debug, Deserialize)]
+struct Answer {
+    action: Action,
+    #[serde(default)]
+    content: Option<Map<String, Value>>,
+}
+
+/// The answer to ferry's input request in `inputResponses`: `Ok(None)` when there is none
+/// (other keys are ignored), `Err` when the map or the answer breaks the schema.
+fn read_answer(input_responses: &RawValue) -> Result<Option<Answer>, &'static str> {
+    #[derive(Deserialize)]
+    struct Responses<'a> {
+        #[serde(rename = "confirm", borrow, default)]
+        confirm: Option<&'a RawValue>,
+    }
+    if !input_responses.get().starts_with('{') {
+        return Err("inputResponses is not an object");
+    }
+    let responses: Responses<'_> = serde_json::from_str(input_responses.get())
+        .map_err(|_| "inputResponses is not an object")?;
+    let Some(raw) = responses.confirm else {
+        return Ok(None);
+    };
+    serde_json::from_str::<Answer>(raw.get())
+        .map(Some)
+        .map_err(|_| "inputResponses.confirm is not an elicitation result ({\"action\": \"accept\" | \"decline\" | \"cancel\", \"content\"?: {...}})")
+}
+
+/// The question for this call: the curation's message filled with the call's arguments, or
+/// the tool and its arguments listed; the value to type back named last.
+fn message(confirm: &Confirm, tool: &Tool, arguments: &Map<String, Value>) -> String {
+    let mut text = String::new();
+    match &confirm.message {
+        Some(parts) => {
+            for part in parts {
+                match part {
+                    MessagePart::Literal(literal) => text.push_str(literal),
+                    MessagePart::Argument(name) => match arguments.get(name) {
+                        Some(value) => text.push_str(&shown(value)),
+                        None => text.push_str("(not given)"),
+                    },
+                }
+            }
+        }
+        None => {
+            let title = tool.title.as_deref().unwrap_or(&tool.name);
+            text.push_str(&format!(
+                "Allow {} ({} {})?",
+                escape(title, MAX_VALUE_CHARS),
+                tool.plan.method,
+                escape(&tool.plan.path, MAX_VALUE_CHARS)
+            ));
+            let mut names: Vec<&String> = arguments.keys().collect();
+            names.sort();
+            for name in names.iter().take(MAX_LISTED_ARGUMENTS) {
+                text.push_str(&format!(
+                    "\n{}: {}",
+                    escape(name, MAX_VALUE_CHARS),
+                    shown(&arguments[name.as_str()])
+                ));
+            }
+            if names.len() > MAX_LISTED_ARGUMENTS {
+                text.push_str(&format!(
+                    "\n(and {} more arguments)",
+                    names.len() - MAX_LISTED_ARGUMENTS
+                ));
+            }
+        }
+    }
+    if let Some(argument) = &confirm.type_to_confirm
+        && let Some(value) = arguments.get(argument)
+    {
+        text.push_str(&format!("\n\nType {} to confirm.", shown(value)));
+    }
+    cut(&text, MAX_MESSAGE_CHARS)
+}
+
+/// An argument's value as shown to the user: a string as it is, anything else as JSON,
+/// escaped and cut to [`MAX_VALUE_CHARS`].
+fn shown(value: &Value) -> String {
+    match value {
+        Value::String(text) => escape(text, MAX_VALUE_CHARS),
+        other => escape(&other.to_string(), MAX_VALUE_CHARS),
+    }
+}
+
+/// `text` with what could change how the message reads written out: control characters
+/// (a newline would start a line of the caller's choosing) and bidirectional overrides (they
+/// reorder what is shown), then cut to `max` characters.
+pub fn escape(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max * 2));
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control()
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)
+                || c == '\u{200e}'
+                || c == '\u{200f}' =>
+            {
+                out.push_str(&format!("\\u{{{:04x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    cut(&out, max)
+}
+
+/// `text` cut to `max` characters, an ellipsis marking the cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// `nonce` written as a UUID.
+fn uuid(nonce: &[u8; NONCE_LEN]) -> String {
+    let hex: String = nonce.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// HMAC-SHA256 (RFC 2104) of `MAC_CONTEXT` then `data` under `key`.
+fn mac(key: &ConfirmKey, data: &[u8]) -> [u8; DIGEST_LEN] {
+    hmac_sha256(&key.0, &[MAC_CONTEXT, data])
+}
+
+/// HMAC-SHA256 of the concatenated `parts`: twenty lines of RFC 2104 over `sha2`, rather
+/// than a crate.
+pub fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; DIGEST_LEN] {
+    const BLOCK: usize = 64;
+    let mut block = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        block[..DIGEST_LEN].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(block.map(|byte| byte ^ 0x36));
+    for part in parts {
+        inner.update(part);
+    }
+    let mut outer = Sha256::new();
+    outer.update(block.map(|byte| byte ^ 0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+/// Compares two MACs in time that does not depend on where they differ.
+fn equal(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests;
