@@ -104,6 +104,10 @@ pub(super) struct Params<'a> {
     pub(super) uri: Option<MetaString<'a>>,
     pub(super) arguments: Option<&'a RawValue>,
     pub(super) cursor: bool,
+    /// `_meta.traceparent` and `_meta.tracestate`: W3C Trace Context where no HTTP header
+    /// carries it (stdio).
+    pub(super) traceparent: Option<MetaString<'a>>,
+    pub(super) tracestate: Option<MetaString<'a>>,
 }
 
 pub(super) enum MetaString<'a> {
@@ -132,6 +136,10 @@ pub(super) struct RawMeta<'a> {
     pub(super) protocol_version: Option<&'a RawValue>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
     pub(super) client_capabilities: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(super) traceparent: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(super) tracestate: Option<&'a RawValue>,
 }
 
 impl<'a> Params<'a> {
@@ -146,13 +154,15 @@ impl<'a> Params<'a> {
             .meta
             .filter(|meta| meta.get().starts_with('{'))
             .and_then(|meta| serde_json::from_str(meta.get()).ok());
-        let (meta_version, meta_capabilities) = match meta {
+        let (meta_version, meta_capabilities, traceparent, tracestate) = match meta {
             Some(meta) => (
                 meta.protocol_version.map(string_of),
                 meta.client_capabilities
                     .map(|capabilities| capabilities.get().starts_with('{')),
+                meta.traceparent.map(string_of),
+                meta.tracestate.map(string_of),
             ),
-            None => (None, None),
+            None => (None, None, None, None),
         };
         Ok(Params {
             meta_version,
@@ -161,6 +171,8 @@ impl<'a> Params<'a> {
             uri: raw_params.uri.map(string_of),
             arguments: raw_params.arguments,
             cursor: raw_params.cursor.is_some(),
+            traceparent,
+            tracestate,
         })
     }
 }

@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
 use crate::catalog::{Catalog, Tool};
+use crate::trace;
 use crate::upstream::{self, Upstream};
 use envelope::*;
 use failure::*;
@@ -28,6 +29,7 @@ mod envelope;
 mod failure;
 pub(crate) mod headers;
 pub(crate) mod result;
+mod span;
 mod validate;
 
 pub use crate::auth::CacheScope;
@@ -300,10 +302,19 @@ impl Server {
                 kind: Kind::Accepted { cancels },
             };
         };
-        match self
-            .dispatch(&request, id, incoming.headers, incoming.principal)
-            .await
-        {
+        let params = Params::parse(request.params);
+        let context = span::context(incoming.headers, params.as_ref().ok());
+        let dispatched = self
+            .dispatch(
+                &request,
+                id,
+                params,
+                incoming.headers,
+                incoming.principal,
+                &context,
+            )
+            .await;
+        match dispatched {
             Ok(outgoing) => outgoing,
             Err(failure) => {
                 tracing::debug!(
@@ -321,10 +332,11 @@ impl Server {
         &self,
         request: &Request<'_>,
         id: &RawValue,
+        params: Result<Params<'_>, ()>,
         headers: Option<&HeaderMap>,
         principal: Option<&Principal>,
+        context: &trace::Context,
     ) -> Result<Outgoing, Failure> {
-        let params = Params::parse(request.params);
         let header_version =
             match headers.map(|headers| header_str(headers, "mcp-protocol-version")) {
                 Some(Err(problem)) => {
@@ -344,7 +356,7 @@ impl Server {
 
         if !(header_is_modern || meta_is_modern) {
             return self
-                .dispatch_legacy(method, id, params, header_version, principal)
+                .dispatch_legacy(method, id, params, header_version, principal, context)
                 .await;
         }
 
@@ -411,7 +423,7 @@ impl Server {
             }
             "tools/call" => {
                 let target = call.unwrap_or_else(|| self.call_target(&params))?;
-                self.call(id, target, Era::Modern, principal).await
+                self.call(id, target, Era::Modern, principal, context).await
             }
             "subscriptions/listen" => Ok(self.listen(id)),
             _ => Err(Failure::new(
@@ -430,6 +442,7 @@ impl Server {
         params: Result<Params<'_>, ()>,
         header_version: Option<&str>,
         principal: Option<&Principal>,
+        context: &trace::Context,
     ) -> Result<Outgoing, Failure> {
         if method == "initialize" {
             // Only 2025-11-25 is served to legacy clients, so it is the answer whatever was
@@ -457,7 +470,7 @@ impl Server {
                 let params = params
                     .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 let target = self.call_target(&params).map_err(legacy)?;
-                self.call(id, target, Era::Legacy, principal)
+                self.call(id, target, Era::Legacy, principal, context)
                     .await
                     .map_err(legacy)
             }
@@ -586,6 +599,7 @@ impl Server {
         target: CallTarget<'_>,
         era: Era,
         principal: Option<&Principal>,
+        context: &trace::Context,
     ) -> Result<Outgoing, Failure> {
         let CallTarget { served, arguments } = target;
         // Scopes are checked before the arguments: a caller who may not call the tool
@@ -616,7 +630,7 @@ impl Server {
                 };
                 let principal = principal.unwrap_or(Principal::anonymous_ref());
                 let outcome = upstream
-                    .call_on(route, &served.tool, arguments.as_map(), principal)
+                    .call_traced(route, &served.tool, arguments.as_map(), principal, context)
                     .await;
                 result::outcome_result(&served.tool.name, outcome)
             }

@@ -22,6 +22,7 @@ use tokio::time::Instant;
 use crate::auth::Principal;
 use crate::auth::outbound::identity_header;
 use crate::catalog::{Catalog, Tool};
+use crate::trace;
 
 mod body;
 mod credential;
@@ -207,13 +208,31 @@ impl Upstream {
 
     /// Calls `tool` by its prepared `route` on behalf of `principal`: its subject goes in
     /// the identity header when one is configured, and its validated token is what token
-    /// exchange trades. The caller's own credentials are never sent.
+    /// exchange trades. The caller's own credentials are never sent. The call starts a
+    /// trace of its own; see [`Upstream::call_traced`].
     pub async fn call_on(
         &self,
         route: &Route,
         tool: &Tool,
         arguments: &Map<String, Value>,
         principal: &Principal,
+    ) -> Outcome {
+        let context = trace::Context::new(None, None);
+        self.call_traced(route, tool, arguments, principal, &context)
+            .await
+    }
+
+    /// [`Upstream::call_on`] within the caller's trace: each attempt carries a `traceparent`
+    /// naming a span of its own under `context`'s, and `context`'s `tracestate`. These
+    /// replace any the arguments would set, so no caller's value reaches the upstream but
+    /// through `context`.
+    pub async fn call_traced(
+        &self,
+        route: &Route,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        principal: &Principal,
+        context: &trace::Context,
     ) -> Outcome {
         let started = Instant::now();
         let settings = &tool.call;
@@ -248,9 +267,10 @@ impl Upstream {
             _ => None,
         };
         let authorization = obtained.as_ref().map(|(_, value)| value);
-        let Some(request) = self.request(tool, prepared, authorization, principal) else {
+        let Some(mut request) = self.request(tool, prepared, authorization, principal) else {
             return Err(CallError::Request);
         };
+        trace_headers(&mut request.headers, context);
         // An obtained token the upstream echoes is redacted like a configured secret. One it
         // refuses (401) is forgotten, and the call is sent once more with a fresh token: a
         // request refused for its credentials did nothing, whatever its method.
@@ -276,7 +296,7 @@ impl Upstream {
                 tool,
                 route.pool,
                 request,
-                started,
+                Begun { started, context },
                 secrets.as_deref().unwrap_or(&inner.secrets),
                 forget.as_ref().map(|forget| forget as &(dyn Fn() + Sync)),
             )
@@ -294,7 +314,7 @@ impl Upstream {
                     tool,
                     route.pool,
                     again,
-                    started,
+                    Begun { started, context },
                     secrets.as_deref().unwrap_or(&inner.secrets),
                     None,
                 )
@@ -395,6 +415,14 @@ impl fmt::Debug for Inner {
     }
 }
 
+/// When a call began and the trace it is part of: what each of its attempts is timed by and
+/// named under.
+#[derive(Clone, Copy)]
+struct Begun<'a> {
+    started: Instant,
+    context: &'a trace::Context,
+}
+
 /// A tool's route and pool: see [`Upstream::route`].
 #[derive(Debug, Clone)]
 pub struct Route {
@@ -479,12 +507,13 @@ impl Upstream {
         tool: &Tool,
         pool: usize,
         request: Outgoing,
-        started: Instant,
+        begun: Begun<'_>,
         secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> Outcome {
         let inner = &self.inner;
         let settings = &tool.call;
+        let Begun { started, context } = begun;
         let deadline = deadline_after(started, settings.timeout);
         let method = request.method.clone();
         let retryable = matches!(
@@ -515,9 +544,13 @@ impl Upstream {
             } else {
                 request.clone()
             };
-            let Some(this) = this else {
+            let Some(mut this) = this else {
                 return Err(CallError::Request);
             };
+            // Each attempt, retries included, is a span of its own.
+            let (_span_id, traceparent) = context.child();
+            this.headers
+                .insert(HeaderName::from_static(trace::TRACEPARENT), traceparent);
             let outcome = tokio::time::timeout_at(
                 deadline,
                 self.attempt(pool, this, settings.max_response_bytes),
@@ -588,6 +621,21 @@ impl Upstream {
 
     async fn attempt(&self, client: usize, request: Outgoing, max_bytes: u64) -> Attempt {
         self.client(client).send(request, max_bytes).await
+    }
+}
+
+/// Takes out any `traceparent` and `tracestate` the plan set from the arguments (a header
+/// parameter of those names) and puts in `context`'s `tracestate`; each attempt adds its own
+/// `traceparent`.
+fn trace_headers(headers: &mut http::HeaderMap, context: &trace::Context) {
+    headers.remove(trace::TRACEPARENT);
+    match &context.state {
+        Some(state) => {
+            headers.insert(HeaderName::from_static(trace::TRACESTATE), state.clone());
+        }
+        None => {
+            headers.remove(trace::TRACESTATE);
+        }
     }
 }
 

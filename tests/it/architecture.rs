@@ -32,8 +32,8 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule {
-        text: "`diagnostic`, `parameter` and `openapi` import nothing from ferry",
-        scope: Scope::Only(&["diagnostic", "parameter", "openapi"]),
+        text: "`diagnostic`, `parameter`, `openapi` and `trace` import nothing from ferry",
+        scope: Scope::Only(&["diagnostic", "parameter", "openapi", "trace"]),
         forbidden: &["crate"],
     },
     Rule {

@@ -12,4 +12,5 @@ mod packaging;
 mod problem_details;
 mod stdio;
 mod support;
+mod traces;
 mod upstream;
