@@ -91,7 +91,16 @@ pub struct TransportArgs {
     /// Threads serving HTTP, each with its own connections [default: one per core].
     #[arg(long, env = "FERRY_WORKERS")]
     pub workers: Option<NonZeroUsize>,
+    /// Export spans (each MCP request, each upstream attempt) over OTLP/HTTP to this
+    /// collector URL, as http://127.0.0.1:4318/v1/traces.
+    // Read as text and checked by `serve`: clap would echo a refused value, credentials
+    // and all.
+    #[arg(long, env = "FERRY_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
 }
+
+/// Longest time spans still queued at shutdown may take to be sent.
+const TRACE_FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl TransportArgs {
     /// How many threads serve: `--workers`, else one per core the process may use; stdio
@@ -178,9 +187,22 @@ pub async fn serve_with_auth(
     announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<()> {
     let workers = args.worker_count();
+    let (exporter, exporting) = match &args.otlp_endpoint {
+        Some(endpoint) => {
+            let endpoint = ferry::trace::Endpoint::parse(endpoint)
+                .map_err(|error| anyhow::anyhow!("invalid --otlp-endpoint: {error}"))?;
+            let (exporter, exporting) =
+                ferry::trace::export::start(endpoint.clone(), Default::default())
+                    .context("starting the span exporter")?;
+            tracing::info!(endpoint = %endpoint.as_str(), "exporting spans over OTLP/HTTP");
+            (Some(exporter), Some(exporting))
+        }
+        None => (None, None),
+    };
     let upstream = Upstream::new(&catalog)
         .context("setting up the upstream client")?
-        .with_workers(workers);
+        .with_workers(workers)
+        .with_traces(exporter.clone());
     let authenticator = if args.stdio {
         if auth.is_some() {
             tracing::info!(
@@ -198,6 +220,7 @@ pub async fn serve_with_auth(
     authenticator.warm().await;
     let options = ServerOptions {
         authenticator: authenticator.clone(),
+        traces: exporter,
         ..ServerOptions::default()
     };
     let server = Arc::new(Server::new(&catalog, Some(upstream), options));
@@ -207,9 +230,11 @@ pub async fn serve_with_auth(
     drop(catalog);
     if args.stdio {
         let input = tokio::io::BufReader::new(tokio::io::stdin());
-        stdio::serve(server, input, tokio::io::stdout(), args.body_limit)
-            .await
-            .context("serving stdio")?;
+        let served = stdio::serve(server, input, tokio::io::stdout(), args.body_limit).await;
+        if let Some(exporting) = exporting {
+            exporting.shutdown(TRACE_FLUSH_TIMEOUT).await;
+        }
+        served.context("serving stdio")?;
         return Ok(());
     }
     let listener = std::net::TcpListener::bind(args.listen)
@@ -247,7 +272,11 @@ pub async fn serve_with_auth(
         }
         _ => None,
     };
-    serve_http(server, listener, options, tls, workers).await?;
+    let served = serve_http(server, listener, options, tls, workers).await;
+    if let Some(exporting) = exporting {
+        exporting.shutdown(TRACE_FLUSH_TIMEOUT).await;
+    }
+    served?;
     tracing::info!("stopped");
     Ok(())
 }

@@ -72,6 +72,8 @@ pub struct ServerOptions {
     pub cache_scope: CacheScope,
     /// Who may list and call which tool; [`Authenticator::none`] lets everyone reach all.
     pub authenticator: Authenticator,
+    /// Where each request's span goes (`--otlp-endpoint`); `None` exports nothing.
+    pub traces: Option<trace::Exporter>,
 }
 
 impl Default for ServerOptions {
@@ -82,6 +84,7 @@ impl Default for ServerOptions {
             ttl_ms: 300_000,
             cache_scope: CacheScope::Public,
             authenticator: Authenticator::none(),
+            traces: None,
         }
     }
 }
@@ -109,6 +112,7 @@ pub struct Server {
     /// function of the scopes, and most callers hold one of a few sets.
     scoped_lists: [Mutex<HashMap<Vec<String>, Arc<Prepared>>>; 2],
     ttl_ms: u64,
+    traces: Option<trace::Exporter>,
 }
 
 /// One message in, as a transport received it.
@@ -282,6 +286,7 @@ impl Server {
             listing,
             scoped_lists: Default::default(),
             ttl_ms,
+            traces: options.traces,
         }
     }
 
@@ -303,7 +308,11 @@ impl Server {
             };
         };
         let params = Params::parse(request.params);
-        let context = span::context(incoming.headers, params.as_ref().ok());
+        let trace = span::Traced::new(
+            span::context(incoming.headers, params.as_ref().ok()),
+            self.traces.as_ref(),
+            incoming.headers.is_some(),
+        );
         let dispatched = self
             .dispatch(
                 &request,
@@ -311,9 +320,18 @@ impl Server {
                 params,
                 incoming.headers,
                 incoming.principal,
-                &context,
+                &trace,
             )
             .await;
+        let code = match &dispatched {
+            Ok(Outgoing {
+                kind: Kind::Refused(_),
+                ..
+            }) => Some(code::INVALID_REQUEST),
+            Ok(_) => None,
+            Err(failure) => Some(failure.0.code),
+        };
+        trace.finish(&request.method, id, code);
         match dispatched {
             Ok(outgoing) => outgoing,
             Err(failure) => {
@@ -328,14 +346,14 @@ impl Server {
         }
     }
 
-    async fn dispatch(
-        &self,
+    async fn dispatch<'s>(
+        &'s self,
         request: &Request<'_>,
         id: &RawValue,
         params: Result<Params<'_>, ()>,
         headers: Option<&HeaderMap>,
         principal: Option<&Principal>,
-        context: &trace::Context,
+        trace: &span::Traced<'s>,
     ) -> Result<Outgoing, Failure> {
         let header_version =
             match headers.map(|headers| header_str(headers, "mcp-protocol-version")) {
@@ -356,7 +374,7 @@ impl Server {
 
         if !(header_is_modern || meta_is_modern) {
             return self
-                .dispatch_legacy(method, id, params, header_version, principal, context)
+                .dispatch_legacy(method, id, params, header_version, principal, trace)
                 .await;
         }
 
@@ -423,7 +441,7 @@ impl Server {
             }
             "tools/call" => {
                 let target = call.unwrap_or_else(|| self.call_target(&params))?;
-                self.call(id, target, Era::Modern, principal, context).await
+                self.call(id, target, Era::Modern, principal, trace).await
             }
             "subscriptions/listen" => Ok(self.listen(id)),
             _ => Err(Failure::new(
@@ -435,14 +453,14 @@ impl Server {
         }
     }
 
-    async fn dispatch_legacy(
-        &self,
+    async fn dispatch_legacy<'s>(
+        &'s self,
         method: &str,
         id: &RawValue,
         params: Result<Params<'_>, ()>,
         header_version: Option<&str>,
         principal: Option<&Principal>,
-        context: &trace::Context,
+        trace: &span::Traced<'s>,
     ) -> Result<Outgoing, Failure> {
         if method == "initialize" {
             // Only 2025-11-25 is served to legacy clients, so it is the answer whatever was
@@ -470,7 +488,7 @@ impl Server {
                 let params = params
                     .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 let target = self.call_target(&params).map_err(legacy)?;
-                self.call(id, target, Era::Legacy, principal, context)
+                self.call(id, target, Era::Legacy, principal, trace)
                     .await
                     .map_err(legacy)
             }
@@ -593,15 +611,16 @@ impl Server {
         Ok(())
     }
 
-    async fn call(
-        &self,
+    async fn call<'s>(
+        &'s self,
         id: &RawValue,
-        target: CallTarget<'_>,
+        target: CallTarget<'s>,
         era: Era,
         principal: Option<&Principal>,
-        context: &trace::Context,
+        trace: &span::Traced<'s>,
     ) -> Result<Outgoing, Failure> {
         let CallTarget { served, arguments } = target;
+        let _ = trace.tool.set(&served.tool.name);
         // Scopes are checked before the arguments: a caller who may not call the tool
         // learns nothing about what it accepts.
         if let Some(principal) = principal
@@ -630,11 +649,20 @@ impl Server {
                 };
                 let principal = principal.unwrap_or(Principal::anonymous_ref());
                 let outcome = upstream
-                    .call_traced(route, &served.tool, arguments.as_map(), principal, context)
+                    .call_traced(
+                        route,
+                        &served.tool,
+                        arguments.as_map(),
+                        principal,
+                        &trace.context,
+                    )
                     .await;
                 result::outcome_result(&served.tool.name, outcome)
             }
         };
+        trace
+            .tool_error
+            .store(result.is_error, std::sync::atomic::Ordering::Relaxed);
         result::respond(id, &result, era, &self.server_info).map_err(|error| {
             tracing::error!(tool = %served.tool.name, %error, "tool result does not serialize");
             Failure::internal()

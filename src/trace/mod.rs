@@ -1,12 +1,18 @@
 //! W3C Trace Context (<https://www.w3.org/TR/trace-context/>): reading a caller's
 //! `traceparent` and `tracestate`, a request's place in its trace ([`Context`]), and the
-//! child `traceparent` each upstream attempt carries.
+//! child `traceparent` each upstream attempt carries. [`export`] sends finished spans to an
+//! OTLP/HTTP collector, written by [`otlp`].
 //!
 //! A leaf: it names nothing else of ferry, so `mcp` and `upstream` both use it.
 
 use std::cell::RefCell;
 
 use http::HeaderValue;
+
+pub mod export;
+pub mod otlp;
+
+pub use export::{Endpoint, EndpointError, ExportOptions, Exporter, Exporting};
 
 /// The header a caller's trace arrives in, and ferry's upstream request carries on.
 pub const TRACEPARENT: &str = "traceparent";

@@ -97,3 +97,26 @@ fn tracestate_is_passed_on_only_when_well_formed_and_bounded() {
         assert!(!valid_tracestate(invalid.as_bytes()), "{invalid:?}");
     }
 }
+
+#[test]
+fn the_collector_url_must_be_http_and_carry_no_credentials() {
+    assert!(Endpoint::parse("http://127.0.0.1:4318/v1/traces").is_ok());
+    assert!(Endpoint::parse("https://collector.example/v1/traces").is_ok());
+    for (text, error) in [
+        ("127.0.0.1:4318", EndpointError::NotUrl),
+        ("collector:4318/v1/traces", EndpointError::Scheme),
+        ("/v1/traces", EndpointError::NotUrl),
+        ("grpc://127.0.0.1:4317", EndpointError::Scheme),
+        (
+            "http://user:pass@127.0.0.1:4318/v1/traces",
+            EndpointError::Credentials,
+        ),
+        (
+            "http://token@127.0.0.1:4318/v1/traces",
+            EndpointError::Credentials,
+        ),
+        ("http://127.0.0.1:4318/v1/traces#x", EndpointError::Fragment),
+    ] {
+        assert_eq!(Endpoint::parse(text).map(|_| ()), Err(error), "{text}");
+    }
+}

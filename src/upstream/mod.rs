@@ -32,6 +32,7 @@ pub(crate) mod redact;
 pub(crate) mod request;
 pub(crate) mod response;
 mod retry;
+mod span;
 
 use credential::{Credential, credential, obtained_secrets};
 use pool::{Attempt, Outgoing, Pool};
@@ -50,6 +51,8 @@ pub struct Upstream {
     /// The pools of serving threads 1 and up (thread 0 uses `inner.clients`), each made on
     /// that thread's first call; see [`Upstream::with_workers`].
     workers: Arc<[OnceLock<Vec<Pool>>]>,
+    /// Where each attempt's span goes; see [`Upstream::with_traces`].
+    traces: Option<trace::Exporter>,
 }
 
 thread_local! {
@@ -130,6 +133,7 @@ impl Upstream {
                 identity_header: catalog.identity_header.clone(),
             }),
             workers: Arc::new([]),
+            traces: None,
         })
     }
 
@@ -153,6 +157,12 @@ impl Upstream {
     /// pools; threads numbered beyond them share thread 0's.
     pub fn with_workers(mut self, workers: usize) -> Upstream {
         self.workers = (1..workers).map(|_| OnceLock::new()).collect();
+        self
+    }
+
+    /// Exports a span for each attempt of a sampled call to `exporter`.
+    pub fn with_traces(mut self, exporter: Option<trace::Exporter>) -> Upstream {
+        self.traces = exporter;
         self
     }
 
@@ -548,14 +558,28 @@ impl Upstream {
                 return Err(CallError::Request);
             };
             // Each attempt, retries included, is a span of its own.
-            let (_span_id, traceparent) = context.child();
+            let (span_id, traceparent) = context.child();
             this.headers
                 .insert(HeaderName::from_static(trace::TRACEPARENT), traceparent);
+            let exporter = self.traces.as_ref().filter(|_| context.sampled());
+            let begun = exporter.map(|_| span::Begun {
+                context,
+                span_id,
+                resend: attempt,
+                start_unix_nano: trace::export::now_unix_nano(),
+            });
             let outcome = tokio::time::timeout_at(
                 deadline,
                 self.attempt(pool, this, settings.max_response_bytes),
             )
             .await;
+            if let (Some(exporter), Some(begun)) = (exporter, &begun) {
+                let ended = match &outcome {
+                    Err(_) => span::Ended::TIMEOUT,
+                    Ok(attempt) => span::Ended::of(attempt),
+                };
+                span::export_attempt(exporter, inner, tool, begun, &ended);
+            }
             let retry_delay = |after: Option<Duration>| {
                 if !retryable || attempt >= settings.retries {
                     return None;
