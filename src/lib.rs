@@ -2,7 +2,8 @@
 //!
 //! The modules follow the pipeline: [`openapi`] and [`curation`] read what the user gave,
 //! [`catalog`] compiles it into tools, [`mcp`] answers protocol requests, [`transport`]
-//! carries them over HTTP and stdio, and [`upstream`] calls the real API.
+//! carries them over HTTP and stdio, and [`upstream`] calls the real API; [`trace`] continues a
+//! caller's W3C trace through them.
 
 pub mod access;
 pub mod auth;
@@ -19,5 +20,6 @@ pub mod openapi;
 pub mod parameter;
 pub mod rate;
 pub mod tls;
+pub mod trace;
 pub mod transport;
 pub mod upstream;

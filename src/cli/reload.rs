@@ -17,10 +17,9 @@ use anyhow::Context;
 use ferry::diagnostic::{Diagnostic, Severity};
 use ferry::lock::{self, Change, Digests};
 use ferry::mcp::Serving;
-use ferry::observe::Observer;
 use tokio::sync::watch;
 
-use super::serve::{ServeArgs, TransportArgs, build};
+use super::serve::{Reporting, ServeArgs, TransportArgs, build};
 use super::{Loaded, SourceArgs, diff, load_chosen};
 
 /// How often `--watch` looks at the files. A change is reloaded once the files have looked
@@ -64,7 +63,7 @@ impl Reload {
         mut self,
         serving: Serving,
         mut hangups: watch::Receiver<u64>,
-        observer: Option<Observer>,
+        reporting: Reporting,
     ) {
         let mut signals = true;
         if self.watch {
@@ -85,7 +84,7 @@ impl Reload {
                         signals = false;
                         continue;
                     }
-                    self.reload(&serving, "SIGHUP", observer.as_ref()).await;
+                    self.reload(&serving, "SIGHUP", &reporting).await;
                     changing = None;
                 }
                 _ = ticks.tick(), if self.watch => {
@@ -93,7 +92,7 @@ impl Reload {
                     if now == self.seen {
                         changing = None;
                     } else if changing.as_ref() == Some(&now) {
-                        self.reload(&serving, "files changed", observer.as_ref()).await;
+                        self.reload(&serving, "files changed", &reporting).await;
                         changing = None;
                     } else {
                         changing = Some(now);
@@ -107,15 +106,11 @@ impl Reload {
     /// Reads, compiles and checks the files again, and serves them when nothing is wrong.
     /// What the files look like is taken first, so that a save made while they are read is
     /// a change still to reload.
-    async fn reload(
-        &mut self,
-        serving: &Serving,
-        cause: &'static str,
-        observer: Option<&Observer>,
-    ) {
+    async fn reload(&mut self, serving: &Serving, cause: &'static str, reporting: &Reporting) {
+        let observer = reporting.observer.as_ref();
         tracing::info!(cause, "reloading the catalog");
         let before = (self.files.clone(), looks(&self.files).await);
-        let reloaded = self.try_reload(serving, observer).await;
+        let reloaded = self.try_reload(serving, reporting).await;
         if let Some(observer) = observer {
             observer.reloaded(reloaded.is_ok());
         }
@@ -136,11 +131,8 @@ impl Reload {
         };
     }
 
-    async fn try_reload(
-        &mut self,
-        serving: &Serving,
-        observer: Option<&Observer>,
-    ) -> anyhow::Result<()> {
+    async fn try_reload(&mut self, serving: &Serving, reporting: &Reporting) -> anyhow::Result<()> {
+        let observer = reporting.observer.as_ref();
         let (source, locked) = (self.source.clone(), self.locked);
         // Reading and compiling block: off the thread that serves requests.
         let mut loaded = tokio::task::spawn_blocking(move || {
@@ -160,7 +152,7 @@ impl Reload {
         if errors > 0 {
             anyhow::bail!("{errors} error(s) in the catalog");
         }
-        let server = build(&loaded.catalog, &self.transport, observer.cloned()).await?;
+        let server = build(&loaded.catalog, &self.transport, reporting).await?;
         let digests = diff::digests(&loaded);
         let changes = lock::diff(&self.digests, &digests);
         // Who reaches which tool follows `auth:` too, and with it each caller's list.

@@ -101,7 +101,16 @@ pub struct TransportArgs {
     pub workers: Option<NonZeroUsize>,
     #[command(flatten)]
     pub observe: super::observe::ObserveArgs,
+    /// Export spans (each MCP request, each upstream attempt) over OTLP/HTTP to this
+    /// collector URL, as http://127.0.0.1:4318/v1/traces.
+    // Read as text and checked by `serve`: clap would echo a refused value, credentials
+    // and all.
+    #[arg(long, env = "FERRY_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
 }
+
+/// Longest time spans still queued at shutdown may take to be sent.
+const TRACE_FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl TransportArgs {
     /// How many threads serve: `--workers`, else one per core the process may use; stdio
@@ -191,7 +200,23 @@ async fn serve_reloading(
         (!args.stdio).then_some(args.listen),
         catalog.upstream.as_deref(),
     )?;
-    let server = build(&catalog, args, observing.observer.clone()).await?;
+    let (traces, exporting) = match &args.otlp_endpoint {
+        Some(endpoint) => {
+            let endpoint = ferry::trace::Endpoint::parse(endpoint)
+                .map_err(|error| anyhow::anyhow!("invalid --otlp-endpoint: {error}"))?;
+            let (exporter, exporting) =
+                ferry::trace::export::start(endpoint.clone(), Default::default())
+                    .context("starting the span exporter")?;
+            tracing::info!(endpoint = %endpoint.as_str(), "exporting spans over OTLP/HTTP");
+            (Some(exporter), Some(exporting))
+        }
+        None => (None, None),
+    };
+    let reporting = Reporting {
+        observer: observing.observer.clone(),
+        traces,
+    };
+    let server = build(&catalog, args, &reporting).await?;
     observing.serving(&catalog);
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
     // The server holds its own copy of every tool: this one would only double the memory
@@ -199,15 +224,25 @@ async fn serve_reloading(
     drop(catalog);
     let serving = Serving::new(Arc::new(server));
     // SIGHUP is taken over before anything is served, so that none can end the process.
-    let reloading = reload.map(|reload| {
-        tokio::spawn(reload.run(serving.clone(), hangups(), observing.observer.clone()))
-    });
+    let reloading =
+        reload.map(|reload| tokio::spawn(reload.run(serving.clone(), hangups(), reporting)));
     let served = serve_current(serving, args, announce, workers, &mut observing).await;
     if let Some(reloading) = reloading {
         reloading.abort();
     }
+    if let Some(exporting) = exporting {
+        exporting.shutdown(TRACE_FLUSH_TIMEOUT).await;
+    }
     observing.finish();
     served
+}
+
+/// Where what is served reports to, beside the log: the audit log and metrics, and the
+/// span exporter. Made once at start-up; every reload's server reports to the same.
+#[derive(Clone)]
+pub struct Reporting {
+    pub observer: Option<Observer>,
+    pub traces: Option<ferry::trace::Exporter>,
 }
 
 /// Builds everything that serving takes from the files: the upstream client, the
@@ -216,12 +251,13 @@ async fn serve_reloading(
 pub async fn build(
     catalog: &Catalog,
     args: &TransportArgs,
-    observer: Option<Observer>,
+    reporting: &Reporting,
 ) -> anyhow::Result<Server> {
     let auth = catalog.auth.as_ref();
     let upstream = Upstream::new(catalog)
         .context("setting up the upstream client")?
-        .with_workers(args.worker_count());
+        .with_workers(args.worker_count())
+        .with_traces(reporting.traces.clone());
     let authenticator = if args.stdio {
         if auth.is_some() {
             tracing::info!(
@@ -239,7 +275,8 @@ pub async fn build(
     authenticator.warm().await;
     let options = ServerOptions {
         authenticator,
-        observer,
+        observer: reporting.observer.clone(),
+        traces: reporting.traces.clone(),
         confirm_key: confirm_key(catalog)?,
         ..ServerOptions::default()
     };

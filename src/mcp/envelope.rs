@@ -111,6 +111,10 @@ pub(super) struct Params<'a> {
     /// `_meta`'s `clientCapabilities`, `inputResponses` and `requestState` as received, for a
     /// confirming tool's rounds.
     pub(super) round: super::confirm::Round<'a>,
+    /// `_meta.traceparent` and `_meta.tracestate`: W3C Trace Context where no HTTP header
+    /// carries it (stdio).
+    pub(super) traceparent: Option<MetaString<'a>>,
+    pub(super) tracestate: Option<MetaString<'a>>,
 }
 
 pub(super) enum MetaString<'a> {
@@ -154,6 +158,10 @@ pub(super) struct RawMeta<'a> {
     pub(super) client_capabilities: Option<&'a RawValue>,
     #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
     pub(super) client_info: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(super) traceparent: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(super) tracestate: Option<&'a RawValue>,
 }
 
 impl<'a> Params<'a> {
@@ -168,16 +176,19 @@ impl<'a> Params<'a> {
             .meta
             .filter(|meta| meta.get().starts_with('{'))
             .and_then(|meta| serde_json::from_str(meta.get()).ok());
-        let (meta_version, meta_capabilities, client_info, capabilities) = match meta {
-            Some(meta) => (
-                meta.protocol_version.map(string_of),
-                meta.client_capabilities
-                    .map(|capabilities| capabilities.get().starts_with('{')),
-                meta.client_info,
-                meta.client_capabilities,
-            ),
-            None => (None, None, None, None),
-        };
+        let (meta_version, meta_capabilities, client_info, capabilities, traceparent, tracestate) =
+            match meta {
+                Some(meta) => (
+                    meta.protocol_version.map(string_of),
+                    meta.client_capabilities
+                        .map(|capabilities| capabilities.get().starts_with('{')),
+                    meta.client_info,
+                    meta.client_capabilities,
+                    meta.traceparent.map(string_of),
+                    meta.tracestate.map(string_of),
+                ),
+                None => (None, None, None, None, None, None),
+            };
         Ok(Params {
             meta_version,
             meta_capabilities,
@@ -196,6 +207,8 @@ impl<'a> Params<'a> {
                 input_responses: raw_params.input_responses,
                 request_state: raw_params.request_state,
             },
+            traceparent,
+            tracestate,
         })
     }
 }

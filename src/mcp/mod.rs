@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 use crate::auth::{Authenticator, Challenge, Principal};
 use crate::catalog::{Catalog, Rate, SafetyClass, Tool, ToolLimits};
 use crate::observe::{CallFacts, CallRecord, Observer, ToolMeter};
+use crate::trace;
 use crate::upstream::{self, Upstream};
 use envelope::*;
 use failure::*;
@@ -32,6 +33,7 @@ pub(crate) mod headers;
 pub mod limit;
 pub(crate) mod result;
 mod serving;
+mod span;
 mod validate;
 
 pub use crate::auth::CacheScope;
@@ -81,6 +83,8 @@ pub struct ServerOptions {
     /// The key that seals confirmation state; `None`: one generated for this server, so
     /// only it can verify the state it gave.
     pub confirm_key: Option<confirm::ConfirmKey>,
+    /// Where each request's span goes (`--otlp-endpoint`); `None` exports nothing.
+    pub traces: Option<trace::Exporter>,
 }
 
 impl Default for ServerOptions {
@@ -93,6 +97,7 @@ impl Default for ServerOptions {
             authenticator: Authenticator::none(),
             observer: None,
             confirm_key: None,
+            traces: None,
         }
     }
 }
@@ -125,6 +130,7 @@ pub struct Server {
     observer: Option<Observer>,
     /// Asks for, and checks, the user's confirmation of a confirming tool's calls.
     confirmer: confirm::Confirmer,
+    traces: Option<trace::Exporter>,
 }
 
 /// One message in, as a transport received it.
@@ -327,6 +333,7 @@ impl Server {
             limiter: limit::Limiter::default(),
             observer: options.observer,
             confirmer,
+            traces: options.traces,
         }
     }
 
@@ -359,16 +366,33 @@ impl Server {
             _ => None,
         };
         let mut facts = CallFacts::default();
-        let answered = self
+        let params = Params::parse(request.params);
+        let trace = span::Traced::new(
+            span::context(incoming.headers, params.as_ref().ok()),
+            self.traces.as_ref(),
+            incoming.headers.is_some(),
+        );
+        let dispatched = self
             .dispatch(
                 &request,
                 id,
+                params,
                 incoming.headers,
                 incoming.principal,
                 &mut facts,
+                &trace,
             )
             .await;
-        let outgoing = match answered {
+        let code = match &dispatched {
+            Ok(Outgoing {
+                kind: Kind::Refused(_),
+                ..
+            }) => Some(code::INVALID_REQUEST),
+            Ok(_) => None,
+            Err(failure) => Some(failure.0.code),
+        };
+        trace.finish(&request.method, id, code);
+        let outgoing = match dispatched {
             Ok(outgoing) => outgoing,
             Err(failure) => {
                 tracing::debug!(
@@ -433,15 +457,17 @@ impl Server {
         observer.record(record, meter);
     }
 
-    async fn dispatch(
-        &self,
+    #[allow(clippy::too_many_arguments)]
+    async fn dispatch<'s>(
+        &'s self,
         request: &Request<'_>,
         id: &RawValue,
+        params: Result<Params<'_>, ()>,
         headers: Option<&HeaderMap>,
         principal: Option<&Principal>,
         facts: &mut CallFacts,
+        trace: &span::Traced<'s>,
     ) -> Result<Outgoing, Failure> {
-        let params = Params::parse(request.params);
         let header_version =
             match headers.map(|headers| header_str(headers, "mcp-protocol-version")) {
                 Some(Err(problem)) => {
@@ -461,7 +487,7 @@ impl Server {
 
         if !(header_is_modern || meta_is_modern) {
             return self
-                .dispatch_legacy(method, id, params, header_version, principal, facts)
+                .dispatch_legacy(method, id, params, header_version, principal, facts, trace)
                 .await;
         }
 
@@ -528,8 +554,16 @@ impl Server {
             }
             "tools/call" => {
                 let target = call.unwrap_or_else(|| self.call_target(&params))?;
-                self.call(id, target, Era::Modern, principal, &params.round, facts)
-                    .await
+                self.call(
+                    id,
+                    target,
+                    Era::Modern,
+                    principal,
+                    &params.round,
+                    facts,
+                    trace,
+                )
+                .await
             }
             "subscriptions/listen" => Ok(self.listen(id, params.tools_list_changed)),
             _ => Err(Failure::new(
@@ -541,14 +575,16 @@ impl Server {
         }
     }
 
-    async fn dispatch_legacy(
-        &self,
+    #[allow(clippy::too_many_arguments)]
+    async fn dispatch_legacy<'s>(
+        &'s self,
         method: &str,
         id: &RawValue,
         params: Result<Params<'_>, ()>,
         header_version: Option<&str>,
         principal: Option<&Principal>,
         facts: &mut CallFacts,
+        trace: &span::Traced<'s>,
     ) -> Result<Outgoing, Failure> {
         if method == "initialize" {
             // Only 2025-11-25 is served to legacy clients, so it is the answer whatever was
@@ -576,9 +612,17 @@ impl Server {
                 let params = params
                     .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 let target = self.call_target(&params).map_err(legacy)?;
-                self.call(id, target, Era::Legacy, principal, &params.round, facts)
-                    .await
-                    .map_err(legacy)
+                self.call(
+                    id,
+                    target,
+                    Era::Legacy,
+                    principal,
+                    &params.round,
+                    facts,
+                    trace,
+                )
+                .await
+                .map_err(legacy)
             }
             _ => Err(
                 Failure::new(StatusCode::OK, code::METHOD_NOT_FOUND, "method not found")
@@ -588,7 +632,7 @@ impl Server {
     }
 
     /// Finds the tool and reads the arguments of a `tools/call`.
-    fn call_target<'a>(&'a self, params: &Params<'a>) -> Result<CallTarget<'a>, Failure> {
+    fn call_target<'s, 'p>(&'s self, params: &Params<'p>) -> Result<CallTarget<'s, 'p>, Failure> {
         let name = match &params.name {
             Some(MetaString::Text(name)) => name,
             Some(MetaString::NotText) => {
@@ -627,7 +671,7 @@ impl Server {
         method: &str,
         meta_version: &str,
         params: &Params<'_>,
-        call: Option<&Result<CallTarget<'_>, Failure>>,
+        call: Option<&Result<CallTarget<'_, '_>, Failure>>,
     ) -> Result<(), Failure> {
         match header_version {
             Some(version) if version == meta_version => {}
@@ -701,14 +745,16 @@ impl Server {
         Ok(())
     }
 
-    async fn call(
-        &self,
+    #[allow(clippy::too_many_arguments)]
+    async fn call<'s>(
+        &'s self,
         id: &RawValue,
-        target: CallTarget<'_>,
+        target: CallTarget<'s, '_>,
         era: Era,
         principal: Option<&Principal>,
         round: &confirm::Round<'_>,
         facts: &mut CallFacts,
+        trace: &span::Traced<'s>,
     ) -> Result<Outgoing, Failure> {
         use crate::observe::{Outcome, Reason};
         let CallTarget {
@@ -717,6 +763,7 @@ impl Server {
             arguments,
             client_info,
         } = target;
+        let _ = trace.tool.set(&served.tool.name);
         if self.observer.is_some() {
             facts.tool = Some(index);
             // Copied as written: the audit log's writer reads it, off the call's path.
@@ -784,12 +831,15 @@ impl Server {
                     }
                 };
                 let outcome = upstream
-                    .call_keyed(
+                    .call_with(
                         route,
                         &served.tool,
                         arguments.as_map(),
                         principal,
-                        idempotency_key.as_deref(),
+                        &upstream::CallContext {
+                            idempotency_key: idempotency_key.as_deref(),
+                            trace: &trace.context,
+                        },
                         &mut facts.stats,
                     )
                     .await;
@@ -798,6 +848,9 @@ impl Server {
                 result::outcome_result(&served.tool.name, outcome)
             }
         };
+        trace
+            .tool_error
+            .store(result.is_error, std::sync::atomic::Ordering::Relaxed);
         self.respond_call(id, &served.tool.name, &result, era)
             .inspect_err(|_| facts.outcome = Some(Outcome::GatewayFailure))
     }
@@ -975,13 +1028,13 @@ fn rate_limits(
     (checked, told)
 }
 
-struct CallTarget<'s> {
+struct CallTarget<'s, 'p> {
     /// The tool's place in `Server::tools`.
     index: usize,
     served: &'s ServedTool,
     arguments: Arguments,
     /// `_meta`'s `clientInfo`, as written.
-    client_info: Option<&'s RawValue>,
+    client_info: Option<&'p RawValue>,
 }
 
 /// A call's arguments: always a JSON object, held as a [`Value`] so that validation reads it

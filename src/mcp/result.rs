@@ -44,7 +44,7 @@ pub const LEGACY_WRAP_KEY: &str = "result";
 pub(super) struct CallResult<'t> {
     content: Vec<Block<'t>>,
     structured_content: Option<Value>,
-    is_error: bool,
+    pub(super) is_error: bool,
     http: Option<Http>,
     /// What ferry did, when it did anything.
     handling: Option<Handling>,

@@ -22,6 +22,7 @@ use tokio::time::Instant;
 use crate::auth::Principal;
 use crate::auth::outbound::identity_header;
 use crate::catalog::{Catalog, Tool};
+use crate::trace;
 
 mod body;
 mod credential;
@@ -31,6 +32,7 @@ pub(crate) mod redact;
 pub(crate) mod request;
 pub(crate) mod response;
 mod retry;
+mod span;
 
 use credential::{Credential, credential, obtained_secrets};
 use pool::{Attempt, Outgoing, Pool};
@@ -49,6 +51,8 @@ pub struct Upstream {
     /// The pools of serving threads 1 and up (thread 0 uses `inner.clients`), each made on
     /// that thread's first call; see [`Upstream::with_workers`].
     workers: Arc<[OnceLock<Vec<Pool>>]>,
+    /// Where each attempt's span goes; see [`Upstream::with_traces`].
+    traces: Option<trace::Exporter>,
 }
 
 thread_local! {
@@ -129,6 +133,7 @@ impl Upstream {
                 identity_header: catalog.identity_header.clone(),
             }),
             workers: Arc::new([]),
+            traces: None,
         })
     }
 
@@ -146,6 +151,12 @@ impl Upstream {
                 .position(|(ms, _)| *ms == tool.call.connect_timeout_ms)
                 .unwrap_or(0),
         }
+    }
+
+    /// Exports a span for each attempt of a sampled call to `exporter`.
+    pub fn with_traces(mut self, exporter: Option<trace::Exporter>) -> Upstream {
+        self.traces = exporter;
+        self
     }
 
     /// Gives each of `workers` serving threads (numbered by [`set_worker`]) its own connection
@@ -209,7 +220,8 @@ impl Upstream {
     /// Calls `tool` by its prepared `route` on behalf of `principal`: its subject goes in
     /// the identity header when one is configured, and its validated token is what token
     /// exchange trades. The caller's own credentials are never sent. `stats` counts the
-    /// requests sent and the time spent on them, for the audit log and the metrics.
+    /// requests sent and the time spent on them, for the audit log and the metrics. The call
+    /// starts a trace of its own, and a fresh idempotency key; see [`Upstream::call_with`].
     pub async fn call_on(
         &self,
         route: &Route,
@@ -218,22 +230,34 @@ impl Upstream {
         principal: &Principal,
         stats: &mut CallStats,
     ) -> Outcome {
-        self.call_keyed(route, tool, arguments, principal, None, stats)
+        let trace = trace::Context::new(None, None);
+        let context = CallContext {
+            idempotency_key: None,
+            trace: &trace,
+        };
+        self.call_with(route, tool, arguments, principal, &context, stats)
             .await
     }
 
-    /// [`Upstream::call_on`] with the idempotency key to send where the tool has an
-    /// `idempotency_key_header` (a confirmed call's nonce, so the API deduplicates a
-    /// confirmation used twice); `None` makes a fresh one.
-    pub async fn call_keyed(
+    /// [`Upstream::call_on`] within what `context` carries: the caller's trace (each attempt
+    /// carries a `traceparent` naming a span of its own under the trace's, and its
+    /// `tracestate`; these replace any the arguments would set, so no caller's value reaches
+    /// the upstream but through the trace), and the idempotency key to send where the tool
+    /// has an `idempotency_key_header` (a confirmed call's nonce, so the API deduplicates a
+    /// confirmation used twice; `None` makes a fresh one).
+    pub async fn call_with(
         &self,
         route: &Route,
         tool: &Tool,
         arguments: &Map<String, Value>,
         principal: &Principal,
-        idempotency_key: Option<&str>,
+        context: &CallContext<'_>,
         stats: &mut CallStats,
     ) -> Outcome {
+        let CallContext {
+            idempotency_key,
+            trace: context,
+        } = *context;
         let started = Instant::now();
         let settings = &tool.call;
         let inner = &self.inner;
@@ -267,10 +291,12 @@ impl Upstream {
             _ => None,
         };
         let authorization = obtained.as_ref().map(|(_, value)| value);
-        let Some(request) = self.request(tool, prepared, authorization, principal, idempotency_key)
+        let Some(mut request) =
+            self.request(tool, prepared, authorization, principal, idempotency_key)
         else {
             return Err(CallError::Request);
         };
+        trace_headers(&mut request.headers, context);
         // An obtained token the upstream echoes is redacted like a configured secret. One it
         // refuses (401) is forgotten, and the call is sent once more with a fresh token: a
         // request refused for its credentials did nothing, whatever its method.
@@ -296,7 +322,11 @@ impl Upstream {
                 tool,
                 route.pool,
                 request,
-                Clock { started, stats },
+                Clock {
+                    started,
+                    stats,
+                    context,
+                },
                 secrets.as_deref().unwrap_or(&inner.secrets),
                 forget.as_ref().map(|forget| forget as &(dyn Fn() + Sync)),
             )
@@ -314,7 +344,11 @@ impl Upstream {
                     tool,
                     route.pool,
                     again,
-                    Clock { started, stats },
+                    Clock {
+                        started,
+                        stats,
+                        context,
+                    },
                     secrets.as_deref().unwrap_or(&inner.secrets),
                     None,
                 )
@@ -415,10 +449,19 @@ impl fmt::Debug for Inner {
     }
 }
 
-/// When a call started, and what its requests have cost so far.
+/// What a call carries beside its tool and arguments; see [`Upstream::call_with`].
+#[derive(Debug, Clone, Copy)]
+pub struct CallContext<'a> {
+    pub idempotency_key: Option<&'a str>,
+    pub trace: &'a trace::Context,
+}
+
+/// When a call started, what its requests have cost so far, and the trace it is part of:
+/// what each of its attempts is timed by and named under.
 struct Clock<'s> {
     started: Instant,
     stats: &'s mut CallStats,
+    context: &'s trace::Context,
 }
 
 /// A tool's route and pool: see [`Upstream::route`].
@@ -513,7 +556,11 @@ impl Upstream {
     ) -> Outcome {
         let inner = &self.inner;
         let settings = &tool.call;
-        let Clock { started, stats } = clock;
+        let Clock {
+            started,
+            stats,
+            context,
+        } = clock;
         let deadline = deadline_after(started, settings.timeout);
         let method = request.method.clone();
         let retryable = matches!(
@@ -544,9 +591,20 @@ impl Upstream {
             } else {
                 request.clone()
             };
-            let Some(this) = this else {
+            let Some(mut this) = this else {
                 return Err(CallError::Request);
             };
+            // Each attempt, retries included, is a span of its own.
+            let (span_id, traceparent) = context.child();
+            this.headers
+                .insert(HeaderName::from_static(trace::TRACEPARENT), traceparent);
+            let exporter = self.traces.as_ref().filter(|_| context.sampled());
+            let begun = exporter.map(|_| span::Begun {
+                context,
+                span_id,
+                resend: attempt,
+                start_unix_nano: trace::export::now_unix_nano(),
+            });
             let sent = Instant::now();
             let outcome = tokio::time::timeout_at(
                 deadline,
@@ -555,6 +613,13 @@ impl Upstream {
             .await;
             stats.attempts += 1;
             stats.upstream += sent.elapsed();
+            if let (Some(exporter), Some(begun)) = (exporter, &begun) {
+                let ended = match &outcome {
+                    Err(_) => span::Ended::TIMEOUT,
+                    Ok(attempt) => span::Ended::of(attempt),
+                };
+                span::export_attempt(exporter, inner, tool, begun, &ended);
+            }
             let retry_delay = |after: Option<Duration>| {
                 if !retryable || attempt >= settings.retries {
                     return None;
@@ -620,6 +685,21 @@ impl Upstream {
 
     async fn attempt(&self, client: usize, request: Outgoing, max_bytes: u64) -> Attempt {
         self.client(client).send(request, max_bytes).await
+    }
+}
+
+/// Takes out any `traceparent` and `tracestate` the plan set from the arguments (a header
+/// parameter of those names) and puts in `context`'s `tracestate`; each attempt adds its own
+/// `traceparent`.
+fn trace_headers(headers: &mut http::HeaderMap, context: &trace::Context) {
+    headers.remove(trace::TRACEPARENT);
+    match &context.state {
+        Some(state) => {
+            headers.insert(HeaderName::from_static(trace::TRACESTATE), state.clone());
+        }
+        None => {
+            headers.remove(trace::TRACESTATE);
+        }
     }
 }
 

@@ -32,8 +32,8 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule {
-        text: "`diagnostic`, `parameter`, `rate` and `openapi` import nothing from ferry",
-        scope: Scope::Only(&["diagnostic", "parameter", "rate", "openapi"]),
+        text: "`diagnostic`, `parameter`, `rate`, `openapi` and `trace` import nothing from ferry",
+        scope: Scope::Only(&["diagnostic", "parameter", "rate", "openapi", "trace"]),
         forbidden: &["crate"],
     },
     Rule {

@@ -17,4 +17,5 @@ mod rate_limits;
 mod reload;
 mod stdio;
 mod support;
+mod traces;
 mod upstream;
