@@ -10,7 +10,7 @@
 //! answering them splices the request's `id` between a fixed prefix and suffix.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
@@ -19,18 +19,22 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
-use crate::catalog::{Catalog, Rate, SafetyClass, Tool, ToolLimits};
+use crate::catalog::{Catalog, Rate, Tool};
 use crate::observe::{CallFacts, CallRecord, Observer, ToolMeter};
 use crate::trace;
 use crate::upstream::{self, Upstream};
+use call::{CallTarget, rate_limits};
 use envelope::*;
 use failure::*;
+use listing::{ID_PREFIX, Listing, Prepared, respond_value};
 
+mod call;
 pub mod confirm;
 mod envelope;
 mod failure;
 pub(crate) mod headers;
 pub mod limit;
+mod listing;
 pub(crate) mod result;
 mod serving;
 mod span;
@@ -193,12 +197,6 @@ struct ServedTool {
     limits: Vec<limit::Limit>,
     limits_told: Vec<(Rate, &'static str)>,
     meter: Option<ToolMeter>,
-}
-
-/// A response serialized at start-up: `{"jsonrpc":"2.0","id":` + id + `suffix`.
-#[derive(Debug)]
-struct Prepared {
-    suffix: Vec<u8>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -631,38 +629,6 @@ impl Server {
         }
     }
 
-    /// Finds the tool and reads the arguments of a `tools/call`.
-    fn call_target<'s, 'p>(&'s self, params: &Params<'p>) -> Result<CallTarget<'s, 'p>, Failure> {
-        let name = match &params.name {
-            Some(MetaString::Text(name)) => name,
-            Some(MetaString::NotText) => {
-                return Err(Failure::invalid_params("params.name is not a string"));
-            }
-            None => return Err(Failure::invalid_params("params.name is missing")),
-        };
-        let arguments = match params.arguments {
-            None => Arguments::new(Map::new()),
-            Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
-                Ok(arguments @ Value::Object(_)) => Arguments(arguments),
-                Ok(Value::Null) => Arguments::new(Map::new()),
-                Ok(_) | Err(_) => {
-                    return Err(Failure::invalid_params("params.arguments is not an object"));
-                }
-            },
-        };
-        // A tool the curation did not choose does not exist, whatever the document holds.
-        let Some(&index) = self.by_name.get(name.as_ref()) else {
-            return Err(Failure::invalid_params(&format!("unknown tool {name:?}"))
-                .with_data(json!({ "name": name })));
-        };
-        Ok(CallTarget {
-            index,
-            served: &self.tools[index],
-            arguments,
-            client_info: params.client_info,
-        })
-    }
-
     /// `header_version` is `headers`' `MCP-Protocol-Version`, already read by the caller.
     fn check_headers(
         &self,
@@ -744,233 +710,6 @@ impl Server {
         }
         Ok(())
     }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn call<'s>(
-        &'s self,
-        id: &RawValue,
-        target: CallTarget<'s, '_>,
-        era: Era,
-        principal: Option<&Principal>,
-        round: &confirm::Round<'_>,
-        facts: &mut CallFacts,
-        trace: &span::Traced<'s>,
-    ) -> Result<Outgoing, Failure> {
-        use crate::observe::{Outcome, Reason};
-        let CallTarget {
-            index,
-            served,
-            arguments,
-            client_info,
-        } = target;
-        let _ = trace.tool.set(&served.tool.name);
-        if self.observer.is_some() {
-            facts.tool = Some(index);
-            // Copied as written: the audit log's writer reads it, off the call's path.
-            facts.client = client_info.map(ToOwned::to_owned);
-            // Anything that ends this call early without an outcome is ferry's own failure.
-            facts.outcome = Some(Outcome::GatewayFailure);
-        }
-        // Scopes are checked before the arguments: a caller who may not call the tool
-        // learns nothing about what it accepts.
-        if let Some(principal) = principal
-            && let Err(challenge) = self.authenticator.authorize(principal, &served.tool.name)
-        {
-            tracing::info!(tool = %served.tool.name, user = %principal.subject, "tool call refused: missing scope");
-            facts.outcome = Some(Outcome::Refused(Reason::Scope));
-            return Ok(result::refused(id, challenge));
-        }
-        let validator = served.validator.get_or_init(|| {
-            let schema = serde_json::from_str(&served.schema).map_err(|error| error.to_string())?;
-            validate::compile(&schema, &served.tool.unchecked_patterns)
-        });
-        let validator = match validator {
-            Ok(validator) => validator,
-            Err(detail) => {
-                tracing::error!(tool = %served.tool.name, %detail, "input schema does not compile");
-                return Err(Failure::internal());
-            }
-        };
-        // Limits are checked once the call would go: an invalid call costs nothing.
-        let refused = match validate::problems(validator, arguments.as_value()) {
-            Some(text) => {
-                facts.outcome = Some(Outcome::InvalidArguments);
-                Some(result::invalid_arguments(text))
-            }
-            None => self.over_limit(served, principal).map(|limited| {
-                facts.outcome = Some(Outcome::Refused(Reason::RateLimit));
-                result::rate_limited(limited)
-            }),
-        };
-        let result = match refused {
-            Some(refused) => refused,
-            None => {
-                let (Some(upstream), Some(route)) = (&self.upstream, &served.route) else {
-                    tracing::error!(tool = %served.tool.name, "no upstream client to call");
-                    return Err(Failure::internal());
-                };
-                let principal = principal.unwrap_or(Principal::anonymous_ref());
-                let gate = self.confirmation(
-                    id,
-                    served,
-                    arguments.as_map(),
-                    principal,
-                    era,
-                    round,
-                    &mut facts.confirmation,
-                );
-                let idempotency_key = match gate? {
-                    confirm::Gate::Proceed { idempotency_key } => idempotency_key,
-                    confirm::Gate::Respond(outgoing) => {
-                        facts.outcome = Some(Outcome::Unconfirmed);
-                        return Ok(outgoing);
-                    }
-                    confirm::Gate::Unconfirmed(result) => {
-                        facts.outcome = Some(Outcome::Unconfirmed);
-                        return self.respond_call(id, &served.tool.name, &result, era);
-                    }
-                };
-                let outcome = upstream
-                    .call_with(
-                        route,
-                        &served.tool,
-                        arguments.as_map(),
-                        principal,
-                        &upstream::CallContext {
-                            idempotency_key: idempotency_key.as_deref(),
-                            trace: &trace.context,
-                        },
-                        &mut facts.stats,
-                    )
-                    .await;
-                facts.outcome = Some(Outcome::of(&outcome));
-                facts.upstream_status = Outcome::status_of(&outcome);
-                result::outcome_result(&served.tool.name, outcome)
-            }
-        };
-        trace
-            .tool_error
-            .store(result.is_error, std::sync::atomic::Ordering::Relaxed);
-        self.respond_call(id, &served.tool.name, &result, era)
-            .inspect_err(|_| facts.outcome = Some(Outcome::GatewayFailure))
-    }
-
-    fn respond_call(
-        &self,
-        id: &RawValue,
-        tool: &str,
-        result: &result::CallResult<'_>,
-        era: Era,
-    ) -> Result<Outgoing, Failure> {
-        result::respond(id, result, era, &self.server_info).map_err(|error| {
-            tracing::error!(tool, %error, "tool result does not serialize");
-            Failure::internal()
-        })
-    }
-
-    /// Spends the call from each of the tool's rate limits for its caller; when one has no
-    /// room, spends nothing and says which and when to try again.
-    fn over_limit(
-        &self,
-        served: &ServedTool,
-        principal: Option<&Principal>,
-    ) -> Option<result::RateLimited> {
-        if served.limits.is_empty() {
-            return None;
-        }
-        // Stdio asks nobody: its one caller is anonymous, as every caller over HTTP without
-        // `auth:` is, and they share one budget.
-        let subject = principal
-            .unwrap_or(Principal::anonymous_ref())
-            .subject
-            .as_str();
-        let refusal = self.limiter.check(subject, &served.limits).err()?;
-        let (limit, scope) = served.limits_told[refusal.limit];
-        tracing::debug!(tool = %served.tool.name, user = %subject, %limit, scope, "tool call refused: rate limit");
-        Some(result::RateLimited {
-            retry_after_seconds: refusal.retry_after_seconds(),
-            limit,
-            scope,
-        })
-    }
-
-    /// `tools/list` for a caller when the list depends on scopes: the tools `principal`
-    /// reaches, marked `private` so no cache shares it across callers.
-    fn tools_list_for(&self, id: &RawValue, principal: &Principal, era: Era) -> Outgoing {
-        /// Scope sets remembered at most per era; past that the memory starts over.
-        const MAX_SCOPED_LISTS: usize = 1024;
-        // Looked up by the borrowed scopes: they are copied only when a new list is kept.
-        let scoped_lists = match era {
-            Era::Modern => &self.scoped_lists[0],
-            Era::Legacy => &self.scoped_lists[1],
-        };
-        let cached = scoped_lists
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(principal.scopes.as_slice())
-            .cloned();
-        if let Some(prepared) = cached {
-            return prepared.respond(id);
-        }
-        let array = self.listing.select(|index| {
-            self.authenticator
-                .may_use(principal, &self.tools[index].tool.name)
-        });
-        let prepared = Arc::new(Listing::result(
-            &array,
-            era,
-            self.ttl_ms,
-            "private",
-            &self.server_info,
-        ));
-        let mut lists = scoped_lists.lock().unwrap_or_else(PoisonError::into_inner);
-        if lists.len() >= MAX_SCOPED_LISTS {
-            lists.clear();
-        }
-        lists.insert(principal.scopes.clone(), prepared.clone());
-        drop(lists);
-        prepared.respond(id)
-    }
-
-    /// `subscriptions/listen`: ferry honours `toolsListChanged` (its tool list changes when
-    /// the catalog is reloaded) and nothing else, so the acknowledgement names that alone,
-    /// when asked for.
-    fn listen(&self, id: &RawValue, tools_list_changed: bool) -> Outgoing {
-        let subscription: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
-        let honoured = if tools_list_changed {
-            json!({"toolsListChanged": true})
-        } else {
-            json!({})
-        };
-        let acknowledgement = json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/subscriptions/acknowledged",
-            "params": {
-                "notifications": honoured,
-                "_meta": { META_SUBSCRIPTION_ID: subscription },
-            },
-        });
-        let changed = tools_list_changed.then(|| {
-            let notification = json!({
-                "jsonrpc": "2.0",
-                "method": "notifications/tools/list_changed",
-                "params": { "_meta": { META_SUBSCRIPTION_ID: subscription } },
-            });
-            Bytes::from(notification.to_string())
-        });
-        let end = json!({
-            "resultType": "complete",
-            "_meta": { META_SUBSCRIPTION_ID: subscription, META_SERVER_INFO: self.server_info },
-        });
-        Outgoing {
-            status: StatusCode::OK,
-            body: Bytes::from(acknowledgement.to_string()),
-            kind: Kind::Subscription {
-                end: respond_value(id, &end).body,
-                tools_list_changed: changed,
-            },
-        }
-    }
 }
 
 /// The raw JSON `id` of a request message, for a transport that tracks requests in flight
@@ -1001,169 +740,6 @@ pub fn timed_out(body: &[u8]) -> Outgoing {
 /// `RequestId` cannot be `null`, so the key is left out rather than set to `null`).
 pub fn error_without_id(code: i32, message: &str) -> Bytes {
     Bytes::from(json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}}).to_string())
-}
-
-/// A tool's limits as the limiter checks them: its own keyed by its index, its class's by
-/// the class (one key for all reads, one for all writes), each with what the caller is told.
-fn rate_limits(
-    index: usize,
-    limits: &ToolLimits,
-) -> (Vec<limit::Limit>, Vec<(Rate, &'static str)>) {
-    const READS: u32 = 0;
-    const WRITES: u32 = 1;
-    let mut checked = Vec::new();
-    let mut told = Vec::new();
-    if let Some(rate) = limits.tool {
-        checked.push(limit::Limit::new(WRITES + 1 + index as u32, rate));
-        told.push((rate, "tool"));
-    }
-    if let Some(rate) = limits.class_limit {
-        let key = match limits.class {
-            SafetyClass::Reads => READS,
-            SafetyClass::Writes => WRITES,
-        };
-        checked.push(limit::Limit::new(key, rate));
-        told.push((rate, limits.class.as_str()));
-    }
-    (checked, told)
-}
-
-struct CallTarget<'s, 'p> {
-    /// The tool's place in `Server::tools`.
-    index: usize,
-    served: &'s ServedTool,
-    arguments: Arguments,
-    /// `_meta`'s `clientInfo`, as written.
-    client_info: Option<&'p RawValue>,
-}
-
-/// A call's arguments: always a JSON object, held as a [`Value`] so that validation reads it
-/// as it is and the upstream client borrows the same map.
-struct Arguments(Value);
-
-impl Arguments {
-    fn new(map: Map<String, Value>) -> Arguments {
-        Arguments(Value::Object(map))
-    }
-
-    fn as_value(&self) -> &Value {
-        &self.0
-    }
-
-    fn as_map(&self) -> &Map<String, Value> {
-        match &self.0 {
-            Value::Object(map) => map,
-            // `new` is the only way in.
-            _ => unreachable!("arguments are always an object"),
-        }
-    }
-}
-
-const ID_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
-
-impl Prepared {
-    fn result(result: &Value) -> Prepared {
-        let mut suffix = br#","result":"#.to_vec();
-        // Serializing a `Value` cannot fail: its keys are strings.
-        suffix.extend_from_slice(result.to_string().as_bytes());
-        suffix.push(b'}');
-        Prepared { suffix }
-    }
-
-    fn respond(&self, id: &RawValue) -> Outgoing {
-        let id = id.get().as_bytes();
-        let mut body = Vec::with_capacity(ID_PREFIX.len() + id.len() + self.suffix.len());
-        body.extend_from_slice(ID_PREFIX);
-        body.extend_from_slice(id);
-        body.extend_from_slice(&self.suffix);
-        Outgoing {
-            status: StatusCode::OK,
-            body: Bytes::from(body),
-            kind: Kind::Json,
-        }
-    }
-}
-
-/// Tool definitions as `tools/list` writes them, one after another in a JSON array, and
-/// where each lies in it.
-#[derive(Debug, Default)]
-struct Listing {
-    /// `[` definitions separated by `,` `]`; empty when nothing was listed.
-    array: Vec<u8>,
-    spans: Vec<std::ops::Range<usize>>,
-}
-
-impl Listing {
-    fn new(tools: &[&Tool]) -> Listing {
-        let mut array = vec![b'['];
-        let mut spans = Vec::with_capacity(tools.len());
-        for (index, tool) in tools.iter().enumerate() {
-            if index > 0 {
-                array.push(b',');
-            }
-            let start = array.len();
-            // Serializing a `Value` cannot fail: its keys are strings.
-            let _ = serde_json::to_writer(&mut array, &tool.to_json());
-            spans.push(start..array.len());
-        }
-        array.push(b']');
-        Listing { array, spans }
-    }
-
-    fn array(&self) -> &[u8] {
-        &self.array
-    }
-
-    /// The array of the definitions whose index `keep` accepts.
-    fn select(&self, keep: impl Fn(usize) -> bool) -> Vec<u8> {
-        let mut array = vec![b'['];
-        for (index, span) in self.spans.iter().enumerate() {
-            if keep(index) {
-                if array.len() > 1 {
-                    array.push(b',');
-                }
-                array.extend_from_slice(&self.array[span.clone()]);
-            }
-        }
-        array.push(b']');
-        array
-    }
-
-    /// A `tools/list` result holding the tools `array`, as each era writes it.
-    fn result(
-        array: &[u8],
-        era: Era,
-        ttl_ms: u64,
-        cache_scope: &str,
-        server_info: &Value,
-    ) -> Prepared {
-        let mut suffix = br#","result":"#.to_vec();
-        match era {
-            Era::Modern => {
-                suffix.extend_from_slice(br#"{"resultType":"complete","tools":"#);
-                suffix.extend_from_slice(array);
-                suffix.extend_from_slice(br#","ttlMs":"#);
-                suffix.extend_from_slice(ttl_ms.to_string().as_bytes());
-                suffix.extend_from_slice(br#","cacheScope":"#);
-                suffix.extend_from_slice(Value::from(cache_scope).to_string().as_bytes());
-                suffix.extend_from_slice(br#","_meta":"#);
-                let meta = json!({ META_SERVER_INFO: server_info });
-                suffix.extend_from_slice(meta.to_string().as_bytes());
-                suffix.push(b'}');
-            }
-            Era::Legacy => {
-                suffix.extend_from_slice(br#"{"tools":"#);
-                suffix.extend_from_slice(array);
-                suffix.push(b'}');
-            }
-        }
-        suffix.push(b'}');
-        Prepared { suffix }
-    }
-}
-
-fn respond_value(id: &RawValue, result: &Value) -> Outgoing {
-    Prepared::result(result).respond(id)
 }
 
 #[cfg(test)]
