@@ -654,3 +654,71 @@ async fn a_reload_swaps_the_keys_that_are_checked_before_the_body() {
     assert_eq!(list_status(&ferry.url, "reload-key-alpha").await, 401);
     assert_eq!(list_status(&ferry.url, "reload-key-bravo").await, 200);
 }
+
+/// A reload is counted and names the catalog it serves: `ferry_reloads_total` by result,
+/// `ferry_tools_served`, and the info gauge of the catalog's digest (the one replaced at 0).
+#[tokio::test]
+async fn reloads_are_counted_in_the_metrics() {
+    let upstream = upstream().await;
+    let files = Files::new("metrics", &upstream.base, &["listPets"]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let metrics_address = format!("127.0.0.1:{port}");
+    let ferry = Ferry::serve(&files.curation(), &["--metrics-listen", &metrics_address]);
+    let scrape = || async {
+        let url = format!("http://{metrics_address}/metrics");
+        reqwest::get(&url)
+            .await
+            .expect("metrics answer")
+            .text()
+            .await
+            .expect("metrics text")
+    };
+    let value = |text: &str, series: &str| {
+        text.lines().find_map(|line| {
+            line.strip_prefix(series)?
+                .strip_prefix(' ')
+                .map(str::to_string)
+        })
+    };
+    let before = scrape().await;
+    assert_eq!(
+        value(&before, "ferry_tools_served").as_deref(),
+        Some("1"),
+        "{before}"
+    );
+    files.choose(&["listPets", "getPet"]);
+    ferry.hangup();
+    ferry.logged("catalog reloaded", 1).await;
+    files.choose(&["listPets", "getPets"]);
+    ferry.hangup();
+    ferry.logged("reload failed", 1).await;
+    let after = scrape().await;
+    assert_eq!(
+        value(&after, r#"ferry_reloads_total{result="ok"}"#).as_deref(),
+        Some("1"),
+        "{after}"
+    );
+    assert_eq!(
+        value(&after, r#"ferry_reloads_total{result="failed"}"#).as_deref(),
+        Some("1"),
+        "{after}"
+    );
+    assert_eq!(
+        value(&after, "ferry_tools_served").as_deref(),
+        Some("2"),
+        "{after}"
+    );
+    let infos: Vec<&str> = after
+        .lines()
+        .filter(|line| line.starts_with("ferry_catalog_info{"))
+        .collect();
+    assert_eq!(infos.len(), 2, "{after}");
+    assert_eq!(
+        infos.iter().filter(|line| line.ends_with(" 1")).count(),
+        1,
+        "{after}"
+    );
+}
