@@ -14,6 +14,13 @@ use crate::auth::{Authenticator, Challenge, METADATA_ROOT_PATH};
 /// when trying again soon may work, `Retry-After`.
 pub fn challenge_response(challenge: &Challenge) -> Response {
     let mut response = challenge.status().into_response();
+    add_challenge(&mut response, challenge);
+    response
+}
+
+/// Adds `challenge`'s `WWW-Authenticate` (and `Retry-After`, when trying again soon may work)
+/// to `response`.
+pub(crate) fn add_challenge(response: &mut Response, challenge: &Challenge) {
     if let Some(value) = challenge
         .www_authenticate()
         .and_then(|value| HeaderValue::from_str(value).ok())
@@ -27,7 +34,6 @@ pub fn challenge_response(challenge: &Challenge) -> Response {
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
-    response
 }
 
 /// Routes serving `authenticator`'s protected resource metadata at its path, and at the

@@ -623,14 +623,7 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         } => subscription(&state, &server, outgoing.body, end, tools_list_changed),
         Kind::Refused(challenge) => {
             let mut response = json_response(outgoing.status, outgoing.body);
-            if let Some(value) = challenge
-                .www_authenticate()
-                .and_then(|value| HeaderValue::from_str(value).ok())
-            {
-                response
-                    .headers_mut()
-                    .insert(header::WWW_AUTHENTICATE, value);
-            }
+            super::auth::add_challenge(&mut response, &challenge);
             response
         }
     }

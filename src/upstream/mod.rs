@@ -774,6 +774,11 @@ fn uuid_v4() -> String {
     chars[12] = '4';
     chars[16] = ['8', '9', 'a', 'b'][chars[16].to_digit(16).unwrap_or(0) as usize % 4];
     let hex: String = chars.into_iter().collect();
+    uuid_text(&hex)
+}
+
+/// 32 hex digits written as a UUID: `8-4-4-4-12`.
+pub(crate) fn uuid_text(hex: &str) -> String {
     format!(
         "{}-{}-{}-{}-{}",
         &hex[0..8],

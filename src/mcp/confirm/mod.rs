@@ -646,14 +646,7 @@ fn cut(text: &str, max: usize) -> String {
 /// `nonce` written as a UUID.
 fn uuid(nonce: &[u8; NONCE_LEN]) -> String {
     let hex: String = nonce.iter().map(|byte| format!("{byte:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    crate::upstream::uuid_text(&hex)
 }
 
 /// HMAC-SHA256 (RFC 2104) of `MAC_CONTEXT` then `data` under `key`.

@@ -56,8 +56,9 @@ def upstream() -> Iterator[Upstream]:
 
 
 @contextmanager
-def serving(curation: Path, upstream_url: str) -> Iterator[str]:
-    """`ferry serve` of `curation` on a loopback port; yields the MCP endpoint URL."""
+def serving(curation: Path, upstream_url: str, extra: tuple[str, ...] = ()) -> Iterator[str]:
+    """`ferry serve` of `curation` (with `extra` flags) on a loopback port; yields the MCP
+    endpoint URL."""
     port = free_port()
     log = tempfile.TemporaryFile()
     command = [
@@ -69,6 +70,7 @@ def serving(curation: Path, upstream_url: str) -> Iterator[str]:
         upstream_url,
         "--listen",
         f"127.0.0.1:{port}",
+        *extra,
     ]
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from conftest import MODES, PETS_CURATION, ferry_binary, free_port, wait_until_listening
+from conftest import MODES, PETS_CURATION, free_port, serving, wait_until_listening
 
 pytestmark = pytest.mark.anyio
 
@@ -34,32 +34,8 @@ def nginx_binary() -> str:
 @contextmanager
 def replica(upstream_url: str, audit_log: Path) -> Iterator[int]:
     """One `ferry serve` of the pets fixture writing its audit log; yields its port."""
-    port = free_port()
-    log = tempfile.TemporaryFile()
-    command = [
-        str(ferry_binary()),
-        "serve",
-        "--config",
-        str(PETS_CURATION),
-        "--upstream",
-        upstream_url,
-        "--listen",
-        f"127.0.0.1:{port}",
-        "--audit-log",
-        str(audit_log),
-    ]
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    try:
-        wait_until_listening(process, port, log)
-        yield port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+    with serving(PETS_CURATION, upstream_url, ("--audit-log", str(audit_log))) as url:
+        yield int(url.rsplit(":", 1)[1].split("/", 1)[0])
 
 
 @contextmanager
