@@ -215,6 +215,7 @@ async fn serve_reloading(
     let reporting = Reporting {
         observer: observing.observer.clone(),
         traces,
+        confirm_nonces: Arc::default(),
     };
     let server = build(&catalog, args, &reporting).await?;
     observing.serving(&catalog);
@@ -237,12 +238,15 @@ async fn serve_reloading(
     served
 }
 
-/// Where what is served reports to, beside the log: the audit log and metrics, and the
-/// span exporter. Made once at start-up; every reload's server reports to the same.
+/// What every server one process builds shares, start-up's and each reload's: where it
+/// reports beside the log (the audit log and metrics, the span exporter), and the
+/// confirmation nonces already answered.
 #[derive(Clone)]
 pub struct Reporting {
     pub observer: Option<Observer>,
     pub traces: Option<ferry::trace::Exporter>,
+    /// The confirmation nonces answered in this process, whichever server took them.
+    pub confirm_nonces: Arc<ferry::mcp::confirm::Nonces>,
 }
 
 /// Builds everything that serving takes from the files: the upstream client, the
@@ -278,6 +282,7 @@ pub async fn build(
         observer: reporting.observer.clone(),
         traces: reporting.traces.clone(),
         confirm_key: confirm_key(catalog)?,
+        confirm_nonces: Arc::clone(&reporting.confirm_nonces),
         ..ServerOptions::default()
     };
     Ok(Server::new(catalog, Some(upstream), options))

@@ -87,6 +87,9 @@ pub struct ServerOptions {
     /// The key that seals confirmation state; `None`: one generated for this server, so
     /// only it can verify the state it gave.
     pub confirm_key: Option<confirm::ConfirmKey>,
+    /// The confirmation nonces already answered: one set for every server a process
+    /// builds, start-up's and each reload's, so that no state is answered twice.
+    pub confirm_nonces: Arc<confirm::Nonces>,
     /// Where each request's span goes (`--otlp-endpoint`); `None` exports nothing.
     pub traces: Option<trace::Exporter>,
 }
@@ -101,6 +104,7 @@ impl Default for ServerOptions {
             authenticator: Authenticator::none(),
             observer: None,
             confirm_key: None,
+            confirm_nonces: Arc::default(),
             traces: None,
         }
     }
@@ -311,6 +315,7 @@ impl Server {
                 .confirm_key
                 .unwrap_or_else(confirm::ConfirmKey::generate),
             &catalog.confirm,
+            options.confirm_nonces,
         );
 
         Server {

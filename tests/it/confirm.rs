@@ -648,3 +648,55 @@ fn tempfile_dir() -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).expect("a temporary folder");
     dir
 }
+
+/// A reload builds a new server with the process's one set of answered nonces: a state
+/// answered before the reload is refused after it, and nothing more reaches the upstream.
+#[tokio::test]
+async fn a_state_answered_before_a_reload_is_refused_after_it() {
+    let upstream = TestUpstream::start(|_, _| json_reply(200, json!({"deleted": true}))).await;
+    let catalog = catalog(&upstream.base, false);
+    let nonces: Arc<ferry::mcp::confirm::Nonces> = Arc::default();
+    let build = || {
+        let client = ferry::upstream::Upstream::new(&catalog).expect("client");
+        let options = ServerOptions {
+            confirm_key: ConfirmKey::new(KEY),
+            confirm_nonces: Arc::clone(&nonces),
+            ..ServerOptions::default()
+        };
+        Server::new(&catalog, Some(client), options)
+    };
+    let (before, after) = (build(), build());
+    let caller = Principal::anonymous();
+    let arguments = json!({"petId": "rex"});
+    let capabilities = json!({"elicitation": {}});
+    let first = as_caller(
+        &before,
+        &caller,
+        &call_body(
+            "delete_pet",
+            arguments.clone(),
+            capabilities.clone(),
+            json!({}),
+        ),
+    )
+    .await;
+    let state = first["result"]["requestState"].as_str().expect("state");
+    let retry = call_body(
+        "delete_pet",
+        arguments,
+        capabilities,
+        json!({"inputResponses": accept("rex"), "requestState": state}),
+    );
+    let done = as_caller(&before, &caller, &retry).await;
+    assert!(done["result"].get("isError").is_none(), "{done}");
+    let again = as_caller(&after, &caller, &retry).await;
+    assert_eq!(again["result"]["isError"], true, "{again}");
+    assert!(
+        again["result"]["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .contains("already answered once"),
+        "{again}"
+    );
+    assert_eq!(upstream.requests().len(), 1);
+}

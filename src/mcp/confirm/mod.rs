@@ -305,16 +305,22 @@ pub(super) struct Confirmer {
     key: ConfirmKey,
     ttl: Duration,
     allow_legacy: bool,
-    nonces: Nonces,
+    nonces: std::sync::Arc<Nonces>,
 }
 
 impl Confirmer {
-    pub(super) fn new(key: ConfirmKey, settings: &ConfirmSettings) -> Confirmer {
+    /// A confirmer sealing with `key` and spending nonces from `nonces` (shared by every
+    /// server one process builds, so a reload never lets a state be answered twice).
+    pub(super) fn new(
+        key: ConfirmKey,
+        settings: &ConfirmSettings,
+        nonces: std::sync::Arc<Nonces>,
+    ) -> Confirmer {
         Confirmer {
             key,
             ttl: settings.ttl,
             allow_legacy: settings.allow_legacy,
-            nonces: Nonces::default(),
+            nonces,
         }
     }
 

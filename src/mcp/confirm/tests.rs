@@ -223,7 +223,7 @@ fn decide(
 
 #[test]
 fn the_rounds_ask_then_proceed_once_on_the_typed_value() {
-    let confirmer = Confirmer::new(key(), &ConfirmSettings::default());
+    let confirmer = Confirmer::new(key(), &ConfirmSettings::default(), Default::default());
     let tool = tool(typed());
     let arguments = json!({"petId": "rex"});
     let elicitation = raw(json!({"elicitation": {}}));
@@ -315,7 +315,7 @@ fn the_rounds_ask_then_proceed_once_on_the_typed_value() {
 
 #[test]
 fn declining_cancelling_or_leaving_the_box_unchecked_does_not_proceed() {
-    let confirmer = Confirmer::new(key(), &ConfirmSettings::default());
+    let confirmer = Confirmer::new(key(), &ConfirmSettings::default(), Default::default());
     let tool = tool(Confirm {
         message: None,
         type_to_confirm: None,
@@ -358,7 +358,7 @@ fn declining_cancelling_or_leaving_the_box_unchecked_does_not_proceed() {
 
 #[test]
 fn an_expired_state_is_refused_with_the_clock_given() {
-    let confirmer = Confirmer::new(key(), &ConfirmSettings::default());
+    let confirmer = Confirmer::new(key(), &ConfirmSettings::default(), Default::default());
     let tool = tool(typed());
     let arguments = json!({"petId": "rex"});
     let elicitation = raw(json!({"elicitation": {}}));
@@ -387,7 +387,7 @@ fn an_expired_state_is_refused_with_the_clock_given() {
 
 #[test]
 fn without_form_elicitation_or_in_the_legacy_era_nobody_is_asked() {
-    let confirmer = Confirmer::new(key(), &ConfirmSettings::default());
+    let confirmer = Confirmer::new(key(), &ConfirmSettings::default(), Default::default());
     let tool = tool(typed());
     let arguments = json!({"petId": "rex"});
     for capabilities in [
@@ -420,6 +420,7 @@ fn without_form_elicitation_or_in_the_legacy_era_nobody_is_asked() {
             allow_legacy: true,
             ..ConfirmSettings::default()
         },
+        Default::default(),
     );
     assert!(matches!(
         allowing.decide(&tool, map, "alice", Era::Legacy, &legacy, NOW),
@@ -431,7 +432,7 @@ fn without_form_elicitation_or_in_the_legacy_era_nobody_is_asked() {
 
 #[test]
 fn malformed_rounds_are_named() {
-    let confirmer = Confirmer::new(key(), &ConfirmSettings::default());
+    let confirmer = Confirmer::new(key(), &ConfirmSettings::default(), Default::default());
     let tool = tool(typed());
     let arguments = json!({"petId": "rex"});
     let elicitation = raw(json!({"elicitation": {}}));
