@@ -216,6 +216,7 @@ async fn serve_reloading(
         observer: observing.observer.clone(),
         traces,
         confirm_nonces: Arc::default(),
+        confirm_key: ConfirmKey::generate(),
     };
     let server = build(&catalog, args, &reporting).await?;
     observing.serving(&catalog);
@@ -247,6 +248,9 @@ pub struct Reporting {
     pub traces: Option<ferry::trace::Exporter>,
     /// The confirmation nonces answered in this process, whichever server took them.
     pub confirm_nonces: Arc<ferry::mcp::confirm::Nonces>,
+    /// The key that seals confirmation state when the curation names none: made once, so a
+    /// reload keeps the confirmations already asked for.
+    pub confirm_key: ConfirmKey,
 }
 
 /// Builds everything that serving takes from the files: the upstream client, the
@@ -281,7 +285,7 @@ pub async fn build(
         authenticator,
         observer: reporting.observer.clone(),
         traces: reporting.traces.clone(),
-        confirm_key: confirm_key(catalog)?,
+        confirm_key: Some(confirm_key(catalog)?.unwrap_or_else(|| reporting.confirm_key.clone())),
         confirm_nonces: Arc::clone(&reporting.confirm_nonces),
         ..ServerOptions::default()
     };

@@ -722,3 +722,64 @@ async fn reloads_are_counted_in_the_metrics() {
         "{after}"
     );
 }
+
+/// A confirmation asked for before a reload is answered after it: the process keeps its
+/// confirmation key (here one it generated) and its answered nonces across reloads, so the
+/// state is accepted once, and refused when answered again.
+#[tokio::test]
+async fn a_confirmation_asked_before_a_reload_is_answered_after_it() {
+    let mut upstream = upstream().await;
+    let files = Files::new("confirm", &upstream.base, &["listPets"]);
+    let base = upstream.base.clone();
+    let curation = |tools: &str| {
+        format!("openapi: ./openapi.json\nupstream: {base}\ntimeout_ms: 20000\ntools:\n{tools}")
+    };
+    files.write(&curation("  getPet: {confirm: true}\n"));
+    let ferry = Ferry::serve(&files.curation(), &[]);
+    let call = |extra: Value| {
+        let mut params = json!({"name": "getPet", "arguments": {}});
+        if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
+            params.extend(extra);
+        }
+        let (body, headers) = modern("tools/call", params);
+        let mut value: Value = serde_json::from_str(&body).expect("a body");
+        value["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+            json!({"elicitation": {}});
+        (value.to_string(), headers)
+    };
+    let send = |(body, headers): (String, Vec<(&'static str, String)>)| {
+        let url = ferry.url.clone();
+        async move {
+            let headers: Vec<(&str, &str)> = headers
+                .iter()
+                .map(|(name, value)| (*name, value.as_str()))
+                .collect();
+            post(&url, &body, &headers).await.json()
+        }
+    };
+    let asked = send(call(json!({}))).await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let state = asked["result"]["requestState"]
+        .as_str()
+        .expect("a requestState")
+        .to_string();
+    files.write(&curation("  getPet: {confirm: true}\n  listPets: {}\n"));
+    ferry.hangup();
+    ferry.logged("catalog reloaded", 1).await;
+    let answer = json!({
+        "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}},
+        "requestState": state,
+    });
+    let done = send(call(answer.clone())).await;
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({"path": "/pets/1"}),
+        "{done}"
+    );
+    assert_eq!(upstream.next_request().await, "/pets/1");
+    files.write(&curation("  getPet: {confirm: true}\n"));
+    ferry.hangup();
+    ferry.logged("catalog reloaded", 2).await;
+    let again = send(call(answer)).await;
+    assert_eq!(again["result"]["isError"], true, "{again}");
+}
