@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod auth;
+mod connection;
 pub mod http;
 pub mod spread;
 pub mod stdio;
