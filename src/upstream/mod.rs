@@ -24,6 +24,7 @@ use crate::auth::outbound::identity_header;
 use crate::catalog::{Catalog, Tool};
 use crate::trace;
 
+mod address;
 mod body;
 mod credential;
 mod outcome;
@@ -34,6 +35,7 @@ pub(crate) mod response;
 mod retry;
 mod span;
 
+use address::{base_url, join};
 use credential::{Credential, credential, obtained_secrets};
 use pool::{Attempt, Outgoing, Pool};
 use redact::Secrets;
@@ -562,12 +564,7 @@ impl Upstream {
             context,
         } = clock;
         let deadline = deadline_after(started, settings.timeout);
-        let method = request.method.clone();
-        let retryable = matches!(
-            method,
-            Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
-        ) || (settings.idempotency_header.is_some()
-            && matches!(method, Method::POST | Method::PATCH));
+        let retryable = retryable(&request.method, settings);
         let shaping = response::Shaping {
             tool: &tool.name,
             limit_bytes: settings.max_response_bytes,
@@ -591,35 +588,12 @@ impl Upstream {
             } else {
                 request.clone()
             };
-            let Some(mut this) = this else {
+            let Some(this) = this else {
                 return Err(CallError::Request);
             };
-            // Each attempt, retries included, is a span of its own.
-            let (span_id, traceparent) = context.child();
-            this.headers
-                .insert(HeaderName::from_static(trace::TRACEPARENT), traceparent);
-            let exporter = self.traces.as_ref().filter(|_| context.sampled());
-            let begun = exporter.map(|_| span::Begun {
-                context,
-                span_id,
-                resend: attempt,
-                start_unix_nano: trace::export::now_unix_nano(),
-            });
-            let sent = Instant::now();
-            let outcome = tokio::time::timeout_at(
-                deadline,
-                self.attempt(pool, this, settings.max_response_bytes),
-            )
-            .await;
-            stats.attempts += 1;
-            stats.upstream += sent.elapsed();
-            if let (Some(exporter), Some(begun)) = (exporter, &begun) {
-                let ended = match &outcome {
-                    Err(_) => span::Ended::TIMEOUT,
-                    Ok(attempt) => span::Ended::of(attempt),
-                };
-                span::export_attempt(exporter, inner, tool, begun, &ended);
-            }
+            let outcome = self
+                .attempt_traced(tool, pool, this, deadline, context, attempt, stats)
+                .await;
             let retry_delay = |after: Option<Duration>| {
                 if !retryable || attempt >= settings.retries {
                     return None;
@@ -662,16 +636,7 @@ impl Upstream {
                         continue;
                     }
                     tracing::warn!(tool = %tool.name, error = %error.detail, attempts = attempt + 1, "upstream call failed");
-                    return Err(match error.malformed {
-                        Some(pool::Malformed::TooLarge) => CallError::HeadTooLarge,
-                        Some(pool::Malformed::Invalid) => CallError::NotHttp,
-                        None if error.timeout && error.connect => CallError::ConnectTimeout {
-                            connect_timeout_ms: settings.connect_timeout_ms,
-                        },
-                        None if error.timeout => CallError::Timeout { timeout_ms },
-                        None if error.connect => CallError::Connect,
-                        None => CallError::Closed,
-                    });
+                    return Err(send_error(&error, settings));
                 }
                 Ok(Attempt::Body(status, headers, error)) => {
                     tracing::warn!(tool = %tool.name, status = status.as_u16(), error = %error.detail, "upstream response body failed");
@@ -683,8 +648,71 @@ impl Upstream {
         }
     }
 
-    async fn attempt(&self, client: usize, request: Outgoing, max_bytes: u64) -> Attempt {
-        self.client(client).send(request, max_bytes).await
+    /// One attempt of a call (`resend` earlier ones before it), within the call's
+    /// `deadline`: `request` carries a `traceparent` naming a span of its own under
+    /// `context`, exported when the trace is sampled; `stats` counts it. `Err` when the
+    /// deadline passed first.
+    #[allow(clippy::too_many_arguments)]
+    async fn attempt_traced(
+        &self,
+        tool: &Tool,
+        pool: usize,
+        mut request: Outgoing,
+        deadline: Instant,
+        context: &trace::Context,
+        resend: u32,
+        stats: &mut CallStats,
+    ) -> Result<Attempt, tokio::time::error::Elapsed> {
+        let (span_id, traceparent) = context.child();
+        request
+            .headers
+            .insert(HeaderName::from_static(trace::TRACEPARENT), traceparent);
+        let exporter = self.traces.as_ref().filter(|_| context.sampled());
+        let begun = exporter.map(|_| span::Begun {
+            context,
+            span_id,
+            resend,
+            start_unix_nano: trace::export::now_unix_nano(),
+        });
+        let sent = Instant::now();
+        let max_bytes = tool.call.max_response_bytes;
+        let outcome =
+            tokio::time::timeout_at(deadline, self.client(pool).send(request, max_bytes)).await;
+        stats.attempts += 1;
+        stats.upstream += sent.elapsed();
+        if let (Some(exporter), Some(begun)) = (exporter, &begun) {
+            let ended = match &outcome {
+                Err(_) => span::Ended::TIMEOUT,
+                Ok(attempt) => span::Ended::of(attempt),
+            };
+            span::export_attempt(exporter, &self.inner, tool, begun, &ended);
+        }
+        outcome
+    }
+}
+
+/// Whether a call may be sent again after a failure: its method is safe to repeat, or the
+/// API deduplicates it by an idempotency key.
+fn retryable(method: &Method, settings: &crate::catalog::CallSettings) -> bool {
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
+    ) || (settings.idempotency_header.is_some() && matches!(*method, Method::POST | Method::PATCH))
+}
+
+/// What a request that got no answer comes to.
+fn send_error(error: &pool::Failure, settings: &crate::catalog::CallSettings) -> CallError {
+    match error.malformed {
+        Some(pool::Malformed::TooLarge) => CallError::HeadTooLarge,
+        Some(pool::Malformed::Invalid) => CallError::NotHttp,
+        None if error.timeout && error.connect => CallError::ConnectTimeout {
+            connect_timeout_ms: settings.connect_timeout_ms,
+        },
+        None if error.timeout => CallError::Timeout {
+            timeout_ms: settings.timeout.as_millis() as u64,
+        },
+        None if error.connect => CallError::Connect,
+        None => CallError::Closed,
     }
 }
 
@@ -701,70 +729,6 @@ fn trace_headers(headers: &mut http::HeaderMap, context: &trace::Context) {
             headers.remove(trace::TRACESTATE);
         }
     }
-}
-
-fn base_url(text: &str) -> Result<reqwest::Url, UpstreamError> {
-    let url = reqwest::Url::parse(text)
-        .map_err(|_| UpstreamError::InvalidBaseUrl("not an absolute URL"))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(UpstreamError::InvalidBaseUrl(
-            "the scheme must be http or https",
-        ));
-    }
-    if url.host_str().is_none() {
-        return Err(UpstreamError::InvalidBaseUrl("it has no host"));
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(UpstreamError::InvalidBaseUrl(
-            "it carries credentials; use upstream_auth",
-        ));
-    }
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err(UpstreamError::InvalidBaseUrl(
-            "it cannot have a query or a fragment",
-        ));
-    }
-    Ok(url)
-}
-
-/// The URL that parsing `base` (the base URL's text without a trailing `/`) followed by
-/// `path_and_query` gives, built from the parsed `base_url` without parsing its scheme and
-/// host again (host parsing runs IDNA, the costliest part of a call's URL). `base_path` is
-/// the base URL's path without a trailing `/`.
-fn join(
-    base: &str,
-    base_url: &reqwest::Url,
-    base_path: &str,
-    path_and_query: &str,
-) -> Result<reqwest::Url, url::ParseError> {
-    // A fragment, or trailing characters a parser trims, take the general way.
-    if path_and_query.contains('#')
-        || path_and_query
-            .bytes()
-            .last()
-            .is_some_and(|byte| byte <= b' ')
-        || !path_and_query.starts_with('/')
-    {
-        let mut text = String::with_capacity(base.len() + path_and_query.len());
-        text.push_str(base);
-        text.push_str(path_and_query);
-        return reqwest::Url::parse(&text);
-    }
-    let (path, query) = match path_and_query.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
-        None => (path_and_query, None),
-    };
-    let mut url = base_url.clone();
-    if base_path.is_empty() {
-        url.set_path(path);
-    } else {
-        let mut full = String::with_capacity(base_path.len() + path.len());
-        full.push_str(base_path);
-        full.push_str(path);
-        url.set_path(&full);
-    }
-    url.set_query(query);
-    Ok(url)
 }
 
 /// A random version 4 UUID, the shape idempotency keys usually take.
