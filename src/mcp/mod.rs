@@ -471,16 +471,7 @@ impl Server {
         facts: &mut CallFacts,
         trace: &span::Traced<'s>,
     ) -> Result<Outgoing, Failure> {
-        let header_version =
-            match headers.map(|headers| header_str(headers, "mcp-protocol-version")) {
-                Some(Err(problem)) => {
-                    return Err(Failure::header_mismatch(format!(
-                        "MCP-Protocol-Version header {problem}"
-                    )));
-                }
-                Some(Ok(value)) => value,
-                None => None,
-            };
+        let header_version = header_version(headers)?;
         let header_is_modern =
             header_version.is_some_and(|version| !LEGACY_VERSIONS.contains(&version));
         let meta_is_modern = params
@@ -502,32 +493,7 @@ impl Server {
         }
         // (2) Required `_meta` keys.
         let params = params.map_err(|_| Failure::missing_meta("params is not an object"))?;
-        let meta_version = match &params.meta_version {
-            Some(MetaString::Text(version)) => version.as_ref(),
-            Some(MetaString::NotText) => {
-                return Err(Failure::missing_meta(&format!(
-                    "_meta \"{META_PROTOCOL_VERSION}\" is not a string"
-                )));
-            }
-            None => {
-                return Err(Failure::missing_meta(&format!(
-                    "missing _meta \"{META_PROTOCOL_VERSION}\""
-                )));
-            }
-        };
-        match params.meta_capabilities {
-            Some(true) => {}
-            Some(false) => {
-                return Err(Failure::missing_meta(&format!(
-                    "_meta \"{META_CLIENT_CAPABILITIES}\" is not an object"
-                )));
-            }
-            None => {
-                return Err(Failure::missing_meta(&format!(
-                    "missing _meta \"{META_CLIENT_CAPABILITIES}\""
-                )));
-            }
-        }
+        let meta_version = required_meta(&params)?;
         // Arguments are needed by the header check of `tools/call`, so they are read once here.
         let call = (method == "tools/call").then(|| self.call_target(&params));
         // (3) Headers must be present and agree with the body (HTTP only).
@@ -714,6 +680,45 @@ impl Server {
             )));
         }
         Ok(())
+    }
+}
+
+/// The `MCP-Protocol-Version` header of an HTTP request, when it has one; a header that
+/// cannot be read is a header mismatch.
+fn header_version(headers: Option<&HeaderMap>) -> Result<Option<&str>, Failure> {
+    match headers.map(|headers| header_str(headers, "mcp-protocol-version")) {
+        Some(Err(problem)) => Err(Failure::header_mismatch(format!(
+            "MCP-Protocol-Version header {problem}"
+        ))),
+        Some(Ok(value)) => Ok(value),
+        None => Ok(None),
+    }
+}
+
+/// The `_meta` keys every modern request must carry: the protocol version (returned) and
+/// the client's capabilities, an object.
+fn required_meta<'p>(params: &'p Params<'_>) -> Result<&'p str, Failure> {
+    let meta_version = match &params.meta_version {
+        Some(MetaString::Text(version)) => version.as_ref(),
+        Some(MetaString::NotText) => {
+            return Err(Failure::missing_meta(&format!(
+                "_meta \"{META_PROTOCOL_VERSION}\" is not a string"
+            )));
+        }
+        None => {
+            return Err(Failure::missing_meta(&format!(
+                "missing _meta \"{META_PROTOCOL_VERSION}\""
+            )));
+        }
+    };
+    match params.meta_capabilities {
+        Some(true) => Ok(meta_version),
+        Some(false) => Err(Failure::missing_meta(&format!(
+            "_meta \"{META_CLIENT_CAPABILITIES}\" is not an object"
+        ))),
+        None => Err(Failure::missing_meta(&format!(
+            "missing _meta \"{META_CLIENT_CAPABILITIES}\""
+        ))),
     }
 }
 
