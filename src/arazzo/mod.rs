@@ -7,7 +7,9 @@
 //! (`regex` and `jsonpath` criteria, `retry` actions, steps that run a workflow) included. It
 //! also checks what the document alone can tell: expressions naming an input, step or output
 //! that is not there, steps the first cannot reach, and `goto` loops (which nothing bounds
-//! yet). Whether the operations exist is the catalog's to check.
+//! yet). Whether the operations exist is the catalog's to check. [`evaluate`] reads what was
+//! parsed against one run: an expression's value, a payload filled in, a condition, the
+//! action a step's outcome takes.
 
 use std::collections::{HashMap, HashSet};
 
@@ -17,8 +19,10 @@ use crate::diagnostic::{Diagnostic, Location};
 use crate::openapi::escape_token;
 use crate::parameter::ParameterLocation;
 
+pub mod evaluate;
 pub mod expression;
 
+pub use evaluate::{Context, Exchange};
 pub use expression::{Condition, Expression, ExpressionError, Source};
 
 #[cfg(test)]

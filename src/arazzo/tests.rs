@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use expect_test::{Expect, expect};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::evaluate;
 use super::expression::{self, Comparison, Operand, Operator};
 use super::*;
 use crate::openapi::{LoadError, LoadOptions, load_file};
@@ -493,4 +494,124 @@ fn loading_an_arazzo_file_keeps_the_loaders_confinement_and_budgets() {
     let json = load_file(&data("broken.arazzo.json"), &LoadOptions::default()).expect("JSON loads");
     assert_eq!(json.name, "broken.arazzo.json");
     assert_eq!(json.value["arazzo"], "1.0.1");
+}
+
+fn exchange() -> Exchange {
+    Exchange {
+        url: "http://127.0.0.1:1/pets?status=available".into(),
+        method: "GET".into(),
+        request_headers: vec![("accept".into(), "application/json".into())],
+        query: vec![("status".into(), "available".into())],
+        path: Vec::new(),
+        request_body: None,
+        status: 200,
+        response_headers: vec![("x-total".into(), "2".into())],
+        response_body: Some(serde_json::json!([{"id": 7, "name": "Rex", "ok": true}])),
+    }
+}
+
+#[test]
+fn expressions_read_the_inputs_earlier_steps_and_the_exchange() {
+    let inputs = serde_json::json!({"owner": "ann", "pet": {"name": "Rex"}});
+    let mut steps = std::collections::HashMap::new();
+    let mut found = Map::new();
+    found.insert("petId".into(), Value::from(7));
+    steps.insert("find".to_string(), found);
+    let exchange = exchange();
+    let context = Context {
+        inputs: &inputs,
+        steps: &steps,
+        outputs: None,
+        exchange: Some(&exchange),
+    };
+    let read = |text: &str| evaluate::value(&expression::parse(text).expect(text), &context);
+    assert_eq!(read("$inputs.owner"), Some("ann".into()));
+    assert_eq!(read("$inputs.pet#/name"), Some("Rex".into()));
+    assert_eq!(read("$inputs.nobody"), None);
+    assert_eq!(read("$steps.find.outputs.petId"), Some(7.into()));
+    assert_eq!(read("$steps.other.outputs.petId"), None);
+    assert_eq!(read("$statusCode"), Some(200.into()));
+    assert_eq!(read("$response.body#/0/name"), Some("Rex".into()));
+    assert_eq!(read("$response.body#/5/name"), None);
+    assert_eq!(read("$response.header.X-Total"), Some("2".into()));
+    assert_eq!(read("$request.query.status"), Some("available".into()));
+    assert_eq!(read("$request.query.Status"), None);
+    assert_eq!(read("$method"), Some("GET".into()));
+    assert_eq!(read("$outputs.x"), None);
+
+    let payload = Template::Object(vec![
+        (
+            "owner".into(),
+            Template::Expression(expression::parse("$inputs.owner").expect("parses")),
+        ),
+        (
+            "tags".into(),
+            Template::Array(vec![Template::Literal("new".into())]),
+        ),
+    ]);
+    assert_eq!(
+        evaluate::fill(&payload, &context),
+        Ok(serde_json::json!({"owner": "ann", "tags": ["new"]}))
+    );
+    let missing = Template::Expression(expression::parse("$inputs.nobody").expect("parses"));
+    assert!(matches!(
+        evaluate::fill(&missing, &context),
+        Err(Expression::Input { name, .. }) if name == "nobody"
+    ));
+}
+
+#[test]
+fn conditions_compare_numbers_text_and_what_is_missing() {
+    let inputs = Value::Null;
+    let steps = std::collections::HashMap::new();
+    let exchange = exchange();
+    let context = Context {
+        inputs: &inputs,
+        steps: &steps,
+        outputs: None,
+        exchange: Some(&exchange),
+    };
+    let holds =
+        |text: &str| evaluate::holds(&expression::parse_condition(text).expect(text), &context);
+    assert!(holds("$statusCode == 200"));
+    assert!(!holds("$statusCode == 201"));
+    assert!(holds("$statusCode >= 200 && $statusCode < 300"));
+    assert!(holds("$statusCode == 404 || $statusCode == 200"));
+    assert!(!holds("$statusCode == 404 || $statusCode == 500"));
+    assert!(
+        holds("$response.header.x-total == 2"),
+        "a header's text compares as a number"
+    );
+    assert!(holds("$response.header.x-total > 1"));
+    assert!(holds("$response.body#/0/name == 'Rex'"));
+    assert!(holds("$response.body#/0/name != 'Max'"));
+    assert!(holds("$response.body#/0/ok"));
+    assert!(
+        !holds("$response.body#/0/name"),
+        "a lone operand holds only when it is true"
+    );
+    assert!(holds("$response.body#/0/missing == null"));
+    assert!(!holds("$response.body#/0/missing > 1"));
+    assert!(
+        !holds("$response.body#/0/name < 3"),
+        "text and a number do not order"
+    );
+
+    let action = |name: &str, criteria: &[&str]| Action {
+        name: name.into(),
+        kind: ActionKind::End,
+        criteria: criteria
+            .iter()
+            .map(|c| expression::parse_condition(c).expect(c))
+            .collect(),
+        pointer: String::new(),
+    };
+    let actions = [
+        action("onNotFound", &["$statusCode == 404"]),
+        action("onOk", &["$statusCode == 200"]),
+        action("always", &[]),
+    ];
+    let chosen = evaluate::choose(&actions, &context).map(|a| a.name.as_str());
+    assert_eq!(chosen, Some("onOk"));
+    assert_eq!(evaluate::choose(&actions[..1], &context), None);
 }
