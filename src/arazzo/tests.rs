@@ -25,9 +25,11 @@ fn check_file(name: &str, expect: Expect) {
     expect.assert_eq(&summary(&arazzo, &diagnostics));
 }
 
-/// Reads a YAML snippet as the file `test.arazzo.yaml`.
+/// Reads a YAML snippet as the file `test.arazzo.yaml`, with the loader's YAML 1.2 booleans.
 fn check(yaml: &str, expect: Expect) {
-    let value: Value = serde_saphyr::from_str(yaml).expect("test document is YAML");
+    let options = LoadOptions::default();
+    let value = crate::openapi::parse_with(yaml, "test.arazzo.yaml", &options)
+        .expect("test document is YAML");
     let (arazzo, diagnostics) = parse("test.arazzo.yaml", &value);
     expect.assert_eq(&summary(&arazzo, &diagnostics));
 }
@@ -614,4 +616,74 @@ fn conditions_compare_numbers_text_and_what_is_missing() {
     let chosen = evaluate::choose(&actions, &context).map(|a| a.name.as_str());
     assert_eq!(chosen, Some("onOk"));
     assert_eq!(evaluate::choose(&actions[..1], &context), None);
+}
+
+#[test]
+fn values_of_the_wrong_kind_are_diagnostics_not_panics() {
+    check(
+        r#"
+arazzo: 1.0.1
+info: nope
+sourceDescriptions: {name: api}
+workflows:
+  - 3
+  - workflowId: [w]
+  - workflowId: w
+    inputs: [a]
+    steps:
+      - stepId: a
+        operationId: 7
+      - stepId: b
+        operationId: one
+        parameters: [{name: x, in: query}, 5, {name: why, in: query, value: [$inputs.q, {k: $bad}]}]
+        requestBody: text
+        successCriteria: [{condition: 200}, {condition: "$statusCode == 200", type: {type: jsonpath, version: draft-goessner-dispatch-jsonpath-00}}]
+        onSuccess: [{name: g, type: goto}, {type: end}, {name: r, type: jump}]
+        outputs: {"bad name": $statusCode, n: 5}
+    outputs: []
+"#,
+        expect![[r#"
+            workflow w (/workflows/2)
+              step b: OperationId { source: None, id: "one" }
+                Query why = Array([Expression(Input { name: "q", pointer: "" }), Object([("k", Literal(String("$bad")))])])
+            error: `info` must be an object
+              --> test.arazzo.yaml#/info
+            error: `sourceDescriptions` must be a list
+              --> test.arazzo.yaml#/sourceDescriptions
+            error: a workflow must be an object
+              --> test.arazzo.yaml#/workflows/0
+            error: `workflowId` must be a string
+              --> test.arazzo.yaml#/workflows/1/workflowId
+            error: `inputs` must be a JSON Schema object
+              --> test.arazzo.yaml#/workflows/2/inputs
+            error: `operationId` must be a string
+              --> test.arazzo.yaml#/workflows/2/steps/0/operationId
+            error: parameter "x" has no `value`
+              --> test.arazzo.yaml#/workflows/2/steps/1/parameters/0
+            error: a parameter must be an object
+              --> test.arazzo.yaml#/workflows/2/steps/1/parameters/1
+            error: "$bad" is not a runtime expression ferry knows (expected `$url`, `$method`, `$statusCode`, `$request.`, `$response.`, `$inputs.`, `$outputs.` or `$steps.`)
+              --> test.arazzo.yaml#/workflows/2/steps/1/parameters/2/value/1/k
+            error: `requestBody` must be an object
+              --> test.arazzo.yaml#/workflows/2/steps/1/requestBody
+            error: `condition` must be a string
+              --> test.arazzo.yaml#/workflows/2/steps/1/successCriteria/0/condition
+            error: criterion of type "jsonpath" is not supported yet (only `simple` conditions)
+              --> test.arazzo.yaml#/workflows/2/steps/1/successCriteria/1/type
+            error: `stepId` is missing
+              --> test.arazzo.yaml#/workflows/2/steps/1/onSuccess/0
+            error: `name` is missing
+              --> test.arazzo.yaml#/workflows/2/steps/1/onSuccess/1
+            error: action type "jump" is not one of end, goto, retry
+              --> test.arazzo.yaml#/workflows/2/steps/1/onSuccess/2/type
+            error: output name "bad name" is not a name (letters, digits, `.`, `-`, `_`)
+              --> test.arazzo.yaml#/workflows/2/steps/1/outputs/bad name
+            error: output "n" must be a runtime expression
+              --> test.arazzo.yaml#/workflows/2/steps/1/outputs/n
+            error: `outputs` must be an object
+              --> test.arazzo.yaml#/workflows/2/outputs
+            error: the workflow has no input "q"
+              --> test.arazzo.yaml#/workflows/2/steps/1/parameters/2
+        "#]],
+    );
 }
