@@ -39,8 +39,14 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|t| t.basis == AnnotationBasis::CurationAsserted)
         .collect();
-    let failed =
-        loaded.has_errors() || (args.strict && !asserted.is_empty()) || (args.locked && drifted);
+    let asserted_workflows = loaded
+        .catalog
+        .workflows
+        .iter()
+        .any(|t| t.basis == AnnotationBasis::CurationAsserted);
+    let failed = loaded.has_errors()
+        || (args.strict && (!asserted.is_empty() || asserted_workflows))
+        || (args.locked && drifted);
     let text = match args.format {
         Format::Json => {
             let mut text =
@@ -173,7 +179,8 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
             "tools": catalog.tools.len(),
             "errors": count(Severity::Error),
             "warnings": count(Severity::Warning),
-            "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
+            "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count()
+                + catalog.workflows.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
             "tokens": catalog.operations.iter().filter_map(|r| r.tokens).sum::<usize>(),
             "confirming": catalog.tools.iter().filter(|t| t.confirm.is_some()).count(),
             "workflows": catalog.workflows.len(),

@@ -1250,6 +1250,37 @@ fn check_lists_composite_tools_from_arazzo_workflows_in_text_and_json() {
         "POST /pets/{petId}/adoption"
     );
     assert_eq!(adopt["annotations"]["readOnlyHint"], false);
+
+    // A claim the steps' methods do not justify is shown, and fails --strict.
+    let dir = temp_dir("arazzo-asserted");
+    for name in ["pets.openapi.yaml", "pets.arazzo.yaml"] {
+        std::fs::copy(data_dir().join(name), dir.join(name)).expect("copy fixture");
+    }
+    std::fs::write(
+        dir.join("asserted.yaml"),
+        "openapi: ./pets.openapi.yaml
+workflows:
+  document: ./pets.arazzo.yaml
+  tools:
+    adoptFirstAvailable:
+      annotations: {idempotentHint: true}
+      because: the upstream refuses a second adoption
+",
+    )
+    .expect("write curation");
+    let (code, out, _) = ferry(&["check", "--config", "asserted.yaml"], &dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("adoptFirstAvailable (workflow adoptFirstAvailable): readOnly=false idempotent=true [asserted]"),
+        "{out}"
+    );
+    let (code, out, _) = ferry(&["check", "--config", "asserted.yaml", "--strict"], &dir);
+    assert_eq!(code, 1, "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arazzo")
 }
 
 #[test]
