@@ -96,5 +96,6 @@ fn catalog() -> Catalog {
         connect_timeout_ms: 5_000,
         tools: Vec::new(),
         operations: Vec::new(),
+        workflows: Vec::new(),
     }
 }

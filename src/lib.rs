@@ -6,6 +6,7 @@
 //! caller's W3C trace through them.
 
 pub mod access;
+pub mod arazzo;
 pub mod auth;
 pub mod catalog;
 pub mod curation;

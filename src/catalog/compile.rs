@@ -87,6 +87,7 @@ pub fn compile(
             confirm: ConfirmSettings::resolve(&curation.confirm),
             tools,
             operations: reports,
+            workflows: Vec::new(),
         },
         diagnostics,
     )

@@ -21,11 +21,13 @@ mod schema;
 #[cfg(test)]
 mod tests;
 pub mod trim;
+pub mod workflow;
 
 pub use crate::parameter::{ParameterLocation, ParameterStyle};
 pub use crate::rate::{Period, Rate};
 pub use call::{CallSettings, NextPage};
 pub use confirm::{Confirm, ConfirmSettings, MessagePart};
+pub use workflow::{StepOperation, WorkflowTool, add_workflows};
 
 /// Every tool ferry serves, and who it says it is.
 #[derive(Debug, Clone)]
@@ -52,6 +54,10 @@ pub struct Catalog {
     /// Every operation of the document and what became of it, in document order; from
     /// [`compile_chosen`], only the chosen operations.
     pub operations: Vec<OperationReport>,
+    /// The composite tools made of the curation's chosen Arazzo workflows
+    /// ([`add_workflows`]), sorted by name: checked and listed by `ferry check`, not served
+    /// yet.
+    pub workflows: Vec<WorkflowTool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1543,3 +1543,252 @@ fn a_document_may_ask_for_confirmation_and_the_curation_may_switch_it_off() {
         "#]],
     );
 }
+
+/// Compiles the pets document of `tests/data/arazzo/` with `curation` (YAML) and the Arazzo
+/// document `arazzo` (YAML, as the file `pets.arazzo.yaml`), and renders every composite
+/// tool and diagnostic.
+fn check_workflows(arazzo: &str, curation_text: &str, expect: Expect) {
+    let openapi = include_str!("../../tests/data/arazzo/pets.openapi.yaml");
+    let value: Value = serde_saphyr::from_str(openapi).expect("test document is YAML");
+    let document = Document::from_value(value).expect("test document is OpenAPI");
+    let (curation, mut diagnostics) =
+        curation::parse(curation_text, "ferry.yaml", Default::default()).expect("curation is YAML");
+    let (mut catalog, found) = compile_chosen(&document, &curation);
+    diagnostics.extend(found);
+    let file = crate::openapi::SourceFile {
+        name: "pets.arazzo.yaml".to_string(),
+        value: serde_saphyr::from_str(arazzo).expect("Arazzo document is YAML"),
+    };
+    diagnostics.extend(super::add_workflows(
+        &mut catalog,
+        &document,
+        &curation,
+        &file,
+    ));
+    let mut out = String::new();
+    for tool in &catalog.workflows {
+        let steps: Vec<String> = tool
+            .steps
+            .iter()
+            .map(|s| format!("{}={}", s.step, s.label()))
+            .collect();
+        out.push_str(&format!(
+            "{} = workflow {} [{}]\n  annotations: {}\n  basis: {:?}\n",
+            tool.name,
+            tool.workflow.id,
+            steps.join(", "),
+            serde_json::to_string(&tool.annotations).expect("annotations serialize"),
+            tool.basis
+        ));
+        if let Some(description) = &tool.description {
+            out.push_str(&format!("  description: {description:?}\n"));
+        }
+        out.push_str(&format!("  input: {}\n", tool.input_schema));
+    }
+    for diagnostic in &diagnostics {
+        out.push_str(&format!("{diagnostic}\n"));
+    }
+    expect.assert_eq(&out);
+}
+
+const PETS_ARAZZO: &str = include_str!("../../tests/data/arazzo/pets.arazzo.yaml");
+
+#[test]
+fn chosen_workflows_become_composite_tools_and_only_those() {
+    check_workflows(
+        PETS_ARAZZO,
+        r#"
+openapi: ./pets.openapi.yaml
+workflows:
+  document: ./pets.arazzo.yaml
+  tools:
+    adoptFirstAvailable: {name: adopt_pet, title: Adopt a pet}
+"#,
+        expect![[r#"
+            adopt_pet = workflow adoptFirstAvailable [findPet=GET /pets, adopt=POST /pets/{petId}/adoption]
+              annotations: {"title":"Adopt a pet","readOnlyHint":false}
+              basis: Method
+              description: "Adopt the first available pet\n\nFinds an available pet, then adopts it for the owner given."
+              input: {"type":"object","required":["owner"],"properties":{"owner":{"type":"string","description":"who adopts the pet"}},"additionalProperties":false}
+            warning: composite tools are checked and listed, not served yet: `ferry serve` offers only the operations' tools
+              --> curation:workflows
+        "#]],
+    );
+}
+
+#[test]
+fn a_workflow_is_read_only_only_when_every_step_is() {
+    check_workflows(
+        PETS_ARAZZO,
+        r#"
+openapi: ./pets.openapi.yaml
+workflows:
+  document: ./pets.arazzo.yaml
+  tools:
+    showPet: {}
+    adoptFirstAvailable: {annotations: {readOnlyHint: true}}
+"#,
+        expect![[r#"
+            showPet = workflow showPet [get=GET /pets/{petId}]
+              annotations: {"readOnlyHint":true}
+              basis: Method
+              description: "Show one pet"
+              input: {"type":"object","properties":{"petId":{"type":"integer"}},"additionalProperties":false}
+            error: readOnlyHint: true is not justified: a workflow is read-only only when every step is GET or HEAD; add `because:` with the evidence, or drop the claim
+              --> curation:workflows.tools.adoptFirstAvailable
+            warning: composite tools are checked and listed, not served yet: `ferry serve` offers only the operations' tools
+              --> curation:workflows
+        "#]],
+    );
+    check_workflows(
+        PETS_ARAZZO,
+        r#"
+openapi: ./pets.openapi.yaml
+workflows:
+  document: ./pets.arazzo.yaml
+  tools:
+    adoptFirstAvailable:
+      annotations: {idempotentHint: true}
+      because: the upstream refuses a second adoption of the same pet
+"#,
+        expect![[r#"
+            adoptFirstAvailable = workflow adoptFirstAvailable [findPet=GET /pets, adopt=POST /pets/{petId}/adoption]
+              annotations: {"readOnlyHint":false,"idempotentHint":true}
+              basis: CurationAsserted
+              description: "Adopt the first available pet\n\nFinds an available pet, then adopts it for the owner given."
+              input: {"type":"object","required":["owner"],"properties":{"owner":{"type":"string","description":"who adopts the pet"}},"additionalProperties":false}
+            warning: composite tools are checked and listed, not served yet: `ferry serve` offers only the operations' tools
+              --> curation:workflows
+        "#]],
+    );
+}
+
+#[test]
+fn steps_must_name_operations_and_parameters_the_document_has() {
+    check_workflows(
+        r#"
+arazzo: 1.0.1
+info: {title: x, version: '1'}
+sourceDescriptions:
+  - {name: pets, url: https://example.test/pets.openapi.yaml}
+  - {name: other, url: ./other.yaml}
+workflows:
+  - workflowId: w
+    steps:
+      - stepId: missing
+        operationId: deletePet
+      - stepId: wrongParameter
+        operationId: findPets
+        parameters:
+          - {name: colour, in: query, value: red}
+          - {name: status, in: header, value: x}
+      - stepId: elsewhere
+        operationId: $sourceDescriptions.other.getPet
+      - stepId: byPath
+        operationPath: '{$sourceDescriptions.pets.url}#/paths/~1pets~1{petId}/delete'
+  - workflowId: unchosen
+    steps:
+      - {stepId: a, operationId: findPets, outputs: {x: $inputs.nothing}}
+"#,
+        r#"
+openapi: ./pets.openapi.yaml
+workflows:
+  document: ./pets.arazzo.yaml
+  tools:
+    w: {}
+    absent: {}
+"#,
+        expect![[r#"
+            error: source description "other" names "./other.yaml", not the document ferry loaded ("./pets.openapi.yaml")
+              --> pets.arazzo.yaml#/sourceDescriptions/1/url
+            error: step "missing": the document has no operationId "deletePet"
+              --> pets.arazzo.yaml#/workflows/0/steps/0
+            error: GET /pets declares no query parameter "colour"
+              --> pets.arazzo.yaml#/workflows/0/steps/1/parameters/0/name
+            error: GET /pets declares no header parameter "status"
+              --> pets.arazzo.yaml#/workflows/0/steps/1/parameters/1/name
+            error: step "elsewhere" names the source "other", which is not the loaded OpenAPI document
+              --> pets.arazzo.yaml#/workflows/0/steps/2
+            error: step "byPath": the document has no operation at "/paths/~1pets~1{petId}/delete"
+              --> pets.arazzo.yaml#/workflows/0/steps/3
+            error: pets.arazzo.yaml has no workflow "absent" (it has: w, unchosen)
+              --> curation:workflows.tools.absent
+            warning: the workflow has no input "nothing"
+              --> pets.arazzo.yaml#/workflows/1/steps/0/outputs/x
+        "#]],
+    );
+}
+
+#[test]
+fn an_unreachable_step_is_a_warning_and_the_tool_stays() {
+    check_workflows(
+        r#"
+arazzo: 1.0.1
+info: {title: x, version: '1'}
+sourceDescriptions: [{name: pets, url: ./pets.openapi.yaml}]
+workflows:
+  - workflowId: lookUp
+    description: Looks a pet up.
+    inputs: {type: object, required: [id], properties: {id: {type: integer, minimum: 1}}}
+    steps:
+      - stepId: get
+        operationId: getPet
+        parameters: [{name: petId, in: path, value: $inputs.id}]
+        onSuccess: [{name: done, type: end}]
+      - stepId: never
+        operationId: findPets
+"#,
+        r#"
+openapi: ./pets.openapi.yaml
+workflows: {document: ./pets.arazzo.yaml, tools: {lookUp: {nmae: x}}}
+"#,
+        expect![[r#"
+            lookUp = workflow lookUp [get=GET /pets/{petId}, never=GET /pets]
+              annotations: {"readOnlyHint":true}
+              basis: Method
+              description: "Looks a pet up."
+              input: {"type":"object","required":["id"],"properties":{"id":{"type":"integer","minimum":1}},"additionalProperties":false}
+            error: unknown key `nmae`; did you mean `name`?
+              --> curation:workflows.tools.lookUp.nmae
+            warning: step "never" cannot be reached from the first step
+              --> pets.arazzo.yaml#/workflows/0/steps/1
+            warning: composite tools are checked and listed, not served yet: `ferry serve` offers only the operations' tools
+              --> curation:workflows
+        "#]],
+    );
+}
+
+#[test]
+fn a_workflows_key_that_is_not_a_mapping_says_what_it_should_be() {
+    let cases = [
+        "workflows: 3\n",
+        "workflows: {tools: {showPet: {}}}\n",
+        "workflows: {document: ./pets.arazzo.yaml, tools: [showPet]}\n",
+        "workflows: {document: ./pets.arazzo.yaml, tools: {showPet: 1}, extra: true}\n",
+    ];
+    let mut out = String::new();
+    for case in cases {
+        let (curation, diagnostics) =
+            curation::parse(case, "ferry.yaml", Default::default()).expect("curation is YAML");
+        out.push_str(&format!("{:?}\n", curation.workflows));
+        for diagnostic in diagnostics {
+            out.push_str(&format!("{diagnostic}\n"));
+        }
+    }
+    expect![[r#"
+        None
+        error: `workflows` must be a mapping: `{document: FILE, tools: {workflowId: {...}}}`
+          --> curation:workflows
+        None
+        error: `workflows` needs `document:`, the Arazzo file its workflows are written in
+          --> curation:workflows
+        Some(Workflows { document: "./pets.arazzo.yaml", tools: [] })
+        error: `workflows.tools` must be a mapping from workflowId to settings (`{}` for the defaults)
+          --> curation:workflows.tools
+        Some(Workflows { document: "./pets.arazzo.yaml", tools: [] })
+        error: unknown key `extra` (expected one of: document, tools)
+          --> curation:workflows.extra
+        error: a workflow entry is a mapping of settings (`{}` for the defaults) or `false`
+          --> curation:workflows.tools.showPet
+    "#]].assert_eq(&out);
+}

@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::{Args as ClapArgs, Parser, Subcommand};
 use ferry::catalog::{self, Catalog};
 use ferry::curation::{self, Curation};
-use ferry::diagnostic::Diagnostic;
+use ferry::diagnostic::{Diagnostic, Location};
 use ferry::openapi::{self, Document};
 
 mod demo;
@@ -240,8 +240,23 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
         ..openapi::LoadOptions::default()
     };
     let document = load_document(&location, &curation, &options)?;
-    let (catalog, found) = compile(&document, &curation);
+    let (mut catalog, found) = compile(&document, &curation);
     diagnostics.extend(found);
+    if let Some(workflows) = &curation.workflows {
+        let path = curation.dir.join(&workflows.document);
+        match openapi::load_file(&path, &options) {
+            Ok(file) => diagnostics.extend(catalog::add_workflows(
+                &mut catalog,
+                &document,
+                &curation,
+                &file,
+            )),
+            Err(error) => diagnostics.push(Diagnostic::error(
+                Location::curation("workflows.document"),
+                format!("cannot load the Arazzo document: {error}"),
+            )),
+        }
+    }
     diagnostics.sort_by_key(|d| d.severity);
     Ok(Loaded {
         catalog,

@@ -39,8 +39,14 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|t| t.basis == AnnotationBasis::CurationAsserted)
         .collect();
-    let failed =
-        loaded.has_errors() || (args.strict && !asserted.is_empty()) || (args.locked && drifted);
+    let asserted_workflows = loaded
+        .catalog
+        .workflows
+        .iter()
+        .any(|t| t.basis == AnnotationBasis::CurationAsserted);
+    let failed = loaded.has_errors()
+        || (args.strict && (!asserted.is_empty() || asserted_workflows))
+        || (args.locked && drifted);
     let text = match args.format {
         Format::Json => {
             let mut text =
@@ -141,6 +147,25 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
             entry
         })
         .collect();
+    let workflows: Vec<Value> = catalog
+        .workflows
+        .iter()
+        .map(|tool| {
+            let steps: Vec<Value> = tool
+                .steps
+                .iter()
+                .map(|step| json!({"step": step.step, "operation": step.label()}))
+                .collect();
+            json!({
+                "tool": tool.name,
+                "workflowId": tool.workflow.id,
+                "steps": steps,
+                "annotations": tool.annotations,
+                "basis": tool.basis,
+                "served": false,
+            })
+        })
+        .collect();
     let count = |severity| {
         diagnostics
             .iter()
@@ -154,12 +179,15 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
             "tools": catalog.tools.len(),
             "errors": count(Severity::Error),
             "warnings": count(Severity::Warning),
-            "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
+            "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count()
+                + catalog.workflows.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
             "tokens": catalog.operations.iter().filter_map(|r| r.tokens).sum::<usize>(),
             "confirming": catalog.tools.iter().filter(|t| t.confirm.is_some()).count(),
+            "workflows": catalog.workflows.len(),
         },
         "diagnostics": diagnostics,
         "operations": operations,
+        "workflows": workflows,
     })
 }
 
@@ -310,6 +338,28 @@ fn check_text(
             );
         }
     }
+    if !catalog.workflows.is_empty() {
+        let _ = writeln!(
+            out,
+            "\ncomposite tools from Arazzo workflows (checked, not served yet):"
+        );
+        for tool in &catalog.workflows {
+            let steps: Vec<String> = tool
+                .steps
+                .iter()
+                .map(|step| format!("{} = {}", step.step, step.label()))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {} (workflow {}): {} [{}]\n    steps: {}",
+                tool.name,
+                tool.workflow.id,
+                annotation_hints(&tool.annotations),
+                basis(tool.basis),
+                steps.join(", ")
+            );
+        }
+    }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let _ = writeln!(
         out,
@@ -340,7 +390,10 @@ fn find_tool<'a>(
 }
 
 fn hints(tool: &catalog::Tool) -> String {
-    let a = &tool.annotations;
+    annotation_hints(&tool.annotations)
+}
+
+fn annotation_hints(a: &catalog::Annotations) -> String {
     let mut parts = Vec::new();
     for (name, value) in [
         ("readOnly", a.read_only_hint),

@@ -13,10 +13,12 @@ pub mod auth;
 pub mod call;
 pub mod confirm;
 pub mod limits;
+pub mod workflows;
 
 pub use call::{CallOptions, UpstreamAuth};
 pub use confirm::{ConfirmOptions, Confirmation, LegacyConfirm};
 pub use limits::RateLimits;
+pub use workflows::{WorkflowEntry, Workflows};
 
 /// The curation, as written (after flags that stand in for it are applied).
 #[derive(Debug, Clone, Default)]
@@ -57,6 +59,8 @@ pub struct Curation {
     pub rate_limits: RateLimits,
     /// How confirming tools ask (`confirm_ttl`, `confirm_key`, `confirm_legacy`).
     pub confirm: ConfirmOptions,
+    /// The Arazzo document and the workflows chosen from it (`workflows:`).
+    pub workflows: Option<Workflows>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -231,9 +235,11 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
             auth::KEYS,
             limits::KEYS,
             confirm::KEYS,
+            workflows::KEYS,
         ],
         diagnostics,
     );
+    curation.workflows = workflows::parse(map, diagnostics);
     curation.confirm = confirm::parse_options(map, diagnostics);
     curation.openapi = string_at(map, "openapi", "", diagnostics);
     curation.upstream = string_at(map, "upstream", "", diagnostics);

@@ -32,6 +32,7 @@ fn catalog(tools: Vec<Tool>) -> Catalog {
         connect_timeout_ms: crate::catalog::call::defaults::CONNECT_TIMEOUT_MS,
         tools,
         operations: Vec::new(),
+        workflows: Vec::new(),
     }
 }
 

@@ -31,6 +31,7 @@ fn catalog() -> Catalog {
         },
         upstream: None,
         operations: Vec::new(),
+        workflows: Vec::new(),
         upstream_auth: None,
         identity_header: None,
         auth: None,

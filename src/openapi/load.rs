@@ -32,9 +32,41 @@ pub fn load_with(path: &Path, options: &LoadOptions) -> Result<Document, LoadErr
     on_deep_stack(options.max_depth, load).unwrap_or_else(|_| load_here(path, options))
 }
 
+/// Reads the one file at `path`, confined and budgeted as a document's root is, following no
+/// `$ref`: for a document of another kind written beside the OpenAPI one (an Arazzo
+/// document), which ferry reads as the value it parses to. Its name is relative to
+/// `options.root_dir` (default: its own directory).
+pub fn load_file(path: &Path, options: &LoadOptions) -> Result<SourceFile, LoadError> {
+    let load = || load_file_here(path, options);
+    on_deep_stack(options.max_depth, load).unwrap_or_else(|_| load_file_here(path, options))
+}
+
+fn load_file_here(path: &Path, options: &LoadOptions) -> Result<SourceFile, LoadError> {
+    let (root_dir, name) = confined_root(path, options)?;
+    let text = read_local(&root_dir, &name, options.max_file_bytes)?;
+    let value = parse_with(&text, &name, options)?;
+    Ok(SourceFile { name, value })
+}
+
 /// [`load_with`] on the current thread, which is where its YAML files are parsed unless the
 /// thread's stack is known to be deep enough.
 fn load_here(path: &Path, options: &LoadOptions) -> Result<Document, LoadError> {
+    let (root_dir, name) = confined_root(path, options)?;
+    let text = read_local(&root_dir, &name, options.max_file_bytes)?;
+    let mut loader = Loader::new(options, Some(root_dir));
+    let version = loader.add_root(name, &text)?;
+    while let Some(name) = loader.next_wanted() {
+        let fetched = match &loader.local_root {
+            Some(root) if !is_remote(&name) => read_local(root, &name, options.max_file_bytes),
+            _ => fetch_blocking(&name, options),
+        };
+        loader.accept(name, fetched);
+    }
+    Ok(loader.finish(version))
+}
+
+/// The canonical directory a root file at `path` is confined to, and the file's name in it.
+fn confined_root(path: &Path, options: &LoadOptions) -> Result<(PathBuf, String), LoadError> {
     let display = path.display().to_string();
     let read_error = |error| LoadError::Read {
         path: display.clone(),
@@ -57,17 +89,7 @@ fn load_here(path: &Path, options: &LoadOptions) -> Result<Document, LoadError> 
         name: display.clone(),
         root: format!("the root directory {}", root_dir.display()),
     })?;
-    let text = read_local(&root_dir, &name, options.max_file_bytes)?;
-    let mut loader = Loader::new(options, Some(root_dir));
-    let version = loader.add_root(name, &text)?;
-    while let Some(name) = loader.next_wanted() {
-        let fetched = match &loader.local_root {
-            Some(root) if !is_remote(&name) => read_local(root, &name, options.max_file_bytes),
-            _ => fetch_blocking(&name, options),
-        };
-        loader.accept(name, fetched);
-    }
-    Ok(loader.finish(version))
+    Ok((root_dir, name))
 }
 
 /// Fetches the root document at an `http(s)` URL, with the size and time limits of `options`.

@@ -21,7 +21,7 @@ mod load;
 mod parse;
 mod pointer;
 
-pub use load::{load, load_url, load_url_blocking, load_with};
+pub use load::{load, load_file, load_url, load_url_blocking, load_with};
 pub use parse::{parse, parse_with};
 pub use pointer::{escape_token, pointer_get, unescape_token};
 

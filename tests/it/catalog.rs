@@ -1222,3 +1222,107 @@ fn a_lock_holds_the_upstream_and_the_scopes_too() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn check_lists_composite_tools_from_arazzo_workflows_in_text_and_json() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arazzo");
+    let (code, out, err) = ferry(&["check", "--config", "ferry.yaml"], &dir);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("composite tools from Arazzo workflows (checked, not served yet):")
+            && out.contains("adopt_pet (workflow adoptFirstAvailable): readOnly=false [method]")
+            && out.contains("steps: findPet = GET /pets, adopt = POST /pets/{petId}/adoption")
+            && out.contains("showPet (workflow showPet): readOnly=true [method]"),
+        "{out}"
+    );
+    let (code, out, err) = ferry(
+        &["check", "--config", "ferry.yaml", "--format", "json"],
+        &dir,
+    );
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("check writes JSON");
+    assert_eq!(report["summary"]["workflows"], 2, "{report}");
+    let adopt = &report["workflows"][0];
+    assert_eq!(adopt["tool"], "adopt_pet");
+    assert_eq!(adopt["served"], false);
+    assert_eq!(
+        adopt["steps"][1]["operation"],
+        "POST /pets/{petId}/adoption"
+    );
+    assert_eq!(adopt["annotations"]["readOnlyHint"], false);
+
+    // A claim the steps' methods do not justify is shown, and fails --strict.
+    let dir = temp_dir("arazzo-asserted");
+    for name in ["pets.openapi.yaml", "pets.arazzo.yaml"] {
+        std::fs::copy(data_dir().join(name), dir.join(name)).expect("copy fixture");
+    }
+    std::fs::write(
+        dir.join("asserted.yaml"),
+        "openapi: ./pets.openapi.yaml
+workflows:
+  document: ./pets.arazzo.yaml
+  tools:
+    adoptFirstAvailable:
+      annotations: {idempotentHint: true}
+      because: the upstream refuses a second adoption
+",
+    )
+    .expect("write curation");
+    let (code, out, _) = ferry(&["check", "--config", "asserted.yaml"], &dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("adoptFirstAvailable (workflow adoptFirstAvailable): readOnly=false idempotent=true [asserted]"),
+        "{out}"
+    );
+    let (code, out, _) = ferry(&["check", "--config", "asserted.yaml", "--strict"], &dir);
+    assert_eq!(code, 1, "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arazzo")
+}
+
+#[test]
+fn check_reports_an_arazzo_document_that_cannot_be_loaded_or_is_broken() {
+    let dir = temp_dir("arazzo-broken");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arazzo");
+    for name in ["pets.openapi.yaml", "broken.arazzo.json"] {
+        std::fs::copy(data.join(name), dir.join(name)).expect("copy fixture");
+    }
+    std::fs::write(
+        dir.join("missing.yaml"),
+        "openapi: ./pets.openapi.yaml\nworkflows: {document: ./nowhere.arazzo.yaml, tools: {x: {}}}\n",
+    )
+    .expect("write curation");
+    let (code, out, _) = ferry(&["check", "--config", "missing.yaml"], &dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("cannot load the Arazzo document")
+            && out.contains("curation:workflows.document"),
+        "{out}"
+    );
+    std::fs::write(
+        dir.join("broken.yaml"),
+        "openapi: ./pets.openapi.yaml\nworkflows: {document: ./broken.arazzo.json, tools: {broken: {}}}\n",
+    )
+    .expect("write curation");
+    let (code, out, _) = ferry(
+        &["check", "--config", "broken.yaml", "--format", "json"],
+        &dir,
+    );
+    assert_eq!(code, 1, "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("check writes JSON");
+    let found = report["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .any(|d| {
+            d["location"]["file"] == "broken.arazzo.json"
+                && d["location"]["pointer"] == "/workflows/0/steps/0/onFailure/0/type"
+                && d["message"] == "a `retry` action is not supported yet"
+        });
+    assert!(found, "{report}");
+    assert_eq!(report["summary"]["workflows"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -33,6 +33,7 @@ pub fn catalog() -> Catalog {
         },
         upstream: None,
         operations: Vec::new(),
+        workflows: Vec::new(),
         upstream_auth: None,
         identity_header: None,
         auth: None,

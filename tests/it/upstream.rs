@@ -159,6 +159,7 @@ pub fn catalog(base: &str, tools: &[Tool]) -> Catalog {
         upstream: Some(base.to_string()),
         tools: tools.to_vec(),
         operations: Vec::new(),
+        workflows: Vec::new(),
         upstream_auth: None,
         identity_header: None,
         auth: None,

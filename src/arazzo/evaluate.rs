@@ -1,0 +1,177 @@
+//! Evaluating what [`super::parse`] compiled, against one run of a workflow: a runtime
+//! expression's value, a payload filled in, whether a `simple` condition holds, and which
+//! action a step's outcome takes. Pure, and nothing is parsed here.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::expression::{Comparison, Condition, Expression, Operand, Operator, Source};
+use super::{Action, Template};
+use crate::openapi::pointer_get;
+
+/// What a step's expressions may read.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The workflow's arguments.
+    pub inputs: &'a Value,
+    /// The outputs of the steps run so far, by step id.
+    pub steps: &'a HashMap<String, Map<String, Value>>,
+    /// The outputs being read by `$outputs.` (a workflow's, once its steps have run).
+    pub outputs: Option<&'a Map<String, Value>>,
+    /// The step's request and response, once it has been sent.
+    pub exchange: Option<&'a Exchange>,
+}
+
+/// One step's request and the answer to it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Exchange {
+    pub url: String,
+    pub method: String,
+    /// Lowercase names.
+    pub request_headers: Vec<(String, String)>,
+    pub query: Vec<(String, String)>,
+    pub path: Vec<(String, String)>,
+    pub request_body: Option<Value>,
+    pub status: u16,
+    /// Lowercase names.
+    pub response_headers: Vec<(String, String)>,
+    /// The body as JSON; a body that is not JSON is a string.
+    pub response_body: Option<Value>,
+}
+
+/// An expression's value; `None` when what it reads is not there.
+pub fn value(expression: &Expression, context: &Context<'_>) -> Option<Value> {
+    let exchange = context.exchange;
+    match expression {
+        Expression::Url => exchange.map(|e| Value::String(e.url.clone())),
+        Expression::Method => exchange.map(|e| Value::String(e.method.clone())),
+        Expression::StatusCode => exchange.map(|e| Value::from(e.status)),
+        Expression::Request(source) => {
+            let exchange = exchange?;
+            match source {
+                Source::Header(name) => header(&exchange.request_headers, name),
+                Source::Query(name) => find(&exchange.query, name),
+                Source::Path(name) => find(&exchange.path, name),
+                Source::Body(pointer) => at(exchange.request_body.as_ref()?, pointer),
+            }
+        }
+        Expression::Response(source) => {
+            let exchange = exchange?;
+            match source {
+                Source::Header(name) => header(&exchange.response_headers, name),
+                Source::Body(pointer) => at(exchange.response_body.as_ref()?, pointer),
+                // A response has no query or path of its own.
+                Source::Query(_) | Source::Path(_) => None,
+            }
+        }
+        Expression::Input { name, pointer } => at(context.inputs.get(name)?, pointer),
+        Expression::Output { name, pointer } => at(context.outputs?.get(name)?, pointer),
+        Expression::StepOutput {
+            step,
+            name,
+            pointer,
+        } => at(context.steps.get(step)?.get(name)?, pointer),
+    }
+}
+
+/// The value a template stands for, every expression in it read; the first expression whose
+/// value is not there is the error.
+pub fn fill<'t>(template: &'t Template, context: &Context<'_>) -> Result<Value, &'t Expression> {
+    Ok(match template {
+        Template::Literal(value) => value.clone(),
+        Template::Expression(expression) => value(expression, context).ok_or(expression)?,
+        Template::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| fill(item, context))
+                .collect::<Result<_, _>>()?,
+        ),
+        Template::Object(entries) => {
+            let mut object = Map::new();
+            for (key, item) in entries {
+                object.insert(key.clone(), fill(item, context)?);
+            }
+            Value::Object(object)
+        }
+    })
+}
+
+/// Whether `condition` holds: any of its alternatives, each with all its comparisons.
+pub fn holds(condition: &Condition, context: &Context<'_>) -> bool {
+    condition
+        .any
+        .iter()
+        .any(|all| all.iter().all(|comparison| compare(comparison, context)))
+}
+
+/// Whether every one of `conditions` holds (none: they do).
+pub fn all_hold(conditions: &[Condition], context: &Context<'_>) -> bool {
+    conditions.iter().all(|condition| holds(condition, context))
+}
+
+/// The first of `actions` whose criteria hold.
+pub fn choose<'a>(actions: &'a [Action], context: &Context<'_>) -> Option<&'a Action> {
+    actions
+        .iter()
+        .find(|action| all_hold(&action.criteria, context))
+}
+
+fn compare(comparison: &Comparison, context: &Context<'_>) -> bool {
+    let left = operand(&comparison.left, context);
+    let Some((operator, right)) = &comparison.test else {
+        return left == Value::Bool(true);
+    };
+    let right = operand(right, context);
+    // Headers and paths are text: a number written as text compares as the number.
+    let number = |value: &Value| match value {
+        Value::Number(number) => number.as_f64(),
+        Value::String(text) => text.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    let ordering = match (&left, &right) {
+        (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
+        _ => match (number(&left), number(&right)) {
+            (Some(a), Some(b)) => a.partial_cmp(&b),
+            _ => None,
+        },
+    };
+    match operator {
+        Operator::Equal => ordering.map_or(left == right, |o| o.is_eq()),
+        Operator::NotEqual => ordering.map_or(left != right, |o| o.is_ne()),
+        Operator::Less => ordering.is_some_and(|o| o.is_lt()),
+        Operator::LessOrEqual => ordering.is_some_and(|o| o.is_le()),
+        Operator::Greater => ordering.is_some_and(|o| o.is_gt()),
+        Operator::GreaterOrEqual => ordering.is_some_and(|o| o.is_ge()),
+    }
+}
+
+/// An operand's value; what is not there is `null`.
+fn operand(operand: &Operand, context: &Context<'_>) -> Value {
+    match operand {
+        Operand::Literal(value) => value.clone(),
+        Operand::Expression(expression) => value(expression, context).unwrap_or(Value::Null),
+    }
+}
+
+/// A header's value; names are matched without regard to case.
+fn header(pairs: &[(String, String)], name: &str) -> Option<Value> {
+    pairs
+        .iter()
+        .find(|(key, _)| key.eq_ignore_ascii_case(name))
+        .map(|(_, value)| Value::String(value.clone()))
+}
+
+fn find(pairs: &[(String, String)], name: &str) -> Option<Value> {
+    pairs
+        .iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| Value::String(value.clone()))
+}
+
+fn at(value: &Value, pointer: &str) -> Option<Value> {
+    if pointer.is_empty() {
+        return Some(value.clone());
+    }
+    pointer_get(value, pointer).cloned()
+}

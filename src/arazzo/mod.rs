@@ -1,0 +1,936 @@
+//! Reading Arazzo 1.0.x documents: workflows that run an API's operations in order.
+//!
+//! [`parse`] turns the value a document parsed to (read by [`crate::openapi::load_file`], with
+//! the loader's confinement and budgets) into an [`Arazzo`], every runtime expression and
+//! condition parsed once into its typed form ([`expression`]). It is pure, and every problem
+//! is a [`Diagnostic`] at a JSON pointer into the file: what this version does not support yet
+//! (`regex` and `jsonpath` criteria, `retry` actions, steps that run a workflow) included. It
+//! also checks what the document alone can tell: expressions naming an input, step or output
+//! that is not there, steps the first cannot reach, and `goto` loops (which nothing bounds
+//! yet). Whether the operations exist is the catalog's to check. [`evaluate`] reads what was
+//! parsed against one run: an expression's value, a payload filled in, a condition, the
+//! action a step's outcome takes.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use crate::diagnostic::{Diagnostic, Location};
+use crate::openapi::escape_token;
+use crate::parameter::ParameterLocation;
+
+pub mod evaluate;
+pub mod expression;
+
+pub use evaluate::{Context, Exchange};
+pub use expression::{Condition, Expression, ExpressionError, Source};
+
+#[cfg(test)]
+mod tests;
+
+/// An Arazzo document, as far as ferry reads it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Arazzo {
+    /// The file's name (relative to its directory), for diagnostics.
+    pub file: String,
+    pub title: String,
+    pub version: String,
+    pub source_descriptions: Vec<SourceDescription>,
+    pub workflows: Vec<Workflow>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceDescription {
+    pub name: String,
+    pub url: String,
+    /// `openapi` or `arazzo`.
+    pub kind: String,
+    /// Where it is written, as a JSON pointer.
+    pub pointer: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workflow {
+    pub id: String,
+    pub summary: Option<String>,
+    pub description: Option<String>,
+    /// The inputs' JSON Schema, as written.
+    pub inputs: Option<Value>,
+    pub steps: Vec<Step>,
+    pub outputs: Vec<Output>,
+    pub pointer: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub id: String,
+    pub target: Target,
+    pub parameters: Vec<StepParameter>,
+    /// The request body's `payload`, with its expressions parsed.
+    pub body: Option<Template>,
+    /// All must hold for the step to succeed; none means a 2xx status.
+    pub success_criteria: Vec<Condition>,
+    pub on_success: Vec<Action>,
+    pub on_failure: Vec<Action>,
+    pub outputs: Vec<Output>,
+    pub pointer: String,
+}
+
+/// The operation a step calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `operationId`, with the source description it names (`$sourceDescriptions.api.getPet`)
+    /// when it names one.
+    OperationId { source: Option<String>, id: String },
+    /// `operationPath`: `{$sourceDescriptions.api.url}#/paths/~1pets~1{id}/get`, kept as the
+    /// source's name and the JSON pointer into its document.
+    OperationPath { source: String, pointer: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepParameter {
+    pub name: String,
+    /// `in`; only a step that runs a workflow may leave it out, and those are not read yet.
+    pub location: ParameterLocation,
+    pub value: Template,
+    pub pointer: String,
+}
+
+/// A value to send: literal, or reading a runtime expression, at any depth.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Template {
+    Literal(Value),
+    Expression(Expression),
+    Array(Vec<Template>),
+    Object(Vec<(String, Template)>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    pub name: String,
+    pub value: Expression,
+    pub pointer: String,
+}
+
+/// An `onSuccess` or `onFailure` action: the first whose criteria hold is taken.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    pub name: String,
+    pub kind: ActionKind,
+    pub criteria: Vec<Condition>,
+    pub pointer: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActionKind {
+    End,
+    /// Go to the step with this id.
+    Goto(String),
+}
+
+/// Reads the Arazzo document `file` parsed to `value`, with every problem found.
+pub fn parse(file: &str, value: &Value) -> (Arazzo, Vec<Diagnostic>) {
+    let mut reader = Reader {
+        file,
+        diagnostics: Vec::new(),
+    };
+    let arazzo = reader.document(value);
+    for workflow in &arazzo.workflows {
+        check_workflow(&mut reader, workflow);
+    }
+    (arazzo, reader.diagnostics)
+}
+
+struct Reader<'a> {
+    file: &'a str,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Reader<'_> {
+    fn error(&mut self, pointer: &str, message: impl Into<String>) {
+        let location = Location::document(self.file, pointer);
+        self.diagnostics.push(Diagnostic::error(location, message));
+    }
+
+    fn warning(&mut self, pointer: &str, message: impl Into<String>) {
+        let location = Location::document(self.file, pointer);
+        self.diagnostics
+            .push(Diagnostic::warning(location, message));
+    }
+
+    fn document(&mut self, value: &Value) -> Arazzo {
+        let mut arazzo = Arazzo {
+            file: self.file.to_string(),
+            ..Arazzo::default()
+        };
+        let Some(root) = self.object(value, "", "the document") else {
+            return arazzo;
+        };
+        match root.get("arazzo").and_then(Value::as_str) {
+            Some(version) if version.starts_with("1.0.") => arazzo.version = version.into(),
+            Some(version) => self.error(
+                "/arazzo",
+                format!("unsupported Arazzo version {version:?} (ferry reads 1.0.x)"),
+            ),
+            None => self.error(
+                "",
+                "not an Arazzo document (no `arazzo` version string such as \"1.0.1\")",
+            ),
+        }
+        if let Some(info) = self.object_at(root, "info", "", true) {
+            arazzo.title = self
+                .string_at(info, "title", "/info", true)
+                .unwrap_or_default();
+        }
+        let sources = self.array_at(root, "sourceDescriptions", "", true);
+        for (index, source) in sources.iter().enumerate() {
+            let pointer = format!("/sourceDescriptions/{index}");
+            if let Some(source) = self.source_description(source, pointer) {
+                arazzo.source_descriptions.push(source);
+            }
+        }
+        let workflows = self.array_at(root, "workflows", "", true);
+        let mut ids = HashSet::new();
+        for (index, workflow) in workflows.iter().enumerate() {
+            let pointer = format!("/workflows/{index}");
+            if let Some(workflow) = self.workflow(workflow, pointer) {
+                if !ids.insert(workflow.id.clone()) {
+                    let message = format!("a second workflow is named {:?}", workflow.id);
+                    self.error(&format!("{}/workflowId", workflow.pointer), message);
+                }
+                arazzo.workflows.push(workflow);
+            }
+        }
+        if root.contains_key("components") {
+            self.warning(
+                "/components",
+                "`components` are not read yet: a `reference` to one will not resolve",
+            );
+        }
+        arazzo
+    }
+
+    fn source_description(&mut self, value: &Value, pointer: String) -> Option<SourceDescription> {
+        let object = self.object(value, &pointer, "a source description")?;
+        let name = self.string_at(object, "name", &pointer, true)?;
+        let url = self.string_at(object, "url", &pointer, true)?;
+        let kind = self
+            .string_at(object, "type", &pointer, false)
+            .unwrap_or_else(|| "openapi".to_string());
+        if kind != "openapi" {
+            let message = format!(
+                "source description {name:?} is of type {kind:?}: only `openapi` sources are read yet"
+            );
+            self.error(&format!("{pointer}/type"), message);
+        }
+        Some(SourceDescription {
+            name,
+            url,
+            kind,
+            pointer,
+        })
+    }
+
+    fn workflow(&mut self, value: &Value, pointer: String) -> Option<Workflow> {
+        let object = self.object(value, &pointer, "a workflow")?;
+        let id = self.string_at(object, "workflowId", &pointer, true)?;
+        let summary = self.string_at(object, "summary", &pointer, false);
+        let description = self.string_at(object, "description", &pointer, false);
+        let inputs = object.get("inputs").cloned();
+        if let Some(inputs) = &inputs {
+            if inputs.as_object().is_some_and(|o| o.contains_key("$ref")) {
+                self.error(
+                    &format!("{pointer}/inputs/$ref"),
+                    "a `$ref` to the workflow's inputs is not followed yet: write the schema in place",
+                );
+            } else if !inputs.is_object() {
+                self.error(
+                    &format!("{pointer}/inputs"),
+                    "`inputs` must be a JSON Schema object",
+                );
+            }
+        }
+        for key in [
+            "dependsOn",
+            "parameters",
+            "successActions",
+            "failureActions",
+        ] {
+            if object.contains_key(key) {
+                let message = format!("a workflow's `{key}` is not supported yet");
+                self.error(&format!("{pointer}/{key}"), message);
+            }
+        }
+        let mut steps = Vec::new();
+        let mut step_ids = HashSet::new();
+        let written = self.array_at(object, "steps", &pointer, true);
+        if written.is_empty() && object.get("steps").is_some_and(Value::is_array) {
+            self.error(
+                &format!("{pointer}/steps"),
+                "a workflow needs at least one step",
+            );
+        }
+        for (index, step) in written.iter().enumerate() {
+            if let Some(step) = self.step(step, format!("{pointer}/steps/{index}")) {
+                if !step_ids.insert(step.id.clone()) {
+                    let message = format!("a second step is named {:?}", step.id);
+                    self.error(&format!("{}/stepId", step.pointer), message);
+                }
+                steps.push(step);
+            }
+        }
+        let outputs = self.outputs(object, &pointer);
+        Some(Workflow {
+            id,
+            summary,
+            description,
+            inputs,
+            steps,
+            outputs,
+            pointer,
+        })
+    }
+
+    fn step(&mut self, value: &Value, pointer: String) -> Option<Step> {
+        let object = self.object(value, &pointer, "a step")?;
+        let id = self.string_at(object, "stepId", &pointer, true)?;
+        let target = match (
+            object.get("operationId"),
+            object.get("operationPath"),
+            object.get("workflowId"),
+        ) {
+            (Some(_), None, None) => {
+                let written = self.string_at(object, "operationId", &pointer, true)?;
+                operation_id(&written)
+            }
+            (None, Some(_), None) => {
+                let written = self.string_at(object, "operationPath", &pointer, true)?;
+                match operation_path(&written) {
+                    Ok(target) => target,
+                    Err(message) => {
+                        self.error(&format!("{pointer}/operationPath"), message);
+                        return None;
+                    }
+                }
+            }
+            (None, None, Some(_)) => {
+                self.error(
+                    &format!("{pointer}/workflowId"),
+                    "a step that runs another workflow is not supported yet",
+                );
+                return None;
+            }
+            (None, None, None) => {
+                self.error(
+                    &pointer,
+                    format!("step {id:?} names no operation (`operationId` or `operationPath`)"),
+                );
+                return None;
+            }
+            _ => {
+                self.error(
+                    &pointer,
+                    format!(
+                        "step {id:?} names more than one of `operationId`, `operationPath` and `workflowId`"
+                    ),
+                );
+                return None;
+            }
+        };
+        let mut parameters = Vec::new();
+        let written = self.array_at(object, "parameters", &pointer, false);
+        for (index, parameter) in written.iter().enumerate() {
+            let pointer = format!("{pointer}/parameters/{index}");
+            if let Some(parameter) = self.parameter(parameter, pointer) {
+                parameters.push(parameter);
+            }
+        }
+        let body = match self.object_at(object, "requestBody", &pointer, false) {
+            Some(request_body) => {
+                let body_pointer = format!("{pointer}/requestBody");
+                if request_body.contains_key("replacements") {
+                    self.error(
+                        &format!("{body_pointer}/replacements"),
+                        "`replacements` are not supported yet: write the expressions in the payload",
+                    );
+                }
+                request_body
+                    .get("payload")
+                    .map(|payload| self.template(payload, &format!("{body_pointer}/payload")))
+            }
+            None => None,
+        };
+        let success_criteria = self.criteria(object, "successCriteria", &pointer);
+        let on_success = self.actions(object, "onSuccess", &pointer);
+        let on_failure = self.actions(object, "onFailure", &pointer);
+        let outputs = self.outputs(object, &pointer);
+        Some(Step {
+            id,
+            target,
+            parameters,
+            body,
+            success_criteria,
+            on_success,
+            on_failure,
+            outputs,
+            pointer,
+        })
+    }
+
+    fn parameter(&mut self, value: &Value, pointer: String) -> Option<StepParameter> {
+        let object = self.object(value, &pointer, "a parameter")?;
+        if object.contains_key("reference") {
+            self.error(
+                &format!("{pointer}/reference"),
+                "a reusable parameter is not supported yet",
+            );
+            return None;
+        }
+        let name = self.string_at(object, "name", &pointer, true)?;
+        let location = match self.string_at(object, "in", &pointer, true)?.as_str() {
+            "path" => ParameterLocation::Path,
+            "query" => ParameterLocation::Query,
+            "header" => ParameterLocation::Header,
+            "cookie" => ParameterLocation::Cookie,
+            other => {
+                let message = format!(
+                    "parameter {name:?} is `in: {other}`: expected path, query, header or cookie"
+                );
+                self.error(&format!("{pointer}/in"), message);
+                return None;
+            }
+        };
+        let Some(value) = object.get("value") else {
+            self.error(&pointer, format!("parameter {name:?} has no `value`"));
+            return None;
+        };
+        let value = self.template(value, &format!("{pointer}/value"));
+        Some(StepParameter {
+            name,
+            location,
+            value,
+            pointer,
+        })
+    }
+
+    fn template(&mut self, value: &Value, pointer: &str) -> Template {
+        match value {
+            Value::String(text) if text.starts_with('$') => match expression::parse(text) {
+                Ok(expression) => Template::Expression(expression),
+                Err(error) => {
+                    self.error(pointer, error.0);
+                    Template::Literal(value.clone())
+                }
+            },
+            Value::String(text) if text.contains("{$") => {
+                self.error(
+                    pointer,
+                    "an expression inside a string (`{$…}`) is not supported yet: give the expression as the whole value",
+                );
+                Template::Literal(value.clone())
+            }
+            Value::Array(items) => Template::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(index, item)| self.template(item, &format!("{pointer}/{index}")))
+                    .collect(),
+            ),
+            Value::Object(object) => Template::Object(
+                object
+                    .iter()
+                    .map(|(key, item)| {
+                        let pointer = format!("{pointer}/{}", escape_token(key));
+                        (key.clone(), self.template(item, &pointer))
+                    })
+                    .collect(),
+            ),
+            _ => Template::Literal(value.clone()),
+        }
+    }
+
+    fn criteria(
+        &mut self,
+        object: &Map<String, Value>,
+        key: &str,
+        pointer: &str,
+    ) -> Vec<Condition> {
+        let mut conditions = Vec::new();
+        let written = self.array_at(object, key, pointer, false);
+        for (index, criterion) in written.iter().enumerate() {
+            let pointer = format!("{pointer}/{key}/{index}");
+            let Some(criterion) = self.object(criterion, &pointer, "a criterion") else {
+                continue;
+            };
+            let kind = match criterion.get("type") {
+                None => "simple".to_string(),
+                Some(Value::String(kind)) => kind.clone(),
+                Some(Value::Object(expression)) => expression
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                Some(_) => String::new(),
+            };
+            if kind != "simple" {
+                let message = format!(
+                    "criterion of type {kind:?} is not supported yet (only `simple` conditions)"
+                );
+                self.error(&format!("{pointer}/type"), message);
+                continue;
+            }
+            if criterion.contains_key("context") {
+                self.error(
+                    &format!("{pointer}/context"),
+                    "a `simple` criterion with a `context` is not supported yet",
+                );
+                continue;
+            }
+            let Some(condition) = self.string_at(criterion, "condition", &pointer, true) else {
+                continue;
+            };
+            match expression::parse_condition(&condition) {
+                Ok(condition) => conditions.push(condition),
+                Err(error) => self.error(&format!("{pointer}/condition"), error.0),
+            }
+        }
+        conditions
+    }
+
+    fn actions(&mut self, object: &Map<String, Value>, key: &str, pointer: &str) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let written = self.array_at(object, key, pointer, false);
+        for (index, action) in written.iter().enumerate() {
+            let pointer = format!("{pointer}/{key}/{index}");
+            let Some(action) = self.object(action, &pointer, "an action") else {
+                continue;
+            };
+            if action.contains_key("reference") {
+                self.error(
+                    &format!("{pointer}/reference"),
+                    "a reusable action is not supported yet",
+                );
+                continue;
+            }
+            let Some(name) = self.string_at(action, "name", &pointer, true) else {
+                continue;
+            };
+            let Some(kind) = self.string_at(action, "type", &pointer, true) else {
+                continue;
+            };
+            let kind = match kind.as_str() {
+                "end" => ActionKind::End,
+                "goto" if action.contains_key("workflowId") => {
+                    self.error(
+                        &format!("{pointer}/workflowId"),
+                        "a `goto` to another workflow is not supported yet",
+                    );
+                    continue;
+                }
+                "goto" => match self.string_at(action, "stepId", &pointer, true) {
+                    Some(step) => ActionKind::Goto(step),
+                    None => continue,
+                },
+                "retry" => {
+                    self.error(
+                        &format!("{pointer}/type"),
+                        "a `retry` action is not supported yet",
+                    );
+                    continue;
+                }
+                other => {
+                    let message = format!("action type {other:?} is not one of end, goto, retry");
+                    self.error(&format!("{pointer}/type"), message);
+                    continue;
+                }
+            };
+            let criteria = self.criteria(action, "criteria", &pointer);
+            actions.push(Action {
+                name,
+                kind,
+                criteria,
+                pointer,
+            });
+        }
+        actions
+    }
+
+    fn outputs(&mut self, object: &Map<String, Value>, pointer: &str) -> Vec<Output> {
+        let mut outputs = Vec::new();
+        let Some(written) = self.object_at(object, "outputs", pointer, false) else {
+            return outputs;
+        };
+        for (name, value) in written {
+            let pointer = format!("{pointer}/outputs/{}", escape_token(name));
+            if !expression::is_name(name) {
+                self.error(
+                    &pointer,
+                    format!("output name {name:?} is not a name (letters, digits, `.`, `-`, `_`)"),
+                );
+                continue;
+            }
+            let Some(text) = value.as_str() else {
+                self.error(
+                    &pointer,
+                    format!("output {name:?} must be a runtime expression"),
+                );
+                continue;
+            };
+            match expression::parse(text) {
+                Ok(value) => outputs.push(Output {
+                    name: name.clone(),
+                    value,
+                    pointer,
+                }),
+                Err(error) => self.error(&pointer, error.0),
+            }
+        }
+        outputs
+    }
+
+    fn object<'v>(
+        &mut self,
+        value: &'v Value,
+        pointer: &str,
+        what: &str,
+    ) -> Option<&'v Map<String, Value>> {
+        let object = value.as_object();
+        if object.is_none() {
+            self.error(pointer, format!("{what} must be an object"));
+        }
+        object
+    }
+
+    fn object_at<'v>(
+        &mut self,
+        object: &'v Map<String, Value>,
+        key: &str,
+        pointer: &str,
+        required: bool,
+    ) -> Option<&'v Map<String, Value>> {
+        match object.get(key) {
+            Some(value) => self.object(value, &format!("{pointer}/{key}"), &format!("`{key}`")),
+            None => {
+                if required {
+                    self.error(pointer, format!("`{key}` is missing"));
+                }
+                None
+            }
+        }
+    }
+
+    fn array_at<'v>(
+        &mut self,
+        object: &'v Map<String, Value>,
+        key: &str,
+        pointer: &str,
+        required: bool,
+    ) -> &'v [Value] {
+        match object.get(key) {
+            Some(Value::Array(items)) => items,
+            Some(_) => {
+                self.error(
+                    &format!("{pointer}/{key}"),
+                    format!("`{key}` must be a list"),
+                );
+                &[]
+            }
+            None => {
+                if required {
+                    self.error(pointer, format!("`{key}` is missing"));
+                }
+                &[]
+            }
+        }
+    }
+
+    fn string_at(
+        &mut self,
+        object: &Map<String, Value>,
+        key: &str,
+        pointer: &str,
+        required: bool,
+    ) -> Option<String> {
+        match object.get(key) {
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(_) => {
+                self.error(
+                    &format!("{pointer}/{key}"),
+                    format!("`{key}` must be a string"),
+                );
+                None
+            }
+            None => {
+                if required {
+                    self.error(pointer, format!("`{key}` is missing"));
+                }
+                None
+            }
+        }
+    }
+}
+
+/// `getPet`, or `$sourceDescriptions.api.getPet`.
+fn operation_id(written: &str) -> Target {
+    match written
+        .strip_prefix("$sourceDescriptions.")
+        .and_then(|rest| rest.split_once('.'))
+    {
+        Some((source, id)) => Target::OperationId {
+            source: Some(source.to_string()),
+            id: id.to_string(),
+        },
+        None => Target::OperationId {
+            source: None,
+            id: written.to_string(),
+        },
+    }
+}
+
+/// `{$sourceDescriptions.api.url}#/paths/~1pets/get`.
+fn operation_path(written: &str) -> Result<Target, String> {
+    let parsed = written
+        .strip_prefix("{$sourceDescriptions.")
+        .and_then(|rest| rest.split_once(".url}#"))
+        .filter(|(source, pointer)| expression::is_name(source) && pointer.starts_with("/paths/"));
+    match parsed {
+        Some((source, pointer)) => Ok(Target::OperationPath {
+            source: source.to_string(),
+            pointer: pointer.to_string(),
+        }),
+        None => Err(format!(
+            "operationPath {written:?} is not `{{$sourceDescriptions.NAME.url}}#/paths/…/METHOD`"
+        )),
+    }
+}
+
+/// The document-only checks of one workflow: what its expressions name, which steps can be
+/// reached, and `goto` loops.
+fn check_workflow(reader: &mut Reader<'_>, workflow: &Workflow) {
+    let inputs: HashSet<&str> = workflow
+        .inputs
+        .as_ref()
+        .and_then(|schema| schema.get("properties"))
+        .and_then(Value::as_object)
+        .map(|properties| properties.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let positions: HashMap<&str, usize> = workflow
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(position, step)| (step.id.as_str(), position))
+        .collect();
+    let mut found = Vec::new();
+    for (position, step) in workflow.steps.iter().enumerate() {
+        let earlier = &workflow.steps[..position];
+        let mut look = |expression: &Expression, pointer: &str, own_outputs: bool| {
+            if let Some(message) =
+                unknown_reference(expression, &inputs, earlier, step, own_outputs)
+            {
+                found.push((pointer.to_string(), message));
+            }
+        };
+        for parameter in &step.parameters {
+            for expression in parameter.value.expressions() {
+                look(expression, &parameter.pointer, false);
+            }
+        }
+        if let Some(body) = &step.body {
+            for expression in body.expressions() {
+                look(
+                    expression,
+                    &format!("{}/requestBody/payload", step.pointer),
+                    false,
+                );
+            }
+        }
+        for output in &step.outputs {
+            look(&output.value, &output.pointer, false);
+        }
+        for condition in &step.success_criteria {
+            for expression in condition.expressions() {
+                look(
+                    expression,
+                    &format!("{}/successCriteria", step.pointer),
+                    false,
+                );
+            }
+        }
+        for action in step.on_success.iter().chain(&step.on_failure) {
+            if let ActionKind::Goto(target) = &action.kind
+                && !positions.contains_key(target.as_str())
+            {
+                found.push((
+                    format!("{}/stepId", action.pointer),
+                    format!("`goto` names step {target:?}, which this workflow does not have"),
+                ));
+            }
+        }
+    }
+    for output in &workflow.outputs {
+        let message = match &output.value {
+            Expression::StepOutput { step, name, .. } => {
+                match workflow.steps.iter().find(|s| &s.id == step) {
+                    None => Some(format!("no step is named {step:?}")),
+                    Some(found) if !found.outputs.iter().any(|o| &o.name == name) => {
+                        Some(format!("step {step:?} has no output {name:?}"))
+                    }
+                    Some(_) => None,
+                }
+            }
+            Expression::Input { name, .. } if !inputs.contains(name.as_str()) => {
+                Some(format!("the workflow has no input {name:?}"))
+            }
+            Expression::Input { .. } => None,
+            _ => Some(
+                "a workflow's output reads `$steps.STEP.outputs.NAME` or `$inputs.NAME`"
+                    .to_string(),
+            ),
+        };
+        if let Some(message) = message {
+            found.push((output.pointer.clone(), message));
+        }
+    }
+    for (pointer, message) in found {
+        reader.error(&pointer, message);
+    }
+    let graph: Vec<Vec<usize>> = workflow
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(position, step)| successors(step, position, workflow.steps.len(), &positions))
+        .collect();
+    let mut reached = vec![false; graph.len()];
+    let mut stack = vec![0];
+    while let Some(position) = stack.pop() {
+        if position < reached.len() && !reached[position] {
+            reached[position] = true;
+            stack.extend(&graph[position]);
+        }
+    }
+    for (step, reached) in workflow.steps.iter().zip(&reached) {
+        if !*reached {
+            let message = format!("step {:?} cannot be reached from the first step", step.id);
+            reader.warning(&step.pointer, message);
+        }
+    }
+    if let Some(position) = first_cycle(&graph) {
+        let step = &workflow.steps[position];
+        let message = format!(
+            "a `goto` loops back to step {:?}, and nothing bounds how often yet",
+            step.id
+        );
+        reader.error(&step.pointer, message);
+    }
+}
+
+/// Why an expression in `step` names something that is not there, if it does.
+fn unknown_reference(
+    expression: &Expression,
+    inputs: &HashSet<&str>,
+    earlier: &[Step],
+    step: &Step,
+    own_outputs: bool,
+) -> Option<String> {
+    match expression {
+        Expression::Input { name, .. } if !inputs.contains(name.as_str()) => {
+            Some(format!("the workflow has no input {name:?}"))
+        }
+        Expression::StepOutput {
+            step: named, name, ..
+        } => match earlier.iter().find(|s| &s.id == named) {
+            None if *named == step.id => Some(format!(
+                "step {named:?} reads its own output: use `$response.` here"
+            )),
+            None => Some(format!("no step before {:?} is named {named:?}", step.id)),
+            Some(found) if !found.outputs.iter().any(|o| &o.name == name) => {
+                Some(format!("step {named:?} has no output {name:?}"))
+            }
+            Some(_) => None,
+        },
+        Expression::Output { .. } if !own_outputs => {
+            Some("`$outputs.` is read only in a workflow's outputs".to_string())
+        }
+        _ => None,
+    }
+}
+
+/// The steps that may run after the step at `position`.
+fn successors(
+    step: &Step,
+    position: usize,
+    count: usize,
+    positions: &HashMap<&str, usize>,
+) -> Vec<usize> {
+    let mut next = Vec::new();
+    let mut falls_through = true;
+    for action in &step.on_success {
+        if let ActionKind::Goto(target) = &action.kind {
+            next.extend(positions.get(target.as_str()));
+        }
+        if action.criteria.is_empty() {
+            // The first action without criteria is always taken; none after it ever is.
+            falls_through = false;
+            break;
+        }
+    }
+    if falls_through && position + 1 < count {
+        next.push(position + 1);
+    }
+    for action in &step.on_failure {
+        if let ActionKind::Goto(target) = &action.kind {
+            next.extend(positions.get(target.as_str()));
+        }
+    }
+    next
+}
+
+/// A step on a cycle reachable from the first, if there is one.
+fn first_cycle(graph: &[Vec<usize>]) -> Option<usize> {
+    // 0: not visited, 1: on the current path, 2: done.
+    let mut state = vec![0u8; graph.len()];
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    if graph.is_empty() {
+        return None;
+    }
+    state[0] = 1;
+    stack.push((0, 0));
+    while let Some((node, edge)) = stack.last_mut() {
+        let node = *node;
+        match graph[node].get(*edge) {
+            Some(&next) => {
+                *edge += 1;
+                match state[next] {
+                    0 => {
+                        state[next] = 1;
+                        stack.push((next, 0));
+                    }
+                    1 => return Some(next),
+                    _ => {}
+                }
+            }
+            None => {
+                state[node] = 2;
+                stack.pop();
+            }
+        }
+    }
+    None
+}
+
+impl Template {
+    /// Every expression it reads, in order.
+    pub fn expressions(&self) -> Vec<&Expression> {
+        let mut found = Vec::new();
+        let mut stack = vec![self];
+        while let Some(template) = stack.pop() {
+            match template {
+                Template::Literal(_) => {}
+                Template::Expression(expression) => found.push(expression),
+                Template::Array(items) => stack.extend(items.iter().rev()),
+                Template::Object(entries) => stack.extend(entries.iter().rev().map(|(_, t)| t)),
+            }
+        }
+        found
+    }
+}

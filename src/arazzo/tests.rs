@@ -1,0 +1,689 @@
+//! Reading Arazzo documents: whole files from `tests/data/arazzo/`, and snippets, each with a
+//! snapshot of what was read and every diagnostic.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use expect_test::{Expect, expect};
+use serde_json::{Map, Value};
+
+use super::evaluate;
+use super::expression::{self, Comparison, Operand, Operator};
+use super::*;
+use crate::openapi::{LoadError, LoadOptions, load_file};
+
+fn data(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/arazzo")
+        .join(name)
+}
+
+/// Reads `name` from `tests/data/arazzo/` and compares a summary with `expect`.
+fn check_file(name: &str, expect: Expect) {
+    let file = load_file(&data(name), &LoadOptions::default()).expect("fixture loads");
+    let (arazzo, diagnostics) = parse(&file.name, &file.value);
+    expect.assert_eq(&summary(&arazzo, &diagnostics));
+}
+
+/// Reads a YAML snippet as the file `test.arazzo.yaml`, with the loader's YAML 1.2 booleans.
+fn check(yaml: &str, expect: Expect) {
+    let options = LoadOptions::default();
+    let value = crate::openapi::parse_with(yaml, "test.arazzo.yaml", &options)
+        .expect("test document is YAML");
+    let (arazzo, diagnostics) = parse("test.arazzo.yaml", &value);
+    expect.assert_eq(&summary(&arazzo, &diagnostics));
+}
+
+fn summary(arazzo: &Arazzo, diagnostics: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    for workflow in &arazzo.workflows {
+        let _ = writeln!(out, "workflow {} ({})", workflow.id, workflow.pointer);
+        for step in &workflow.steps {
+            let _ = writeln!(out, "  step {}: {:?}", step.id, step.target);
+            for parameter in &step.parameters {
+                let _ = writeln!(
+                    out,
+                    "    {:?} {} = {:?}",
+                    parameter.location, parameter.name, parameter.value
+                );
+            }
+            if let Some(body) = &step.body {
+                let _ = writeln!(out, "    body {} expressions", body.expressions().len());
+            }
+            for condition in &step.success_criteria {
+                let _ = writeln!(out, "    when {condition:?}");
+            }
+            for action in step.on_success.iter().chain(&step.on_failure) {
+                let _ = writeln!(out, "    action {} {:?}", action.name, action.kind);
+            }
+            for output in &step.outputs {
+                let _ = writeln!(out, "    output {} = {:?}", output.name, output.value);
+            }
+        }
+        for output in &workflow.outputs {
+            let _ = writeln!(out, "  output {} = {:?}", output.name, output.value);
+        }
+    }
+    for diagnostic in diagnostics {
+        let _ = writeln!(out, "{diagnostic}");
+    }
+    out
+}
+
+#[test]
+fn a_two_step_workflow_is_read_with_its_expressions_parsed() {
+    check_file(
+        "pets.arazzo.yaml",
+        expect![[r#"
+            workflow adoptFirstAvailable (/workflows/0)
+              step findPet: OperationId { source: None, id: "findPets" }
+                Query status = Literal(String("available"))
+                when Condition { any: [[Comparison { left: Expression(StatusCode), test: Some((Equal, Literal(Number(200)))) }]] }
+                output petId = Response(Body("/0/id"))
+                output petName = Response(Body("/0/name"))
+              step adopt: OperationPath { source: "pets", pointer: "/paths/~1pets~1{petId}~1adoption/post" }
+                Path petId = Expression(StepOutput { step: "findPet", name: "petId", pointer: "" })
+                body 1 expressions
+                when Condition { any: [[Comparison { left: Expression(StatusCode), test: Some((Equal, Literal(Number(201)))) }, Comparison { left: Expression(Response(Header("content-type"))), test: Some((NotEqual, Literal(String("text/html")))) }]] }
+                action giveUp End
+                output adoptionId = Response(Body("/adoptionId"))
+              output petName = StepOutput { step: "findPet", name: "petName", pointer: "" }
+              output adoptionId = StepOutput { step: "adopt", name: "adoptionId", pointer: "" }
+            workflow showPet (/workflows/1)
+              step get: OperationId { source: Some("pets"), id: "getPet" }
+                Path petId = Expression(Input { name: "petId", pointer: "" })
+                output pet = Response(Body(""))
+              output pet = StepOutput { step: "get", name: "pet", pointer: "" }
+        "#]],
+    );
+}
+
+#[test]
+fn every_problem_in_a_broken_document_is_reported_where_it_is() {
+    check_file(
+        "broken.arazzo.json",
+        expect![[r#"
+            workflow broken (/workflows/0)
+              step first: OperationId { source: None, id: "findPets" }
+                action again Goto("second")
+                output name = Input { name: "nobody", pointer: "" }
+              step second: OperationId { source: None, id: "getPet" }
+                Path petId = Expression(StepOutput { step: "first", name: "missing", pointer: "" })
+                action loop Goto("first")
+              step orphan: OperationId { source: None, id: "getPet" }
+                body 1 expressions
+              output result = StepOutput { step: "ghost", name: "x", pointer: "" }
+            error: source description "flows" is of type "arazzo": only `openapi` sources are read yet
+              --> broken.arazzo.json#/sourceDescriptions/1/type
+            error: parameter "status" is `in: body`: expected path, query, header or cookie
+              --> broken.arazzo.json#/workflows/0/steps/0/parameters/0/in
+            error: `(` in condition "$statusCode == (200)" is not supported yet (only comparisons joined by `&&` and `||`)
+              --> broken.arazzo.json#/workflows/0/steps/0/successCriteria/0/condition
+            error: criterion of type "jsonpath" is not supported yet (only `simple` conditions)
+              --> broken.arazzo.json#/workflows/0/steps/0/successCriteria/1/type
+            error: criterion of type "regex" is not supported yet (only `simple` conditions)
+              --> broken.arazzo.json#/workflows/0/steps/0/successCriteria/2/type
+            error: a `retry` action is not supported yet
+              --> broken.arazzo.json#/workflows/0/steps/0/onFailure/0/type
+            error: "$response.bdy#/id": expected `header.`, `query.`, `path.` or `body` after the request or response
+              --> broken.arazzo.json#/workflows/0/steps/0/outputs/id
+            error: a step that runs another workflow is not supported yet
+              --> broken.arazzo.json#/workflows/0/steps/2/workflowId
+            error: an expression inside a string (`{$…}`) is not supported yet: give the expression as the whole value
+              --> broken.arazzo.json#/workflows/0/steps/3/requestBody/payload/text
+            error: the workflow has no input "nobody"
+              --> broken.arazzo.json#/workflows/0/steps/0/outputs/name
+            error: step "first" has no output "missing"
+              --> broken.arazzo.json#/workflows/0/steps/1/parameters/0
+            error: no step is named "ghost"
+              --> broken.arazzo.json#/workflows/0/outputs/result
+            warning: step "orphan" cannot be reached from the first step
+              --> broken.arazzo.json#/workflows/0/steps/3
+            error: a `goto` loops back to step "first", and nothing bounds how often yet
+              --> broken.arazzo.json#/workflows/0/steps/0
+        "#]],
+    );
+}
+
+#[test]
+fn a_document_that_is_not_arazzo_says_so() {
+    check(
+        "openapi: 3.1.0\ninfo: {title: x, version: '1'}\n",
+        expect![[r#"
+            error: not an Arazzo document (no `arazzo` version string such as "1.0.1")
+              --> test.arazzo.yaml#
+            error: `sourceDescriptions` is missing
+              --> test.arazzo.yaml#
+            error: `workflows` is missing
+              --> test.arazzo.yaml#
+        "#]],
+    );
+    check(
+        "arazzo: 2.0.0\ninfo: {title: x, version: '1'}\nsourceDescriptions: []\nworkflows: []\n",
+        expect![[r#"
+            error: unsupported Arazzo version "2.0.0" (ferry reads 1.0.x)
+              --> test.arazzo.yaml#/arazzo
+        "#]],
+    );
+    check(
+        "[1, 2]",
+        expect![[r#"
+        error: the document must be an object
+          --> test.arazzo.yaml#
+    "#]],
+    );
+}
+
+#[test]
+fn duplicate_ids_and_missing_keys_are_errors() {
+    check(
+        r#"
+arazzo: 1.0.0
+info: {title: x, version: '1'}
+sourceDescriptions: [{name: api, url: ./api.yaml}]
+workflows:
+  - workflowId: w
+    steps:
+      - stepId: a
+        operationId: one
+      - stepId: a
+        operationId: two
+      - operationId: three
+      - stepId: both
+        operationId: one
+        operationPath: '{$sourceDescriptions.api.url}#/paths/~1x/get'
+      - stepId: badPath
+        operationPath: '#/paths/~1x/get'
+  - workflowId: w
+    steps: []
+"#,
+        expect![[r##"
+            workflow w (/workflows/0)
+              step a: OperationId { source: None, id: "one" }
+              step a: OperationId { source: None, id: "two" }
+            workflow w (/workflows/1)
+            error: a second step is named "a"
+              --> test.arazzo.yaml#/workflows/0/steps/1/stepId
+            error: `stepId` is missing
+              --> test.arazzo.yaml#/workflows/0/steps/2
+            error: step "both" names more than one of `operationId`, `operationPath` and `workflowId`
+              --> test.arazzo.yaml#/workflows/0/steps/3
+            error: operationPath "#/paths/~1x/get" is not `{$sourceDescriptions.NAME.url}#/paths/…/METHOD`
+              --> test.arazzo.yaml#/workflows/0/steps/4/operationPath
+            error: a workflow needs at least one step
+              --> test.arazzo.yaml#/workflows/1/steps
+            error: a second workflow is named "w"
+              --> test.arazzo.yaml#/workflows/1/workflowId
+        "##]],
+    );
+}
+
+#[test]
+fn an_expression_may_read_only_earlier_steps_and_declared_inputs() {
+    check(
+        r#"
+arazzo: 1.0.1
+info: {title: x, version: '1'}
+sourceDescriptions: [{name: api, url: ./api.yaml}]
+workflows:
+  - workflowId: w
+    inputs: {type: object, properties: {id: {type: string}}}
+    steps:
+      - stepId: a
+        operationId: one
+        parameters:
+          - {name: x, in: query, value: $steps.b.outputs.y}
+          - {name: self, in: query, value: $steps.a.outputs.z}
+          - {name: out, in: header, value: $outputs.z}
+        outputs:
+          z: $response.body
+      - stepId: b
+        operationId: two
+        parameters:
+          - {name: id, in: path, value: $inputs.identifier}
+          - {name: z, in: query, value: $steps.a.outputs.nope}
+        successCriteria:
+          - condition: $steps.a.outputs.z == 1
+        outputs:
+          y: $statusCode
+    outputs:
+      fine: $steps.b.outputs.y
+      gone: $steps.b.outputs.q
+      literal: $statusCode
+"#,
+        expect![[r#"
+            workflow w (/workflows/0)
+              step a: OperationId { source: None, id: "one" }
+                Query x = Expression(StepOutput { step: "b", name: "y", pointer: "" })
+                Query self = Expression(StepOutput { step: "a", name: "z", pointer: "" })
+                Header out = Expression(Output { name: "z", pointer: "" })
+                output z = Response(Body(""))
+              step b: OperationId { source: None, id: "two" }
+                Path id = Expression(Input { name: "identifier", pointer: "" })
+                Query z = Expression(StepOutput { step: "a", name: "nope", pointer: "" })
+                when Condition { any: [[Comparison { left: Expression(StepOutput { step: "a", name: "z", pointer: "" }), test: Some((Equal, Literal(Number(1)))) }]] }
+                output y = StatusCode
+              output fine = StepOutput { step: "b", name: "y", pointer: "" }
+              output gone = StepOutput { step: "b", name: "q", pointer: "" }
+              output literal = StatusCode
+            error: no step before "a" is named "b"
+              --> test.arazzo.yaml#/workflows/0/steps/0/parameters/0
+            error: step "a" reads its own output: use `$response.` here
+              --> test.arazzo.yaml#/workflows/0/steps/0/parameters/1
+            error: `$outputs.` is read only in a workflow's outputs
+              --> test.arazzo.yaml#/workflows/0/steps/0/parameters/2
+            error: the workflow has no input "identifier"
+              --> test.arazzo.yaml#/workflows/0/steps/1/parameters/0
+            error: step "a" has no output "nope"
+              --> test.arazzo.yaml#/workflows/0/steps/1/parameters/1
+            error: step "b" has no output "q"
+              --> test.arazzo.yaml#/workflows/0/outputs/gone
+            error: a workflow's output reads `$steps.STEP.outputs.NAME` or `$inputs.NAME`
+              --> test.arazzo.yaml#/workflows/0/outputs/literal
+        "#]],
+    );
+}
+
+#[test]
+fn a_step_after_an_unconditional_end_is_unreachable() {
+    check(
+        r#"
+arazzo: 1.0.1
+info: {title: x, version: '1'}
+sourceDescriptions: [{name: api, url: ./api.yaml}]
+workflows:
+  - workflowId: w
+    steps:
+      - stepId: a
+        operationId: one
+        onSuccess:
+          - {name: maybe, type: goto, stepId: c, criteria: [{condition: $statusCode == 202}]}
+          - {name: stop, type: end}
+      - stepId: b
+        operationId: two
+      - stepId: c
+        operationId: three
+        onFailure:
+          - {name: nowhere, type: goto, stepId: z}
+"#,
+        expect![[r#"
+            workflow w (/workflows/0)
+              step a: OperationId { source: None, id: "one" }
+                action maybe Goto("c")
+                action stop End
+              step b: OperationId { source: None, id: "two" }
+              step c: OperationId { source: None, id: "three" }
+                action nowhere Goto("z")
+            error: `goto` names step "z", which this workflow does not have
+              --> test.arazzo.yaml#/workflows/0/steps/2/onFailure/0/stepId
+            warning: step "b" cannot be reached from the first step
+              --> test.arazzo.yaml#/workflows/0/steps/1
+        "#]],
+    );
+}
+
+#[test]
+fn runtime_expressions_parse_into_their_parts() {
+    let cases = [
+        "$url",
+        "$method",
+        "$statusCode",
+        "$request.header.X-Trace",
+        "$request.query.limit",
+        "$request.path.petId",
+        "$request.body",
+        "$response.body#/items/0/id",
+        "$response.header.ETag",
+        "$inputs.petId",
+        "$inputs.pet#/name",
+        "$outputs.total",
+        "$steps.find.outputs.id#/0",
+    ];
+    let mut out = String::new();
+    for case in cases {
+        let _ = writeln!(out, "{case} => {:?}", expression::parse(case).expect(case));
+    }
+    expect![[r#"
+        $url => Url
+        $method => Method
+        $statusCode => StatusCode
+        $request.header.X-Trace => Request(Header("x-trace"))
+        $request.query.limit => Request(Query("limit"))
+        $request.path.petId => Request(Path("petId"))
+        $request.body => Request(Body(""))
+        $response.body#/items/0/id => Response(Body("/items/0/id"))
+        $response.header.ETag => Response(Header("etag"))
+        $inputs.petId => Input { name: "petId", pointer: "" }
+        $inputs.pet#/name => Input { name: "pet", pointer: "/name" }
+        $outputs.total => Output { name: "total", pointer: "" }
+        $steps.find.outputs.id#/0 => StepOutput { step: "find", name: "id", pointer: "/0" }
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn malformed_runtime_expressions_say_what_is_wrong() {
+    let cases = [
+        "",
+        "inputs.x",
+        "$",
+        "$inputs",
+        "$inputs.",
+        "$inputs.a b",
+        "$inputs.x#y",
+        "$response",
+        "$response.bdy",
+        "$response.body#x",
+        "$response.header.",
+        "$response.header.Bad Name",
+        "$steps.a.y",
+        "$steps..outputs.y",
+        "$steps.a.outputs.",
+        "$workflows.other.outputs.x",
+        "$components.parameters.p",
+        "$statusCodes",
+    ];
+    let mut out = String::new();
+    for case in cases {
+        let error = expression::parse(case).expect_err(case);
+        let _ = writeln!(out, "{case:?}: {error}");
+    }
+    expect![[r#"
+        "": "" is not a runtime expression (it must start with `$`)
+        "inputs.x": "inputs.x" is not a runtime expression (it must start with `$`)
+        "$": "$" is not a runtime expression ferry knows (expected `$url`, `$method`, `$statusCode`, `$request.`, `$response.`, `$inputs.`, `$outputs.` or `$steps.`)
+        "$inputs": "$inputs" names no input
+        "$inputs.": "$inputs." names no input
+        "$inputs.a b": "$inputs.a b" names no input
+        "$inputs.x#y": "$inputs.x#y": what follows `#` must be a JSON pointer (`#/a/b`)
+        "$response": "$response": expected `header.`, `query.`, `path.` or `body` after the request or response
+        "$response.bdy": "$response.bdy": expected `header.`, `query.`, `path.` or `body` after the request or response
+        "$response.body#x": "$response.body#x": a body reference is `body` or `body#/json/pointer`
+        "$response.header.": "$response.header." names no header parameter
+        "$response.header.Bad Name": "$response.header.Bad Name": "Bad Name" is not a header name
+        "$steps.a.y": "$steps.a.y" does not name a step's output (write `$steps.STEP.outputs.NAME`)
+        "$steps..outputs.y": "$steps..outputs.y" names no step
+        "$steps.a.outputs.": "$steps.a.outputs." names no output
+        "$workflows.other.outputs.x": `$workflows` expressions are not supported yet (in "$workflows.other.outputs.x")
+        "$components.parameters.p": `$components` expressions are not supported yet (in "$components.parameters.p")
+        "$statusCodes": "$statusCodes" is not a runtime expression ferry knows (expected `$url`, `$method`, `$statusCode`, `$request.`, `$response.`, `$inputs.`, `$outputs.` or `$steps.`)
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn simple_conditions_parse_with_and_binding_tighter_than_or() {
+    let condition = expression::parse_condition(
+        "$statusCode >= 200 && $statusCode < 300 || $response.body#/ok == true",
+    )
+    .expect("condition parses");
+    let status = |operator, value: i64| Comparison {
+        left: Operand::Expression(Expression::StatusCode),
+        test: Some((operator, Operand::Literal(value.into()))),
+    };
+    assert_eq!(
+        condition.any,
+        vec![
+            vec![
+                status(Operator::GreaterOrEqual, 200),
+                status(Operator::Less, 300)
+            ],
+            vec![Comparison {
+                left: Operand::Expression(Expression::Response(Source::Body("/ok".into()))),
+                test: Some((Operator::Equal, Operand::Literal(Value::Bool(true)))),
+            }],
+        ]
+    );
+    let lone = expression::parse_condition("$response.body#/done").expect("lone operand");
+    assert_eq!(lone.any[0][0].test, None);
+    let quoted = expression::parse_condition("$method == \"GET\" && 'a' != 'é'").expect("quoted");
+    assert_eq!(quoted.any[0].len(), 2);
+}
+
+#[test]
+fn malformed_conditions_say_what_is_wrong() {
+    let cases = [
+        "",
+        "   ",
+        "$statusCode ==",
+        "$statusCode == 200 &&",
+        "== 200",
+        "$statusCode 200",
+        "$statusCode == available",
+        "$statusCode == 'open",
+        "!($statusCode == 200)",
+        "$statusCode == 200 & $method == 'GET'",
+        "$response.bdy == 1",
+        "$statusCode == 200 == 300",
+    ];
+    let mut out = String::new();
+    for case in cases {
+        let error = expression::parse_condition(case).expect_err(case);
+        let _ = writeln!(out, "{case:?}: {error}");
+    }
+    expect![[r#"
+        "": the condition is empty
+        "   ": the condition is empty
+        "$statusCode ==": condition "$statusCode ==" ends where an expression or a value was expected
+        "$statusCode == 200 &&": condition "$statusCode == 200 &&" ends where an expression or a value was expected
+        "== 200": unexpected `==` in condition "== 200" (expected an expression or a value)
+        "$statusCode 200": unexpected value 200 in condition "$statusCode 200" (expected `&&`, `||` or the end)
+        "$statusCode == available": "available" in condition "$statusCode == available" is not an expression or a value (quote a string: 'available')
+        "$statusCode == 'open": unterminated string in condition "$statusCode == 'open"
+        "!($statusCode == 200)": `!` in condition "!($statusCode == 200)" is not supported yet (only comparisons joined by `&&` and `||`)
+        "$statusCode == 200 & $method == 'GET'": `&` in condition "$statusCode == 200 & $method == 'GET'" is not an operator (write `&&`, `||`, `==`, `!=`, `<`, `<=`, `>` or `>=`)
+        "$response.bdy == 1": "$response.bdy": expected `header.`, `query.`, `path.` or `body` after the request or response
+        "$statusCode == 200 == 300": unexpected `==` in condition "$statusCode == 200 == 300" (expected `&&`, `||` or the end)
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn loading_an_arazzo_file_keeps_the_loaders_confinement_and_budgets() {
+    let options = LoadOptions {
+        root_dir: Some(data("").join("../diff")),
+        ..LoadOptions::default()
+    };
+    let outside = load_file(&data("pets.arazzo.yaml"), &options).expect_err("outside the root");
+    assert!(
+        matches!(outside, LoadError::OutsideRoot { .. }),
+        "{outside}"
+    );
+    let small = LoadOptions {
+        max_file_bytes: 64,
+        ..LoadOptions::default()
+    };
+    let large = load_file(&data("pets.arazzo.yaml"), &small).expect_err("over the size budget");
+    assert!(matches!(large, LoadError::TooLarge { .. }), "{large}");
+    let json = load_file(&data("broken.arazzo.json"), &LoadOptions::default()).expect("JSON loads");
+    assert_eq!(json.name, "broken.arazzo.json");
+    assert_eq!(json.value["arazzo"], "1.0.1");
+}
+
+fn exchange() -> Exchange {
+    Exchange {
+        url: "http://127.0.0.1:1/pets?status=available".into(),
+        method: "GET".into(),
+        request_headers: vec![("accept".into(), "application/json".into())],
+        query: vec![("status".into(), "available".into())],
+        path: Vec::new(),
+        request_body: None,
+        status: 200,
+        response_headers: vec![("x-total".into(), "2".into())],
+        response_body: Some(serde_json::json!([{"id": 7, "name": "Rex", "ok": true}])),
+    }
+}
+
+#[test]
+fn expressions_read_the_inputs_earlier_steps_and_the_exchange() {
+    let inputs = serde_json::json!({"owner": "ann", "pet": {"name": "Rex"}});
+    let mut steps = std::collections::HashMap::new();
+    let mut found = Map::new();
+    found.insert("petId".into(), Value::from(7));
+    steps.insert("find".to_string(), found);
+    let exchange = exchange();
+    let context = Context {
+        inputs: &inputs,
+        steps: &steps,
+        outputs: None,
+        exchange: Some(&exchange),
+    };
+    let read = |text: &str| evaluate::value(&expression::parse(text).expect(text), &context);
+    assert_eq!(read("$inputs.owner"), Some("ann".into()));
+    assert_eq!(read("$inputs.pet#/name"), Some("Rex".into()));
+    assert_eq!(read("$inputs.nobody"), None);
+    assert_eq!(read("$steps.find.outputs.petId"), Some(7.into()));
+    assert_eq!(read("$steps.other.outputs.petId"), None);
+    assert_eq!(read("$statusCode"), Some(200.into()));
+    assert_eq!(read("$response.body#/0/name"), Some("Rex".into()));
+    assert_eq!(read("$response.body#/5/name"), None);
+    assert_eq!(read("$response.header.X-Total"), Some("2".into()));
+    assert_eq!(read("$request.query.status"), Some("available".into()));
+    assert_eq!(read("$request.query.Status"), None);
+    assert_eq!(read("$method"), Some("GET".into()));
+    assert_eq!(read("$outputs.x"), None);
+
+    let payload = Template::Object(vec![
+        (
+            "owner".into(),
+            Template::Expression(expression::parse("$inputs.owner").expect("parses")),
+        ),
+        (
+            "tags".into(),
+            Template::Array(vec![Template::Literal("new".into())]),
+        ),
+    ]);
+    assert_eq!(
+        evaluate::fill(&payload, &context),
+        Ok(serde_json::json!({"owner": "ann", "tags": ["new"]}))
+    );
+    let missing = Template::Expression(expression::parse("$inputs.nobody").expect("parses"));
+    assert!(matches!(
+        evaluate::fill(&missing, &context),
+        Err(Expression::Input { name, .. }) if name == "nobody"
+    ));
+}
+
+#[test]
+fn conditions_compare_numbers_text_and_what_is_missing() {
+    let inputs = Value::Null;
+    let steps = std::collections::HashMap::new();
+    let exchange = exchange();
+    let context = Context {
+        inputs: &inputs,
+        steps: &steps,
+        outputs: None,
+        exchange: Some(&exchange),
+    };
+    let holds =
+        |text: &str| evaluate::holds(&expression::parse_condition(text).expect(text), &context);
+    assert!(holds("$statusCode == 200"));
+    assert!(!holds("$statusCode == 201"));
+    assert!(holds("$statusCode >= 200 && $statusCode < 300"));
+    assert!(holds("$statusCode == 404 || $statusCode == 200"));
+    assert!(!holds("$statusCode == 404 || $statusCode == 500"));
+    assert!(
+        holds("$response.header.x-total == 2"),
+        "a header's text compares as a number"
+    );
+    assert!(holds("$response.header.x-total > 1"));
+    assert!(holds("$response.body#/0/name == 'Rex'"));
+    assert!(holds("$response.body#/0/name != 'Max'"));
+    assert!(holds("$response.body#/0/ok"));
+    assert!(
+        !holds("$response.body#/0/name"),
+        "a lone operand holds only when it is true"
+    );
+    assert!(holds("$response.body#/0/missing == null"));
+    assert!(!holds("$response.body#/0/missing > 1"));
+    assert!(
+        !holds("$response.body#/0/name < 3"),
+        "text and a number do not order"
+    );
+
+    let action = |name: &str, criteria: &[&str]| Action {
+        name: name.into(),
+        kind: ActionKind::End,
+        criteria: criteria
+            .iter()
+            .map(|c| expression::parse_condition(c).expect(c))
+            .collect(),
+        pointer: String::new(),
+    };
+    let actions = [
+        action("onNotFound", &["$statusCode == 404"]),
+        action("onOk", &["$statusCode == 200"]),
+        action("always", &[]),
+    ];
+    let chosen = evaluate::choose(&actions, &context).map(|a| a.name.as_str());
+    assert_eq!(chosen, Some("onOk"));
+    assert_eq!(evaluate::choose(&actions[..1], &context), None);
+}
+
+#[test]
+fn values_of_the_wrong_kind_are_diagnostics_not_panics() {
+    check(
+        r#"
+arazzo: 1.0.1
+info: nope
+sourceDescriptions: {name: api}
+workflows:
+  - 3
+  - workflowId: [w]
+  - workflowId: w
+    inputs: [a]
+    steps:
+      - stepId: a
+        operationId: 7
+      - stepId: b
+        operationId: one
+        parameters: [{name: x, in: query}, 5, {name: why, in: query, value: [$inputs.q, {k: $bad}]}]
+        requestBody: text
+        successCriteria: [{condition: 200}, {condition: "$statusCode == 200", type: {type: jsonpath, version: draft-goessner-dispatch-jsonpath-00}}]
+        onSuccess: [{name: g, type: goto}, {type: end}, {name: r, type: jump}]
+        outputs: {"bad name": $statusCode, n: 5}
+    outputs: []
+"#,
+        expect![[r#"
+            workflow w (/workflows/2)
+              step b: OperationId { source: None, id: "one" }
+                Query why = Array([Expression(Input { name: "q", pointer: "" }), Object([("k", Literal(String("$bad")))])])
+            error: `info` must be an object
+              --> test.arazzo.yaml#/info
+            error: `sourceDescriptions` must be a list
+              --> test.arazzo.yaml#/sourceDescriptions
+            error: a workflow must be an object
+              --> test.arazzo.yaml#/workflows/0
+            error: `workflowId` must be a string
+              --> test.arazzo.yaml#/workflows/1/workflowId
+            error: `inputs` must be a JSON Schema object
+              --> test.arazzo.yaml#/workflows/2/inputs
+            error: `operationId` must be a string
+              --> test.arazzo.yaml#/workflows/2/steps/0/operationId
+            error: parameter "x" has no `value`
+              --> test.arazzo.yaml#/workflows/2/steps/1/parameters/0
+            error: a parameter must be an object
+              --> test.arazzo.yaml#/workflows/2/steps/1/parameters/1
+            error: "$bad" is not a runtime expression ferry knows (expected `$url`, `$method`, `$statusCode`, `$request.`, `$response.`, `$inputs.`, `$outputs.` or `$steps.`)
+              --> test.arazzo.yaml#/workflows/2/steps/1/parameters/2/value/1/k
+            error: `requestBody` must be an object
+              --> test.arazzo.yaml#/workflows/2/steps/1/requestBody
+            error: `condition` must be a string
+              --> test.arazzo.yaml#/workflows/2/steps/1/successCriteria/0/condition
+            error: criterion of type "jsonpath" is not supported yet (only `simple` conditions)
+              --> test.arazzo.yaml#/workflows/2/steps/1/successCriteria/1/type
+            error: `stepId` is missing
+              --> test.arazzo.yaml#/workflows/2/steps/1/onSuccess/0
+            error: `name` is missing
+              --> test.arazzo.yaml#/workflows/2/steps/1/onSuccess/1
+            error: action type "jump" is not one of end, goto, retry
+              --> test.arazzo.yaml#/workflows/2/steps/1/onSuccess/2/type
+            error: output name "bad name" is not a name (letters, digits, `.`, `-`, `_`)
+              --> test.arazzo.yaml#/workflows/2/steps/1/outputs/bad name
+            error: output "n" must be a runtime expression
+              --> test.arazzo.yaml#/workflows/2/steps/1/outputs/n
+            error: `outputs` must be an object
+              --> test.arazzo.yaml#/workflows/2/outputs
+            error: the workflow has no input "q"
+              --> test.arazzo.yaml#/workflows/2/steps/1/parameters/2
+        "#]],
+    );
+}

@@ -1,0 +1,426 @@
+//! Composite tools: the workflows the curation chooses from an Arazzo document, each step
+//! resolved to an operation of the loaded document (`workflows:`, default deny).
+//!
+//! Pure like the rest of the catalog: [`add_workflows`] takes the Arazzo file as it parsed
+//! (read by [`crate::openapi::load_file`]) and checks what the document alone cannot: that
+//! its `openapi` source is the document ferry loaded, that every step's operation is there
+//! and declares the parameters the step sends, the tool's name, and its annotations, which
+//! a method justifies only when every step is GET or HEAD.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value, json};
+
+use crate::arazzo::{self, Arazzo, Target, Workflow};
+use crate::curation::{Curation, WorkflowEntry};
+use crate::diagnostic::{Diagnostic, Location, Severity};
+use crate::openapi::{Document, FileId, SourceFile, unescape_token};
+
+use super::operation::{self, Operation};
+use super::schema::SchemaBuilder;
+use super::{AnnotationBasis, Annotations, Catalog, annotations, naming};
+
+/// One chosen workflow as a tool: what is listed, and the steps it runs.
+#[derive(Debug, Clone)]
+pub struct WorkflowTool {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// The workflow's `inputs`, translated as an operation's schemas are, as an object
+    /// schema with `additionalProperties: false`.
+    pub input_schema: Value,
+    pub annotations: Annotations,
+    /// How the annotations were decided, for `ferry check`.
+    pub basis: AnnotationBasis,
+    /// The workflow as read, its expressions and conditions parsed.
+    pub workflow: Workflow,
+    /// Each step's operation, in step order.
+    pub steps: Vec<StepOperation>,
+}
+
+/// The operation one step calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepOperation {
+    pub step: String,
+    /// Lowercase, as in the document.
+    pub method: String,
+    pub path: String,
+    pub operation_id: Option<String>,
+}
+
+impl StepOperation {
+    /// `GET /pets/{petId}`.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.method.to_ascii_uppercase(), self.path)
+    }
+}
+
+/// Reads the Arazzo `file` the curation's `workflows:` names and adds a tool to `catalog`
+/// for each workflow it chooses, returning every problem found. Problems inside a workflow
+/// that is not chosen are warnings: nothing will run it.
+pub fn add_workflows(
+    catalog: &mut Catalog,
+    document: &Document,
+    curation: &Curation,
+    file: &SourceFile,
+) -> Vec<Diagnostic> {
+    let Some(chosen) = &curation.workflows else {
+        return Vec::new();
+    };
+    let (arazzo, mut diagnostics) = arazzo::parse(&file.name, &file.value);
+    let chosen_pointers: Vec<String> = chosen
+        .tools
+        .iter()
+        .filter_map(|entry| arazzo.workflows.iter().find(|w| w.id == entry.workflow))
+        .map(|workflow| workflow.pointer.clone())
+        .collect();
+    for diagnostic in &mut diagnostics {
+        if let Location::Document { pointer, .. } = &diagnostic.location
+            && pointer.starts_with("/workflows/")
+            && !chosen_pointers.iter().any(|p| within(pointer, p))
+        {
+            diagnostic.severity = Severity::Warning;
+        }
+    }
+    let sources = check_sources(&arazzo, curation, &mut diagnostics);
+    let mut problems = Vec::new();
+    let operations = operation::list(document, &mut problems);
+    let mut names: HashSet<String> = catalog.tools.iter().map(|t| t.name.clone()).collect();
+    for entry in &chosen.tools {
+        let path = format!("workflows.tools.{}", entry.workflow);
+        let Some(workflow) = arazzo.workflows.iter().find(|w| w.id == entry.workflow) else {
+            let known: Vec<&str> = arazzo.workflows.iter().map(|w| w.id.as_str()).collect();
+            diagnostics.push(Diagnostic::error(
+                Location::curation(path),
+                format!(
+                    "{} has no workflow {:?} (it has: {})",
+                    arazzo.file,
+                    entry.workflow,
+                    known.join(", ")
+                ),
+            ));
+            continue;
+        };
+        // A workflow its document could not wholly read is no tool: what was left out
+        // (a step, a criterion, an action) would change what it does.
+        let unreadable = diagnostics.iter().any(|d| {
+            d.is_error()
+                && matches!(&d.location, Location::Document { pointer, .. }
+                    if within(pointer, &workflow.pointer)
+                        || !(pointer.starts_with("/workflows/")
+                            || pointer.starts_with("/sourceDescriptions/")))
+        });
+        if unreadable {
+            continue;
+        }
+        let tool = compile_workflow(
+            &arazzo,
+            workflow,
+            entry,
+            &operations,
+            &sources,
+            &path,
+            &mut diagnostics,
+        );
+        if let Some(tool) = tool {
+            if !names.insert(tool.name.clone()) {
+                diagnostics.push(Diagnostic::error(
+                    Location::curation(path),
+                    format!(
+                        "another tool is already named {:?}: give this workflow its own `name:`",
+                        tool.name
+                    ),
+                ));
+                continue;
+            }
+            catalog.workflows.push(tool);
+        }
+    }
+    catalog.workflows.sort_by(|a, b| a.name.cmp(&b.name));
+    if !catalog.workflows.is_empty() {
+        diagnostics.push(Diagnostic::warning(
+            Location::curation("workflows"),
+            "composite tools are checked and listed, not served yet: `ferry serve` offers only the operations' tools",
+        ));
+    }
+    diagnostics.sort_by_key(|d| d.severity);
+    diagnostics
+}
+
+/// Whether the JSON pointer `pointer` is `parent` or inside it.
+fn within(pointer: &str, parent: &str) -> bool {
+    pointer
+        .strip_prefix(parent)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// The names of the source descriptions that are the loaded document.
+fn check_sources(
+    arazzo: &Arazzo,
+    curation: &Curation,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<String> {
+    let loaded = curation.openapi.as_deref().unwrap_or_default();
+    let mut matching = Vec::new();
+    for source in &arazzo.source_descriptions {
+        if source.kind != "openapi" {
+            continue;
+        }
+        if names_same_document(&source.url, loaded) {
+            matching.push(source.name.clone());
+        } else {
+            diagnostics.push(Diagnostic::error(
+                Location::document(&arazzo.file, format!("{}/url", source.pointer)),
+                format!(
+                    "source description {:?} names {:?}, not the document ferry loaded ({loaded:?})",
+                    source.name, source.url
+                ),
+            ));
+        }
+    }
+    matching
+}
+
+/// Whether an Arazzo source URL names the loaded document: the same URL, or the same file
+/// name.
+fn names_same_document(url: &str, loaded: &str) -> bool {
+    let file_name = |text: &str| {
+        let text = text.split(['?', '#']).next().unwrap_or(text);
+        text.rsplit(['/', '\\']).next().unwrap_or(text).to_string()
+    };
+    url == loaded || (!file_name(url).is_empty() && file_name(url) == file_name(loaded))
+}
+
+fn compile_workflow(
+    arazzo: &Arazzo,
+    workflow: &Workflow,
+    entry: &WorkflowEntry,
+    operations: &[Operation<'_>],
+    sources: &[String],
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<WorkflowTool> {
+    let mut failed = false;
+    let mut error = |pointer: &str, message: String| {
+        failed = true;
+        diagnostics.push(Diagnostic::error(
+            Location::document(&arazzo.file, pointer),
+            message,
+        ));
+    };
+    let mut steps = Vec::new();
+    for step in &workflow.steps {
+        let (source, found) = match &step.target {
+            Target::OperationId { source, id } => (
+                source.as_deref(),
+                operations
+                    .iter()
+                    .find(|o| o.operation_id == Some(id.as_str())),
+            ),
+            Target::OperationPath { source, pointer } => {
+                (Some(source.as_str()), by_pointer(operations, pointer))
+            }
+        };
+        if let Some(source) = source
+            && !sources.iter().any(|s| s == source)
+        {
+            error(
+                &step.pointer,
+                format!(
+                    "step {:?} names the source {source:?}, which is not the loaded OpenAPI document",
+                    step.id
+                ),
+            );
+            continue;
+        }
+        let Some(operation) = found else {
+            let written = match &step.target {
+                Target::OperationId { id, .. } => format!("operationId {id:?}"),
+                Target::OperationPath { pointer, .. } => format!("operation at {pointer:?}"),
+            };
+            error(
+                &step.pointer,
+                format!("step {:?}: the document has no {written}", step.id),
+            );
+            continue;
+        };
+        for parameter in &step.parameters {
+            let declared = operation.parameters.iter().any(|p| {
+                p.location == location_name(parameter.location)
+                    && if p.location == "header" {
+                        p.name.eq_ignore_ascii_case(&parameter.name)
+                    } else {
+                        p.name == parameter.name
+                    }
+            });
+            if !declared {
+                error(
+                    &format!("{}/name", parameter.pointer),
+                    format!(
+                        "{} declares no {} parameter {:?}",
+                        operation.label(),
+                        location_name(parameter.location),
+                        parameter.name
+                    ),
+                );
+            }
+        }
+        steps.push(StepOperation {
+            step: step.id.clone(),
+            method: operation.method.to_string(),
+            path: operation.path.to_string(),
+            operation_id: operation.operation_id.map(str::to_string),
+        });
+    }
+    // Read-only is justified only when every step is; nothing else follows from methods.
+    let reads_only = !steps.is_empty()
+        && steps.iter().all(|step| {
+            annotations::justified(&step.method).contains(&annotations::Guarantee::ReadOnly)
+        });
+    let method = if reads_only { "get" } else { "post" };
+    let mut decision = annotations::decide(method, &entry.annotations);
+    if !reads_only {
+        decision.annotations.read_only_hint = decision.annotations.read_only_hint.or(Some(false));
+    }
+    if !decision.unjustified.is_empty() && entry.because.is_none() {
+        let claims: Vec<&str> = decision.unjustified.iter().map(|g| g.hint()).collect();
+        failed = true;
+        diagnostics.push(Diagnostic::error(
+            Location::curation(path),
+            format!(
+                "{} is not justified: a workflow is read-only only when every step is GET or HEAD; add `because:` with the evidence, or drop the claim",
+                claims.join(", ")
+            ),
+        ));
+    }
+    let name = match &entry.name {
+        Some(name) if !naming::is_valid(name) => {
+            failed = true;
+            diagnostics.push(Diagnostic::error(
+                Location::curation(format!("{path}.name")),
+                format!("{name:?} is not a tool name (letters, digits, `_` and `-`, at most 128)"),
+            ));
+            name.clone()
+        }
+        Some(name) => name.clone(),
+        None => naming::derive(Some(&workflow.id), "post", "/"),
+    };
+    let input_schema = input_schema(arazzo, workflow, diagnostics, &mut failed);
+    if failed {
+        return None;
+    }
+    let mut annotations = decision.annotations;
+    annotations.title = entry.title.clone();
+    Some(WorkflowTool {
+        name,
+        title: entry.title.clone(),
+        description: entry.description.clone().or_else(|| describe(workflow)),
+        input_schema,
+        annotations,
+        basis: decision.basis,
+        workflow: workflow.clone(),
+        steps,
+    })
+}
+
+/// The operation at `/paths/{escaped path}/{method}`.
+fn by_pointer<'o, 'd>(operations: &'o [Operation<'d>], pointer: &str) -> Option<&'o Operation<'d>> {
+    let mut tokens = pointer.strip_prefix("/paths/")?.split('/');
+    let path = unescape_token(tokens.next()?)?;
+    let method = tokens.next()?.to_ascii_lowercase();
+    if tokens.next().is_some() {
+        return None;
+    }
+    operations
+        .iter()
+        .find(|o| o.path == path && o.method == method)
+}
+
+fn location_name(location: crate::parameter::ParameterLocation) -> &'static str {
+    use crate::parameter::ParameterLocation::*;
+    match location {
+        Path => "path",
+        Query => "query",
+        Header => "header",
+        Cookie => "cookie",
+    }
+}
+
+/// The workflow's own words: its summary, then its description when that says more.
+fn describe(workflow: &Workflow) -> Option<String> {
+    let summary = workflow
+        .summary
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let description = workflow
+        .description
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    match (summary, description) {
+        (Some(summary), Some(description)) if description.starts_with(summary) => {
+            Some(description.to_string())
+        }
+        (Some(summary), Some(description)) => Some(format!("{summary}\n\n{description}")),
+        (Some(text), None) | (None, Some(text)) => Some(text.to_string()),
+        (None, None) => None,
+    }
+}
+
+/// The workflow's `inputs` as a tool's input schema, translated by [`SchemaBuilder`] as an
+/// operation's are. A `$ref` in it does not resolve (the Arazzo file is not part of the
+/// OpenAPI document), which the builder reports.
+fn input_schema(
+    arazzo: &Arazzo,
+    workflow: &Workflow,
+    diagnostics: &mut Vec<Diagnostic>,
+    failed: &mut bool,
+) -> Value {
+    let Some(inputs) = &workflow.inputs else {
+        return json!({"type": "object", "properties": {}, "additionalProperties": false});
+    };
+    let pointer = format!("{}/inputs", workflow.pointer);
+    // The builder reads schemas in a document; the inputs are translated as a 3.1 schema
+    // standing alone.
+    let holder = json!({"openapi": "3.1.0", "info": {"title": "", "version": ""}, "paths": {}});
+    let Ok(standalone) = Document::from_value(holder) else {
+        return json!({"type": "object", "additionalProperties": false});
+    };
+    let mut builder = SchemaBuilder::new(&standalone);
+    let mut schema = builder.schema(FileId(0), &pointer, inputs);
+    for (at, message) in std::mem::take(&mut builder.errors) {
+        *failed = true;
+        diagnostics.push(Diagnostic::error(
+            Location::document(&arazzo.file, at),
+            format!("the workflow's inputs do not translate: {message}"),
+        ));
+    }
+    for (_, at, message) in std::mem::take(&mut builder.warnings) {
+        diagnostics.push(Diagnostic::warning(
+            Location::document(&arazzo.file, at),
+            message,
+        ));
+    }
+    let defs = builder.into_defs();
+    let Some(object) = schema.as_object_mut() else {
+        return schema;
+    };
+    if object.get("type").and_then(Value::as_str) != Some("object") {
+        *failed = true;
+        diagnostics.push(Diagnostic::error(
+            Location::document(&arazzo.file, pointer),
+            "a workflow's inputs must be an object schema (`type: object`), its properties the tool's arguments",
+        ));
+    }
+    object
+        .entry("additionalProperties")
+        .or_insert(Value::Bool(false));
+    object
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !defs.is_empty() {
+        object.insert("$defs".to_string(), Value::Object(defs));
+    }
+    schema
+}
