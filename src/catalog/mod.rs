@@ -465,6 +465,43 @@ impl Tool {
         }
     }
 
+    /// A copy of the tool without its input schema (`Value::Null`), for a holder that keeps
+    /// the schema in another form: the schema tree, often most of a tool, is never copied.
+    pub fn without_input_schema(&self) -> Tool {
+        let Tool {
+            name,
+            title,
+            description,
+            input_schema: _,
+            annotations,
+            plan,
+            basis,
+            unchecked_patterns,
+            call,
+            scopes,
+            operation_id,
+            document_scopes,
+            limits,
+            confirm,
+        } = self;
+        Tool {
+            name: name.clone(),
+            title: title.clone(),
+            description: description.clone(),
+            input_schema: Value::Null,
+            annotations: annotations.clone(),
+            plan: plan.clone(),
+            basis: *basis,
+            unchecked_patterns: unchecked_patterns.clone(),
+            call: call.clone(),
+            scopes: scopes.clone(),
+            operation_id: operation_id.clone(),
+            document_scopes: document_scopes.clone(),
+            limits: *limits,
+            confirm: confirm.clone(),
+        }
+    }
+
     /// The tool's definition as [`Tool::to_json`] writes it but borrowed and unsorted: the
     /// same members and values, for measuring or writing without a copy of the schema.
     pub(crate) fn definition(&self) -> impl Serialize + '_ {

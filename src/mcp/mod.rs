@@ -237,10 +237,7 @@ impl Server {
             .map(|(index, tool)| {
                 let (limits, limits_told) = rate_limits(index, &tool.limits);
                 ServedTool {
-                    tool: Tool {
-                        input_schema: Value::Null,
-                        ..Tool::clone(tool)
-                    },
+                    tool: tool.without_input_schema(),
                     schema: tool.input_schema.to_string().into_boxed_str(),
                     route: upstream.as_ref().map(|upstream| upstream.route(tool)),
                     headers: mirrored_headers(&tool.input_schema),
