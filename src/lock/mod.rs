@@ -288,8 +288,8 @@ impl Digests {
         }
     }
 
-    /// One digest of everything [`diff`] compares: equal digests, no change. A running
-    /// server labels its catalog with it.
+    /// One digest of everything [`diff`] compares: equal digests, no change. (The metrics'
+    /// catalog label is [`catalog_digest`], which start-up can make without the curation.)
     pub fn digest(&self) -> String {
         let text = serde_json::json!({"tools": self.tools, "serving": self.settings}).to_string();
         digest_bytes(text.as_bytes())
