@@ -160,7 +160,7 @@ impl JwksServer {
         let router = Router::new()
             .route("/jwks.json", get(serve_jwks))
             .with_state(state.clone());
-        let address = serve(router).await;
+        let address = crate::support::serve_app(router).await;
         JwksServer { address, state }
     }
 
@@ -192,15 +192,6 @@ async fn serve_jwks(State(state): State<Arc<JwksState>>) -> axum::response::Resp
         json!({"keys": keys}).to_string(),
     )
         .into_response()
-}
-
-async fn serve(router: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let address = listener.local_addr().expect("local address");
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    address
 }
 
 /// Diagnostics as `ferry check` prints them, one after the other.
@@ -562,7 +553,7 @@ async fn metadata_and_challenges_are_served_over_http() {
     let router = Router::new()
         .route("/mcp", protected)
         .merge(ferry::transport::auth::metadata_router(&authenticator));
-    let address = serve(router).await;
+    let address = crate::support::serve_app(router).await;
     let client = reqwest::Client::new();
 
     for path in [
@@ -634,7 +625,8 @@ async fn introspection_server(seen_authorization: Arc<Mutex<Vec<String>>>) -> So
             )
         }
     };
-    serve(Router::new().route("/introspect", axum::routing::post(handler))).await
+    crate::support::serve_app(Router::new().route("/introspect", axum::routing::post(handler)))
+        .await
 }
 
 #[tokio::test]
@@ -735,7 +727,7 @@ impl TokenEndpoint {
             .route("/token", axum::routing::post(issue_token))
             .with_state(state.clone());
         TokenEndpoint {
-            address: serve(router).await,
+            address: crate::support::serve_app(router).await,
             state,
         }
     }

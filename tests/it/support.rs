@@ -253,3 +253,13 @@ pub fn assert_modern_error(answer: &Answer) {
 pub fn assert_legacy_error(answer: &Answer) {
     assert_schema(LEGACY, "JSONRPCErrorResponse", &answer.json());
 }
+
+/// Serves `router` on a free loopback port until the test ends; its address.
+pub async fn serve_app(router: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let address = listener.local_addr().expect("local address");
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    address
+}

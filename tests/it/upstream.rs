@@ -88,13 +88,7 @@ impl TestUpstream {
                 }
             }
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let address = listener.local_addr().expect("address");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let address = crate::support::serve_app(app).await;
         TestUpstream {
             base: format!("http://{address}"),
             received,
