@@ -1,13 +1,13 @@
 //! What can be checked of a workflow from its document alone: every expression names an input,
 //! an earlier step or an output that exists, every step can be reached from the first, and no
-//! `goto` loops without end.
+//! loop is one that no outcome could ever leave.
 
 use std::collections::{HashMap, HashSet};
 
 use super::*;
 
 /// The document-only checks of one workflow: what its expressions name, which steps can be
-/// reached, and `goto` loops.
+/// reached, and loops without a way out.
 pub(super) fn check_workflow(reader: &mut Reader<'_>, workflow: &Workflow) {
     let inputs: HashSet<&str> = workflow
         .inputs
@@ -59,12 +59,16 @@ pub(super) fn check_workflow(reader: &mut Reader<'_>, workflow: &Workflow) {
             }
         }
         for action in step.on_success.iter().chain(&step.on_failure) {
-            if let ActionKind::Goto(target) = &action.kind
-                && !positions.contains_key(target.as_str())
+            if let Some(target) = action.kind.target()
+                && !positions.contains_key(target)
             {
+                let kind = match action.kind {
+                    ActionKind::Retry(_) => "retry",
+                    _ => "goto",
+                };
                 found.push((
                     format!("{}/stepId", action.pointer),
-                    format!("`goto` names step {target:?}, which this workflow does not have"),
+                    format!("`{kind}` names step {target:?}, which this workflow does not have"),
                 ));
             }
         }
@@ -116,10 +120,10 @@ pub(super) fn check_workflow(reader: &mut Reader<'_>, workflow: &Workflow) {
             reader.warning(&step.pointer, message);
         }
     }
-    if let Some(position) = first_cycle(&graph) {
+    if let Some(position) = endless_loop(workflow, &positions) {
         let step = &workflow.steps[position];
         let message = format!(
-            "a `goto` loops back to step {:?}, and nothing bounds how often yet",
+            "a `goto` loops back to step {:?} whatever each step's outcome: no run could ever leave the loop",
             step.id
         );
         reader.error(&step.pointer, message);
@@ -167,8 +171,8 @@ fn successors(
     let mut next = Vec::new();
     let mut falls_through = true;
     for action in &step.on_success {
-        if let ActionKind::Goto(target) = &action.kind {
-            next.extend(positions.get(target.as_str()));
+        if let Some(target) = action.kind.target() {
+            next.extend(positions.get(target));
         }
         if action.criteria.is_empty() {
             // The first action without criteria is always taken; none after it ever is.
@@ -180,40 +184,43 @@ fn successors(
         next.push(position + 1);
     }
     for action in &step.on_failure {
-        if let ActionKind::Goto(target) = &action.kind {
-            next.extend(positions.get(target.as_str()));
+        match &action.kind {
+            ActionKind::Retry(retry) if retry.step.is_none() => next.push(position),
+            kind => next.extend(kind.target().and_then(|target| positions.get(target))),
         }
     }
     next
 }
 
-/// A step on a cycle reachable from the first, if there is one.
-fn first_cycle(graph: &[Vec<usize>]) -> Option<usize> {
-    // 0: not visited, 1: on the current path, 2: done.
-    let mut state = vec![0u8; graph.len()];
-    let mut stack: Vec<(usize, usize)> = Vec::new();
-    if graph.is_empty() {
-        return None;
-    }
-    state[0] = 1;
-    stack.push((0, 0));
-    while let Some((node, edge)) = stack.last_mut() {
-        let node = *node;
-        match graph[node].get(*edge) {
-            Some(&next) => {
-                *edge += 1;
-                match state[next] {
-                    0 => {
-                        state[next] = 1;
-                        stack.push((next, 0));
-                    }
-                    1 => return Some(next),
-                    _ => {}
-                }
-            }
-            None => {
-                state[node] = 2;
-                stack.pop();
+/// A step on a loop that no outcome leaves, if there is one: each step on it goes to the
+/// next one on it whether it succeeds or fails, the first action of each outcome always
+/// taken (no criteria) and a `goto`. Any other loop can end, and `max_steps` bounds how long
+/// it may run.
+fn endless_loop(workflow: &Workflow, positions: &HashMap<&str, usize>) -> Option<usize> {
+    let always = |actions: &[Action]| match actions.first() {
+        Some(Action {
+            kind: ActionKind::Goto(target),
+            criteria,
+            ..
+        }) if criteria.is_empty() => positions.get(target.as_str()).copied(),
+        _ => None,
+    };
+    let next: Vec<Option<usize>> = workflow
+        .steps
+        .iter()
+        .map(|step| {
+            let on_success = always(&step.on_success)?;
+            let on_failure = always(&step.on_failure)?;
+            (on_success == on_failure).then_some(on_success)
+        })
+        .collect();
+    for start in 0..next.len() {
+        let mut position = start;
+        for _ in 0..next.len() {
+            match next[position] {
+                Some(following) if following == start => return Some(start),
+                Some(following) => position = following,
+                None => break,
             }
         }
     }

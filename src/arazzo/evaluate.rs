@@ -44,7 +44,9 @@ pub struct Exchange {
 pub fn value(expression: &Expression, context: &Context<'_>) -> Option<Value> {
     let exchange = context.exchange;
     match expression {
-        Expression::Url => exchange.map(|e| Value::String(e.url.clone())),
+        Expression::Url => exchange
+            .filter(|e| !e.url.is_empty())
+            .map(|e| Value::String(e.url.clone())),
         Expression::Method => exchange.map(|e| Value::String(e.method.clone())),
         Expression::StatusCode => exchange.map(|e| Value::from(e.status)),
         Expression::Request(source) => {

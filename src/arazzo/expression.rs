@@ -346,3 +346,54 @@ fn tokenize(text: &str) -> Result<Vec<Token>, ExpressionError> {
     }
     Ok(tokens)
 }
+
+impl fmt::Display for Expression {
+    /// The expression as Arazzo writes it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointed = |f: &mut fmt::Formatter<'_>, pointer: &str| {
+            if pointer.is_empty() {
+                Ok(())
+            } else {
+                write!(f, "#{pointer}")
+            }
+        };
+        let source = |f: &mut fmt::Formatter<'_>, source: &Source| match source {
+            Source::Header(name) => write!(f, "header.{name}"),
+            Source::Query(name) => write!(f, "query.{name}"),
+            Source::Path(name) => write!(f, "path.{name}"),
+            Source::Body(pointer) => {
+                f.write_str("body")?;
+                pointed(f, pointer)
+            }
+        };
+        match self {
+            Expression::Url => f.write_str("$url"),
+            Expression::Method => f.write_str("$method"),
+            Expression::StatusCode => f.write_str("$statusCode"),
+            Expression::Request(part) => {
+                f.write_str("$request.")?;
+                source(f, part)
+            }
+            Expression::Response(part) => {
+                f.write_str("$response.")?;
+                source(f, part)
+            }
+            Expression::Input { name, pointer } => {
+                write!(f, "$inputs.{name}")?;
+                pointed(f, pointer)
+            }
+            Expression::Output { name, pointer } => {
+                write!(f, "$outputs.{name}")?;
+                pointed(f, pointer)
+            }
+            Expression::StepOutput {
+                step,
+                name,
+                pointer,
+            } => {
+                write!(f, "$steps.{step}.outputs.{name}")?;
+                pointed(f, pointer)
+            }
+        }
+    }
+}

@@ -4,10 +4,11 @@
 //! the loader's confinement and budgets) into an [`Arazzo`], every runtime expression and
 //! condition parsed once into its typed form ([`expression`]). It is pure, and every problem
 //! is a [`Diagnostic`] at a JSON pointer into the file: what this version does not support yet
-//! (`regex` and `jsonpath` criteria, `retry` actions, steps that run a workflow) included. It
-//! also checks what the document alone can tell: expressions naming an input, step or output
-//! that is not there, steps the first cannot reach, and `goto` loops (which nothing bounds
-//! yet). Whether the operations exist is the catalog's to check. [`evaluate`] reads what was
+//! (`regex` and `jsonpath` criteria, steps that run a workflow) included. It also checks what
+//! the document alone can tell: expressions naming an input, step or output that is not
+//! there, steps the first cannot reach, and loops that nothing could ever leave (any other
+//! loop is bounded when it runs, by the tool's `max_steps`). Whether the operations exist is
+//! the catalog's to check. [`evaluate`] reads what was
 //! parsed against one run: an expression's value, a payload filled in, a condition, the
 //! action a step's outcome takes.
 
@@ -128,6 +129,31 @@ pub enum ActionKind {
     End,
     /// Go to the step with this id.
     Goto(String),
+    /// Run a step again (an `onFailure` action only): this one, or the one named.
+    Retry(Retry),
+}
+
+/// A `retry` action: how long to wait before the next attempt, and how many attempts this
+/// action may make for one run of the workflow before the failure actions after it apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retry {
+    /// `retryAfter`, in milliseconds; a `Retry-After` header in the answer overrules it.
+    pub after_ms: Option<u64>,
+    /// `retryLimit`: one when it is not written, as Arazzo says.
+    pub limit: u32,
+    /// `stepId`: the step to run again; `None` for the step that failed.
+    pub step: Option<String>,
+}
+
+impl ActionKind {
+    /// The step this action goes to, when it names one.
+    pub fn target(&self) -> Option<&str> {
+        match self {
+            ActionKind::Goto(step) => Some(step),
+            ActionKind::Retry(Retry { step, .. }) => step.as_deref(),
+            ActionKind::End => None,
+        }
+    }
 }
 
 /// Reads the Arazzo document `file` parsed to `value`, with every problem found.
@@ -533,13 +559,24 @@ impl Reader<'_> {
                     Some(step) => ActionKind::Goto(step),
                     None => continue,
                 },
-                "retry" => {
+                "retry" if key == "onSuccess" => {
                     self.error(
                         &format!("{pointer}/type"),
-                        "a `retry` action is not supported yet",
+                        "a `retry` action belongs in `onFailure`: a step that succeeded is not run again",
                     );
                     continue;
                 }
+                "retry" if action.contains_key("workflowId") => {
+                    self.error(
+                        &format!("{pointer}/workflowId"),
+                        "a `retry` of another workflow is not supported yet",
+                    );
+                    continue;
+                }
+                "retry" => match self.retry(action, &pointer) {
+                    Some(retry) => ActionKind::Retry(retry),
+                    None => continue,
+                },
                 other => {
                     let message = format!("action type {other:?} is not one of end, goto, retry");
                     self.error(&format!("{pointer}/type"), message);
@@ -555,6 +592,50 @@ impl Reader<'_> {
             });
         }
         actions
+    }
+
+    /// A `retry` action's `retryAfter` (non-negative seconds), `retryLimit` (a non-negative
+    /// integer) and `stepId`.
+    fn retry(&mut self, action: &Map<String, Value>, pointer: &str) -> Option<Retry> {
+        let after_ms = match action.get("retryAfter") {
+            None => None,
+            Some(Value::Number(seconds))
+                if seconds.as_f64().is_some_and(|s| s.is_finite() && s >= 0.0) =>
+            {
+                // A day is longer than any call may wait; the whole-call timeout ends it first.
+                let seconds = seconds.as_f64().unwrap_or_default().min(86_400.0);
+                Some((seconds * 1000.0).round() as u64)
+            }
+            Some(_) => {
+                self.error(
+                    &format!("{pointer}/retryAfter"),
+                    "`retryAfter` must be a non-negative number of seconds",
+                );
+                return None;
+            }
+        };
+        let limit = match action.get("retryLimit") {
+            None => 1,
+            Some(Value::Number(limit)) if limit.as_u64().is_some() => {
+                u32::try_from(limit.as_u64().unwrap_or_default()).unwrap_or(u32::MAX)
+            }
+            Some(_) => {
+                self.error(
+                    &format!("{pointer}/retryLimit"),
+                    "`retryLimit` must be a non-negative integer",
+                );
+                return None;
+            }
+        };
+        let step = match action.get("stepId") {
+            None => None,
+            Some(_) => Some(self.string_at(action, "stepId", pointer, true)?),
+        };
+        Some(Retry {
+            after_ms,
+            limit,
+            step,
+        })
     }
 
     fn outputs(&mut self, object: &Map<String, Value>, pointer: &str) -> Vec<Output> {

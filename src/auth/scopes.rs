@@ -85,17 +85,79 @@ impl ToolScopes {
 /// `scopes:` wins; then, with `scopes_from_document`, the OAuth 2 / OpenID Connect scopes
 /// the operation's security requirements name; every other tool needs the default.
 pub fn tool_scopes(
-    tools: &[crate::catalog::Tool],
+    catalog: &crate::catalog::Catalog,
     config: &AuthConfig,
 ) -> Vec<(String, Vec<Vec<String>>)> {
-    tools
+    let own = catalog.tools.iter().filter_map(|tool| {
+        let needs = own_scopes(tool, config)?;
+        Some((tool.name.clone(), needs))
+    });
+    let composite = catalog
+        .workflows
         .iter()
-        .filter_map(|tool| match &tool.scopes {
-            Some(scopes) => Some((tool.name.clone(), vec![scopes.clone()])),
-            None if config.scopes_from_document && !tool.document_scopes.is_empty() => {
-                Some((tool.name.clone(), tool.document_scopes.clone()))
-            }
-            None => None,
+        .map(|workflow| (workflow.name.clone(), workflow_scopes(workflow, config)));
+    own.chain(composite).collect()
+}
+
+/// What `tool` needs of its own, when it is not the default.
+fn own_scopes(tool: &crate::catalog::Tool, config: &AuthConfig) -> Option<Vec<Vec<String>>> {
+    match &tool.scopes {
+        Some(scopes) => Some(vec![scopes.clone()]),
+        None if config.scopes_from_document && !tool.document_scopes.is_empty() => {
+            Some(tool.document_scopes.clone())
+        }
+        None => None,
+    }
+}
+
+/// The most alternatives a composite tool's need is written as; past it, each step keeps
+/// only its first alternative, which asks more of a caller, never less.
+const MAX_ALTERNATIVES: usize = 64;
+
+/// What a composite tool needs: everything each of its steps would need as a tool of its
+/// own, so that no caller reaches an operation through a workflow that it could not call
+/// alone. Steps the curation says nothing about need the default.
+fn workflow_scopes(
+    workflow: &crate::catalog::WorkflowTool,
+    config: &AuthConfig,
+) -> Vec<Vec<String>> {
+    let needs: Vec<Vec<Vec<String>>> = workflow
+        .plans
+        .iter()
+        .map(|plan| {
+            own_scopes(&plan.tool, config).unwrap_or_else(|| vec![config.default_scopes.clone()])
         })
-        .collect()
+        .collect();
+    let product: usize = needs
+        .iter()
+        .map(|alternatives| alternatives.len().max(1))
+        .fold(1, usize::saturating_mul);
+    let mut combined: Vec<BTreeSet<String>> = vec![BTreeSet::new()];
+    for alternatives in &needs {
+        let alternatives = if product > MAX_ALTERNATIVES {
+            &alternatives[..alternatives.len().min(1)]
+        } else {
+            &alternatives[..]
+        };
+        if alternatives.is_empty() {
+            continue;
+        }
+        combined = combined
+            .iter()
+            .flat_map(|held| {
+                alternatives.iter().map(move |more| {
+                    let mut both = held.clone();
+                    both.extend(more.iter().cloned());
+                    both
+                })
+            })
+            .collect();
+    }
+    let mut alternatives: Vec<Vec<String>> = combined
+        .into_iter()
+        .map(|set| set.into_iter().collect())
+        .collect();
+    alternatives.sort();
+    alternatives.dedup();
+    alternatives
 }

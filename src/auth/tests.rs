@@ -555,10 +555,8 @@ fn scopes_from_the_document_are_alternatives_and_the_curation_still_wins() {
     );
     let config = config.expect("auth config");
     let authenticator =
-        Authenticator::with_env(Some(&config), tool_scopes(&catalog.tools, &config), |_| {
-            None
-        })
-        .expect("builds");
+        Authenticator::with_env(Some(&config), tool_scopes(&catalog, &config), |_| None)
+            .expect("builds");
     let may = |scopes: &[&str], tool: &str| {
         authenticator.may_use(&Principal::new("a", scopes.iter().copied()), tool)
     };
@@ -584,7 +582,7 @@ fn scopes_from_the_document_are_alternatives_and_the_curation_still_wins() {
     );
     let config = config.expect("auth config");
     assert_eq!(
-        tool_scopes(&catalog.tools, &config),
+        tool_scopes(&catalog, &config),
         [("admin".to_string(), vec![vec!["root".to_string()]])]
     );
 }

@@ -18,6 +18,7 @@ pub mod confirm;
 pub mod naming;
 mod operation;
 mod schema;
+pub mod step;
 #[cfg(test)]
 mod tests;
 pub mod trim;
@@ -27,7 +28,8 @@ pub use crate::parameter::{ParameterLocation, ParameterStyle};
 pub use crate::rate::{Period, Rate};
 pub use call::{CallSettings, NextPage};
 pub use confirm::{Confirm, ConfirmSettings, MessagePart};
-pub use workflow::{StepOperation, WorkflowTool, add_workflows};
+pub use step::StepPlan;
+pub use workflow::{StepOperation, WORKFLOW_META_KEY, WorkflowTool, add_workflows};
 
 /// Every tool ferry serves, and who it says it is.
 #[derive(Debug, Clone)]
@@ -55,8 +57,7 @@ pub struct Catalog {
     /// [`compile_chosen`], only the chosen operations.
     pub operations: Vec<OperationReport>,
     /// The composite tools made of the curation's chosen Arazzo workflows
-    /// ([`add_workflows`]), sorted by name: checked and listed by `ferry check`, not served
-    /// yet.
+    /// ([`add_workflows`]), sorted by name.
     pub workflows: Vec<WorkflowTool>,
 }
 

@@ -1610,8 +1610,6 @@ workflows:
               basis: Method
               description: "Adopt the first available pet\n\nFinds an available pet, then adopts it for the owner given."
               input: {"type":"object","required":["owner"],"properties":{"owner":{"type":"string","description":"who adopts the pet"}},"additionalProperties":false}
-            warning: composite tools are checked and listed, not served yet: `ferry serve` offers only the operations' tools
-              --> curation:workflows
         "#]],
     );
 }
@@ -1636,8 +1634,6 @@ workflows:
               input: {"type":"object","properties":{"petId":{"type":"integer"}},"additionalProperties":false}
             error: readOnlyHint: true is not justified: a workflow is read-only only when every step is GET or HEAD; add `because:` with the evidence, or drop the claim
               --> curation:workflows.tools.adoptFirstAvailable
-            warning: composite tools are checked and listed, not served yet: `ferry serve` offers only the operations' tools
-              --> curation:workflows
         "#]],
     );
     check_workflows(
@@ -1657,8 +1653,6 @@ workflows:
               basis: CurationAsserted
               description: "Adopt the first available pet\n\nFinds an available pet, then adopts it for the owner given."
               input: {"type":"object","required":["owner"],"properties":{"owner":{"type":"string","description":"who adopts the pet"}},"additionalProperties":false}
-            warning: composite tools are checked and listed, not served yet: `ferry serve` offers only the operations' tools
-              --> curation:workflows
         "#]],
     );
 }
@@ -1752,8 +1746,6 @@ workflows: {document: ./pets.arazzo.yaml, tools: {lookUp: {nmae: x}}}
               --> curation:workflows.tools.lookUp.nmae
             warning: step "never" cannot be reached from the first step
               --> pets.arazzo.yaml#/workflows/0/steps/1
-            warning: composite tools are checked and listed, not served yet: `ferry serve` offers only the operations' tools
-              --> curation:workflows
         "#]],
     );
 }

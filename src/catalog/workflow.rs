@@ -8,6 +8,7 @@
 //! a method justifies only when every step is GET or HEAD.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
@@ -18,7 +19,19 @@ use crate::openapi::{Document, FileId, SourceFile, unescape_token};
 
 use super::operation::{self, Operation};
 use super::schema::SchemaBuilder;
-use super::{AnnotationBasis, Annotations, Catalog, annotations, naming};
+use super::step::{self, StepPlan, location_name};
+use super::{
+    AnnotationBasis, Annotations, Catalog, SafetyClass, Tool, ToolLimits, annotations, canonical,
+    naming,
+};
+
+/// The `_meta` key under which a composite tool names its workflow and each step's operation.
+pub const WORKFLOW_META_KEY: &str = "dev.ferry/workflow";
+/// The most steps one call runs when the curation does not say (`max_steps:`): each `goto`
+/// and retry counts as a step run.
+pub const DEFAULT_MAX_STEPS: u32 = 50;
+/// How long one call may take when the curation does not say (`timeout_ms:`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One chosen workflow as a tool: what is listed, and the steps it runs.
 #[derive(Debug, Clone)]
@@ -36,6 +49,56 @@ pub struct WorkflowTool {
     pub workflow: Workflow,
     /// Each step's operation, in step order.
     pub steps: Vec<StepOperation>,
+    /// Each step's request, in step order.
+    pub plans: Vec<StepPlan>,
+    /// The most steps one call runs, each `goto` and retry counted.
+    pub max_steps: u32,
+    /// How long one call may take, every step and wait included.
+    pub timeout: Duration,
+    /// The rate limits a call must fit: its class's, reads only when every step reads.
+    pub limits: ToolLimits,
+}
+
+impl WorkflowTool {
+    /// The tool's definition as `tools/list` serves it, keys sorted: its `_meta` names the
+    /// workflow and the operation of each step.
+    pub fn to_json(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("name".into(), Value::String(self.name.clone()));
+        if let Some(title) = &self.title {
+            map.insert("title".into(), Value::String(title.clone()));
+        }
+        if let Some(description) = &self.description {
+            map.insert("description".into(), Value::String(description.clone()));
+        }
+        map.insert("inputSchema".into(), self.input_schema.clone());
+        if self.annotations != Annotations::default() {
+            map.insert(
+                "annotations".into(),
+                serde_json::to_value(&self.annotations).unwrap_or_default(),
+            );
+        }
+        let steps: Vec<Value> = self
+            .steps
+            .iter()
+            .map(|step| {
+                let mut entry = json!({
+                    "stepId": step.step,
+                    "method": step.method.to_ascii_uppercase(),
+                    "path": step.path,
+                });
+                if let Some(id) = &step.operation_id {
+                    entry["operationId"] = Value::String(id.clone());
+                }
+                entry
+            })
+            .collect();
+        map.insert(
+            "_meta".into(),
+            json!({ WORKFLOW_META_KEY: {"workflowId": self.workflow.id, "steps": steps} }),
+        );
+        canonical(Value::Object(map))
+    }
 }
 
 /// The operation one step calls.
@@ -114,11 +177,16 @@ pub fn add_workflows(
             continue;
         }
         let tool = compile_workflow(
-            &arazzo,
+            Inputs {
+                arazzo: &arazzo,
+                document,
+                curation,
+                tools: &catalog.tools,
+                operations: &operations,
+                sources: &sources,
+            },
             workflow,
             entry,
-            &operations,
-            &sources,
             &path,
             &mut diagnostics,
         );
@@ -137,12 +205,6 @@ pub fn add_workflows(
         }
     }
     catalog.workflows.sort_by(|a, b| a.name.cmp(&b.name));
-    if !catalog.workflows.is_empty() {
-        diagnostics.push(Diagnostic::warning(
-            Location::curation("workflows"),
-            "composite tools are checked and listed, not served yet: `ferry serve` offers only the operations' tools",
-        ));
-    }
     diagnostics.sort_by_key(|d| d.severity);
     diagnostics
 }
@@ -191,15 +253,36 @@ fn names_same_document(url: &str, loaded: &str) -> bool {
     url == loaded || (!file_name(url).is_empty() && file_name(url) == file_name(loaded))
 }
 
+/// What every chosen workflow of one Arazzo document is compiled against.
+struct Inputs<'a, 'd> {
+    arazzo: &'a Arazzo,
+    document: &'d Document,
+    curation: &'a Curation,
+    /// The operations' tools already compiled: a step whose operation is one is sent with
+    /// its settings.
+    tools: &'a [Tool],
+    operations: &'a [Operation<'d>],
+    /// The source descriptions that name the loaded document.
+    sources: &'a [String],
+}
+
 fn compile_workflow(
-    arazzo: &Arazzo,
+    inputs: Inputs<'_, '_>,
     workflow: &Workflow,
     entry: &WorkflowEntry,
-    operations: &[Operation<'_>],
-    sources: &[String],
     path: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<WorkflowTool> {
+    let Inputs {
+        arazzo,
+        operations,
+        sources,
+        ..
+    } = inputs;
+    let tool_name = match &entry.name {
+        Some(name) => name.clone(),
+        None => naming::derive(Some(&workflow.id), "post", "/"),
+    };
     let mut failed = false;
     let mut error = |pointer: &str, message: String| {
         failed = true;
@@ -209,6 +292,7 @@ fn compile_workflow(
         ));
     };
     let mut steps = Vec::new();
+    let mut plans = Vec::new();
     for step in &workflow.steps {
         let (source, found) = match &step.target {
             Target::OperationId { source, id } => (
@@ -244,6 +328,7 @@ fn compile_workflow(
             );
             continue;
         };
+        let mut undeclared = false;
         for parameter in &step.parameters {
             let declared = operation.parameters.iter().any(|p| {
                 p.location == location_name(parameter.location)
@@ -254,6 +339,7 @@ fn compile_workflow(
                     }
             });
             if !declared {
+                undeclared = true;
                 error(
                     &format!("{}/name", parameter.pointer),
                     format!(
@@ -263,6 +349,23 @@ fn compile_workflow(
                         parameter.name
                     ),
                 );
+            }
+        }
+        if undeclared {
+            continue;
+        }
+        match step::plan(
+            inputs.document,
+            inputs.curation,
+            inputs.tools,
+            operation,
+            step,
+            &tool_name,
+        ) {
+            Ok(plan) => plans.push(plan),
+            Err(message) => {
+                error(&step.pointer, format!("step {:?}: {message}", step.id));
+                continue;
             }
         }
         steps.push(StepOperation {
@@ -293,26 +396,37 @@ fn compile_workflow(
             ),
         ));
     }
-    let name = match &entry.name {
-        Some(name) if !naming::is_valid(name) => {
-            failed = true;
-            diagnostics.push(Diagnostic::error(
-                Location::curation(format!("{path}.name")),
-                format!("{name:?} is not a tool name (letters, digits, `_` and `-`, at most 128)"),
-            ));
-            name.clone()
-        }
-        Some(name) => name.clone(),
-        None => naming::derive(Some(&workflow.id), "post", "/"),
-    };
+    if let Some(name) = &entry.name
+        && !naming::is_valid(name)
+    {
+        failed = true;
+        diagnostics.push(Diagnostic::error(
+            Location::curation(format!("{path}.name")),
+            format!("{name:?} is not a tool name (letters, digits, `_` and `-`, at most 128)"),
+        ));
+    }
     let input_schema = input_schema(arazzo, workflow, diagnostics, &mut failed);
     if failed {
         return None;
     }
     let mut annotations = decision.annotations;
     annotations.title = entry.title.clone();
+    let class = if reads_only {
+        SafetyClass::Reads
+    } else {
+        SafetyClass::Writes
+    };
+    let rate_limits = &inputs.curation.rate_limits;
+    let limits = ToolLimits {
+        class,
+        tool: None,
+        class_limit: match class {
+            SafetyClass::Reads => rate_limits.reads,
+            SafetyClass::Writes => rate_limits.writes,
+        },
+    };
     Some(WorkflowTool {
-        name,
+        name: tool_name,
         title: entry.title.clone(),
         description: entry.description.clone().or_else(|| describe(workflow)),
         input_schema,
@@ -320,6 +434,14 @@ fn compile_workflow(
         basis: decision.basis,
         workflow: workflow.clone(),
         steps,
+        plans,
+        max_steps: entry
+            .max_steps
+            .map_or(DEFAULT_MAX_STEPS, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+        timeout: entry
+            .timeout_ms
+            .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+        limits,
     })
 }
 
@@ -334,16 +456,6 @@ fn by_pointer<'o, 'd>(operations: &'o [Operation<'d>], pointer: &str) -> Option<
     operations
         .iter()
         .find(|o| o.path == path && o.method == method)
-}
-
-fn location_name(location: crate::parameter::ParameterLocation) -> &'static str {
-    use crate::parameter::ParameterLocation::*;
-    match location {
-        Path => "path",
-        Query => "query",
-        Header => "header",
-        Cookie => "cookie",
-    }
 }
 
 /// The workflow's own words: its summary, then its description when that says more.

@@ -162,7 +162,9 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
                 "steps": steps,
                 "annotations": tool.annotations,
                 "basis": tool.basis,
-                "served": false,
+                "served": true,
+                "max_steps": tool.max_steps,
+                "timeout_ms": tool.timeout.as_millis() as u64,
             })
         })
         .collect();
@@ -339,10 +341,7 @@ fn check_text(
         }
     }
     if !catalog.workflows.is_empty() {
-        let _ = writeln!(
-            out,
-            "\ncomposite tools from Arazzo workflows (checked, not served yet):"
-        );
+        let _ = writeln!(out, "\ncomposite tools from Arazzo workflows:");
         for tool in &catalog.workflows {
             let steps: Vec<String> = tool
                 .steps
@@ -351,12 +350,14 @@ fn check_text(
                 .collect();
             let _ = writeln!(
                 out,
-                "  {} (workflow {}): {} [{}]\n    steps: {}",
+                "  {} (workflow {}): {} [{}]\n    steps: {}\n    bounds: at most {} steps run, {} ms",
                 tool.name,
                 tool.workflow.id,
                 annotation_hints(&tool.annotations),
                 basis(tool.basis),
-                steps.join(", ")
+                steps.join(", "),
+                tool.max_steps,
+                tool.timeout.as_millis()
             );
         }
     }

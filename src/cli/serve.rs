@@ -276,7 +276,7 @@ pub async fn build(
     } else {
         ferry::auth::check_exposure(&args.listen.to_string(), auth)?;
         let tool_scopes = auth
-            .map(|auth| ferry::auth::tool_scopes(&catalog.tools, auth))
+            .map(|auth| ferry::auth::tool_scopes(catalog, auth))
             .unwrap_or_default();
         Authenticator::new(auth, tool_scopes).context("setting up authorization")?
     };

@@ -3,13 +3,22 @@
 
 use serde_json::Value;
 
+use super::call::positive_integer;
 use super::{AnnotationOverrides, check_keys, join, parse_annotations, string_at};
 use crate::diagnostic::{Diagnostic, Location};
 
 /// The top-level key this module reads.
 pub const KEYS: &[&str] = &["workflows"];
 const SECTION_KEYS: &[&str] = &["document", "tools"];
-const ENTRY_KEYS: &[&str] = &["name", "title", "description", "annotations", "because"];
+const ENTRY_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "annotations",
+    "because",
+    "max_steps",
+    "timeout_ms",
+];
 
 /// `workflows:` as written.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,6 +40,10 @@ pub struct WorkflowEntry {
     pub annotations: AnnotationOverrides,
     /// Evidence for a claim the steps' methods do not justify.
     pub because: Option<String>,
+    /// The most steps one call may run, each `goto` and retry counted.
+    pub max_steps: Option<u64>,
+    /// The time one call may take, every step and wait included, in milliseconds.
+    pub timeout_ms: Option<u64>,
 }
 
 /// Reads `workflows:` from the top-level mapping, when it is there.
@@ -107,6 +120,12 @@ fn parse_entry(
     entry.because = string_at(map, "because", path, diagnostics);
     if let Some(annotations) = map.get("annotations") {
         entry.annotations = parse_annotations(annotations, &join(path, "annotations"), diagnostics);
+    }
+    if let Some(value) = map.get("max_steps") {
+        entry.max_steps = positive_integer(value, &join(path, "max_steps"), diagnostics);
+    }
+    if let Some(value) = map.get("timeout_ms") {
+        entry.timeout_ms = positive_integer(value, &join(path, "timeout_ms"), diagnostics);
     }
     Some(entry)
 }

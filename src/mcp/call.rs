@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::envelope::*;
 use super::failure::*;
-use super::{Era, Outgoing, ServedTool, Server, confirm, limit, result, span, validate};
+use super::{Era, Outgoing, Runs, ServedTool, Server, confirm, limit, result, span, validate};
 use crate::auth::Principal;
 use crate::catalog::{Rate, SafetyClass, ToolLimits};
 use crate::observe::CallFacts;
@@ -67,7 +67,7 @@ impl Server {
             arguments,
             client_info,
         } = target;
-        let _ = trace.tool.set(&served.tool.name);
+        let _ = trace.tool.set(&served.name);
         if self.observer.is_some() {
             facts.tool = Some(index);
             // Copied as written: the audit log's writer reads it, off the call's path.
@@ -78,20 +78,20 @@ impl Server {
         // Scopes are checked before the arguments: a caller who may not call the tool
         // learns nothing about what it accepts.
         if let Some(principal) = principal
-            && let Err(challenge) = self.authenticator.authorize(principal, &served.tool.name)
+            && let Err(challenge) = self.authenticator.authorize(principal, &served.name)
         {
-            tracing::info!(tool = %served.tool.name, user = %principal.subject, "tool call refused: missing scope");
+            tracing::info!(tool = %served.name, user = %principal.subject, "tool call refused: missing scope");
             facts.outcome = Some(Outcome::Refused(Reason::Scope));
             return Ok(result::refused(id, challenge));
         }
         let validator = served.validator.get_or_init(|| {
             let schema = serde_json::from_str(&served.schema).map_err(|error| error.to_string())?;
-            validate::compile(&schema, &served.tool.unchecked_patterns)
+            validate::compile(&schema, &served.unchecked_patterns)
         });
         let validator = match validator {
             Ok(validator) => validator,
             Err(detail) => {
-                tracing::error!(tool = %served.tool.name, %detail, "input schema does not compile");
+                tracing::error!(tool = %served.name, %detail, "input schema does not compile");
                 return Err(Failure::internal());
             }
         };
@@ -109,8 +109,8 @@ impl Server {
         let result = match refused {
             Some(refused) => refused,
             None => {
-                let (Some(upstream), Some(route)) = (&self.upstream, &served.route) else {
-                    tracing::error!(tool = %served.tool.name, "no upstream client to call");
+                let Some(upstream) = &self.upstream else {
+                    tracing::error!(tool = %served.name, "no upstream client to call");
                     return Err(Failure::internal());
                 };
                 let principal = principal.unwrap_or(Principal::anonymous_ref());
@@ -131,31 +131,58 @@ impl Server {
                     }
                     confirm::Gate::Unconfirmed(result) => {
                         facts.outcome = Some(Outcome::Unconfirmed);
-                        return self.respond_call(id, &served.tool.name, &result, era);
+                        return self.respond_call(id, &served.name, &result, era);
                     }
                 };
-                let outcome = upstream
-                    .call_with(
-                        route,
-                        &served.tool,
-                        arguments.as_map(),
-                        principal,
-                        &upstream::CallContext {
-                            idempotency_key: idempotency_key.as_deref(),
-                            trace: &trace.context,
-                        },
-                        &mut facts.stats,
-                    )
-                    .await;
-                facts.outcome = Some(Outcome::of(&outcome));
-                facts.upstream_status = Outcome::status_of(&outcome);
-                result::outcome_result(&served.tool.name, outcome)
+                let context = upstream::CallContext {
+                    idempotency_key: idempotency_key.as_deref(),
+                    trace: &trace.context,
+                };
+                match &served.runs {
+                    Runs::Operation {
+                        tool,
+                        route: Some(route),
+                    } => {
+                        let outcome = upstream
+                            .call_with(
+                                route,
+                                tool,
+                                arguments.as_map(),
+                                principal,
+                                &context,
+                                &mut facts.stats,
+                            )
+                            .await;
+                        facts.outcome = Some(Outcome::of(&outcome));
+                        facts.upstream_status = Outcome::status_of(&outcome);
+                        result::outcome_result(&served.name, outcome)
+                    }
+                    Runs::Workflow { workflow, routes } => {
+                        let outcome = upstream
+                            .run_workflow(
+                                workflow,
+                                routes,
+                                arguments.as_value(),
+                                principal,
+                                &context,
+                                &mut facts.stats,
+                            )
+                            .await;
+                        facts.outcome = Some(Outcome::of_workflow(&outcome));
+                        facts.upstream_status = outcome.taken.last().and_then(|taken| taken.status);
+                        result::workflow_result(&served.name, workflow, outcome)
+                    }
+                    Runs::Operation { route: None, .. } => {
+                        tracing::error!(tool = %served.name, "no upstream client to call");
+                        return Err(Failure::internal());
+                    }
+                }
             }
         };
         trace
             .tool_error
             .store(result.is_error, std::sync::atomic::Ordering::Relaxed);
-        self.respond_call(id, &served.tool.name, &result, era)
+        self.respond_call(id, &served.name, &result, era)
             .inspect_err(|_| facts.outcome = Some(Outcome::GatewayFailure))
     }
 
@@ -190,7 +217,7 @@ impl Server {
             .as_str();
         let refusal = self.limiter.check(subject, &served.limits).err()?;
         let (limit, scope) = served.limits_told[refusal.limit];
-        tracing::debug!(tool = %served.tool.name, user = %subject, %limit, scope, "tool call refused: rate limit");
+        tracing::debug!(tool = %served.name, user = %subject, %limit, scope, "tool call refused: rate limit");
         Some(result::RateLimited {
             retry_after_seconds: refusal.retry_after_seconds(),
             limit,

@@ -11,7 +11,6 @@ use serde_json::{Value, json};
 
 use super::{Era, Kind, META_SERVER_INFO, META_SUBSCRIPTION_ID, Outgoing, Server};
 use crate::auth::Principal;
-use crate::catalog::Tool;
 
 /// A response serialized at start-up: `{"jsonrpc":"2.0","id":` + id + `suffix`.
 #[derive(Debug)]
@@ -45,7 +44,7 @@ impl Server {
         }
         let array = self.listing.select(|index| {
             self.authenticator
-                .may_use(principal, &self.tools[index].tool.name)
+                .may_use(principal, &self.tools[index].name)
         });
         let prepared = Arc::new(Listing::result(
             &array,
@@ -139,16 +138,17 @@ pub(super) struct Listing {
 }
 
 impl Listing {
-    pub(super) fn new(tools: &[&Tool]) -> Listing {
+    /// The listing of `definitions`, each written as soon as it is made.
+    pub(super) fn new(definitions: impl ExactSizeIterator<Item = Value>) -> Listing {
         let mut array = vec![b'['];
-        let mut spans = Vec::with_capacity(tools.len());
-        for (index, tool) in tools.iter().enumerate() {
+        let mut spans = Vec::with_capacity(definitions.len());
+        for (index, definition) in definitions.enumerate() {
             if index > 0 {
                 array.push(b',');
             }
             let start = array.len();
             // Serializing a `Value` cannot fail: its keys are strings.
-            let _ = serde_json::to_writer(&mut array, &tool.to_json());
+            let _ = serde_json::to_writer(&mut array, &definition);
             spans.push(start..array.len());
         }
         array.push(b']');

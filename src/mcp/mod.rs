@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
-use crate::catalog::{Catalog, Rate, Tool};
+use crate::catalog::{Catalog, Rate, Tool, WorkflowTool};
 use crate::observe::{CallFacts, CallRecord, Observer, ToolMeter};
 use crate::trace;
 use crate::upstream::{self, Upstream};
@@ -141,6 +141,28 @@ pub struct Server {
     traces: Option<trace::Exporter>,
 }
 
+/// A tool of the catalog, as it is listed: an operation's or a composite one.
+enum Listed<'c> {
+    Operation(&'c Tool),
+    Workflow(&'c WorkflowTool),
+}
+
+impl Listed<'_> {
+    fn name(&self) -> &str {
+        match self {
+            Listed::Operation(tool) => &tool.name,
+            Listed::Workflow(workflow) => &workflow.name,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        match self {
+            Listed::Operation(tool) => tool.to_json(),
+            Listed::Workflow(workflow) => workflow.to_json(),
+        }
+    }
+}
+
 /// One message in, as a transport received it.
 #[derive(Debug, Clone, Copy)]
 pub struct Incoming<'a> {
@@ -187,20 +209,99 @@ pub enum Kind {
 
 #[derive(Debug)]
 struct ServedTool {
-    /// The tool, its `input_schema` taken out (`Value::Null`): see `schema`.
-    tool: Tool,
+    /// The name it is listed and called by.
+    name: String,
+    /// JSON pointers of the input schema's `pattern`s left out of validation.
+    unchecked_patterns: Vec<String>,
+    /// What a call runs.
+    runs: Runs,
     /// The input schema as compact JSON, in the catalog's key order, from which the
     /// validator is compiled on the tool's first call: a tree holds many times its text's
     /// memory, for a schema that only validation reads.
     schema: Box<str>,
-    /// How the upstream client calls it, prepared once; `None` without a client.
-    route: Option<upstream::Route>,
     headers: Vec<MirroredHeader>,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
     /// The rate limits a call must fit, and beside each, what the caller is told of it.
     limits: Vec<limit::Limit>,
     limits_told: Vec<(Rate, &'static str)>,
     meter: Option<ToolMeter>,
+}
+
+/// What a call of a served tool runs: one operation, or a workflow of them.
+#[derive(Debug)]
+enum Runs {
+    Operation {
+        /// The tool, its `input_schema` taken out (`Value::Null`): see `ServedTool::schema`.
+        tool: Tool,
+        /// How the upstream client calls it, prepared once; `None` without a client.
+        route: Option<upstream::Route>,
+    },
+    Workflow {
+        workflow: Arc<WorkflowTool>,
+        /// Each step's route, in step order; empty without a client.
+        routes: Vec<upstream::Route>,
+    },
+}
+
+impl ServedTool {
+    fn operation(
+        index: usize,
+        tool: &Tool,
+        upstream: Option<&Upstream>,
+        observer: Option<&Observer>,
+    ) -> ServedTool {
+        let (limits, limits_told) = rate_limits(index, &tool.limits);
+        ServedTool {
+            name: tool.name.clone(),
+            unchecked_patterns: tool.unchecked_patterns.clone(),
+            schema: tool.input_schema.to_string().into_boxed_str(),
+            headers: mirrored_headers(&tool.input_schema),
+            validator: OnceLock::new(),
+            limits,
+            limits_told,
+            meter: observer.map(|observer| {
+                observer.tool(&tool.name, tool.plan.method.as_str(), &tool.plan.path)
+            }),
+            runs: Runs::Operation {
+                tool: tool.without_input_schema(),
+                route: upstream.map(|upstream| upstream.route(tool)),
+            },
+        }
+    }
+
+    /// A composite tool: its audit records and metrics name no method, and the workflow
+    /// (`arazzo:<workflowId>`) as the path.
+    fn workflow(
+        index: usize,
+        workflow: &WorkflowTool,
+        upstream: Option<&Upstream>,
+        observer: Option<&Observer>,
+    ) -> ServedTool {
+        let (limits, limits_told) = rate_limits(index, &workflow.limits);
+        let template = format!("arazzo:{}", workflow.workflow.id);
+        ServedTool {
+            name: workflow.name.clone(),
+            unchecked_patterns: Vec::new(),
+            schema: workflow.input_schema.to_string().into_boxed_str(),
+            headers: mirrored_headers(&workflow.input_schema),
+            validator: OnceLock::new(),
+            limits,
+            limits_told,
+            meter: observer.map(|observer| observer.tool(&workflow.name, "", &template)),
+            runs: Runs::Workflow {
+                routes: upstream
+                    .map(|upstream| {
+                        workflow
+                            .plans
+                            .iter()
+                            .map(|plan| upstream.route(&plan.tool))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                workflow: Arc::new(workflow.clone()),
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,35 +326,34 @@ impl Server {
         let server_info = Value::Object(server_info);
 
         // The catalog promises sorted tools; sorting again keeps the listing deterministic
-        // even for a catalog built by hand.
-        let mut sorted: Vec<&Tool> = catalog.tools.iter().collect();
-        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        // even for a catalog built by hand. Composite tools are listed among the others.
+        let mut sorted: Vec<Listed<'_>> = catalog
+            .tools
+            .iter()
+            .map(Listed::Operation)
+            .chain(catalog.workflows.iter().map(Listed::Workflow))
+            .collect();
+        sorted.sort_by(|a, b| a.name().cmp(b.name()));
         // Each tool is written out once, one at a time, and served from its text: the
         // catalog's trees are never copied whole.
-        let listing = Listing::new(&sorted);
+        let listing = Listing::new(sorted.iter().map(Listed::to_json));
+        let observer = options.observer.as_ref();
         let tools: Vec<ServedTool> = sorted
             .iter()
             .enumerate()
-            .map(|(index, tool)| {
-                let (limits, limits_told) = rate_limits(index, &tool.limits);
-                ServedTool {
-                    tool: tool.without_input_schema(),
-                    schema: tool.input_schema.to_string().into_boxed_str(),
-                    route: upstream.as_ref().map(|upstream| upstream.route(tool)),
-                    headers: mirrored_headers(&tool.input_schema),
-                    validator: OnceLock::new(),
-                    limits,
-                    limits_told,
-                    meter: options.observer.as_ref().map(|observer| {
-                        observer.tool(&tool.name, tool.plan.method.as_str(), &tool.plan.path)
-                    }),
+            .map(|(index, listed)| match listed {
+                Listed::Operation(tool) => {
+                    ServedTool::operation(index, tool, upstream.as_ref(), observer)
+                }
+                Listed::Workflow(workflow) => {
+                    ServedTool::workflow(index, workflow, upstream.as_ref(), observer)
                 }
             })
             .collect();
         let by_name = tools
             .iter()
             .enumerate()
-            .map(|(index, served)| (served.tool.name.clone(), index))
+            .map(|(index, served)| (served.name.clone(), index))
             .collect();
 
         let listing_varies = options.authenticator.cache_scope() == CacheScope::Private;

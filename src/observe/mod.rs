@@ -275,10 +275,38 @@ impl Outcome {
         match outcome {
             Ok(answer) if answer.fault().is_none() => Outcome::Ok,
             Ok(_) => Outcome::ApiError,
-            Err(CallError::Credential(crate::auth::outbound::CredentialError::NoCallerToken)) => {
+            Err(error) => Outcome::of_error(error),
+        }
+    }
+
+    /// What a call that came to no answer came to.
+    fn of_error(error: &CallError) -> Outcome {
+        match error {
+            CallError::Credential(crate::auth::outbound::CredentialError::NoCallerToken) => {
                 Outcome::Refused(Reason::Auth)
             }
-            Err(error) => match error.fault() {
+            error => match error.fault() {
+                Fault::Caller => Outcome::InvalidArguments,
+                Fault::Upstream => Outcome::UpstreamFailure,
+                Fault::Gateway => Outcome::GatewayFailure,
+            },
+        }
+    }
+
+    /// What a composite tool's run came to: its end, or its failing step's.
+    pub fn of_workflow(outcome: &upstream::WorkflowOutcome) -> Outcome {
+        use upstream::{Ending, StepFailure};
+        match &outcome.end {
+            Ending::Done(_) => Outcome::Ok,
+            Ending::Failed {
+                failure: StepFailure::Unmet(_),
+                ..
+            } => Outcome::ApiError,
+            Ending::Failed {
+                failure: StepFailure::Call(error),
+                ..
+            } => Outcome::of_error(error),
+            Ending::Failed { failure, .. } => match failure.fault() {
                 Fault::Caller => Outcome::InvalidArguments,
                 Fault::Upstream => Outcome::UpstreamFailure,
                 Fault::Gateway => Outcome::GatewayFailure,

@@ -34,6 +34,7 @@ pub(crate) mod request;
 pub(crate) mod response;
 mod retry;
 mod span;
+mod workflow;
 
 use address::{base_url, join};
 use credential::{Credential, credential, obtained_secrets};
@@ -44,6 +45,7 @@ pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
 pub use outcome::{Answer, CallError, CallStats, Fault, Handling, Http, Outcome, Page, Redacted};
 pub use request::ArgumentError;
 pub use response::REPORTED_HEADERS;
+pub use workflow::{Ending, StepFailure, StepTaken, WorkflowOutcome};
 
 /// The pooled client that calls one upstream API for every tool of a catalog. Cheap to
 /// clone: clones share the connection pools.

@@ -1229,7 +1229,7 @@ fn check_lists_composite_tools_from_arazzo_workflows_in_text_and_json() {
     let (code, out, err) = ferry(&["check", "--config", "ferry.yaml"], &dir);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("composite tools from Arazzo workflows (checked, not served yet):")
+        out.contains("composite tools from Arazzo workflows:")
             && out.contains("adopt_pet (workflow adoptFirstAvailable): readOnly=false [method]")
             && out.contains("steps: findPet = GET /pets, adopt = POST /pets/{petId}/adoption")
             && out.contains("showPet (workflow showPet): readOnly=true [method]"),
@@ -1244,7 +1244,8 @@ fn check_lists_composite_tools_from_arazzo_workflows_in_text_and_json() {
     assert_eq!(report["summary"]["workflows"], 2, "{report}");
     let adopt = &report["workflows"][0];
     assert_eq!(adopt["tool"], "adopt_pet");
-    assert_eq!(adopt["served"], false);
+    assert_eq!(adopt["served"], true);
+    assert_eq!(adopt["max_steps"], 50);
     assert_eq!(
         adopt["steps"][1]["operation"],
         "POST /pets/{petId}/adoption"

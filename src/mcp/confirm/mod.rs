@@ -442,7 +442,12 @@ impl super::Server {
         round: &Round<'_>,
         word: &mut Option<&'static str>,
     ) -> Result<Gate, super::Failure> {
-        let tool = &served.tool;
+        let super::Runs::Operation { tool, .. } = &served.runs else {
+            // A composite tool does not confirm yet: the curation refuses `confirm:` on one.
+            return Ok(Gate::Proceed {
+                idempotency_key: None,
+            });
+        };
         if tool.confirm.is_none() {
             return Ok(Gate::Proceed {
                 idempotency_key: None,

@@ -17,7 +17,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+mod workflow;
 mod written;
+
+pub(super) use workflow::workflow_result;
 
 use written::Written;
 
@@ -53,6 +56,8 @@ pub(super) struct CallResult<'t> {
     handling: Option<Handling>,
     /// The rate limit that refused the call, when one did.
     rate_limit: Option<RateLimited>,
+    /// A composite tool's steps: `_meta["dev.ferry/workflow"]`.
+    workflow: Option<Value>,
 }
 
 /// A call over a rate limit, as the caller is told of it.

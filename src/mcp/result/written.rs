@@ -39,6 +39,7 @@ impl Serialize for Written<'_, '_> {
         if result.http.is_some()
             || result.handling.is_some()
             || result.rate_limit.is_some()
+            || result.workflow.is_some()
             || self.server_info.is_some()
         {
             map.serialize_entry(
@@ -47,6 +48,7 @@ impl Serialize for Written<'_, '_> {
                     http: result.http.as_ref(),
                     handling: result.handling.as_ref(),
                     rate_limit: result.rate_limit.as_ref(),
+                    workflow: result.workflow.as_ref(),
                     server_info: self.server_info,
                 },
             )?;
@@ -140,6 +142,7 @@ struct Meta<'r> {
     http: Option<&'r Http>,
     handling: Option<&'r Handling>,
     rate_limit: Option<&'r RateLimited>,
+    workflow: Option<&'r Value>,
     server_info: Option<&'r Value>,
 }
 
@@ -161,6 +164,9 @@ impl Serialize for Meta<'_> {
                     "scope": limited.scope,
                 }),
             )?;
+        }
+        if let Some(workflow) = self.workflow {
+            map.serialize_entry(crate::catalog::WORKFLOW_META_KEY, workflow)?;
         }
         if let Some(info) = self.server_info {
             map.serialize_entry(META_SERVER_INFO, info)?;

@@ -1,0 +1,183 @@
+//! How each step of a composite tool is sent: its operation built into a request plan by the
+//! same rules as an operation's tool, and where each of the step's values goes in it.
+//!
+//! A step is a tool of its own that is never listed: the catalog's tool for the operation
+//! where the curation chose one (its timeouts, retries, size cap, credentials and scopes),
+//! otherwise the operation built with the file's call settings. It reads the API's answer as
+//! the API gave it: no projection (`fields:`) and no paging, and it reports every response
+//! header the workflow's expressions read.
+
+use http::HeaderName;
+use serde_json::Value;
+
+use crate::arazzo::{Expression, Source, Step};
+use crate::curation::Curation;
+use crate::curation::call::NEVER_REPORTED_HEADERS;
+use crate::openapi::Document;
+
+use super::operation::Operation;
+use super::{
+    AnnotationBasis, BodyPlacement, CallSettings, ParameterLocation, Tool, ToolLimits, annotations,
+    build, operation,
+};
+
+/// One step's request: the tool it is sent as, and which of that tool's arguments each of
+/// the step's values fills.
+#[derive(Debug, Clone)]
+pub struct StepPlan {
+    /// Never listed; named `<composite tool>.<stepId>` in logs. Its input schema is not kept:
+    /// the values come from the workflow, not from a caller.
+    pub tool: Tool,
+    /// The argument each of the step's `parameters` fills, in the step's order.
+    pub arguments: Vec<String>,
+    /// The argument the step's `requestBody.payload` fills: the whole body, sent as the
+    /// operation's media type says.
+    pub body: Option<String>,
+}
+
+/// The plan of `step`, which calls `operation`, for the composite tool `tool_name`; or why
+/// the step cannot be sent.
+pub(super) fn plan(
+    document: &Document,
+    curation: &Curation,
+    tools: &[Tool],
+    operation: &Operation<'_>,
+    step: &Step,
+    tool_name: &str,
+) -> Result<StepPlan, String> {
+    let label = operation.label();
+    let built = build::build(
+        document,
+        operation,
+        &curation.credential_parameters(),
+        curation.lift_composition,
+    )
+    .map_err(|problems| {
+        let reason = problems
+            .first()
+            .map_or_else(String::new, |(_, _, message)| format!(": {message}"));
+        format!("{label} cannot be called{reason}")
+    })?;
+    let mut plan = built.plan;
+    let chosen = tools
+        .iter()
+        .find(|tool| tool.plan.method == plan.method && tool.plan.path == plan.path);
+    let mut call = match chosen {
+        Some(tool) => tool.call.clone(),
+        None => CallSettings::resolve(&curation.call),
+    };
+    call.fields = None;
+    call.page_size = None;
+    call.next = None;
+    for name in response_headers(step) {
+        if let Ok(name) = HeaderName::from_bytes(name.as_bytes())
+            && !NEVER_REPORTED_HEADERS.contains(&name.as_str())
+            && !call.report_headers.contains(&name)
+        {
+            call.report_headers.push(name);
+        }
+    }
+
+    let mut arguments = Vec::with_capacity(step.parameters.len());
+    for parameter in &step.parameters {
+        let planned = plan.parameters.iter().find(|p| {
+            p.location == parameter.location
+                && if p.location == ParameterLocation::Header {
+                    p.name.eq_ignore_ascii_case(&parameter.name)
+                } else {
+                    p.name == parameter.name
+                }
+        });
+        match planned {
+            Some(planned) => arguments.push(planned.argument.clone()),
+            None => {
+                return Err(format!(
+                    "{label}: ferry sets the {} parameter {:?} itself (a credential, or a header the media type decides), so a step may not",
+                    location_name(parameter.location),
+                    parameter.name
+                ));
+            }
+        }
+    }
+    if let Some(missing) = plan
+        .parameters
+        .iter()
+        .find(|p| p.required && !arguments.contains(&p.argument))
+    {
+        return Err(format!(
+            "{label} requires the {} parameter {:?}, which the step does not give",
+            location_name(missing.location),
+            missing.name
+        ));
+    }
+    let body = match (&step.body, &mut plan.body) {
+        (None, _) => None,
+        (Some(_), None) => {
+            return Err(format!(
+                "{label} takes no request body, but the step gives a payload"
+            ));
+        }
+        (Some(_), Some(body)) => {
+            // The payload is the whole body: it goes in as one argument, named apart from
+            // every parameter's.
+            let mut name = "body".to_string();
+            while arguments.contains(&name) || plan.parameters.iter().any(|p| p.argument == name) {
+                name.push('_');
+            }
+            body.placement = BodyPlacement::Argument(name.clone());
+            Some(name)
+        }
+    };
+    let decision = annotations::decide(operation.method, &Default::default());
+    let tool = Tool {
+        name: format!("{tool_name}.{}", step.id),
+        title: None,
+        description: None,
+        input_schema: Value::Null,
+        annotations: decision.annotations,
+        basis: AnnotationBasis::Method,
+        unchecked_patterns: Vec::new(),
+        call,
+        scopes: chosen.and_then(|tool| tool.scopes.clone()),
+        operation_id: operation.operation_id.map(str::to_string),
+        document_scopes: operation::security_scopes(document, operation),
+        limits: ToolLimits::none(&plan.method),
+        confirm: None,
+        plan,
+    };
+    Ok(StepPlan {
+        tool,
+        arguments,
+        body,
+    })
+}
+
+/// The response headers a step's outputs, criteria and actions read, lowercase.
+fn response_headers(step: &Step) -> Vec<String> {
+    let outputs = step.outputs.iter().map(|output| &output.value);
+    let conditions = step
+        .success_criteria
+        .iter()
+        .chain(step.on_success.iter().flat_map(|a| &a.criteria))
+        .chain(step.on_failure.iter().flat_map(|a| &a.criteria))
+        .flat_map(|condition| condition.expressions());
+    let mut names: Vec<String> = outputs
+        .chain(conditions)
+        .filter_map(|expression| match expression {
+            Expression::Response(Source::Header(name)) => Some(name.to_ascii_lowercase()),
+            _ => None,
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+pub(super) fn location_name(location: ParameterLocation) -> &'static str {
+    match location {
+        ParameterLocation::Path => "path",
+        ParameterLocation::Query => "query",
+        ParameterLocation::Header => "header",
+        ParameterLocation::Cookie => "cookie",
+    }
+}

@@ -1,0 +1,138 @@
+//! A composite tool's result: the workflow's outputs when it ran to its end; otherwise the
+//! failing step's answer carried exactly as a single tool carries it, after a first text block
+//! that says which step failed, why, and which steps had already succeeded. Either way
+//! `_meta["dev.ferry/workflow"]` lists the steps taken, each with its operation and status.
+
+use serde_json::{Map, Value, json};
+
+use super::{Block, CallResult, answer_result, error_result};
+use crate::catalog::WorkflowTool;
+use crate::upstream::{Ending, StepFailure, WorkflowOutcome};
+
+/// The result of one run of `workflow`, the tool named `tool`.
+pub(in crate::mcp) fn workflow_result<'t>(
+    tool: &'t str,
+    workflow: &WorkflowTool,
+    outcome: WorkflowOutcome,
+) -> CallResult<'t> {
+    let WorkflowOutcome { taken, end } = outcome;
+    let steps: Vec<Value> = taken
+        .iter()
+        .map(|taken| {
+            let mut step = operation(workflow, taken.step);
+            step.insert("succeeded".into(), Value::Bool(taken.succeeded));
+            if let Some(status) = taken.status {
+                step.insert("status".into(), Value::from(status));
+            }
+            Value::Object(step)
+        })
+        .collect();
+    let mut meta = json!({"workflowId": workflow.workflow.id, "steps": steps});
+    let (step, failure) = match end {
+        Ending::Done(outputs) => {
+            let outputs = Value::Object(outputs);
+            return CallResult {
+                content: vec![Block::Text(outputs.to_string())],
+                structured_content: Some(outputs),
+                workflow: Some(meta),
+                ..CallResult::default()
+            };
+        }
+        Ending::Failed { step, failure } => (step, failure),
+    };
+    let id = |position: usize| {
+        workflow
+            .workflow
+            .steps
+            .get(position)
+            .map_or("?", |step| step.id.as_str())
+    };
+    let label = |position: usize| {
+        workflow
+            .steps
+            .get(position)
+            .map_or_else(String::new, |step| format!(" ({})", step.label()))
+    };
+    let mut succeeded: Vec<&str> = Vec::new();
+    for taken in taken.iter().filter(|taken| taken.succeeded) {
+        if !succeeded.contains(&id(taken.step)) {
+            succeeded.push(id(taken.step));
+        }
+    }
+    let before = if succeeded.is_empty() {
+        "no step had succeeded".to_string()
+    } else {
+        format!("steps that had succeeded: {}", succeeded.join(", "))
+    };
+    let at = step.map(|position| format!("step {:?}{}", id(position), label(position)));
+    if let Some(position) = step {
+        meta["failedStep"] = Value::String(id(position).to_string());
+    }
+    let (lead, mut result) = match failure {
+        StepFailure::Unmet(answer) => {
+            let status = answer.http.status.as_u16();
+            let lead = format!(
+                "the workflow stopped at {}: its success criteria did not hold (the upstream answered {status}), and no failure action goes on; {before}; nothing after it ran. The step's answer follows.",
+                at.as_deref().unwrap_or("a step")
+            );
+            (lead, answer_result(tool, answer))
+        }
+        StepFailure::Call(error) => {
+            let lead = format!(
+                "the workflow stopped at {}: the step came to no answer; {before}; nothing after it ran.",
+                at.as_deref().unwrap_or("a step")
+            );
+            (lead, error_result(error))
+        }
+        StepFailure::Missing {
+            expression,
+            reading,
+        } => {
+            let lead = match at {
+                Some(at) => format!(
+                    "the workflow stopped at {at} before sending it: {reading} reads {expression}, which has no value; {before}."
+                ),
+                None => format!(
+                    "every step ran, but {reading} reads {expression}, which has no value; {before}."
+                ),
+            };
+            (lead, CallResult::default())
+        }
+        StepFailure::StepLimit(limit) => (
+            format!(
+                "the workflow ran {limit} steps (max_steps) without ending, and was stopped before {}; {before}.",
+                at.as_deref().unwrap_or("its next step")
+            ),
+            CallResult::default(),
+        ),
+        StepFailure::Timeout(timeout) => (
+            format!(
+                "the workflow did not end within {} ms (timeout_ms), and was stopped at {}; {before}.",
+                timeout.as_millis(),
+                at.as_deref().unwrap_or("a step")
+            ),
+            CallResult::default(),
+        ),
+    };
+    result.content.insert(0, Block::Text(lead));
+    result.is_error = true;
+    result.workflow = Some(meta);
+    result
+}
+
+/// `{"stepId", "method", "path", "operationId"}` of the step at `position`.
+fn operation(workflow: &WorkflowTool, position: usize) -> Map<String, Value> {
+    let mut entry = Map::new();
+    if let Some(step) = workflow.steps.get(position) {
+        entry.insert("stepId".into(), Value::String(step.step.clone()));
+        entry.insert(
+            "method".into(),
+            Value::String(step.method.to_ascii_uppercase()),
+        );
+        entry.insert("path".into(), Value::String(step.path.clone()));
+        if let Some(id) = &step.operation_id {
+            entry.insert("operationId".into(), Value::String(id.clone()));
+        }
+    }
+    entry
+}

@@ -1,0 +1,417 @@
+//! Running a composite tool: the steps of its Arazzo workflow, each sent as one call of its
+//! own step tool (so with ferry's serialization, credentials, timeouts, retries, size cap and
+//! redaction), in the order the workflow's actions choose, within the call's bounds: at most
+//! `max_steps` steps run and `timeout` for the whole. What it comes to is data, a
+//! [`WorkflowOutcome`]; `mcp` writes it as a tool result.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+use super::{Answer, CallContext, CallError, CallStats, Fault, Route, Upstream};
+use crate::arazzo::{self, ActionKind, Context, Exchange, Expression, Step, Template};
+use crate::auth::Principal;
+use crate::catalog::{ParameterLocation, StepPlan, WorkflowTool};
+
+/// What one run of a workflow came to: the steps it ran, and how it ended.
+#[derive(Debug)]
+pub struct WorkflowOutcome {
+    /// Every step run, in the order run; a step run again is listed again.
+    pub taken: Vec<StepTaken>,
+    pub end: Ending,
+}
+
+/// One step run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepTaken {
+    /// The step's place in the workflow.
+    pub step: usize,
+    /// The upstream's status, when it answered.
+    pub status: Option<u16>,
+    /// Its success criteria held.
+    pub succeeded: bool,
+}
+
+#[derive(Debug)]
+pub enum Ending {
+    /// The workflow ran to its end: its outputs, by name.
+    Done(Map<String, Value>),
+    /// It stopped at the step at `step` (`None`: after its last step, reading its outputs).
+    Failed {
+        step: Option<usize>,
+        failure: StepFailure,
+    },
+}
+
+/// Why a workflow stopped before its end.
+#[derive(Debug)]
+pub enum StepFailure {
+    /// The step's answer did not meet its success criteria, and no failure action went on.
+    Unmet(Answer),
+    /// The step came to no answer, or could not be sent.
+    Call(CallError),
+    /// A value the workflow reads is not there.
+    Missing { expression: String, reading: String },
+    /// `max_steps` steps ran and the workflow had not ended.
+    StepLimit(u32),
+    /// The call's whole time ran out.
+    Timeout(Duration),
+}
+
+impl StepFailure {
+    /// Whose fault it is: an unmet step's answer says (a success whose criteria failed is
+    /// the upstream's); a missing input the caller's, a missing value of an answer the
+    /// upstream's; the limits are the tool's own, so ferry's; a timeout the upstream's.
+    pub fn fault(&self) -> Fault {
+        match self {
+            StepFailure::Unmet(answer) => answer.fault().unwrap_or(Fault::Upstream),
+            StepFailure::Call(error) => error.fault(),
+            StepFailure::Missing { expression, .. } if expression.starts_with("$inputs.") => {
+                Fault::Caller
+            }
+            StepFailure::Missing { .. } | StepFailure::Timeout(_) => Fault::Upstream,
+            StepFailure::StepLimit(_) => Fault::Gateway,
+        }
+    }
+}
+
+impl Upstream {
+    /// Runs `workflow` with `arguments` (validated against its input schema), each step by
+    /// its prepared route in `routes` (step order), on behalf of `principal` as a single
+    /// tool's call would be. `stats` sums every step's requests.
+    pub async fn run_workflow(
+        &self,
+        workflow: &WorkflowTool,
+        routes: &[Route],
+        arguments: &Value,
+        principal: &Principal,
+        context: &CallContext<'_>,
+        stats: &mut CallStats,
+    ) -> WorkflowOutcome {
+        let mut run = Run {
+            workflow,
+            inputs: arguments,
+            outputs: HashMap::new(),
+            taken: Vec::new(),
+            retries: HashMap::new(),
+            deadline: Instant::now() + workflow.timeout,
+        };
+        let end = run.steps(self, routes, principal, context, stats).await;
+        WorkflowOutcome {
+            taken: run.taken,
+            end,
+        }
+    }
+}
+
+/// One run of a workflow as it goes.
+struct Run<'w> {
+    workflow: &'w WorkflowTool,
+    inputs: &'w Value,
+    /// Each step's outputs, by step id, from its last run.
+    outputs: HashMap<String, Map<String, Value>>,
+    taken: Vec<StepTaken>,
+    /// Attempts each `retry` action made, by step and action.
+    retries: HashMap<(usize, usize), u32>,
+    deadline: Instant,
+}
+
+/// Where a step's outcome leads.
+enum Next {
+    Step(usize),
+    End,
+    Fail(StepFailure),
+}
+
+impl Run<'_> {
+    async fn steps(
+        &mut self,
+        upstream: &Upstream,
+        routes: &[Route],
+        principal: &Principal,
+        context: &CallContext<'_>,
+        stats: &mut CallStats,
+    ) -> Ending {
+        let steps = &self.workflow.workflow.steps;
+        let mut position = 0;
+        loop {
+            if self.taken.len() >= self.workflow.max_steps as usize {
+                return Ending::Failed {
+                    step: Some(position),
+                    failure: StepFailure::StepLimit(self.workflow.max_steps),
+                };
+            }
+            let (Some(step), Some(plan), Some(route)) = (
+                steps.get(position),
+                self.workflow.plans.get(position),
+                routes.get(position),
+            ) else {
+                // Compile gives every step a plan and the server a route; a catalog built by
+                // hand might not.
+                return Ending::Failed {
+                    step: Some(position),
+                    failure: StepFailure::Call(CallError::Request),
+                };
+            };
+            let next = self
+                .step(
+                    upstream, position, step, plan, route, principal, context, stats,
+                )
+                .await;
+            match next {
+                Next::Step(following) if following < steps.len() => position = following,
+                Next::Step(_) | Next::End => return self.finish(),
+                Next::Fail(failure) => {
+                    return Ending::Failed {
+                        step: Some(position),
+                        failure,
+                    };
+                }
+            }
+        }
+    }
+
+    /// Runs the step at `position` once, and decides where its outcome leads.
+    #[allow(clippy::too_many_arguments)]
+    async fn step(
+        &mut self,
+        upstream: &Upstream,
+        position: usize,
+        step: &Step,
+        plan: &StepPlan,
+        route: &Route,
+        principal: &Principal,
+        context: &CallContext<'_>,
+        stats: &mut CallStats,
+    ) -> Next {
+        let (arguments, mut exchange) = match self.request(step, plan) {
+            Ok(request) => request,
+            Err(failure) => return Next::Fail(failure),
+        };
+        let call = upstream.call_with(route, &plan.tool, &arguments, principal, context, stats);
+        let outcome = match tokio::time::timeout_at(self.deadline.into(), call).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                self.record(position, None, false);
+                return Next::Fail(StepFailure::Timeout(self.workflow.timeout));
+            }
+        };
+        let answer = match outcome {
+            Ok(answer) => answer,
+            Err(error) => {
+                self.record(position, None, false);
+                return Next::Fail(StepFailure::Call(error));
+            }
+        };
+        exchange.status = answer.http.status.as_u16();
+        exchange.response_headers = answer
+            .http
+            .headers
+            .iter()
+            .map(|(name, value)| (name.as_str().to_string(), value.clone()))
+            .collect();
+        exchange.response_body = answer.json.clone().or_else(|| {
+            (!answer.body.is_empty())
+                .then(|| String::from_utf8(answer.body.clone()).ok())
+                .flatten()
+                .map(Value::String)
+        });
+        let context = Context {
+            inputs: self.inputs,
+            steps: &self.outputs,
+            outputs: None,
+            exchange: Some(&exchange),
+        };
+        let succeeded = if step.success_criteria.is_empty() {
+            answer.http.status.is_success()
+        } else {
+            arazzo::evaluate::all_hold(&step.success_criteria, &context)
+        };
+        if succeeded {
+            let mut outputs = Map::new();
+            for output in &step.outputs {
+                // An output whose value is not there is left out: reading it later says so.
+                if let Some(value) = arazzo::evaluate::value(&output.value, &context) {
+                    outputs.insert(output.name.clone(), value);
+                }
+            }
+            let action = arazzo::evaluate::choose(&step.on_success, &context);
+            let next = match action.map(|action| &action.kind) {
+                None => Next::Step(position + 1),
+                Some(ActionKind::End) => Next::End,
+                Some(kind) => self.goto(kind, position),
+            };
+            self.record(position, Some(exchange.status), true);
+            self.outputs.insert(step.id.clone(), outputs);
+            return next;
+        }
+        let action = failure_action(step, &context, |index, limit| {
+            let made = self.retries.entry((position, index)).or_default();
+            let left = *made < limit;
+            if left {
+                *made += 1;
+            }
+            left
+        });
+        self.record(position, Some(exchange.status), false);
+        match action.map(|action| &action.kind) {
+            None | Some(ActionKind::End) => Next::Fail(StepFailure::Unmet(answer)),
+            Some(kind @ ActionKind::Goto(_)) => self.goto(kind, position),
+            Some(kind @ ActionKind::Retry(retry)) => {
+                let wait = answer_retry_after(&answer)
+                    .or(retry.after_ms.map(Duration::from_millis))
+                    .unwrap_or_default();
+                if Instant::now() + wait >= self.deadline {
+                    return Next::Fail(StepFailure::Timeout(self.workflow.timeout));
+                }
+                tokio::time::sleep(wait).await;
+                match &retry.step {
+                    None => Next::Step(position),
+                    Some(_) => self.goto(kind, position),
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, step: usize, status: Option<u16>, succeeded: bool) {
+        self.taken.push(StepTaken {
+            step,
+            status,
+            succeeded,
+        });
+    }
+
+    /// The step an action names.
+    fn goto(&self, kind: &ActionKind, position: usize) -> Next {
+        let target = kind.target().and_then(|id| {
+            self.workflow
+                .workflow
+                .steps
+                .iter()
+                .position(|step| step.id == id)
+        });
+        match target {
+            Some(target) => Next::Step(target),
+            // Compile checks every target; a catalog built by hand might not.
+            None => Next::Step(position + 1),
+        }
+    }
+
+    /// The step tool's arguments and the request part of the exchange, every value read.
+    fn request(
+        &self,
+        step: &Step,
+        plan: &StepPlan,
+    ) -> Result<(Map<String, Value>, Exchange), StepFailure> {
+        let context = self.context(None);
+        let mut arguments = Map::new();
+        let mut exchange = Exchange {
+            method: plan.tool.plan.method.as_str().to_string(),
+            ..Exchange::default()
+        };
+        for (parameter, argument) in step.parameters.iter().zip(&plan.arguments) {
+            let value = fill(&parameter.value, &context, &parameter.name)?;
+            let text = match &value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            let name = parameter.name.clone();
+            match parameter.location {
+                ParameterLocation::Path => exchange.path.push((name, text)),
+                ParameterLocation::Query => exchange.query.push((name, text)),
+                ParameterLocation::Header => exchange
+                    .request_headers
+                    .push((name.to_ascii_lowercase(), text)),
+                ParameterLocation::Cookie => {}
+            }
+            arguments.insert(argument.clone(), value);
+        }
+        if let (Some(template), Some(argument)) = (&step.body, &plan.body) {
+            let body = fill(template, &context, "the request body")?;
+            exchange.request_body = Some(body.clone());
+            arguments.insert(argument.clone(), body);
+        }
+        Ok((arguments, exchange))
+    }
+
+    /// The workflow's outputs, once its last step has run.
+    fn finish(&self) -> Ending {
+        let mut outputs = Map::new();
+        for output in &self.workflow.workflow.outputs {
+            let mut context = self.context(None);
+            context.outputs = Some(&outputs);
+            match arazzo::evaluate::value(&output.value, &context) {
+                Some(value) => {
+                    outputs.insert(output.name.clone(), value);
+                }
+                None => {
+                    return Ending::Failed {
+                        step: None,
+                        failure: StepFailure::Missing {
+                            expression: output.value.to_string(),
+                            reading: format!("the workflow's output {:?}", output.name),
+                        },
+                    };
+                }
+            }
+        }
+        Ending::Done(outputs)
+    }
+
+    fn context<'a>(&'a self, exchange: Option<&'a Exchange>) -> Context<'a> {
+        Context {
+            inputs: self.inputs,
+            steps: &self.outputs,
+            outputs: None,
+            exchange,
+        }
+    }
+}
+
+/// The first failure action of `step` that applies: its criteria hold and, for a retry,
+/// `attempt(index, limit)` grants one more attempt (a spent retry lets the actions after it
+/// apply). `None`: the workflow ends, failed.
+fn failure_action<'s>(
+    step: &'s Step,
+    context: &Context<'_>,
+    mut attempt: impl FnMut(usize, u32) -> bool,
+) -> Option<&'s arazzo::Action> {
+    step.on_failure
+        .iter()
+        .enumerate()
+        .find_map(|(index, action)| {
+            if !arazzo::evaluate::all_hold(&action.criteria, context) {
+                return None;
+            }
+            match &action.kind {
+                ActionKind::Retry(retry) if !attempt(index, retry.limit) => None,
+                _ => Some(action),
+            }
+        })
+}
+
+/// `template` filled in for `reading`; an expression whose value is not there fails.
+fn fill(template: &Template, context: &Context<'_>, reading: &str) -> Result<Value, StepFailure> {
+    arazzo::evaluate::fill(template, context).map_err(|expression: &Expression| {
+        StepFailure::Missing {
+            expression: expression.to_string(),
+            reading: reading.to_string(),
+        }
+    })
+}
+
+/// The wait an answer's `Retry-After` asks for.
+fn answer_retry_after(answer: &Answer) -> Option<Duration> {
+    let value = answer
+        .http
+        .headers
+        .iter()
+        .find(|(name, _)| name == http::header::RETRY_AFTER)?;
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_str(&value.1).ok()?,
+    );
+    super::retry_after(&headers)
+}
