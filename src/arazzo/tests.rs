@@ -684,3 +684,91 @@ workflows:
         "#]],
     );
 }
+
+#[test]
+fn retry_actions_are_read_with_their_wait_limit_and_step() {
+    check(
+        "arazzo: 1.0.1
+info: {title: x, version: '1'}
+sourceDescriptions: [{name: api, url: ./api.yaml, type: openapi}]
+workflows:
+  - workflowId: poll
+    steps:
+      - stepId: look
+        operationId: getJob
+        onSuccess:
+          - {name: again, type: retry}
+        onFailure:
+          - {name: wait, type: retry, retryAfter: 1.5, retryLimit: 3}
+          - {name: fromTheTop, type: retry, stepId: look}
+          - {name: never, type: retry, retryAfter: -1}
+          - {name: ever, type: retry, retryLimit: 2.5}
+          - {name: lost, type: retry, stepId: nowhere}
+",
+        expect![[r#"
+            workflow poll (/workflows/0)
+              step look: OperationId { source: None, id: "getJob" }
+                action wait Retry(Retry { after_ms: Some(1500), limit: 3, step: None })
+                action fromTheTop Retry(Retry { after_ms: None, limit: 1, step: Some("look") })
+                action lost Retry(Retry { after_ms: None, limit: 1, step: Some("nowhere") })
+            error: a `retry` action belongs in `onFailure`: a step that succeeded is not run again
+              --> test.arazzo.yaml#/workflows/0/steps/0/onSuccess/0/type
+            error: `retryAfter` must be a non-negative number of seconds
+              --> test.arazzo.yaml#/workflows/0/steps/0/onFailure/2/retryAfter
+            error: `retryLimit` must be a non-negative integer
+              --> test.arazzo.yaml#/workflows/0/steps/0/onFailure/3/retryLimit
+            error: `retry` names step "nowhere", which this workflow does not have
+              --> test.arazzo.yaml#/workflows/0/steps/0/onFailure/4/stepId
+        "#]],
+    );
+}
+
+#[test]
+fn a_loop_only_max_steps_could_end_is_an_error_and_any_other_is_not() {
+    let document = |on_failure: &str| {
+        format!(
+            "arazzo: 1.0.1
+info: {{title: x, version: '1'}}
+sourceDescriptions: [{{name: api, url: ./api.yaml, type: openapi}}]
+workflows:
+  - workflowId: spin
+    steps:
+      - stepId: a
+        operationId: getJob
+        onSuccess: [{{name: on, type: goto, stepId: b}}]
+        onFailure: [{{name: on, type: goto, stepId: b}}]
+      - stepId: b
+        operationId: getJob
+        onSuccess: [{{name: back, type: goto, stepId: a}}]
+        onFailure: [{on_failure}]
+"
+        )
+    };
+    check(
+        &document("{name: back, type: goto, stepId: a}"),
+        expect![[r#"
+            workflow spin (/workflows/0)
+              step a: OperationId { source: None, id: "getJob" }
+                action on Goto("b")
+                action on Goto("b")
+              step b: OperationId { source: None, id: "getJob" }
+                action back Goto("a")
+                action back Goto("a")
+            error: a `goto` loops back to step "a" whatever each step's outcome: no run could ever leave the loop
+              --> test.arazzo.yaml#/workflows/0/steps/0
+        "#]],
+    );
+    // A failure of `b` ends the run: the loop is bounded by `max_steps` when it runs.
+    check(
+        &document("{name: stop, type: end}"),
+        expect![[r#"
+            workflow spin (/workflows/0)
+              step a: OperationId { source: None, id: "getJob" }
+                action on Goto("b")
+                action on Goto("b")
+              step b: OperationId { source: None, id: "getJob" }
+                action back Goto("a")
+                action stop End
+        "#]],
+    );
+}

@@ -232,7 +232,7 @@ struct ServedTool {
 enum Runs {
     Operation {
         /// The tool, its `input_schema` taken out (`Value::Null`): see `ServedTool::schema`.
-        tool: Tool,
+        tool: Box<Tool>,
         /// How the upstream client calls it, prepared once; `None` without a client.
         route: Option<upstream::Route>,
     },
@@ -263,7 +263,7 @@ impl ServedTool {
                 observer.tool(&tool.name, tool.plan.method.as_str(), &tool.plan.path)
             }),
             runs: Runs::Operation {
-                tool: tool.without_input_schema(),
+                tool: Box::new(tool.without_input_schema()),
                 route: upstream.map(|upstream| upstream.route(tool)),
             },
         }

@@ -48,7 +48,7 @@ pub enum Ending {
 #[derive(Debug)]
 pub enum StepFailure {
     /// The step's answer did not meet its success criteria, and no failure action went on.
-    Unmet(Answer),
+    Unmet(Box<Answer>),
     /// The step came to no answer, or could not be sent.
     Call(CallError),
     /// A value the workflow reads is not there.
@@ -256,7 +256,7 @@ impl Run<'_> {
         });
         self.record(position, Some(exchange.status), false);
         match action.map(|action| &action.kind) {
-            None | Some(ActionKind::End) => Next::Fail(StepFailure::Unmet(answer)),
+            None | Some(ActionKind::End) => Next::Fail(StepFailure::Unmet(Box::new(answer))),
             Some(kind @ ActionKind::Goto(_)) => self.goto(kind, position),
             Some(kind @ ActionKind::Retry(retry)) => {
                 let wait = answer_retry_after(&answer)

@@ -1320,8 +1320,9 @@ fn check_reports_an_arazzo_document_that_cannot_be_loaded_or_is_broken() {
         .iter()
         .any(|d| {
             d["location"]["file"] == "broken.arazzo.json"
-                && d["location"]["pointer"] == "/workflows/0/steps/0/onFailure/0/type"
-                && d["message"] == "a `retry` action is not supported yet"
+                && d["location"]["pointer"] == "/workflows/0/steps/0/successCriteria/2/type"
+                && d["message"]
+                    == "criterion of type \"regex\" is not supported yet (only `simple` conditions)"
         });
     assert!(found, "{report}");
     assert_eq!(report["summary"]["workflows"], 0);

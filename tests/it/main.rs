@@ -19,3 +19,4 @@ mod stdio;
 mod support;
 mod traces;
 mod upstream;
+mod workflows;

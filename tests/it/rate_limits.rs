@@ -96,10 +96,8 @@ async fn limited(curation: &str, keys: bool) -> (Counting, Running) {
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     let client = Upstream::new(&catalog).expect("upstream client");
     let authenticator = match &curation.auth {
-        Some(auth) => {
-            Authenticator::new(Some(auth), ferry::auth::tool_scopes(&catalog.tools, auth))
-                .expect("authenticator")
-        }
+        Some(auth) => Authenticator::new(Some(auth), ferry::auth::tool_scopes(&catalog, auth))
+            .expect("authenticator"),
         None => Authenticator::none(),
     };
     let options = ServerOptions {

@@ -75,7 +75,7 @@ pub(in crate::mcp) fn workflow_result<'t>(
                 "the workflow stopped at {}: its success criteria did not hold (the upstream answered {status}), and no failure action goes on; {before}; nothing after it ran. The step's answer follows.",
                 at.as_deref().unwrap_or("a step")
             );
-            (lead, answer_result(tool, answer))
+            (lead, answer_result(tool, *answer))
         }
         StepFailure::Call(error) => {
             let lead = format!(

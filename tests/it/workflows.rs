@@ -1,0 +1,444 @@
+//! Composite tools against a real upstream on loopback: the recorded requests show which
+//! steps ran, in which order and with what; the tool result what the model is told.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ferry::catalog::{self, Catalog};
+use ferry::diagnostic::Diagnostic;
+use ferry::mcp::{Incoming, Server, ServerOptions};
+use ferry::upstream::Upstream;
+use serde_json::{Value, json};
+
+use crate::support;
+use crate::upstream::{Received, Reply, TestUpstream, respond};
+
+const JOBS_OPENAPI: &str = "openapi: 3.1.0
+info: {title: Jobs, version: 1.0.0}
+paths:
+  /jobs:
+    post:
+      operationId: startJob
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {type: object, properties: {task: {type: string}}}
+      responses:
+        '202': {description: started}
+  /jobs/{jobId}:
+    get:
+      operationId: getJob
+      parameters:
+        - {name: jobId, in: path, required: true, schema: {type: string}}
+      responses:
+        '200': {description: the job}
+";
+
+const JOBS_ARAZZO: &str = "arazzo: 1.0.1
+info: {title: Jobs, version: 1.0.0}
+sourceDescriptions:
+  - {name: jobs, url: ./jobs.openapi.yaml, type: openapi}
+workflows:
+  - workflowId: runJob
+    summary: Start a job and wait until it is done
+    inputs:
+      type: object
+      required: [task]
+      properties:
+        task: {type: string}
+    steps:
+      - stepId: start
+        operationId: startJob
+        requestBody:
+          payload: {task: $inputs.task}
+        successCriteria:
+          - condition: $statusCode == 202
+        outputs:
+          jobId: $response.body#/id
+      - stepId: poll
+        operationId: getJob
+        parameters:
+          - {name: jobId, in: path, value: $steps.start.outputs.jobId}
+        successCriteria:
+          - condition: $statusCode == 200 && $response.body#/state == 'done'
+        onFailure:
+          - name: notYet
+            type: retry
+            retryAfter: 0
+            retryLimit: 3
+            criteria:
+              - condition: $statusCode == 200
+        outputs:
+          result: $response.body#/result
+    outputs:
+      result: $steps.poll.outputs.result
+  - workflowId: watchJob
+    summary: Look at a job until it is done, going back to the look each time
+    inputs:
+      type: object
+      required: [jobId]
+      properties:
+        jobId: {type: string}
+    steps:
+      - stepId: look
+        operationId: getJob
+        parameters:
+          - {name: jobId, in: path, value: $inputs.jobId}
+        successCriteria:
+          - condition: $statusCode == 200
+        onSuccess:
+          - name: again
+            type: goto
+            stepId: look
+            criteria:
+              - condition: $response.body#/state != 'done'
+          - name: done
+            type: end
+        outputs:
+          state: $response.body#/state
+    outputs:
+      state: $steps.look.outputs.state
+";
+
+/// The Arazzo fixtures in `tests/data/arazzo`, with the jobs API beside them, served against
+/// `base` with the curation `curation` (whose `upstream:` this adds).
+fn compile(base: &str, curation: &str) -> (Catalog, Vec<Diagnostic>) {
+    let dir = temp_dir();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arazzo");
+    for name in ["pets.openapi.yaml", "pets.arazzo.yaml"] {
+        std::fs::copy(data.join(name), dir.join(name)).expect("copy fixture");
+    }
+    std::fs::write(dir.join("jobs.openapi.yaml"), JOBS_OPENAPI).expect("write document");
+    std::fs::write(dir.join("jobs.arazzo.yaml"), JOBS_ARAZZO).expect("write workflows");
+    let path = dir.join("ferry.yaml");
+    std::fs::write(&path, format!("upstream: {base}\n{curation}")).expect("write curation");
+    let (curation, mut diagnostics) = ferry::curation::read(&path).expect("curation reads");
+    let openapi = curation.openapi.clone().expect("names a document");
+    let document = ferry::openapi::load(&dir.join(openapi)).expect("document loads");
+    let (mut catalog, found) = catalog::compile_chosen(&document, &curation);
+    diagnostics.extend(found);
+    let workflows = curation.workflows.as_ref().expect("names workflows");
+    let file = ferry::openapi::load_file(
+        &dir.join(&workflows.document),
+        &ferry::openapi::LoadOptions::default(),
+    )
+    .expect("workflows load");
+    diagnostics.extend(catalog::add_workflows(
+        &mut catalog,
+        &document,
+        &curation,
+        &file,
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    (catalog, diagnostics)
+}
+
+fn temp_dir() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "ferry-it-workflows-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+fn server(catalog: &Catalog) -> Server {
+    let upstream = Upstream::new(catalog).expect("upstream client");
+    Server::new(catalog, Some(upstream), ServerOptions::default())
+}
+
+const PETS: &str = "openapi: ./pets.openapi.yaml
+workflows:
+  document: ./pets.arazzo.yaml
+  tools:
+    adoptFirstAvailable: {name: adopt_pet, title: Adopt a pet}
+    showPet: {}
+";
+
+const JOBS: &str = "openapi: ./jobs.openapi.yaml
+retries: 0
+workflows:
+  document: ./jobs.arazzo.yaml
+  tools:
+    runJob: {name: run_job}
+    watchJob: {name: watch_job, max_steps: 4}
+";
+
+/// A `tools/call` of `name` through the dispatcher, as a modern client sends it; the result.
+async fn call(server: &Server, name: &str, arguments: Value) -> Value {
+    let (body, _) = support::modern("tools/call", json!({"name": name, "arguments": arguments}));
+    let outgoing = server
+        .handle(Incoming {
+            body: body.as_bytes(),
+            headers: None,
+            principal: None,
+        })
+        .await;
+    let answer: Value = serde_json::from_slice(&outgoing.body).expect("JSON");
+    support::assert_schema("2026-07-28", "CallToolResult", &answer["result"]);
+    answer["result"].clone()
+}
+
+fn json_reply(status: u16, body: Value) -> Reply {
+    Reply::Now(respond(
+        status,
+        &[("content-type", "application/json")],
+        body.to_string(),
+    ))
+}
+
+/// Each request as `METHOD /path?query` and its JSON body, in order.
+fn seen(requests: &[Received]) -> Vec<(String, Value)> {
+    requests
+        .iter()
+        .map(|r| {
+            let body = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+            (format!("{} {}", r.method, r.uri), body)
+        })
+        .collect()
+}
+
+fn text(result: &Value, index: usize) -> &str {
+    result["content"][index]["text"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+fn pets_upstream(adoption: u16) -> impl Fn(&Received, usize) -> Reply + Send + Sync + 'static {
+    move |request, _| {
+        match (request.method.as_str(), request.uri.as_str()) {
+        ("GET", "/pets?status=available") => json_reply(
+            200,
+            json!([{"id": 7, "name": "Rex"}, {"id": 8, "name": "Tom"}]),
+        ),
+        ("POST", "/pets/7/adoption") if adoption == 201 => {
+            json_reply(201, json!({"adoptionId": "a-1"}))
+        }
+        ("POST", "/pets/7/adoption") => Reply::Now(respond(
+            adoption,
+            &[("content-type", "application/problem+json")],
+            json!({"type": "https://example.com/adopted", "title": "Already adopted", "status": adoption})
+                .to_string(),
+        )),
+        _ => json_reply(404, json!({})),
+    }
+    }
+}
+
+#[tokio::test]
+async fn a_composite_tool_is_listed_with_its_workflow_and_steps() {
+    let upstream = TestUpstream::start(pets_upstream(201)).await;
+    let (catalog, diagnostics) = compile(&upstream.base, PETS);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let (body, _) = support::modern("tools/list", json!({}));
+    let outgoing = server(&catalog)
+        .handle(Incoming {
+            body: body.as_bytes(),
+            headers: None,
+            principal: None,
+        })
+        .await;
+    let answer: Value = serde_json::from_slice(&outgoing.body).expect("JSON");
+    support::assert_schema("2026-07-28", "ListToolsResult", &answer["result"]);
+    let tools = answer["result"]["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["adopt_pet", "showPet"]);
+    let adopt = &tools[0];
+    assert_eq!(adopt["title"], "Adopt a pet");
+    assert_eq!(adopt["annotations"]["readOnlyHint"], false);
+    assert_eq!(
+        adopt["_meta"]["dev.ferry/workflow"],
+        json!({
+            "workflowId": "adoptFirstAvailable",
+            "steps": [
+                {"stepId": "findPet", "method": "GET", "path": "/pets", "operationId": "findPets"},
+                {"stepId": "adopt", "method": "POST", "path": "/pets/{petId}/adoption", "operationId": "adoptPet"},
+            ],
+        })
+    );
+    assert_eq!(adopt["inputSchema"]["required"], json!(["owner"]));
+    assert_eq!(tools[1]["annotations"]["readOnlyHint"], true);
+}
+
+#[tokio::test]
+async fn a_workflow_runs_its_steps_in_order_and_answers_its_outputs() {
+    let upstream = TestUpstream::start(pets_upstream(201)).await;
+    let (catalog, _) = compile(&upstream.base, PETS);
+    let result = call(&server(&catalog), "adopt_pet", json!({"owner": "ann"})).await;
+    assert_eq!(result.get("isError"), None, "{result}");
+    let outputs = json!({"petName": "Rex", "adoptionId": "a-1"});
+    assert_eq!(result["structuredContent"], outputs);
+    let written: Value = serde_json::from_str(text(&result, 0)).expect("text is JSON");
+    assert_eq!(written, outputs);
+    let steps = &result["_meta"]["dev.ferry/workflow"]["steps"];
+    assert_eq!(steps[0]["stepId"], "findPet");
+    assert_eq!(steps[0]["status"], 200);
+    assert_eq!(steps[1]["stepId"], "adopt");
+    assert_eq!(steps[1]["status"], 201);
+    assert_eq!(steps[1]["succeeded"], true);
+    assert_eq!(
+        seen(&upstream.requests()),
+        [
+            ("GET /pets?status=available".to_string(), Value::Null),
+            (
+                "POST /pets/7/adoption".to_string(),
+                json!({"owner": "ann", "note": "adopted through ferry"})
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_failing_step_ends_the_workflow_with_its_answer_and_what_had_succeeded() {
+    let upstream = TestUpstream::start(pets_upstream(409)).await;
+    let (catalog, _) = compile(&upstream.base, PETS);
+    let result = call(&server(&catalog), "adopt_pet", json!({"owner": "ann"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    let lead = text(&result, 0);
+    assert!(
+        lead.contains(r#"stopped at step "adopt" (POST /pets/{petId}/adoption)"#)
+            && lead.contains("the upstream answered 409")
+            && lead.contains("steps that had succeeded: findPet"),
+        "{lead}"
+    );
+    // Then the step's answer, as a single tool carries it: the problem as an embedded
+    // resource, the observed status apart from the body's.
+    let problem = result["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .find(|block| block["type"] == "resource")
+        .expect("the problem travels as a resource");
+    assert_eq!(problem["resource"]["mimeType"], "application/problem+json");
+    assert_eq!(result["_meta"]["dev.ferry/http"]["status"], 409);
+    let workflow = &result["_meta"]["dev.ferry/workflow"];
+    assert_eq!(workflow["failedStep"], "adopt");
+    assert_eq!(workflow["steps"][1]["succeeded"], false);
+    assert_eq!(upstream.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_value_the_answer_lacks_stops_the_workflow_before_the_step_that_reads_it() {
+    let upstream = TestUpstream::start(|_: &Received, _| json_reply(200, json!([]))).await;
+    let (catalog, _) = compile(&upstream.base, PETS);
+    let result = call(&server(&catalog), "adopt_pet", json!({"owner": "ann"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    let lead = text(&result, 0);
+    assert!(
+        lead.contains(r#"stopped at step "adopt""#)
+            && lead.contains("reads $steps.findPet.outputs.petId, which has no value"),
+        "{lead}"
+    );
+    // Nothing was sent for the step that could not be filled in.
+    assert_eq!(upstream.requests().len(), 1);
+
+    // An input the caller left out is the caller's to give.
+    let result = call(&server(&catalog), "showPet", json!({})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(text(&result, 0).contains("reads $inputs.petId"), "{result}");
+}
+
+/// A jobs upstream: `POST /jobs` starts job `j-1`, which reads `pending` the first
+/// `pending` times it is looked at, then `done`.
+fn jobs_upstream(pending: usize) -> impl Fn(&Received, usize) -> Reply + Send + Sync + 'static {
+    let looks = Arc::new(AtomicUsize::new(0));
+    move |request, _| match (request.method.as_str(), request.uri.as_str()) {
+        ("POST", "/jobs") => json_reply(202, json!({"id": "j-1"})),
+        ("GET", "/jobs/j-1") => {
+            if looks.fetch_add(1, Ordering::Relaxed) < pending {
+                json_reply(200, json!({"state": "pending"}))
+            } else {
+                json_reply(200, json!({"state": "done", "result": 42}))
+            }
+        }
+        _ => json_reply(404, json!({})),
+    }
+}
+
+#[tokio::test]
+async fn a_retry_action_runs_the_step_again_until_its_criteria_hold() {
+    let upstream = TestUpstream::start(jobs_upstream(2)).await;
+    let (catalog, diagnostics) = compile(&upstream.base, JOBS);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let result = call(&server(&catalog), "run_job", json!({"task": "count"})).await;
+    assert_eq!(result.get("isError"), None, "{result}");
+    assert_eq!(result["structuredContent"], json!({"result": 42}));
+    let requests = seen(&upstream.requests());
+    let order: Vec<&str> = requests.iter().map(|(line, _)| line.as_str()).collect();
+    assert_eq!(
+        order,
+        [
+            "POST /jobs",
+            "GET /jobs/j-1",
+            "GET /jobs/j-1",
+            "GET /jobs/j-1"
+        ]
+    );
+    assert_eq!(requests[0].1, json!({"task": "count"}));
+    let steps = result["_meta"]["dev.ferry/workflow"]["steps"]
+        .as_array()
+        .expect("steps")
+        .len();
+    assert_eq!(steps, 4);
+
+    // Past its retryLimit the step fails, with the answer that failed it.
+    let upstream = TestUpstream::start(jobs_upstream(10)).await;
+    let (catalog, _) = compile(&upstream.base, JOBS);
+    let result = call(&server(&catalog), "run_job", json!({"task": "count"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        text(&result, 0).contains(r#"stopped at step "poll""#),
+        "{result}"
+    );
+    // The first look, then three retries.
+    assert_eq!(upstream.requests().len(), 1 + 4);
+}
+
+#[tokio::test]
+async fn a_goto_loop_runs_until_it_ends_or_max_steps() {
+    let upstream = TestUpstream::start(jobs_upstream(2)).await;
+    let (catalog, _) = compile(&upstream.base, JOBS);
+    let result = call(&server(&catalog), "watch_job", json!({"jobId": "j-1"})).await;
+    assert_eq!(result.get("isError"), None, "{result}");
+    assert_eq!(result["structuredContent"], json!({"state": "done"}));
+    assert_eq!(upstream.requests().len(), 3);
+
+    // `max_steps: 4` stops a job that stays pending, after the fourth look.
+    let upstream = TestUpstream::start(jobs_upstream(100)).await;
+    let (catalog, _) = compile(&upstream.base, JOBS);
+    let result = call(&server(&catalog), "watch_job", json!({"jobId": "j-1"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        text(&result, 0).contains("ran 4 steps (max_steps) without ending"),
+        "{result}"
+    );
+    assert_eq!(upstream.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn the_whole_call_is_bounded_by_timeout_ms() {
+    let upstream = TestUpstream::start(|_: &Received, _| {
+        Reply::After(
+            Duration::from_secs(5),
+            respond(200, &[("content-type", "application/json")], "{}"),
+        )
+    })
+    .await;
+    let curation = JOBS.replace(
+        "watchJob: {name: watch_job, max_steps: 4}",
+        "watchJob: {name: watch_job, timeout_ms: 200}",
+    );
+    let (catalog, _) = compile(&upstream.base, &curation);
+    let result = call(&server(&catalog), "watch_job", json!({"jobId": "j-1"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        text(&result, 0).contains("did not end within 200 ms (timeout_ms)"),
+        "{result}"
+    );
+}
