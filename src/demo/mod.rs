@@ -25,6 +25,9 @@ use crate::openapi::{self, Document, LoadError};
 pub const OPENAPI: &str = include_str!("openapi.yaml");
 /// The curation served by `ferry demo`.
 pub const CURATION: &str = include_str!("ferry.yaml");
+/// The Arazzo document the curation's `workflows:` names: its composite tool, embedded like
+/// the rest so the demo reads no file.
+pub const ARAZZO: &str = include_str!("pets.arazzo.yaml");
 
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {

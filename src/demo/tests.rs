@@ -18,6 +18,47 @@ fn demo_catalog_compiles_without_problems() {
     assert_eq!(catalog.upstream.as_deref(), Some("http://127.0.0.1:1"));
 }
 
+#[test]
+fn demo_workflow_compiles_to_a_composite_tool_of_two_steps() {
+    let document = Document::from_value(openapi::parse(OPENAPI, "openapi.yaml").unwrap()).unwrap();
+    let (curation, _) = curation::parse(CURATION, "ferry.yaml", PathBuf::from(".")).unwrap();
+    let named = curation.workflows.as_ref().map(|w| w.document.as_str());
+    assert_eq!(named, Some("./pets.arazzo.yaml"));
+    let file = openapi::SourceFile {
+        name: "pets.arazzo.yaml".into(),
+        value: openapi::parse(ARAZZO, "pets.arazzo.yaml").unwrap(),
+    };
+    let (mut catalog, _) = catalog::compile_chosen(&document, &curation);
+    let diagnostics = catalog::add_workflows(&mut catalog, &document, &curation, &file);
+    let errors: Vec<String> = diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.is_error())
+        .map(ToString::to_string)
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let tools: Vec<(&str, Vec<String>)> = catalog
+        .workflows
+        .iter()
+        .map(|tool| {
+            let steps = tool
+                .steps
+                .iter()
+                .map(|step| format!("{} = {}", step.step, step.label()));
+            (tool.name.as_str(), steps.collect())
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [(
+            "add_pet_and_confirm",
+            vec![
+                "add = POST /pets".to_string(),
+                "confirm = GET /pets/{petId}".to_string()
+            ]
+        )]
+    );
+}
+
 async fn get(url: &str) -> (u16, String, Value) {
     let client = reqwest::Client::builder()
         .no_proxy()

@@ -1561,7 +1561,7 @@ async fn the_rmcp_client_works_with_a_bearer_token_and_is_refused_without() {
     assert!(refused.is_err(), "no token, no session");
 }
 
-/// A fresh directory holding the demo document and `curation`.
+/// A fresh directory holding the demo document, its Arazzo workflows and `curation`.
 fn demo_files(curation: &str) -> std::path::PathBuf {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -1569,6 +1569,7 @@ fn demo_files(curation: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("ferry-auth-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     std::fs::write(dir.join("openapi.yaml"), ferry::demo::OPENAPI).expect("write document");
+    std::fs::write(dir.join("pets.arazzo.yaml"), ferry::demo::ARAZZO).expect("write workflows");
     std::fs::write(dir.join("ferry.yaml"), curation).expect("write curation");
     dir
 }
