@@ -37,14 +37,25 @@ pub enum DemoError {
     Curation(#[from] CurationError),
 }
 
-/// Compiles the bundled document and curation, calling the pets API at `upstream`.
+/// Compiles the bundled document, curation and workflows, calling the pets API at
+/// `upstream`.
 pub fn catalog(upstream: &str) -> Result<(Catalog, Vec<Diagnostic>), DemoError> {
     let document = Document::from_value(openapi::parse(OPENAPI, "openapi.yaml")?)?;
     let (mut curation, mut diagnostics) =
         curation::parse(CURATION, "ferry.yaml", PathBuf::from("."))?;
     curation.upstream = Some(upstream.to_owned());
-    let (catalog, compiled) = catalog::compile_chosen(&document, &curation);
+    let (mut catalog, compiled) = catalog::compile_chosen(&document, &curation);
     diagnostics.extend(compiled);
+    let workflows = openapi::SourceFile {
+        name: "pets.arazzo.yaml".into(),
+        value: openapi::parse(ARAZZO, "pets.arazzo.yaml")?,
+    };
+    diagnostics.extend(catalog::add_workflows(
+        &mut catalog,
+        &document,
+        &curation,
+        &workflows,
+    ));
     Ok((catalog, diagnostics))
 }
 

