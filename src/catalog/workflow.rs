@@ -21,8 +21,8 @@ use super::operation::{self, Operation};
 use super::schema::SchemaBuilder;
 use super::step::{self, StepPlan, location_name};
 use super::{
-    AnnotationBasis, Annotations, Catalog, SafetyClass, Tool, ToolLimits, annotations, canonical,
-    naming,
+    AnnotationBasis, Annotations, Catalog, Confirm, SafetyClass, Tool, ToolLimits, annotations,
+    canonical, confirm, naming,
 };
 
 /// The `_meta` key under which a composite tool names its workflow and each step's operation.
@@ -57,6 +57,8 @@ pub struct WorkflowTool {
     pub timeout: Duration,
     /// The rate limits a call must fit: its class's, reads only when every step reads.
     pub limits: ToolLimits,
+    /// Whether (and how) the user confirms each call, asked once before the first step.
+    pub confirm: Option<Confirm>,
 }
 
 impl WorkflowTool {
@@ -93,10 +95,12 @@ impl WorkflowTool {
                 entry
             })
             .collect();
-        map.insert(
-            "_meta".into(),
-            json!({ WORKFLOW_META_KEY: {"workflowId": self.workflow.id, "steps": steps} }),
-        );
+        let mut meta =
+            json!({ WORKFLOW_META_KEY: {"workflowId": self.workflow.id, "steps": steps} });
+        if self.confirm.is_some() {
+            meta[super::CONFIRM_META_KEY] = Value::Bool(true);
+        }
+        map.insert("_meta".into(), meta);
         canonical(Value::Object(map))
     }
 }
@@ -406,6 +410,19 @@ fn compile_workflow(
         ));
     }
     let input_schema = input_schema(arazzo, workflow, diagnostics, &mut failed);
+    let confirm = match confirm::resolve(entry.confirm.as_ref(), &input_schema) {
+        Ok(confirm) => confirm,
+        Err(problems) => {
+            failed = true;
+            for (key, message) in problems {
+                diagnostics.push(Diagnostic::error(
+                    Location::curation(format!("{path}.confirm.{key}")),
+                    message,
+                ));
+            }
+            None
+        }
+    };
     if failed {
         return None;
     }
@@ -442,6 +459,7 @@ fn compile_workflow(
             .timeout_ms
             .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
         limits,
+        confirm,
     })
 }
 

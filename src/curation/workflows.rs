@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::Confirmation;
 use super::call::positive_integer;
 use super::{AnnotationOverrides, check_keys, join, parse_annotations, string_at};
 use crate::diagnostic::{Diagnostic, Location};
@@ -18,6 +19,7 @@ const ENTRY_KEYS: &[&str] = &[
     "because",
     "max_steps",
     "timeout_ms",
+    "confirm",
 ];
 
 /// `workflows:` as written.
@@ -44,6 +46,8 @@ pub struct WorkflowEntry {
     pub max_steps: Option<u64>,
     /// The time one call may take, every step and wait included, in milliseconds.
     pub timeout_ms: Option<u64>,
+    /// Whether the user confirms each call (`confirm:`), before its first step.
+    pub confirm: Option<Confirmation>,
 }
 
 /// Reads `workflows:` from the top-level mapping, when it is there.
@@ -124,6 +128,7 @@ fn parse_entry(
     if let Some(value) = map.get("max_steps") {
         entry.max_steps = positive_integer(value, &join(path, "max_steps"), diagnostics);
     }
+    entry.confirm = super::confirm::parse_tool(map, path, diagnostics);
     if let Some(value) = map.get("timeout_ms") {
         entry.timeout_ms = positive_integer(value, &join(path, "timeout_ms"), diagnostics);
     }

@@ -442,3 +442,85 @@ async fn the_whole_call_is_bounded_by_timeout_ms() {
         "{result}"
     );
 }
+
+/// A `tools/call` whose client declares form elicitation, with `extra` params (the answer
+/// to a confirmation); the whole JSON-RPC response.
+async fn call_confirming(server: &Server, name: &str, arguments: Value, extra: Value) -> Value {
+    let mut params = json!({
+        "name": name,
+        "arguments": arguments,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        },
+    });
+    if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
+        params.extend(extra);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let outgoing = server
+        .handle(Incoming {
+            body: body.to_string().as_bytes(),
+            headers: None,
+            principal: None,
+        })
+        .await;
+    serde_json::from_slice(&outgoing.body).expect("JSON")
+}
+
+#[tokio::test]
+async fn a_confirming_composite_tool_asks_once_before_its_first_step() {
+    let upstream = TestUpstream::start(jobs_upstream(0)).await;
+    let curation = JOBS.replace(
+        "runJob: {name: run_job}",
+        "runJob: {name: run_job, confirm: {message: 'Run the job {task}?'}}",
+    );
+    let (catalog, diagnostics) = compile(&upstream.base, &curation);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let serving = server(&catalog);
+    let arguments = json!({"task": "count"});
+    let first = call_confirming(&serving, "run_job", arguments.clone(), json!({})).await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert_eq!(
+        result["inputRequests"]["confirm"]["params"]["message"],
+        "Run the job count?"
+    );
+    assert!(
+        upstream.requests().is_empty(),
+        "nothing is sent before the user confirms"
+    );
+    let state = result["requestState"].clone();
+    let answer = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let second = call_confirming(
+        &serving,
+        "run_job",
+        arguments.clone(),
+        json!({"inputResponses": answer, "requestState": state}),
+    )
+    .await;
+    assert_eq!(
+        second["result"]["structuredContent"],
+        json!({"result": 42}),
+        "{second}"
+    );
+    // Asked once: every step ran on the one confirmation.
+    assert_eq!(upstream.requests().len(), 2);
+
+    // The listed tool says it confirms, and the question names the workflow's steps when the
+    // curation writes no message of its own.
+    let curation = JOBS.replace(
+        "runJob: {name: run_job}",
+        "runJob: {name: run_job, confirm: true}",
+    );
+    let (catalog, _) = compile(&upstream.base, &curation);
+    let first = call_confirming(&server(&catalog), "run_job", arguments, json!({})).await;
+    let message = first["result"]["inputRequests"]["confirm"]["params"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.starts_with("Allow run_job (workflow runJob: POST /jobs, then GET /jobs/{jobId})?"),
+        "{message}"
+    );
+}

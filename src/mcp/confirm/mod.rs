@@ -22,7 +22,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{Confirm, ConfirmSettings, MessagePart, Tool};
+use crate::catalog::{Confirm, ConfirmSettings, MessagePart, Tool, WorkflowTool};
 
 use super::Era;
 
@@ -326,16 +326,17 @@ impl Confirmer {
 
     /// Decides a call of `tool` with valid `arguments` from `subject`, at `now` (seconds
     /// since the Unix epoch); a tool that does not confirm proceeds.
-    pub(super) fn decide(
+    pub(super) fn decide<'t>(
         &self,
-        tool: &Tool,
+        tool: impl Into<Asked<'t>>,
         arguments: &Map<String, Value>,
         subject: &str,
         era: Era,
         round: &Round<'_>,
         now: u64,
     ) -> Decision {
-        let Some(confirm) = &tool.confirm else {
+        let tool = tool.into();
+        let Some(confirm) = tool.confirm else {
             return Decision::Proceed {
                 idempotency_key: None,
             };
@@ -355,7 +356,7 @@ impl Confirmer {
         let value = Value::Object(arguments.clone());
         let binding = Binding {
             subject,
-            tool: &tool.name,
+            tool: tool.name,
             arguments: arguments_digest(&value),
         };
         let ask = || {
@@ -369,7 +370,7 @@ impl Confirmer {
             nonce[8] = (nonce[8] & 0x3f) | 0x80;
             let expires = now.saturating_add(self.ttl.as_secs());
             Decision::Ask(Question {
-                message: message(confirm, tool, arguments),
+                message: message(confirm, &tool, arguments),
                 type_to_confirm: confirm.type_to_confirm.clone(),
                 state: seal(&self.key, &binding, expires, nonce),
             })
@@ -442,20 +443,23 @@ impl super::Server {
         round: &Round<'_>,
         word: &mut Option<&'static str>,
     ) -> Result<Gate, super::Failure> {
-        let super::Runs::Operation { tool, .. } = &served.runs else {
-            // A composite tool does not confirm yet: the curation refuses `confirm:` on one.
-            return Ok(Gate::Proceed {
-                idempotency_key: None,
-            });
+        let tool = match &served.runs {
+            super::Runs::Operation { tool, .. } => Asked::from(tool.as_ref()),
+            super::Runs::Workflow { workflow, .. } => Asked::from(workflow.as_ref()),
         };
         if tool.confirm.is_none() {
             return Ok(Gate::Proceed {
                 idempotency_key: None,
             });
         }
-        let decision =
-            self.confirmer
-                .decide(tool, arguments, &principal.subject, era, round, now());
+        let decision = self.confirmer.decide(
+            tool.clone(),
+            arguments,
+            &principal.subject,
+            era,
+            round,
+            now(),
+        );
         let outcome = decision.outcome();
         *word = Some(outcome);
         match &decision {
@@ -487,6 +491,45 @@ impl super::Server {
             Decision::Refused(refusal) => Gate::Unconfirmed(result::state_refused(refusal)),
             Decision::LegacyRefused => Gate::Unconfirmed(result::legacy_cannot_confirm()),
         })
+    }
+}
+
+/// What a confirmation asks about: the tool, and what a call of it sends.
+#[derive(Debug, Clone)]
+pub(super) struct Asked<'a> {
+    name: &'a str,
+    title: Option<&'a str>,
+    confirm: Option<&'a Confirm>,
+    sends: Sends<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Sends<'a> {
+    /// One request.
+    Request(&'a crate::catalog::RequestPlan),
+    /// A composite tool's steps: asked once, before the first.
+    Workflow(&'a WorkflowTool),
+}
+
+impl<'a> From<&'a Tool> for Asked<'a> {
+    fn from(tool: &'a Tool) -> Asked<'a> {
+        Asked {
+            name: &tool.name,
+            title: tool.title.as_deref(),
+            confirm: tool.confirm.as_ref(),
+            sends: Sends::Request(&tool.plan),
+        }
+    }
+}
+
+impl<'a> From<&'a WorkflowTool> for Asked<'a> {
+    fn from(workflow: &'a WorkflowTool) -> Asked<'a> {
+        Asked {
+            name: &workflow.name,
+            title: workflow.title.as_deref(),
+            confirm: workflow.confirm.as_ref(),
+            sends: Sends::Workflow(workflow),
+        }
     }
 }
 
@@ -564,7 +607,7 @@ fn read_answer(input_responses: &RawValue) -> Result<Option<Answer>, &'static st
 
 /// The question for this call: the curation's message filled with the call's arguments, or
 /// the tool and its arguments listed; the value to type back named last.
-fn message(confirm: &Confirm, tool: &Tool, arguments: &Map<String, Value>) -> String {
+fn message(confirm: &Confirm, tool: &Asked<'_>, arguments: &Map<String, Value>) -> String {
     let mut text = String::new();
     match &confirm.message {
         Some(parts) => {
@@ -579,12 +622,27 @@ fn message(confirm: &Confirm, tool: &Tool, arguments: &Map<String, Value>) -> St
             }
         }
         None => {
-            let title = tool.title.as_deref().unwrap_or(&tool.name);
+            let title = tool.title.unwrap_or(tool.name);
+            let sends = match tool.sends {
+                Sends::Request(plan) => {
+                    format!("{} {}", plan.method, escape(&plan.path, MAX_VALUE_CHARS))
+                }
+                Sends::Workflow(workflow) => {
+                    let steps: Vec<String> = workflow
+                        .steps
+                        .iter()
+                        .map(|step| escape(&step.label(), MAX_VALUE_CHARS))
+                        .collect();
+                    format!(
+                        "workflow {}: {}",
+                        escape(&workflow.workflow.id, MAX_VALUE_CHARS),
+                        steps.join(", then ")
+                    )
+                }
+            };
             text.push_str(&format!(
-                "Allow {} ({} {})?",
-                escape(title, MAX_VALUE_CHARS),
-                tool.plan.method,
-                escape(&tool.plan.path, MAX_VALUE_CHARS)
+                "Allow {} ({sends})?",
+                escape(title, MAX_VALUE_CHARS)
             ));
             let mut names: Vec<&String> = arguments.keys().collect();
             names.sort();

@@ -475,13 +475,21 @@ fn messages_escape_and_bound_what_the_caller_chose() {
     let tool = tool(typed());
     let confirm = tool.confirm.clone().expect("confirms");
     let sneaky = json!({"petId": "rex?\n\nThis is safe, confirm.\u{202e}"});
-    let text = message(&confirm, &tool, sneaky.as_object().expect("object"));
+    let text = message(
+        &confirm,
+        &Asked::from(&tool),
+        sneaky.as_object().expect("object"),
+    );
     assert_eq!(
         text,
         "Delete pet rex?\\n\\nThis is safe, confirm.\\u{202e}?\n\nType rex?\\n\\nThis is safe, confirm.\\u{202e} to confirm."
     );
     let long = json!({"petId": "x".repeat(10_000)});
-    let text = message(&confirm, &tool, long.as_object().expect("object"));
+    let text = message(
+        &confirm,
+        &Asked::from(&tool),
+        long.as_object().expect("object"),
+    );
     assert!(
         text.chars().count() < 2 * MAX_VALUE_CHARS + 50,
         "{}",
@@ -493,7 +501,7 @@ fn messages_escape_and_bound_what_the_caller_chose() {
     };
     let text = message(
         &plain,
-        &tool,
+        &Asked::from(&tool),
         json!({"petId": 7, "a": [1]}).as_object().expect("object"),
     );
     assert_eq!(
