@@ -7,10 +7,9 @@ use serde_json::{Map, Value, json};
 
 use super::envelope::*;
 use super::failure::*;
-use super::{Era, Outgoing, Runs, ServedTool, Server, confirm, limit, result, span, validate};
+use super::{Era, Outgoing, Runs, Scope, ServedTool, Server, confirm, limit, result, validate};
 use crate::auth::Principal;
 use crate::catalog::{Rate, SafetyClass, ToolLimits};
-use crate::observe::CallFacts;
 use crate::upstream;
 
 impl Server {
@@ -49,18 +48,20 @@ impl Server {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub(super) async fn call<'s>(
         &'s self,
         id: &RawValue,
         target: CallTarget<'s, '_>,
         era: Era,
-        principal: Option<&Principal>,
         round: &confirm::Round<'_>,
-        facts: &mut CallFacts,
-        trace: &span::Traced<'s>,
+        scope: Scope<'_, 's>,
     ) -> Result<Outgoing, Failure> {
         use crate::observe::{Outcome, Reason};
+        let Scope {
+            principal,
+            facts,
+            trace,
+        } = scope;
         let CallTarget {
             index,
             served,
@@ -114,15 +115,9 @@ impl Server {
                     return Err(Failure::internal());
                 };
                 let principal = principal.unwrap_or(Principal::anonymous_ref());
-                let gate = self.confirmation(
-                    id,
-                    served,
-                    arguments.as_map(),
-                    principal,
-                    era,
-                    round,
-                    &mut facts.confirmation,
-                );
+                let (gate, confirmation) =
+                    self.confirmation(id, served, arguments.as_map(), principal, era, round);
+                facts.confirmation = confirmation;
                 let idempotency_key = match gate? {
                     confirm::Gate::Proceed { idempotency_key } => idempotency_key,
                     confirm::Gate::Respond(outgoing) => {

@@ -163,6 +163,14 @@ impl Listed<'_> {
     }
 }
 
+/// What a request carries through the dispatcher beside its message: who sent it (`None`
+/// where nobody is asked), the facts its audit record is made of, and its trace.
+struct Scope<'r, 's> {
+    principal: Option<&'r Principal>,
+    facts: &'r mut CallFacts,
+    trace: &'r span::Traced<'s>,
+}
+
 /// One message in, as a transport received it.
 #[derive(Debug, Clone, Copy)]
 pub struct Incoming<'a> {
@@ -478,9 +486,11 @@ impl Server {
                 id,
                 params,
                 incoming.headers,
-                incoming.principal,
-                &mut facts,
-                &trace,
+                Scope {
+                    principal: incoming.principal,
+                    facts: &mut facts,
+                    trace: &trace,
+                },
             )
             .await;
         let code = match &dispatched {
@@ -557,16 +567,13 @@ impl Server {
         observer.record(record, meter);
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn dispatch<'s>(
         &'s self,
         request: &Request<'_>,
         id: &RawValue,
         params: Result<Params<'_>, ()>,
         headers: Option<&HeaderMap>,
-        principal: Option<&Principal>,
-        facts: &mut CallFacts,
-        trace: &span::Traced<'s>,
+        scope: Scope<'_, 's>,
     ) -> Result<Outgoing, Failure> {
         let header_version = header_version(headers)?;
         let header_is_modern =
@@ -578,7 +585,7 @@ impl Server {
 
         if !(header_is_modern || meta_is_modern) {
             return self
-                .dispatch_legacy(method, id, params, header_version, principal, facts, trace)
+                .dispatch_legacy(method, id, params, header_version, scope)
                 .await;
         }
 
@@ -613,23 +620,15 @@ impl Server {
             "server/discover" => Ok(self.discover.respond(id)),
             "tools/list" => {
                 check_no_cursor(&params)?;
-                match principal.filter(|_| self.listing_varies) {
+                match scope.principal.filter(|_| self.listing_varies) {
                     Some(principal) => Ok(self.tools_list_for(id, principal, Era::Modern)),
                     None => Ok(self.tools_list_modern.respond(id)),
                 }
             }
             "tools/call" => {
                 let target = call.unwrap_or_else(|| self.call_target(&params))?;
-                self.call(
-                    id,
-                    target,
-                    Era::Modern,
-                    principal,
-                    &params.round,
-                    facts,
-                    trace,
-                )
-                .await
+                self.call(id, target, Era::Modern, &params.round, scope)
+                    .await
             }
             "subscriptions/listen" => Ok(self.listen(id, params.tools_list_changed)),
             _ => Err(Failure::new(
@@ -641,16 +640,13 @@ impl Server {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn dispatch_legacy<'s>(
         &'s self,
         method: &str,
         id: &RawValue,
         params: Result<Params<'_>, ()>,
         header_version: Option<&str>,
-        principal: Option<&Principal>,
-        facts: &mut CallFacts,
-        trace: &span::Traced<'s>,
+        scope: Scope<'_, 's>,
     ) -> Result<Outgoing, Failure> {
         if method == "initialize" {
             // Only 2025-11-25 is served to legacy clients, so it is the answer whatever was
@@ -669,7 +665,7 @@ impl Server {
                 let params = params
                     .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 check_no_cursor(&params).map_err(legacy)?;
-                match principal.filter(|_| self.listing_varies) {
+                match scope.principal.filter(|_| self.listing_varies) {
                     Some(principal) => Ok(self.tools_list_for(id, principal, Era::Legacy)),
                     None => Ok(self.tools_list_legacy.respond(id)),
                 }
@@ -678,17 +674,9 @@ impl Server {
                 let params = params
                     .map_err(|_| legacy(Failure::invalid_params("params is not an object")))?;
                 let target = self.call_target(&params).map_err(legacy)?;
-                self.call(
-                    id,
-                    target,
-                    Era::Legacy,
-                    principal,
-                    &params.round,
-                    facts,
-                    trace,
-                )
-                .await
-                .map_err(legacy)
+                self.call(id, target, Era::Legacy, &params.round, scope)
+                    .await
+                    .map_err(legacy)
             }
             _ => Err(
                 Failure::new(StatusCode::OK, code::METHOD_NOT_FOUND, "method not found")

@@ -554,18 +554,13 @@ impl Upstream {
         tool: &Tool,
         pool: usize,
         request: Outgoing,
-        clock: Clock<'_>,
+        mut clock: Clock<'_>,
         secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> Outcome {
         let inner = &self.inner;
         let settings = &tool.call;
-        let Clock {
-            started,
-            stats,
-            context,
-        } = clock;
-        let deadline = deadline_after(started, settings.timeout);
+        let deadline = deadline_after(clock.started, settings.timeout);
         let retryable = retryable(&request.method, settings);
         let shaping = response::Shaping {
             tool: &tool.name,
@@ -594,7 +589,7 @@ impl Upstream {
                 return Err(CallError::Request);
             };
             let outcome = self
-                .attempt_traced(tool, pool, this, deadline, context, attempt, stats)
+                .attempt_traced(tool, pool, this, &mut clock, attempt)
                 .await;
             let retry_delay = |after: Option<Duration>| {
                 if !retryable || attempt >= settings.retries {
@@ -650,21 +645,20 @@ impl Upstream {
         }
     }
 
-    /// One attempt of a call (`resend` earlier ones before it), within the call's
-    /// `deadline`: `request` carries a `traceparent` naming a span of its own under
-    /// `context`, exported when the trace is sampled; `stats` counts it. `Err` when the
-    /// deadline passed first.
-    #[allow(clippy::too_many_arguments)]
+    /// One attempt of a call (`resend` earlier ones before it), within the call's deadline
+    /// (its timeout from when `clock` started): `request` carries a `traceparent` naming a
+    /// span of its own under the clock's trace, exported when the trace is sampled; the
+    /// clock's stats count it. `Err` when the deadline passed first.
     async fn attempt_traced(
         &self,
         tool: &Tool,
         pool: usize,
         mut request: Outgoing,
-        deadline: Instant,
-        context: &trace::Context,
+        clock: &mut Clock<'_>,
         resend: u32,
-        stats: &mut CallStats,
     ) -> Result<Attempt, tokio::time::error::Elapsed> {
+        let deadline = deadline_after(clock.started, tool.call.timeout);
+        let context = clock.context;
         let (span_id, traceparent) = context.child();
         request
             .headers
@@ -680,8 +674,8 @@ impl Upstream {
         let max_bytes = tool.call.max_response_bytes;
         let outcome =
             tokio::time::timeout_at(deadline, self.client(pool).send(request, max_bytes)).await;
-        stats.attempts += 1;
-        stats.upstream += sent.elapsed();
+        clock.stats.attempts += 1;
+        clock.stats.upstream += sent.elapsed();
         if let (Some(exporter), Some(begun)) = (exporter, &begun) {
             let ended = match &outcome {
                 Err(_) => span::Ended::TIMEOUT,

@@ -92,12 +92,19 @@ impl Upstream {
         let mut run = Run {
             workflow,
             inputs: arguments,
+            sender: Sender {
+                upstream: self,
+                routes,
+                principal,
+                context,
+                stats,
+            },
             outputs: HashMap::new(),
             taken: Vec::new(),
             retries: HashMap::new(),
             deadline: Instant::now() + workflow.timeout,
         };
-        let end = run.steps(self, routes, principal, context, stats).await;
+        let end = run.steps().await;
         WorkflowOutcome {
             taken: run.taken,
             end,
@@ -109,12 +116,23 @@ impl Upstream {
 struct Run<'w> {
     workflow: &'w WorkflowTool,
     inputs: &'w Value,
+    sender: Sender<'w>,
     /// Each step's outputs, by step id, from its last run.
     outputs: HashMap<String, Map<String, Value>>,
     taken: Vec<StepTaken>,
     /// Attempts each `retry` action made, by step and action.
     retries: HashMap<(usize, usize), u32>,
     deadline: Instant,
+}
+
+/// How the run's steps are sent: by whom, for whom, and what they cost.
+struct Sender<'w> {
+    upstream: &'w Upstream,
+    /// Each step's route, in step order.
+    routes: &'w [Route],
+    principal: &'w Principal,
+    context: &'w CallContext<'w>,
+    stats: &'w mut CallStats,
 }
 
 /// Where a step's outcome leads.
@@ -125,15 +143,9 @@ enum Next {
 }
 
 impl Run<'_> {
-    async fn steps(
-        &mut self,
-        upstream: &Upstream,
-        routes: &[Route],
-        principal: &Principal,
-        context: &CallContext<'_>,
-        stats: &mut CallStats,
-    ) -> Ending {
-        let steps = &self.workflow.workflow.steps;
+    async fn steps(&mut self) -> Ending {
+        let workflow = self.workflow;
+        let steps = &workflow.workflow.steps;
         let mut position = 0;
         loop {
             if self.taken.len() >= self.workflow.max_steps as usize {
@@ -142,10 +154,10 @@ impl Run<'_> {
                     failure: StepFailure::StepLimit(self.workflow.max_steps),
                 };
             }
-            let (Some(step), Some(plan), Some(route)) = (
+            let (Some(step), Some(plan), true) = (
                 steps.get(position),
-                self.workflow.plans.get(position),
-                routes.get(position),
+                workflow.plans.get(position),
+                position < self.sender.routes.len(),
             ) else {
                 // Compile gives every step a plan and the server a route; a catalog built by
                 // hand might not.
@@ -154,11 +166,7 @@ impl Run<'_> {
                     failure: StepFailure::Call(CallError::Request),
                 };
             };
-            let next = self
-                .step(
-                    upstream, position, step, plan, route, principal, context, stats,
-                )
-                .await;
+            let next = self.step(position, step, plan).await;
             match next {
                 Next::Step(following) if following < steps.len() => position = following,
                 Next::Step(_) | Next::End => return self.finish(),
@@ -172,24 +180,28 @@ impl Run<'_> {
         }
     }
 
-    /// Runs the step at `position` once, and decides where its outcome leads.
-    #[allow(clippy::too_many_arguments)]
-    async fn step(
-        &mut self,
-        upstream: &Upstream,
-        position: usize,
-        step: &Step,
-        plan: &StepPlan,
-        route: &Route,
-        principal: &Principal,
-        context: &CallContext<'_>,
-        stats: &mut CallStats,
-    ) -> Next {
+    /// Runs `step`, the one at `position`, once by its `plan`, and decides where its
+    /// outcome leads.
+    async fn step(&mut self, position: usize, step: &Step, plan: &StepPlan) -> Next {
         let (arguments, mut exchange) = match self.request(step, plan) {
             Ok(request) => request,
             Err(failure) => return Next::Fail(failure),
         };
-        let call = upstream.call_with(route, &plan.tool, &arguments, principal, context, stats);
+        let Sender {
+            upstream,
+            routes,
+            principal,
+            context,
+            ref mut stats,
+        } = self.sender;
+        let call = upstream.call_with(
+            &routes[position],
+            &plan.tool,
+            &arguments,
+            principal,
+            context,
+            stats,
+        );
         let outcome = match tokio::time::timeout_at(self.deadline.into(), call).await {
             Ok(outcome) => outcome,
             Err(_) => {

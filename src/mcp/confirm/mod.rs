@@ -430,9 +430,8 @@ pub(super) enum Gate {
 
 impl super::Server {
     /// Decides the confirmation of a call of `served` with valid `arguments`: a tool that does
-    /// not confirm proceeds. The outcome is logged with the call and written to `word`, the
-    /// confirmation an audit record names.
-    #[allow(clippy::too_many_arguments)]
+    /// not confirm proceeds. The outcome is logged with the call and returned beside the gate
+    /// as the word an audit record names (`None` for a tool that does not confirm).
     pub(super) fn confirmation(
         &self,
         id: &RawValue,
@@ -441,16 +440,16 @@ impl super::Server {
         principal: &crate::auth::Principal,
         era: Era,
         round: &Round<'_>,
-        word: &mut Option<&'static str>,
-    ) -> Result<Gate, super::Failure> {
+    ) -> (Result<Gate, super::Failure>, Option<&'static str>) {
         let tool = match &served.runs {
             super::Runs::Operation { tool, .. } => Asked::from(tool.as_ref()),
             super::Runs::Workflow { workflow, .. } => Asked::from(workflow.as_ref()),
         };
         if tool.confirm.is_none() {
-            return Ok(Gate::Proceed {
+            let proceed = Gate::Proceed {
                 idempotency_key: None,
-            });
+            };
+            return (Ok(proceed), None);
         }
         let decision = self.confirmer.decide(
             tool.clone(),
@@ -461,7 +460,7 @@ impl super::Server {
             now(),
         );
         let outcome = decision.outcome();
-        *word = Some(outcome);
+        let word = Some(outcome);
         match &decision {
             Decision::Proceed {
                 idempotency_key: None,
@@ -476,21 +475,24 @@ impl super::Server {
             }
         }
         use super::result;
-        Ok(match decision {
-            Decision::Proceed { idempotency_key } => Gate::Proceed { idempotency_key },
-            Decision::Ask(question) => {
-                Gate::Respond(result::input_required(id, &question, &self.server_info))
-            }
-            Decision::NeedsElicitation => return Err(super::Failure::missing_capability()),
-            Decision::Malformed(problem) => return Err(super::Failure::invalid_params(problem)),
+        let gate = match decision {
+            Decision::Proceed { idempotency_key } => Ok(Gate::Proceed { idempotency_key }),
+            Decision::Ask(question) => Ok(Gate::Respond(result::input_required(
+                id,
+                &question,
+                &self.server_info,
+            ))),
+            Decision::NeedsElicitation => Err(super::Failure::missing_capability()),
+            Decision::Malformed(problem) => Err(super::Failure::invalid_params(problem)),
             Decision::NoRandomness => {
                 tracing::error!(tool = %tool.name, "no random bytes for a confirmation nonce");
-                return Err(super::Failure::internal());
+                Err(super::Failure::internal())
             }
-            Decision::Declined(how) => Gate::Unconfirmed(result::declined(how)),
-            Decision::Refused(refusal) => Gate::Unconfirmed(result::state_refused(refusal)),
-            Decision::LegacyRefused => Gate::Unconfirmed(result::legacy_cannot_confirm()),
-        })
+            Decision::Declined(how) => Ok(Gate::Unconfirmed(result::declined(how))),
+            Decision::Refused(refusal) => Ok(Gate::Unconfirmed(result::state_refused(refusal))),
+            Decision::LegacyRefused => Ok(Gate::Unconfirmed(result::legacy_cannot_confirm())),
+        };
+        (gate, word)
     }
 }
 
