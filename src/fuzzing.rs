@@ -39,6 +39,7 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("link", link),
     ("retry_after", retry_after),
     ("header_value", header_value),
+    ("arazzo", arazzo),
 ];
 
 /// The document the request builder, the dispatcher and the curation reader are fuzzed
@@ -249,6 +250,103 @@ pub fn openapi_load(data: &[u8]) {
         ..Curation::default()
     };
     compile_both_ways(&document, &curation);
+}
+
+/// An Arazzo document (YAML or JSON), read, every workflow chosen and compiled against
+/// [`DOCUMENT`], and every expression, payload and condition evaluated against an exchange
+/// made of the input: nothing panics, and each expression written back reads as itself.
+pub fn arazzo(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(value) = openapi::parse_with(text, "fuzz.arazzo.yaml", &LoadOptions::default()) else {
+        return;
+    };
+    let (document, diagnostics) = crate::arazzo::parse("fuzz.arazzo.yaml", &value);
+    for diagnostic in &diagnostics {
+        let _ = diagnostic.to_string();
+    }
+    let exchange = crate::arazzo::Exchange {
+        url: "http://127.0.0.1/pets".into(),
+        method: "GET".into(),
+        request_headers: vec![("x-a".into(), "1".into())],
+        query: vec![("q".into(), "2".into())],
+        path: vec![("id".into(), "3".into())],
+        request_body: Some(value.clone()),
+        status: 200,
+        response_headers: vec![("etag".into(), "\"e\"".into())],
+        response_body: Some(value.clone()),
+    };
+    let steps = std::collections::HashMap::new();
+    let context = crate::arazzo::Context {
+        inputs: &value,
+        steps: &steps,
+        outputs: None,
+        exchange: Some(&exchange),
+    };
+    let round_trips = |expression: &crate::arazzo::Expression| {
+        let written = expression.to_string();
+        assert_eq!(
+            crate::arazzo::expression::parse(&written).as_ref(),
+            Ok(expression),
+            "{written:?} does not read back as itself"
+        );
+        let _ = crate::arazzo::evaluate::value(expression, &context);
+    };
+    for workflow in &document.workflows {
+        for output in &workflow.outputs {
+            round_trips(&output.value);
+        }
+        for step in &workflow.steps {
+            let templates = step.parameters.iter().map(|p| &p.value).chain(&step.body);
+            for template in templates {
+                template.expressions().into_iter().for_each(round_trips);
+                let _ = crate::arazzo::evaluate::fill(template, &context);
+            }
+            for output in &step.outputs {
+                round_trips(&output.value);
+            }
+            let actions = step.on_success.iter().chain(&step.on_failure);
+            let conditions = step
+                .success_criteria
+                .iter()
+                .chain(actions.flat_map(|action| &action.criteria));
+            for condition in conditions {
+                condition.expressions().for_each(round_trips);
+                let _ = crate::arazzo::evaluate::holds(condition, &context);
+            }
+            let _ = crate::arazzo::evaluate::choose(&step.on_failure, &context);
+        }
+    }
+    // Every workflow chosen, against the fixed document.
+    let mut curation = Curation {
+        openapi: Some("openapi.json".into()),
+        ..Curation::default()
+    };
+    curation.workflows = Some(curation::Workflows {
+        document: "fuzz.arazzo.yaml".into(),
+        tools: document
+            .workflows
+            .iter()
+            .map(|workflow| curation::WorkflowEntry {
+                workflow: workflow.id.clone(),
+                ..curation::WorkflowEntry::default()
+            })
+            .collect(),
+    });
+    let (mut catalog, _) = catalog::compile_chosen(fixed_document(), &curation);
+    let file = openapi::SourceFile {
+        name: "fuzz.arazzo.yaml".into(),
+        value,
+    };
+    for diagnostic in catalog::add_workflows(&mut catalog, fixed_document(), &curation, &file) {
+        let _ = diagnostic.to_string();
+    }
+    for workflow in &catalog.workflows {
+        assert_eq!(workflow.plans.len(), workflow.workflow.steps.len());
+        let _ = workflow.to_json();
+    }
+    let _ = Server::new(&catalog, None, ServerOptions::default());
 }
 
 /// A curation file, read and compiled against [`DOCUMENT`]: `compile` and `compile_chosen`
