@@ -84,16 +84,7 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
 
 /// What differs between two loaded catalogs, tools and server-wide settings.
 fn changes(old: &Loaded, new: &Loaded) -> Vec<Change> {
-    lock::diff(&digests(old), &digests(new))
-}
-
-/// What `ferry diff` compares of a loaded catalog, and a reload of the one it serves: its
-/// tools, the settings a lock holds to (see `ferry::lock::Lock::serving`), and `server` (the
-/// name, version and instructions clients are told).
-pub fn digests(loaded: &Loaded) -> Digests {
-    let mut settings = super::lock::serving(&loaded.catalog, &loaded.curation);
-    settings.insert("server".to_string(), format!("{:?}", loaded.catalog.server));
-    Digests::new(&loaded.catalog.tools, &settings)
+    lock::diff(&Digests::new(&old.catalog), &Digests::new(&new.catalog))
 }
 
 /// One change a line, then a summary.

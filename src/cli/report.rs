@@ -24,7 +24,6 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = load_catalog(&args.source)?;
     let (drift, drifted) = super::lock::check(
         &loaded.catalog,
-        &loaded.curation,
         loaded.document.as_ref(),
         loaded.config.as_deref(),
         args.locked,

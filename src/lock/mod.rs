@@ -128,14 +128,8 @@ impl fmt::Display for Drift {
 }
 
 /// The lock for a catalog from a full compile (so that `catalog.operations` lists every
-/// operation); `curation` is the curation file's bytes, when there is one; `serving` names
-/// each server-wide setting (see [`Lock::serving`]) with its text, digested here.
-pub fn lock(
-    catalog: &Catalog,
-    document: &Document,
-    curation: Option<&[u8]>,
-    serving: &BTreeMap<String, String>,
-) -> Lock {
+/// operation); `curation` is the curation file's bytes, when there is one.
+pub fn lock(catalog: &Catalog, document: &Document, curation: Option<&[u8]>) -> Lock {
     Lock {
         lock_version: LOCK_VERSION,
         ferry: env!("CARGO_PKG_VERSION").to_string(),
@@ -148,7 +142,7 @@ pub fn lock(
                 .collect(),
         },
         operations: catalog.operations.iter().map(label).collect(),
-        serving: digests(serving),
+        serving: digests(&serving(catalog)),
         tools: catalog
             .tools
             .iter()
@@ -157,17 +151,12 @@ pub fn lock(
     }
 }
 
-/// Every difference between `lock` and `catalog` (served with the settings `serving`) that
-/// changes what is served, or that a reviewer must decide about. `every_operation`:
-/// `catalog` came from a full compile, so gained and vanished operations can be told;
-/// otherwise only tools and settings are compared.
-pub fn drift(
-    lock: &Lock,
-    catalog: &Catalog,
-    serving: &BTreeMap<String, String>,
-    every_operation: bool,
-) -> Vec<Drift> {
-    let mut found: Vec<Drift> = changed_settings(&lock.serving, &digests(serving))
+/// Every difference between `lock` and `catalog` that changes what is served, or that a
+/// reviewer must decide about. `every_operation`: `catalog` came from a full compile, so
+/// gained and vanished operations can be told; otherwise only tools and settings are
+/// compared.
+pub fn drift(lock: &Lock, catalog: &Catalog, every_operation: bool) -> Vec<Drift> {
+    let mut found: Vec<Drift> = changed_settings(&lock.serving, &digests(&serving(catalog)))
         .into_iter()
         .map(|setting| Drift::ServingChanged { setting })
         .collect();
@@ -250,8 +239,9 @@ impl fmt::Display for Change {
 
 /// What [`diff`] compares of a catalog: the digests a lock holds of each tool's parts (the
 /// request split into its plan and its call settings) and of the server-wide settings (see
-/// [`Lock::serving`]). Small beside the catalog, so a running server keeps the one of what it
-/// serves for the diff of its next reload.
+/// [`serving`]), and `server` (the name, version and instructions clients are told). Small
+/// beside the catalog, so a running server keeps the one of what it serves for the diff of
+/// its next reload; its [`Digests::digest`] labels the catalog served in the metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digests {
     tools: BTreeMap<String, ToolDigests>,
@@ -267,14 +257,14 @@ struct ToolDigests {
 }
 
 impl Digests {
-    /// Digests `tools`, served with `settings` (each setting's name and text).
-    pub fn new<'a>(
-        tools: impl IntoIterator<Item = &'a Tool>,
-        settings: &BTreeMap<String, String>,
-    ) -> Digests {
+    /// Digests what `catalog` serves.
+    pub fn new(catalog: &Catalog) -> Digests {
+        let mut settings = serving(catalog);
+        settings.insert("server".to_string(), format!("{:?}", catalog.server));
         Digests {
-            tools: tools
-                .into_iter()
+            tools: catalog
+                .tools
+                .iter()
                 .map(|tool| {
                     let digests = ToolDigests {
                         locked: locked(tool),
@@ -284,12 +274,13 @@ impl Digests {
                     (tool.name.clone(), digests)
                 })
                 .collect(),
-            settings: digests(settings),
+            settings: digests(&settings),
         }
     }
 
-    /// One digest of everything [`diff`] compares: equal digests, no change. (The metrics'
-    /// catalog label is [`catalog_digest`], which start-up can make without the curation.)
+    /// One digest of everything [`diff`] compares: equal digests, no change. The metrics
+    /// label the catalog served with it, so the label follows a change of a setting as well as
+    /// of a tool.
     pub fn digest(&self) -> String {
         let text = serde_json::json!({"tools": self.tools, "serving": self.settings}).to_string();
         digest_bytes(text.as_bytes())
@@ -397,24 +388,22 @@ pub fn from_text(text: &str) -> Result<Lock, String> {
     Ok(lock)
 }
 
-/// A digest of what `catalog` serves: every tool's name and the digests the lock keeps of its
-/// definition, request and scopes. Two catalogs with one digest serve the same tools.
-pub fn catalog_digest(catalog: &Catalog) -> String {
-    let mut text = String::new();
-    for tool in &catalog.tools {
-        let locked = locked(tool);
-        text.push_str(&tool.name);
-        for digest in locked.definition.values() {
-            text.push(' ');
-            text.push_str(digest);
-        }
-        text.push(' ');
-        text.push_str(&locked.request);
-        text.push(' ');
-        text.push_str(&locked.scopes);
-        text.push('\n');
-    }
-    digest_bytes(text.as_bytes())
+/// The server-wide settings a lock holds to, each by its name with the text digested:
+/// where calls go, who may make them, and what ferry presents upstream, as configured (never
+/// secret values: the curation holds only environment variable names and key hashes).
+pub fn serving(catalog: &Catalog) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("upstream".to_string(), format!("{:?}", catalog.upstream)),
+        ("auth".to_string(), format!("{:?}", catalog.auth)),
+        (
+            "upstreamAuth".to_string(),
+            format!("{:?}", catalog.upstream_auth),
+        ),
+        (
+            "upstreamIdentity".to_string(),
+            format!("{:?}", catalog.identity_header),
+        ),
+    ])
 }
 
 fn locked(tool: &Tool) -> LockedTool {

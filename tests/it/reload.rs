@@ -723,6 +723,49 @@ async fn reloads_are_counted_in_the_metrics() {
     );
 }
 
+/// The catalog's digest in the metrics follows a change of a serving setting as it follows
+/// a change of a tool: here only the identity header changes.
+#[tokio::test]
+async fn the_catalog_digest_follows_a_changed_serving_setting() {
+    let upstream = upstream().await;
+    let files = Files::new("digest", &upstream.base, &["listPets"]);
+    let address = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    let address = address.to_string();
+    let ferry = Ferry::serve(&files.curation(), &["--metrics-listen", &address]);
+    let served = || async {
+        let url = format!("http://{address}/metrics");
+        let text = reqwest::get(&url)
+            .await
+            .expect("metrics answer")
+            .text()
+            .await;
+        let text = text.expect("metrics text");
+        let digest = text.lines().find_map(|line| {
+            line.strip_prefix("ferry_catalog_info{digest=\"")?
+                .strip_suffix("\"} 1")
+                .map(str::to_string)
+        });
+        digest.unwrap_or_else(|| panic!("no catalog served in {text}"))
+    };
+    let before = served().await;
+    let curation = std::fs::read_to_string(files.curation()).expect("curation");
+    files.write(&format!(
+        "{curation}upstream_identity: {{header: X-Subject}}\n"
+    ));
+    ferry.hangup();
+    ferry.logged("catalog reloaded", 1).await;
+    assert!(
+        ferry.find("~ setting `upstreamIdentity`").is_some(),
+        "{:#?}",
+        ferry.lines()
+    );
+    let after = served().await;
+    assert!(before.starts_with("sha256:"), "{before}");
+    assert_ne!(before, after);
+}
+
 /// A confirmation asked for before a reload is answered after it: the process keeps its
 /// confirmation key (here one it generated) and its answered nonces across reloads, so the
 /// state is accepted once, and refused when answered again.
