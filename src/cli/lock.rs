@@ -34,8 +34,12 @@ pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| path_for(loaded.config.as_deref()));
     write_atomically(&path, lock::to_text(&lock).as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
+    let composite = match lock.workflows.len() {
+        0 => String::new(),
+        count => format!(" and {count} composite tools"),
+    };
     eprintln!(
-        "wrote {} with {} tools of {} operations",
+        "wrote {} with {} tools of {} operations{composite}",
         path.display(),
         lock.tools.len(),
         lock.operations.len()

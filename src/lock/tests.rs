@@ -182,10 +182,7 @@ fn the_digest_follows_every_serving_setting_and_the_lock_names_them_alike() {
         Digests::new(&before).digest(),
         Digests::new(&after).digest()
     );
-    let text: Vec<String> = diff(&Digests::new(&before), &Digests::new(&after))
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let text = written(&diff(&Digests::new(&before), &Digests::new(&after)));
     expect![[r#"
         [
             "~ setting `server`",
@@ -196,14 +193,97 @@ fn the_digest_follows_every_serving_setting_and_the_lock_names_them_alike() {
     .assert_debug_eq(&text);
     let document =
         crate::openapi::Document::from_value(json!({"openapi": "3.1.0"})).expect("document");
-    let drift: Vec<String> = drift(&lock(&before, &document, None), &after, false)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let drift = written(&drift(&lock(&before, &document, None), &after, false));
     expect![[r#"
         [
             "`upstreamAuth` changed: where calls go or who may make them is not what was locked",
             "`upstreamIdentity` changed: where calls go or who may make them is not what was locked",
         ]
     "#]].assert_debug_eq(&drift);
+}
+
+/// The catalog `tests/data/arazzo/CURATION` compiles to, its composite tools included, and
+/// the document it was compiled from.
+fn composite(curation: &str) -> (Catalog, crate::openapi::Document) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arazzo");
+    let text = std::fs::read_to_string(dir.join(curation)).expect("the curation");
+    let (curation, _) = crate::curation::parse(&text, curation, dir.clone()).expect("YAML");
+    let document = crate::openapi::load(&dir.join("pets.openapi.yaml")).expect("the document");
+    let (mut catalog, _) = crate::catalog::compile(&document, &curation);
+    let workflows = curation.workflows.as_ref().expect("workflows chosen");
+    let options = crate::openapi::LoadOptions::default();
+    let file = crate::openapi::load_file(&dir.join(&workflows.document), &options)
+        .expect("the Arazzo document");
+    let diagnostics = crate::catalog::add_workflows(&mut catalog, &document, &curation, &file);
+    assert!(
+        !diagnostics
+            .iter()
+            .any(crate::diagnostic::Diagnostic::is_error),
+        "{diagnostics:?}"
+    );
+    (catalog, document)
+}
+
+#[test]
+fn composite_tools_are_locked_with_each_part_and_their_steps() {
+    let (catalog, document) = composite("ferry.yaml");
+    let lock = lock(&catalog, &document, None);
+    let mut text = String::new();
+    for (name, tool) in &lock.workflows {
+        let parts: Vec<&str> = tool.definition.keys().map(String::as_str).collect();
+        text.push_str(&format!(
+            "{name} (workflow {}): {}\n",
+            tool.workflow,
+            parts.join(", ")
+        ));
+        for step in &tool.steps {
+            text.push_str(&format!("  {step}\n"));
+        }
+        assert!(tool.plan.starts_with("sha256:"), "{}", tool.plan);
+    }
+    expect![[r#"
+        adopt_pet (workflow adoptFirstAvailable): annotations, description, inputSchema, title
+          findPet = GET /pets (findPets)
+          adopt = POST /pets/{petId}/adoption (adoptPet)
+        showPet (workflow showPet): annotations, description, inputSchema
+          get = GET /pets/{petId} (getPet)
+    "#]]
+    .assert_eq(&text);
+    assert_eq!(from_text(&to_text(&lock)), Ok(lock));
+}
+
+#[test]
+fn a_lock_without_composite_tools_is_written_as_before() {
+    let document =
+        crate::openapi::Document::from_value(json!({"openapi": "3.1.0"})).expect("document");
+    let text = to_text(&lock(&catalog(pets()), &document, None));
+    assert!(!text.contains("workflows"), "{text}");
+    assert!(from_text(&text).is_ok_and(|lock| lock.workflows.is_empty()));
+}
+
+#[test]
+fn drift_names_composite_tools_added_gone_and_changed_by_part() {
+    let (locked, document) = composite("v2.yaml");
+    let (now, _) = composite("ferry.yaml");
+    let gone = written(&drift(&lock(&locked, &document, None), &now, false));
+    let added = written(&drift(&lock(&now, &document, None), &locked, false));
+    expect![[r#"
+        [
+            [
+                "composite tool \"listAvailable\" (workflow listAvailable) is in the lock but no longer chosen",
+                "tool \"adopt_pet\" changed: annotations, plan",
+                "tool \"showPet\" changed: description, steps, plan",
+            ],
+            [
+                "tool \"adopt_pet\" changed: annotations, plan",
+                "composite tool \"listAvailable\" (workflow listAvailable) is chosen but not in the lock",
+                "tool \"showPet\" changed: description, steps, plan",
+            ],
+        ]
+    "#]].assert_debug_eq(&[gone, added]);
+}
+
+/// Each of `items` as it is written for people.
+fn written(items: &[impl ToString]) -> Vec<String> {
+    items.iter().map(ToString::to_string).collect()
 }
