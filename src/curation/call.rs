@@ -247,7 +247,7 @@ pub fn parse_upstream_auth(
                 }
                 Some(name) => non_empty_string(name, &join(&here, "name"), diagnostics),
             };
-            let env = env_var(settings, &here, diagnostics);
+            let env = env_setting(settings, &here, diagnostics);
             Some(UpstreamAuth::ApiKey {
                 location: location?,
                 name: name?,
@@ -257,7 +257,7 @@ pub fn parse_upstream_auth(
         "bearer" => {
             super::check_keys(settings, &here, &[&["env"]], diagnostics);
             Some(UpstreamAuth::Bearer {
-                env: env_var(settings, &here, diagnostics)?,
+                env: env_setting(settings, &here, diagnostics)?,
             })
         }
         _ => {
@@ -433,7 +433,7 @@ fn pagination(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> O
 }
 
 /// The `env` of `settings` (at `path`): the environment variable holding the secret.
-fn env_var(
+fn env_setting(
     settings: &Map<String, Value>,
     path: &str,
     diagnostics: &mut Vec<Diagnostic>,
