@@ -63,16 +63,25 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let changes = changes(&old, &new);
     let text = match args.format {
         Format::Json => {
-            let mut text = serde_json::to_string_pretty(&json!({
+            let mut report = json!({
                 "version": DIFF_FORMAT_VERSION,
                 "same": changes.is_empty(),
                 "tools": {"old": old.catalog.tools.len(), "new": new.catalog.tools.len()},
                 "changes": changes,
-            }))?;
+            });
+            // Composite tools are counted apart, where there are any.
+            let (before, after) = (old.catalog.workflows.len(), new.catalog.workflows.len());
+            if before + after > 0 {
+                report["workflows"] = json!({"old": before, "new": after});
+            }
+            let mut text = serde_json::to_string_pretty(&report)?;
             text.push('\n');
             text
         }
-        Format::Text => text(&changes, new.catalog.tools.len()),
+        Format::Text => text(
+            &changes,
+            new.catalog.tools.len() + new.catalog.workflows.len(),
+        ),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(if changes.is_empty() {
@@ -84,16 +93,7 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
 
 /// What differs between two loaded catalogs, tools and server-wide settings.
 fn changes(old: &Loaded, new: &Loaded) -> Vec<Change> {
-    lock::diff(&digests(old), &digests(new))
-}
-
-/// What `ferry diff` compares of a loaded catalog, and a reload of the one it serves: its
-/// tools, the settings a lock holds to (see `ferry::lock::Lock::serving`), and `server` (the
-/// name, version and instructions clients are told).
-pub fn digests(loaded: &Loaded) -> Digests {
-    let mut settings = super::lock::serving(&loaded.catalog, &loaded.curation);
-    settings.insert("server".to_string(), format!("{:?}", loaded.catalog.server));
-    Digests::new(&loaded.catalog.tools, &settings)
+    lock::diff(&Digests::new(&old.catalog), &Digests::new(&new.catalog))
 }
 
 /// One change a line, then a summary.
@@ -105,8 +105,11 @@ pub fn text(changes: &[Change], tools: usize) -> String {
     } else {
         text.push_str(&format!(
             "{} added, {} removed, {} changed, {} settings changed\n",
-            count(|c| matches!(c, Change::ToolAdded { .. })),
-            count(|c| matches!(c, Change::ToolRemoved { .. })),
+            count(|c| matches!(c, Change::ToolAdded { .. } | Change::WorkflowAdded { .. })),
+            count(|c| matches!(
+                c,
+                Change::ToolRemoved { .. } | Change::WorkflowRemoved { .. }
+            )),
             count(|c| matches!(c, Change::ToolChanged { .. })),
             count(|c| matches!(c, Change::SettingChanged { .. })),
         ));

@@ -5,10 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use std::collections::BTreeMap;
 
 use ferry::catalog::Catalog;
-use ferry::curation::Curation;
 use ferry::diagnostic::{Diagnostic, Location};
 use ferry::lock::{self, Lock};
 use ferry::openapi::Document;
@@ -29,20 +27,19 @@ pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
     let Some(document) = &loaded.document else {
         bail!("the document was not kept for the lock");
     };
-    let lock = lock::lock(
-        &loaded.catalog,
-        document,
-        curation.as_deref(),
-        &serving(&loaded.catalog, &loaded.curation),
-    );
+    let lock = lock::lock(&loaded.catalog, document, curation.as_deref());
     let path = args
         .output
         .clone()
         .unwrap_or_else(|| path_for(loaded.config.as_deref()));
     write_atomically(&path, lock::to_text(&lock).as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
+    let composite = match lock.workflows.len() {
+        0 => String::new(),
+        count => format!(" and {count} composite tools"),
+    };
     eprintln!(
-        "wrote {} with {} tools of {} operations",
+        "wrote {} with {} tools of {} operations{composite}",
         path.display(),
         lock.tools.len(),
         lock.operations.len()
@@ -63,7 +60,6 @@ pub fn path_for(config: Option<&Path>) -> PathBuf {
 /// there was any. `required` (`--locked`): a missing lock is an error too.
 pub fn check(
     catalog: &Catalog,
-    curation: &Curation,
     document: Option<&Document>,
     config: Option<&Path>,
     required: bool,
@@ -79,16 +75,15 @@ pub fn check(
         }
         return Ok((Vec::new(), false));
     };
-    let mut diagnostics: Vec<Diagnostic> =
-        lock::drift(&lock, catalog, &serving(catalog, curation), true)
-            .into_iter()
-            .map(|drift| {
-                Diagnostic::warning(
-                    Location::General,
-                    format!("drift from {}: {drift}", path.display()),
-                )
-            })
-            .collect();
+    let mut diagnostics: Vec<Diagnostic> = lock::drift(&lock, catalog, true)
+        .into_iter()
+        .map(|drift| {
+            Diagnostic::warning(
+                Location::General,
+                format!("drift from {}: {drift}", path.display()),
+            )
+        })
+        .collect();
     let drifted = !diagnostics.is_empty();
     let bytes = curation_bytes(config)?;
     let changed = document
@@ -120,11 +115,7 @@ pub fn check(
 
 /// For `ferry serve --locked`: refuses a catalog whose tools, or whose upstream and
 /// authorization settings, differ from the lock's.
-pub fn enforce(
-    catalog: &Catalog,
-    curation: &Curation,
-    config: Option<&Path>,
-) -> anyhow::Result<()> {
+pub fn enforce(catalog: &Catalog, config: Option<&Path>) -> anyhow::Result<()> {
     let path = path_for(config);
     let Some(lock) = read(&path)? else {
         bail!(
@@ -132,7 +123,7 @@ pub fn enforce(
             path.display()
         );
     };
-    let drift = lock::drift(&lock, catalog, &serving(catalog, curation), false);
+    let drift = lock::drift(&lock, catalog, false);
     if drift.is_empty() {
         return Ok(());
     }
@@ -144,24 +135,6 @@ pub fn enforce(
         path.display(),
         drift.len()
     )
-}
-
-/// The server-wide settings a lock holds to: where calls go, who may make them, and what
-/// ferry presents upstream, as configured (never secret values: the curation holds only
-/// environment variable names and key hashes).
-pub fn serving(catalog: &Catalog, curation: &Curation) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        ("upstream".to_string(), format!("{:?}", catalog.upstream)),
-        ("auth".to_string(), format!("{:?}", curation.auth)),
-        (
-            "upstreamAuth".to_string(),
-            format!("{:?}", curation.upstream_auth),
-        ),
-        (
-            "upstreamIdentity".to_string(),
-            format!("{:?}", curation.upstream_identity),
-        ),
-    ])
 }
 
 fn read(path: &Path) -> anyhow::Result<Option<Lock>> {

@@ -128,6 +128,9 @@ pub enum LogFormat {
 pub struct InitArgs {
     /// The OpenAPI document to list.
     pub openapi: String,
+    /// An Arazzo document whose workflows to list too, all off, under `workflows:`.
+    #[arg(long, value_name = "FILE")]
+    pub arazzo: Option<PathBuf>,
     /// Where to write the curation file.
     #[arg(long, short = 'o', default_value = "ferry.yaml")]
     pub output: PathBuf,

@@ -153,7 +153,8 @@ impl Observing {
     /// The catalog now served, with `tools` tools: counted, and ready for `/readyz`.
     pub fn serving(&self, catalog: &ferry::catalog::Catalog) {
         if let Some(observer) = &self.observer {
-            observer.catalog(catalog.tools.len(), &ferry::lock::catalog_digest(catalog));
+            let digest = ferry::lock::Digests::new(catalog).digest();
+            observer.catalog(catalog.tools.len() + catalog.workflows.len(), &digest);
         }
         self.readiness.catalog_loaded();
     }

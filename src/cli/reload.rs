@@ -20,7 +20,7 @@ use ferry::mcp::Serving;
 use tokio::sync::watch;
 
 use super::serve::{Reporting, ServeArgs, TransportArgs, build};
-use super::{Loaded, SourceArgs, diff, load_chosen};
+use super::{Loaded, SourceArgs, load_chosen};
 
 /// How often `--watch` looks at the files. A change is reloaded once the files have looked
 /// the same at two looks in a row, so a save written in several steps is one reload.
@@ -44,7 +44,7 @@ impl Reload {
     /// For the catalog `loaded` from `args` (its document still held, to name its files).
     /// Called at once after loading: a change made since is seen by the first look.
     pub fn new(args: &ServeArgs, loaded: &Loaded) -> Reload {
-        let digests = diff::digests(loaded);
+        let digests = Digests::new(&loaded.catalog);
         let files = watched(&args.source, loaded);
         Reload {
             source: args.source.clone(),
@@ -138,7 +138,7 @@ impl Reload {
         let mut loaded = tokio::task::spawn_blocking(move || {
             let loaded = load_chosen(&source)?;
             if locked {
-                super::lock::enforce(&loaded.catalog, &loaded.curation, loaded.config.as_deref())?;
+                super::lock::enforce(&loaded.catalog, loaded.config.as_deref())?;
             }
             anyhow::Ok(loaded)
         })
@@ -153,7 +153,7 @@ impl Reload {
             anyhow::bail!("{errors} error(s) in the catalog");
         }
         let server = build(&loaded.catalog, &self.transport, reporting).await?;
-        let digests = diff::digests(&loaded);
+        let digests = Digests::new(&loaded.catalog);
         let changes = lock::diff(&self.digests, &digests);
         // Who reaches which tool follows `auth:` too, and with it each caller's list.
         let tools_changed = changes.iter().any(|change| match change {
@@ -161,7 +161,7 @@ impl Reload {
             _ => true,
         });
         serving.replace(Arc::new(server), tools_changed);
-        let digest = lock::catalog_digest(&loaded.catalog);
+        let digest = digests.digest();
         for change in &changes {
             tracing::info!(%change, "catalog changed");
         }

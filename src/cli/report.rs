@@ -1,5 +1,6 @@
 //! `ferry check`, `ferry tools` and `ferry init`: what a document and curation compile to,
-//! for people and for programs.
+//! for people and for programs, and a starter curation listing a document's operations (and
+//! an Arazzo document's workflows) all off.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -9,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use ferry::catalog::{self, AnnotationBasis, Catalog, OperationReport, OperationStatus};
 use ferry::curation::Curation;
-use ferry::diagnostic::{Diagnostic, Severity};
+use ferry::diagnostic::{Diagnostic, Location, Severity};
 use ferry::openapi;
 use serde_json::{Value, json};
 
@@ -24,7 +25,6 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = load_catalog(&args.source)?;
     let (drift, drifted) = super::lock::check(
         &loaded.catalog,
-        &loaded.curation,
         loaded.document.as_ref(),
         loaded.config.as_deref(),
         args.locked,
@@ -91,7 +91,22 @@ pub fn init(args: &InitArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("loading OpenAPI document {}", args.openapi))?;
     let (catalog, _) = catalog::compile(&document, &Curation::default());
     let relative = relative_to(&args.output, path);
-    let text = starter(&catalog, &document, &relative);
+    let mut text = starter(&catalog, &document, &relative);
+    let mut workflows = 0;
+    if let Some(arazzo) = &args.arazzo {
+        let file = openapi::load_file(arazzo, &openapi::LoadOptions::default())
+            .with_context(|| format!("loading Arazzo document {}", arazzo.display()))?;
+        let (read, diagnostics) = ferry::arazzo::parse(&file.name, &file.value);
+        for diagnostic in &diagnostics {
+            eprintln!("{diagnostic}");
+        }
+        workflows = read.workflows.len();
+        text.push_str(&starter_workflows(
+            &read,
+            &diagnostics,
+            &relative_to(&args.output, arazzo),
+        ));
+    }
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -103,10 +118,16 @@ pub fn init(args: &InitArgs) -> anyhow::Result<ExitCode> {
             )
         })?;
     file.write_all(text.as_bytes())?;
+    let listed = match args.arazzo {
+        Some(_) => format!(
+            "{} operations and {workflows} workflows",
+            catalog.operations.len()
+        ),
+        None => format!("{} operations", catalog.operations.len()),
+    };
     eprintln!(
-        "wrote {} with {} operations, all off; switch on the ones to serve, then run `ferry check`",
+        "wrote {} with {listed}, all off; switch on the ones to serve, then run `ferry check`",
         args.output.display(),
-        catalog.operations.len()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -492,6 +513,56 @@ fn starter(catalog: &Catalog, document: &openapi::Document, openapi_path: &str) 
             );
         }
         let _ = writeln!(out, "  {}: false", quote(&key));
+    }
+    out
+}
+
+/// The starter's `workflows:` section: the Arazzo document at `arazzo_path` and each of its
+/// workflows, off, under a comment with its summary and steps (and why it cannot be a tool
+/// as it is, when its document says so).
+fn starter_workflows(
+    arazzo: &ferry::arazzo::Arazzo,
+    diagnostics: &[Diagnostic],
+    arazzo_path: &str,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Composite tools from the Arazzo document's workflows, switched on the same way."
+    );
+    let _ = writeln!(out, "workflows:\n  document: {}", quote(arazzo_path));
+    if arazzo.workflows.is_empty() {
+        let _ = writeln!(out, "  tools: {{}}   # the document has no workflows");
+        return out;
+    }
+    let _ = writeln!(out, "  tools:");
+    for workflow in &arazzo.workflows {
+        let words = workflow
+            .summary
+            .as_deref()
+            .or(workflow.description.as_deref());
+        let steps: Vec<&str> = workflow.steps.iter().map(|step| step.id.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "    # {}: {} (steps: {})",
+            workflow.id,
+            words.map(one_line).unwrap_or_default(),
+            steps.join(", ")
+        );
+        let problem = diagnostics.iter().find(|diagnostic| {
+            diagnostic.is_error()
+                && matches!(&diagnostic.location, Location::Document { pointer, .. }
+                    if pointer == &workflow.pointer
+                        || pointer.starts_with(&format!("{}/", workflow.pointer)))
+        });
+        if let Some(problem) = problem {
+            let _ = writeln!(
+                out,
+                "    #   cannot be a tool as it is: {}",
+                one_line(&problem.message)
+            );
+        }
+        let _ = writeln!(out, "    {}: false", quote(&workflow.id));
     }
     out
 }

@@ -142,12 +142,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let super::Loaded {
         catalog,
         diagnostics,
-        curation,
         config,
         ..
     } = loaded;
     if args.locked {
-        super::lock::enforce(&catalog, &curation, config.as_deref())?;
+        super::lock::enforce(&catalog, config.as_deref())?;
     }
     serve_catalog(catalog, &diagnostics, &args.transport, Some(reload))
 }

@@ -37,6 +37,7 @@
 use serde_json::{Map, Value};
 use url::Url;
 
+use super::{env_reference, error, non_empty_string, string_list};
 use crate::access::{
     ApiKey, AuthConfig, AuthMode, ClientAuth, DEFAULT_JWKS_MAX_AGE_SECONDS,
     DEFAULT_JWKS_MIN_REFRESH_SECONDS, DEFAULT_LEEWAY_SECONDS, EnvOrLiteral, IntrospectionConfig,
@@ -267,7 +268,7 @@ fn secret_env(
             ));
             None
         }
-        Some(value) => env_name(value, &key_path, diagnostics),
+        Some(value) => env_reference(value, &key_path, diagnostics),
         None => {
             diagnostics.push(error(path, format!("missing `{key}: {{env: VAR}}`")));
             None
@@ -282,7 +283,7 @@ fn env_or_literal(
 ) -> Option<EnvOrLiteral> {
     match value {
         Value::String(text) if !text.is_empty() => Some(EnvOrLiteral::Literal(text.clone())),
-        _ => env_name(value, path, diagnostics).map(EnvOrLiteral::Env),
+        _ => env_reference(value, path, diagnostics).map(EnvOrLiteral::Env),
     }
 }
 
@@ -327,7 +328,7 @@ fn api_key(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Opti
             }
         }
         (Some(value), None) => {
-            env_name(value, &format!("{path}.sha256"), diagnostics).map(KeySource::Sha256Env)
+            env_reference(value, &format!("{path}.sha256"), diagnostics).map(KeySource::Sha256Env)
         }
         (None, Some(Value::String(_))) => {
             diagnostics.push(error(
@@ -337,7 +338,7 @@ fn api_key(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Opti
             None
         }
         (None, Some(value)) => {
-            env_name(value, &format!("{path}.key"), diagnostics).map(KeySource::KeyEnv)
+            env_reference(value, &format!("{path}.key"), diagnostics).map(KeySource::KeyEnv)
         }
         (Some(_), Some(_)) => {
             diagnostics.push(error(path, "choose one of `sha256:` and `key:`"));
@@ -411,7 +412,7 @@ fn oauth_config(
     let issuer = required_string(map, path, "issuer", diagnostics);
     let jwks_uri = optional_url(map, path, "jwks_uri", diagnostics);
     let audiences = match map.get("audiences") {
-        Some(value) => strings(value, &format!("{path}.audiences"), diagnostics)?,
+        Some(value) => string_list(value, &format!("{path}.audiences"), diagnostics)?,
         None => Vec::new(),
     };
     let leeway_seconds = seconds(
@@ -517,14 +518,7 @@ fn optional_string(
 ) -> Option<Option<String>> {
     match map.get(key) {
         None => Some(None),
-        Some(Value::String(text)) if !text.is_empty() => Some(Some(text.clone())),
-        Some(_) => {
-            diagnostics.push(error(
-                &format!("{path}.{key}"),
-                "expected a non-empty string",
-            ));
-            None
-        }
+        Some(value) => non_empty_string(value, &format!("{path}.{key}"), diagnostics).map(Some),
     }
 }
 
@@ -591,26 +585,14 @@ fn seconds(
     }
 }
 
-/// `{env: NAME}`: the name of the environment variable that holds a secret.
-fn env_name(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<String> {
-    let name = value
-        .as_object()
-        .filter(|map| map.len() == 1)
-        .and_then(|map| map.get("env"))
-        .and_then(Value::as_str);
-    match name {
-        Some(name) if !name.is_empty() && !name.contains('=') && !name.contains('\0') => {
-            Some(name.to_string())
-        }
-        _ => {
-            diagnostics.push(error(path, "expected `{env: VARIABLE_NAME}`"));
-            None
-        }
-    }
-}
-
+/// A list of scopes, or `None` when any item is not one: scopes read in part would grant what
+/// was not written.
 fn scopes(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Vec<String>> {
-    let list = strings(value, path, diagnostics)?;
+    let before = diagnostics.len();
+    let list = string_list(value, path, diagnostics)?;
+    if diagnostics.len() > before {
+        return None;
+    }
     let invalid: Vec<&String> = list.iter().filter(|scope| !is_scope_token(scope)).collect();
     if let Some(scope) = invalid.first() {
         diagnostics.push(error(
@@ -629,19 +611,6 @@ fn scopes(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Optio
     Some(list)
 }
 
-fn strings(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Vec<String>> {
-    let list = value.as_array().and_then(|items| {
-        items
-            .iter()
-            .map(|item| item.as_str().map(str::to_string))
-            .collect()
-    });
-    if list.is_none() {
-        diagnostics.push(error(path, "expected a list of strings"));
-    }
-    list
-}
-
 fn as_map<'a>(
     value: &'a Value,
     path: &str,
@@ -653,8 +622,4 @@ fn as_map<'a>(
         diagnostics.push(error(path, format!("expected {expected}")));
     }
     map
-}
-
-fn error(path: &str, message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(Location::curation(path), message)
 }

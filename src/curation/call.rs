@@ -6,9 +6,9 @@
 
 use serde_json::{Map, Value};
 
-use super::join;
+use super::{join, non_empty_string};
 pub use crate::access::UpstreamAuth;
-use crate::diagnostic::{Diagnostic, Location};
+use crate::diagnostic::Diagnostic;
 use crate::parameter::ParameterLocation;
 
 /// Call options as written, at the top level (defaults for every tool) or in a tool entry.
@@ -247,7 +247,7 @@ pub fn parse_upstream_auth(
                 }
                 Some(name) => non_empty_string(name, &join(&here, "name"), diagnostics),
             };
-            let env = env_var(settings, &here, diagnostics);
+            let env = env_setting(settings, &here, diagnostics);
             Some(UpstreamAuth::ApiKey {
                 location: location?,
                 name: name?,
@@ -257,7 +257,7 @@ pub fn parse_upstream_auth(
         "bearer" => {
             super::check_keys(settings, &here, &[&["env"]], diagnostics);
             Some(UpstreamAuth::Bearer {
-                env: env_var(settings, &here, diagnostics)?,
+                env: env_setting(settings, &here, diagnostics)?,
             })
         }
         _ => {
@@ -284,7 +284,7 @@ const AUTH_KINDS: &[&str] = &[
 ];
 
 fn error(path: &str, message: impl Into<String>, diagnostics: &mut Vec<Diagnostic>) {
-    diagnostics.push(Diagnostic::error(Location::curation(path), message));
+    diagnostics.push(super::error(path, message));
 }
 
 fn top_level_only(path: &str, diagnostics: &mut Vec<Diagnostic>) {
@@ -304,20 +304,6 @@ pub(super) fn positive_integer(
         Some(n) if n > 0 => Some(n),
         _ => {
             error(path, "must be a whole number greater than 0", diagnostics);
-            None
-        }
-    }
-}
-
-fn non_empty_string(
-    value: &Value,
-    path: &str,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<String> {
-    match value.as_str() {
-        Some(text) if !text.is_empty() => Some(text.to_string()),
-        _ => {
-            error(path, "must be a non-empty string", diagnostics);
             None
         }
     }
@@ -446,7 +432,8 @@ fn pagination(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> O
     Some(pagination)
 }
 
-fn env_var(
+/// The `env` of `settings` (at `path`): the environment variable holding the secret.
+fn env_setting(
     settings: &Map<String, Value>,
     path: &str,
     diagnostics: &mut Vec<Diagnostic>,
@@ -459,15 +446,5 @@ fn env_var(
         );
         return None;
     };
-    let here = join(path, "env");
-    let name = non_empty_string(value, &here, diagnostics)?;
-    if name.contains(['=', '\0']) {
-        error(
-            &here,
-            "is not a valid environment variable name",
-            diagnostics,
-        );
-        return None;
-    }
-    Some(name)
+    super::env_var(value, &join(path, "env"), diagnostics)
 }

@@ -70,13 +70,7 @@ pub fn parse_options(
         }
     }
     if let Some(value) = map.get("confirm_key").filter(|value| !value.is_null()) {
-        let name = value
-            .as_object()
-            .filter(|settings| settings.len() == 1)
-            .and_then(|settings| settings.get("env"))
-            .and_then(Value::as_str)
-            .filter(|name| !name.is_empty() && !name.contains(['=', '\0']));
-        match name {
+        match super::env_reference_name(value) {
             Some(name) => options.key_env = Some(name.to_string()),
             None => diagnostics.push(Diagnostic::error(
                 Location::curation("confirm_key"),

@@ -2,6 +2,10 @@
 //!
 //! Parsing checks every key, so a typo is an error with its path rather than a tool
 //! silently exposed or hidden. What the file means is decided in [`crate::catalog`].
+//!
+//! Every part of the file reads its values with the readers here (`string_at`, `bool_at`,
+//! `non_empty_string`, `env_var`, `env_reference`, `string_list`), so one mistake is worded
+//! the same wherever it is made.
 
 use std::path::{Path, PathBuf};
 
@@ -253,8 +257,10 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
         curation.server = parse_server(server, diagnostics);
     }
     if let Some(names) = map.get("credential_parameters") {
-        curation.credential_parameters =
-            Some(string_list(names, "credential_parameters", diagnostics));
+        curation.credential_parameters = Some(match names {
+            Value::Null => Vec::new(),
+            names => string_list(names, "credential_parameters", diagnostics).unwrap_or_default(),
+        });
     }
     curation.call = call::parse_call_options(map, "", diagnostics);
     curation.rate_limits = limits::parse_rate_limits(map, diagnostics);
@@ -451,7 +457,10 @@ fn parse_arguments(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>)
         return Vec::new();
     };
     let omit_path = join(path, "omit");
-    let pointers = string_list(omit, &omit_path, diagnostics);
+    let pointers = match omit {
+        Value::Null => Vec::new(),
+        omit => string_list(omit, &omit_path, diagnostics).unwrap_or_default(),
+    };
     for pointer in &pointers {
         if !pointer.starts_with('/') {
             diagnostics.push(Diagnostic::error(
@@ -561,37 +570,95 @@ fn typed_at<T>(
     let value = map.get(key).filter(|v| !v.is_null())?;
     let read = read(value);
     if read.is_none() {
-        diagnostics.push(Diagnostic::error(
-            Location::curation(join(path, key)),
+        diagnostics.push(error(
+            &join(path, key),
             format!("`{key}` must be {expected}"),
         ));
     }
     read
 }
 
-fn string_list(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<String> {
-    let items = match value {
-        Value::Array(items) => items,
-        Value::Null => return Vec::new(),
-        _ => {
-            diagnostics.push(Diagnostic::error(
-                Location::curation(path),
-                "expected a list of strings",
-            ));
-            return Vec::new();
-        }
+/// An error at the curation key path `path`.
+pub fn error(path: &str, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(Location::curation(path), message)
+}
+
+/// `value` (found at `path`) as a string that is not empty.
+pub fn non_empty_string(
+    value: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<String> {
+    let text = value.as_str().filter(|text| !text.is_empty());
+    expected(text, path, "expected a non-empty string", diagnostics)
+}
+
+/// `value` (found at `path`) as the name of an environment variable: a non-empty string
+/// without `=` or NUL.
+pub fn env_var(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<String> {
+    let name = value.as_str().filter(|name| is_env_var(name));
+    let message = "expected the name of an environment variable (not empty, no `=`)";
+    expected(name, path, message, diagnostics)
+}
+
+/// `value` (found at `path`) as `{env: NAME}`, the way a secret is named: the variable's
+/// name.
+pub fn env_reference(
+    value: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<String> {
+    let name = env_reference_name(value);
+    expected(name, path, "expected `{env: VARIABLE_NAME}`", diagnostics)
+}
+
+/// The variable a `{env: NAME}` value names, when it is one: for a key that words its own
+/// error.
+pub fn env_reference_name(value: &Value) -> Option<&str> {
+    value
+        .as_object()
+        .filter(|map| map.len() == 1)
+        .and_then(|map| map.get("env"))
+        .and_then(Value::as_str)
+        .filter(|name| is_env_var(name))
+}
+
+/// `value` (found at `path`) as a list of strings: `None` when it is not a list; otherwise
+/// its strings, with an error at each item that is not one.
+pub fn string_list(
+    value: &Value,
+    path: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Vec<String>> {
+    let Some(items) = value.as_array() else {
+        diagnostics.push(error(path, "expected a list of strings"));
+        return None;
     };
-    let mut out = Vec::new();
+    let mut strings = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
         match item.as_str() {
-            Some(s) => out.push(s.to_string()),
-            None => diagnostics.push(Diagnostic::error(
-                Location::curation(format!("{path}.{index}")),
-                "expected a string",
-            )),
+            Some(text) => strings.push(text.to_string()),
+            None => diagnostics.push(error(&format!("{path}.{index}"), "expected a string")),
         }
     }
-    out
+    Some(strings)
+}
+
+/// `read` as an owned string, or an error at `path` saying what was `expected`.
+fn expected(
+    read: Option<&str>,
+    path: &str,
+    expected: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<String> {
+    if read.is_none() {
+        diagnostics.push(error(path, expected));
+    }
+    read.map(str::to_string)
+}
+
+fn is_env_var(name: &str) -> bool {
+    !name.is_empty() && !name.contains(['=', '\0'])
 }
 
 /// Whether `a` and `b` differ by case, or by at most two edits: a likely typo.
@@ -621,3 +688,6 @@ fn similar(a: &str, b: &str) -> bool {
     }
     previous[b.len()] <= 2
 }
+
+#[cfg(test)]
+mod tests;

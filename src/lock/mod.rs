@@ -1,9 +1,11 @@
 //! `ferry.lock`: what was reviewed, so that what runs can be held to it.
 //!
 //! A [`Lock`] records ferry's version, a digest of every document file and of the curation,
-//! every operation the document had, and for each served tool a digest of each part of its
-//! definition and of the request it becomes. [`drift`] compares a catalog with a lock and
-//! names every difference that matters: tools added, gone or changed (and in which part),
+//! every operation the document had, for each served tool a digest of each part of its
+//! definition and of the request it becomes, and for each composite tool (an Arazzo
+//! workflow) the same of its definition and its steps. [`drift`] compares a catalog with a
+//! lock and names every difference that matters: tools added, gone or changed (and in which
+//! part),
 //! operations the document gained that nothing in the curation decides about, and chosen
 //! operations that vanished. [`diff`] compares two catalogs by the same digests, for
 //! `ferry diff` and a reload. Pure: the command line reads and writes the file.
@@ -15,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{Catalog, OperationStatus, Tool};
+use crate::catalog::{Catalog, OperationStatus, Tool, WorkflowTool};
 use crate::openapi::Document;
 
 /// The version of the lock file's shape.
@@ -43,6 +45,10 @@ pub struct Lock {
     pub serving: BTreeMap<String, String>,
     /// Every served tool, by name.
     pub tools: BTreeMap<String, LockedTool>,
+    /// Every composite tool, by name. Absent when there is none, so a lock of a catalog
+    /// without workflows is the same file it was before they could be locked.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub workflows: BTreeMap<String, LockedWorkflow>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +74,23 @@ pub struct LockedTool {
     pub scopes: String,
 }
 
+/// A composite tool as a lock holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LockedWorkflow {
+    /// The `workflowId` it runs.
+    pub workflow: String,
+    /// A digest of each member of its definition: `title` and `description` (when it has
+    /// them), `inputSchema`, and `annotations` with how they were decided (their basis).
+    pub definition: BTreeMap<String, String>,
+    /// Its steps in order, each `stepId = METHOD /path (operationId)`: readable, since which
+    /// operations a workflow runs is what a reviewer looks at first.
+    pub steps: Vec<String>,
+    /// A digest of what the steps send and decide (parameters, bodies, success criteria,
+    /// actions, outputs) and of the workflow's outputs, as read.
+    pub plan: String,
+}
+
 /// One difference between a lock and what a catalog would serve.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Drift {
@@ -80,8 +103,13 @@ pub enum Drift {
         operation: String,
         vanished: bool,
     },
-    /// A tool whose definition or request differs, with the parts that do.
+    /// A tool whose definition or request differs, with the parts that do (a composite
+    /// tool's too: its definition's members, `workflow`, `steps`, `plan`).
     ToolChanged { tool: String, parts: Vec<String> },
+    /// A composite tool is in the catalog that the lock does not list.
+    WorkflowAdded { tool: String, workflow: String },
+    /// A composite tool the lock lists is not in the catalog.
+    WorkflowRemoved { tool: String, workflow: String },
     /// An operation the document gained since the lock that no curation choice covers.
     OperationGained { operation: String },
     /// A setting of the whole server changed: `upstream`, `auth`, `upstreamAuth`,
@@ -115,6 +143,14 @@ impl fmt::Display for Drift {
             Drift::ToolChanged { tool, parts } => {
                 write!(f, "tool {tool:?} changed: {}", parts.join(", "))
             }
+            Drift::WorkflowAdded { tool, workflow } => write!(
+                f,
+                "composite tool {tool:?} (workflow {workflow}) is chosen but not in the lock"
+            ),
+            Drift::WorkflowRemoved { tool, workflow } => write!(
+                f,
+                "composite tool {tool:?} (workflow {workflow}) is in the lock but no longer chosen"
+            ),
             Drift::ServingChanged { setting } => write!(
                 f,
                 "`{setting}` changed: where calls go or who may make them is not what was locked"
@@ -128,14 +164,8 @@ impl fmt::Display for Drift {
 }
 
 /// The lock for a catalog from a full compile (so that `catalog.operations` lists every
-/// operation); `curation` is the curation file's bytes, when there is one; `serving` names
-/// each server-wide setting (see [`Lock::serving`]) with its text, digested here.
-pub fn lock(
-    catalog: &Catalog,
-    document: &Document,
-    curation: Option<&[u8]>,
-    serving: &BTreeMap<String, String>,
-) -> Lock {
+/// operation); `curation` is the curation file's bytes, when there is one.
+pub fn lock(catalog: &Catalog, document: &Document, curation: Option<&[u8]>) -> Lock {
     Lock {
         lock_version: LOCK_VERSION,
         ferry: env!("CARGO_PKG_VERSION").to_string(),
@@ -148,26 +178,22 @@ pub fn lock(
                 .collect(),
         },
         operations: catalog.operations.iter().map(label).collect(),
-        serving: digests(serving),
+        serving: digests(&serving(catalog)),
         tools: catalog
             .tools
             .iter()
             .map(|tool| (tool.name.clone(), locked(tool)))
             .collect(),
+        workflows: locked_workflows(catalog),
     }
 }
 
-/// Every difference between `lock` and `catalog` (served with the settings `serving`) that
-/// changes what is served, or that a reviewer must decide about. `every_operation`:
-/// `catalog` came from a full compile, so gained and vanished operations can be told;
-/// otherwise only tools and settings are compared.
-pub fn drift(
-    lock: &Lock,
-    catalog: &Catalog,
-    serving: &BTreeMap<String, String>,
-    every_operation: bool,
-) -> Vec<Drift> {
-    let mut found: Vec<Drift> = changed_settings(&lock.serving, &digests(serving))
+/// Every difference between `lock` and `catalog` that changes what is served, or that a
+/// reviewer must decide about. `every_operation`: `catalog` came from a full compile, so
+/// gained and vanished operations can be told; otherwise only tools and settings are
+/// compared.
+pub fn drift(lock: &Lock, catalog: &Catalog, every_operation: bool) -> Vec<Drift> {
+    let mut found: Vec<Drift> = changed_keys(&lock.serving, &digests(&serving(catalog)))
         .into_iter()
         .map(|setting| Drift::ServingChanged { setting })
         .collect();
@@ -203,6 +229,8 @@ pub fn drift(
             });
         }
     }
+    let workflows = compare_workflows(&lock.workflows, &locked_workflows(catalog));
+    found.extend(workflows.into_iter().map(Drift::from));
     if every_operation {
         for report in &catalog.operations {
             let operation = label(report);
@@ -213,6 +241,24 @@ pub fn drift(
         }
     }
     found
+}
+
+/// A change between catalogs as drift from a lock: the same differences, told to a reviewer.
+impl From<Change> for Drift {
+    fn from(change: Change) -> Drift {
+        match change {
+            Change::ToolAdded { tool, operation } => Drift::ToolAdded { tool, operation },
+            Change::ToolRemoved { tool, operation } => Drift::ToolRemoved {
+                tool,
+                operation,
+                vanished: false,
+            },
+            Change::ToolChanged { tool, parts } => Drift::ToolChanged { tool, parts },
+            Change::WorkflowAdded { tool, workflow } => Drift::WorkflowAdded { tool, workflow },
+            Change::WorkflowRemoved { tool, workflow } => Drift::WorkflowRemoved { tool, workflow },
+            Change::SettingChanged { setting } => Drift::ServingChanged { setting },
+        }
+    }
 }
 
 /// One difference between the tools and settings two catalogs serve, as `ferry diff` and a
@@ -228,9 +274,16 @@ pub enum Change {
     ToolRemoved { tool: String, operation: String },
     /// A tool both serve, with the parts that differ: members of its `tools/list`
     /// definition (`description`, `inputSchema`, `annotations`, …), `operation`, `request`
-    /// (the plan: method, path, parameters, body), `call` (its call settings), `scopes`.
+    /// (the plan: method, path, parameters, body), `call` (its call settings), `scopes`; a
+    /// composite tool's definition members, `workflow`, `steps` and `plan`.
     #[serde(rename = "changed")]
     ToolChanged { tool: String, parts: Vec<String> },
+    /// A composite tool the new catalog has and the old did not.
+    #[serde(rename = "added")]
+    WorkflowAdded { tool: String, workflow: String },
+    /// A composite tool the old catalog had and the new does not.
+    #[serde(rename = "removed")]
+    WorkflowRemoved { tool: String, workflow: String },
     /// A setting of the whole server differs, by the name the caller gave it (see
     /// [`Lock::serving`]).
     #[serde(rename = "setting")]
@@ -243,6 +296,10 @@ impl fmt::Display for Change {
             Change::ToolAdded { tool, operation } => write!(f, "+ {tool} ({operation})"),
             Change::ToolRemoved { tool, operation } => write!(f, "- {tool} ({operation})"),
             Change::ToolChanged { tool, parts } => write!(f, "~ {tool}: {}", parts.join(", ")),
+            Change::WorkflowAdded { tool, workflow } => write!(f, "+ {tool} (workflow {workflow})"),
+            Change::WorkflowRemoved { tool, workflow } => {
+                write!(f, "- {tool} (workflow {workflow})")
+            }
             Change::SettingChanged { setting } => write!(f, "~ setting `{setting}`"),
         }
     }
@@ -250,11 +307,13 @@ impl fmt::Display for Change {
 
 /// What [`diff`] compares of a catalog: the digests a lock holds of each tool's parts (the
 /// request split into its plan and its call settings) and of the server-wide settings (see
-/// [`Lock::serving`]). Small beside the catalog, so a running server keeps the one of what it
-/// serves for the diff of its next reload.
+/// [`serving`]), and `server` (the name, version and instructions clients are told). Small
+/// beside the catalog, so a running server keeps the one of what it serves for the diff of
+/// its next reload; its [`Digests::digest`] labels the catalog served in the metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digests {
     tools: BTreeMap<String, ToolDigests>,
+    workflows: BTreeMap<String, LockedWorkflow>,
     settings: BTreeMap<String, String>,
 }
 
@@ -267,14 +326,14 @@ struct ToolDigests {
 }
 
 impl Digests {
-    /// Digests `tools`, served with `settings` (each setting's name and text).
-    pub fn new<'a>(
-        tools: impl IntoIterator<Item = &'a Tool>,
-        settings: &BTreeMap<String, String>,
-    ) -> Digests {
+    /// Digests what `catalog` serves.
+    pub fn new(catalog: &Catalog) -> Digests {
+        let mut settings = serving(catalog);
+        settings.insert("server".to_string(), format!("{:?}", catalog.server));
         Digests {
-            tools: tools
-                .into_iter()
+            tools: catalog
+                .tools
+                .iter()
                 .map(|tool| {
                     let digests = ToolDigests {
                         locked: locked(tool),
@@ -284,20 +343,27 @@ impl Digests {
                     (tool.name.clone(), digests)
                 })
                 .collect(),
-            settings: digests(settings),
+            workflows: locked_workflows(catalog),
+            settings: digests(&settings),
         }
     }
 
-    /// One digest of everything [`diff`] compares: equal digests, no change. (The metrics'
-    /// catalog label is [`catalog_digest`], which start-up can make without the curation.)
+    /// One digest of everything [`diff`] compares: equal digests, no change. The metrics
+    /// label the catalog served with it, so the label follows a change of a setting as well as
+    /// of a tool.
     pub fn digest(&self) -> String {
-        let text = serde_json::json!({"tools": self.tools, "serving": self.settings}).to_string();
+        let text = serde_json::json!({
+            "tools": self.tools,
+            "workflows": self.workflows,
+            "serving": self.settings,
+        })
+        .to_string();
         digest_bytes(text.as_bytes())
     }
 
-    /// How many tools are served.
+    /// How many tools are served, composite ones included.
     pub fn tools(&self) -> usize {
-        self.tools.len()
+        self.tools.len() + self.workflows.len()
     }
 }
 
@@ -341,8 +407,9 @@ pub fn diff(old: &Digests, new: &Digests) -> Vec<Change> {
             });
         }
     }
+    found.extend(compare_workflows(&old.workflows, &new.workflows));
     found.extend(
-        changed_settings(&old.settings, &new.settings)
+        changed_keys(&old.settings, &new.settings)
             .into_iter()
             .map(|setting| Change::SettingChanged { setting }),
     );
@@ -397,24 +464,22 @@ pub fn from_text(text: &str) -> Result<Lock, String> {
     Ok(lock)
 }
 
-/// A digest of what `catalog` serves: every tool's name and the digests the lock keeps of its
-/// definition, request and scopes. Two catalogs with one digest serve the same tools.
-pub fn catalog_digest(catalog: &Catalog) -> String {
-    let mut text = String::new();
-    for tool in &catalog.tools {
-        let locked = locked(tool);
-        text.push_str(&tool.name);
-        for digest in locked.definition.values() {
-            text.push(' ');
-            text.push_str(digest);
-        }
-        text.push(' ');
-        text.push_str(&locked.request);
-        text.push(' ');
-        text.push_str(&locked.scopes);
-        text.push('\n');
-    }
-    digest_bytes(text.as_bytes())
+/// The server-wide settings a lock holds to, each by its name with the text digested:
+/// where calls go, who may make them, and what ferry presents upstream, as configured (never
+/// secret values: the curation holds only environment variable names and key hashes).
+pub fn serving(catalog: &Catalog) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("upstream".to_string(), format!("{:?}", catalog.upstream)),
+        ("auth".to_string(), format!("{:?}", catalog.auth)),
+        (
+            "upstreamAuth".to_string(),
+            format!("{:?}", catalog.upstream_auth),
+        ),
+        (
+            "upstreamIdentity".to_string(),
+            format!("{:?}", catalog.identity_header),
+        ),
+    ])
 }
 
 fn locked(tool: &Tool) -> LockedTool {
@@ -438,33 +503,126 @@ fn locked(tool: &Tool) -> LockedTool {
     }
 }
 
+/// What a lock holds of each of `catalog`'s composite tools, by name.
+fn locked_workflows(catalog: &Catalog) -> BTreeMap<String, LockedWorkflow> {
+    catalog
+        .workflows
+        .iter()
+        .map(|tool| (tool.name.clone(), locked_workflow(tool)))
+        .collect()
+}
+
+fn locked_workflow(tool: &WorkflowTool) -> LockedWorkflow {
+    let mut definition = BTreeMap::from([
+        ("inputSchema".to_string(), digest_value(&tool.input_schema)),
+        (
+            "annotations".to_string(),
+            digest_value(&serde_json::json!({
+                "annotations": tool.annotations,
+                "basis": tool.basis,
+            })),
+        ),
+    ]);
+    for (member, text) in [("title", &tool.title), ("description", &tool.description)] {
+        if let Some(text) = text {
+            definition.insert(
+                member.to_string(),
+                digest_value(&Value::from(text.as_str())),
+            );
+        }
+    }
+    let steps = tool
+        .steps
+        .iter()
+        .map(|step| match &step.operation_id {
+            Some(id) => format!("{} = {} ({id})", step.step, step.label()),
+            None => format!("{} = {}", step.step, step.label()),
+        })
+        .collect();
+    // Like a request plan, what the steps do has no wire form of its own: the debug form
+    // names every field.
+    let workflow = &tool.workflow;
+    let plan = digest_bytes(format!("{:?}\n{:?}", workflow.steps, workflow.outputs).as_bytes());
+    LockedWorkflow {
+        workflow: workflow.id.clone(),
+        definition,
+        steps,
+        plan,
+    }
+}
+
+/// The differences between two sets of composite tools, by name: those `was` has and `is`
+/// lacks, then, in name order, those `is` adds and those whose parts differ.
+fn compare_workflows(
+    was: &BTreeMap<String, LockedWorkflow>,
+    is: &BTreeMap<String, LockedWorkflow>,
+) -> Vec<Change> {
+    let mut found: Vec<Change> = was
+        .iter()
+        .filter(|(name, _)| !is.contains_key(*name))
+        .map(|(name, tool)| Change::WorkflowRemoved {
+            tool: name.clone(),
+            workflow: tool.workflow.clone(),
+        })
+        .collect();
+    for (name, after) in is {
+        let Some(before) = was.get(name) else {
+            found.push(Change::WorkflowAdded {
+                tool: name.clone(),
+                workflow: after.workflow.clone(),
+            });
+            continue;
+        };
+        // Its parts: definition members by name, then `workflow`, `steps` and `plan`.
+        let source = (
+            "workflow",
+            before.workflow.as_str(),
+            after.workflow.as_str(),
+        );
+        let steps = before.steps != after.steps;
+        let others = [("steps", steps), ("plan", before.plan != after.plan)];
+        let parts = parts_differing(&before.definition, &after.definition, source, &others);
+        if !parts.is_empty() {
+            found.push(Change::ToolChanged {
+                tool: name.clone(),
+                parts,
+            });
+        }
+    }
+    found
+}
+
 /// The parts in which two digested tools differ: definition members by name, then
 /// `operation`, `request` and `scopes`.
 fn changed_parts(was: &LockedTool, is: &LockedTool) -> Vec<String> {
-    let mut parts: Vec<String> = was
-        .definition
-        .keys()
-        .chain(is.definition.keys())
-        .filter(|key| was.definition.get(*key) != is.definition.get(*key))
-        .cloned()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if was.operation != is.operation {
-        parts.push(format!("operation ({} → {})", was.operation, is.operation));
+    let source = ("operation", was.operation.as_str(), is.operation.as_str());
+    let others = [
+        ("request", was.request != is.request),
+        ("scopes", was.scopes != is.scopes),
+    ];
+    parts_differing(&was.definition, &is.definition, source, &others)
+}
+
+/// The definition members whose digests differ, then the source (`operation`, `workflow`)
+/// with both of its values when it differs, then each of `others` that differs.
+fn parts_differing(
+    was: &BTreeMap<String, String>,
+    is: &BTreeMap<String, String>,
+    (source, source_was, source_is): (&str, &str, &str),
+    others: &[(&str, bool)],
+) -> Vec<String> {
+    let mut parts = changed_keys(was, is);
+    if source_was != source_is {
+        parts.push(format!("{source} ({source_was} → {source_is})"));
     }
-    if was.request != is.request {
-        parts.push("request".to_string());
-    }
-    if was.scopes != is.scopes {
-        parts.push("scopes".to_string());
-    }
+    let differing = others.iter().filter(|(_, differs)| *differs);
+    parts.extend(differing.map(|(part, _)| part.to_string()));
     parts
 }
 
-/// The settings whose digests differ between `was` and `is`, or that only one has, once
-/// each, in name order.
-fn changed_settings(was: &BTreeMap<String, String>, is: &BTreeMap<String, String>) -> Vec<String> {
+/// The keys (settings, definition members) whose digests differ between `was` and `is`, or
+/// that only one has, once each, in name order.
+fn changed_keys(was: &BTreeMap<String, String>, is: &BTreeMap<String, String>) -> Vec<String> {
     was.keys()
         .chain(is.keys())
         .filter(|setting| was.get(*setting) != is.get(*setting))

@@ -1,5 +1,3 @@
-use std::collections::BTreeMap;
-
 use expect_test::{Expect, expect};
 use serde_json::json;
 
@@ -17,6 +15,11 @@ fn tool(name: &str, method: http::Method, path: &str) -> Tool {
 }
 
 fn catalog(tools: Vec<Tool>) -> Catalog {
+    served(tools, "http://127.0.0.1:1")
+}
+
+/// A catalog of `tools` calling `upstream`.
+fn served(tools: Vec<Tool>, upstream: &str) -> Catalog {
     Catalog {
         server: ServerInfo {
             name: "pets".into(),
@@ -24,7 +27,7 @@ fn catalog(tools: Vec<Tool>) -> Catalog {
             version: "1".into(),
             instructions: None,
         },
-        upstream: Some("http://127.0.0.1:1".into()),
+        upstream: Some(upstream.into()),
         upstream_auth: None,
         identity_header: None,
         auth: None,
@@ -43,20 +46,9 @@ fn pets() -> Vec<Tool> {
     ]
 }
 
-fn settings(upstream: &str) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        ("upstream".to_string(), upstream.to_string()),
-        ("auth".to_string(), "None".to_string()),
-    ])
-}
-
 /// The diff of `old` to `new` (with the same settings), one change a line.
 fn check(old: Vec<Tool>, new: Vec<Tool>, expected: Expect) {
-    let serving = settings("http://127.0.0.1:1");
-    let changes = diff(
-        &Digests::new(&catalog(old).tools, &serving),
-        &Digests::new(&catalog(new).tools, &serving),
-    );
+    let changes = diff(&Digests::new(&catalog(old)), &Digests::new(&catalog(new)));
     let text: String = changes.iter().map(|change| format!("{change}\n")).collect();
     expected.assert_eq(&text);
 }
@@ -118,8 +110,8 @@ fn call_settings_and_the_request_are_told_apart() {
 #[test]
 fn a_changed_setting_is_named_without_its_value() {
     let changes = diff(
-        &Digests::new(&pets(), &settings("http://127.0.0.1:1")),
-        &Digests::new(&pets(), &settings("http://127.0.0.1:2")),
+        &Digests::new(&served(pets(), "http://127.0.0.1:1")),
+        &Digests::new(&served(pets(), "http://127.0.0.1:2")),
     );
     assert_eq!(
         changes,
@@ -135,10 +127,9 @@ fn changes_serialize_with_their_kind() {
     let mut new = pets();
     new.push(tool("create_pet", http::Method::POST, "/pets"));
     new[0].description = None;
-    let serving = settings("http://127.0.0.1:1");
     let changes = diff(
-        &Digests::new(&pets(), &serving),
-        &Digests::new(&new, &serving),
+        &Digests::new(&catalog(pets())),
+        &Digests::new(&catalog(new)),
     );
     expect![[r#"[{"change":"added","tool":"create_pet","operation":"POST /pets"},{"change":"changed","tool":"get_pet","parts":["description"]}]"#]]
         .assert_eq(&serde_json::to_string(&changes).expect("serializes"));
@@ -147,14 +138,13 @@ fn changes_serialize_with_their_kind() {
 #[test]
 fn drift_still_reports_each_changed_part() {
     let old = catalog(pets());
-    let serving = settings("http://127.0.0.1:1");
     let document =
         crate::openapi::Document::from_value(json!({"openapi": "3.1.0"})).expect("document");
-    let lock = lock(&old, &document, None, &serving);
+    let lock = lock(&old, &document, None);
     let mut new = pets();
     new[0].description = None;
     new[0].call.retries = 1;
-    let drift = drift(&lock, &catalog(new), &settings("http://127.0.0.1:2"), false);
+    let drift = drift(&lock, &served(new, "http://127.0.0.1:2"), false);
     let text: Vec<String> = drift.iter().map(ToString::to_string).collect();
     expect![[r#"
         [
@@ -167,14 +157,133 @@ fn drift_still_reports_each_changed_part() {
 
 #[test]
 fn the_digest_changes_with_what_diff_compares() {
-    let serving = settings("http://127.0.0.1:1");
-    let digest = |tools: &[Tool], serving| Digests::new(tools, serving).digest();
-    let same = digest(&pets(), &serving);
-    assert_eq!(same, digest(&pets(), &serving));
+    let serving = "http://127.0.0.1:1";
+    let digest = |tools: Vec<Tool>, serving| Digests::new(&served(tools, serving)).digest();
+    let same = digest(pets(), serving);
+    assert_eq!(same, digest(pets(), serving));
     assert!(same.starts_with("sha256:"), "{same}");
     let mut new = pets();
     new[1].call.retries = 0;
-    assert_ne!(same, digest(&new, &serving));
-    assert_ne!(same, digest(&pets(), &settings("http://127.0.0.1:2")));
-    assert_eq!(Digests::new(&pets(), &serving).tools(), 2);
+    assert_ne!(same, digest(new, serving));
+    assert_ne!(same, digest(pets(), "http://127.0.0.1:2"));
+    assert_eq!(Digests::new(&served(pets(), serving)).tools(), 2);
+}
+
+#[test]
+fn the_digest_follows_every_serving_setting_and_the_lock_names_them_alike() {
+    let before = catalog(pets());
+    let mut after = catalog(pets());
+    after.upstream_auth = Some(crate::access::UpstreamAuth::Bearer {
+        env: "PETS_TOKEN".into(),
+    });
+    after.identity_header = Some(http::HeaderName::from_static("x-subject"));
+    after.server.instructions = Some("Ask about pets.".into());
+    assert_ne!(
+        Digests::new(&before).digest(),
+        Digests::new(&after).digest()
+    );
+    let text = written(&diff(&Digests::new(&before), &Digests::new(&after)));
+    expect![[r#"
+        [
+            "~ setting `server`",
+            "~ setting `upstreamAuth`",
+            "~ setting `upstreamIdentity`",
+        ]
+    "#]]
+    .assert_debug_eq(&text);
+    let document =
+        crate::openapi::Document::from_value(json!({"openapi": "3.1.0"})).expect("document");
+    let drift = written(&drift(&lock(&before, &document, None), &after, false));
+    expect![[r#"
+        [
+            "`upstreamAuth` changed: where calls go or who may make them is not what was locked",
+            "`upstreamIdentity` changed: where calls go or who may make them is not what was locked",
+        ]
+    "#]].assert_debug_eq(&drift);
+}
+
+/// The catalog `tests/data/arazzo/CURATION` compiles to, its composite tools included, and
+/// the document it was compiled from.
+fn composite(curation: &str) -> (Catalog, crate::openapi::Document) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arazzo");
+    let text = std::fs::read_to_string(dir.join(curation)).expect("the curation");
+    let (curation, _) = crate::curation::parse(&text, curation, dir.clone()).expect("YAML");
+    let document = crate::openapi::load(&dir.join("pets.openapi.yaml")).expect("the document");
+    let (mut catalog, _) = crate::catalog::compile(&document, &curation);
+    let workflows = curation.workflows.as_ref().expect("workflows chosen");
+    let options = crate::openapi::LoadOptions::default();
+    let file = crate::openapi::load_file(&dir.join(&workflows.document), &options)
+        .expect("the Arazzo document");
+    let diagnostics = crate::catalog::add_workflows(&mut catalog, &document, &curation, &file);
+    assert!(
+        !diagnostics
+            .iter()
+            .any(crate::diagnostic::Diagnostic::is_error),
+        "{diagnostics:?}"
+    );
+    (catalog, document)
+}
+
+#[test]
+fn composite_tools_are_locked_with_each_part_and_their_steps() {
+    let (catalog, document) = composite("ferry.yaml");
+    let lock = lock(&catalog, &document, None);
+    let mut text = String::new();
+    for (name, tool) in &lock.workflows {
+        let parts: Vec<&str> = tool.definition.keys().map(String::as_str).collect();
+        text.push_str(&format!(
+            "{name} (workflow {}): {}\n",
+            tool.workflow,
+            parts.join(", ")
+        ));
+        for step in &tool.steps {
+            text.push_str(&format!("  {step}\n"));
+        }
+        assert!(tool.plan.starts_with("sha256:"), "{}", tool.plan);
+    }
+    expect![[r#"
+        adopt_pet (workflow adoptFirstAvailable): annotations, description, inputSchema, title
+          findPet = GET /pets (findPets)
+          adopt = POST /pets/{petId}/adoption (adoptPet)
+        showPet (workflow showPet): annotations, description, inputSchema
+          get = GET /pets/{petId} (getPet)
+    "#]]
+    .assert_eq(&text);
+    assert_eq!(from_text(&to_text(&lock)), Ok(lock));
+}
+
+#[test]
+fn a_lock_without_composite_tools_is_written_as_before() {
+    let document =
+        crate::openapi::Document::from_value(json!({"openapi": "3.1.0"})).expect("document");
+    let text = to_text(&lock(&catalog(pets()), &document, None));
+    assert!(!text.contains("workflows"), "{text}");
+    assert!(from_text(&text).is_ok_and(|lock| lock.workflows.is_empty()));
+}
+
+#[test]
+fn drift_names_composite_tools_added_gone_and_changed_by_part() {
+    let (locked, document) = composite("v2.yaml");
+    let (now, _) = composite("ferry.yaml");
+    let gone = written(&drift(&lock(&locked, &document, None), &now, false));
+    let added = written(&drift(&lock(&now, &document, None), &locked, false));
+    expect![[r#"
+        [
+            [
+                "composite tool \"listAvailable\" (workflow listAvailable) is in the lock but no longer chosen",
+                "tool \"adopt_pet\" changed: annotations, plan",
+                "tool \"showPet\" changed: description, steps, plan",
+            ],
+            [
+                "tool \"adopt_pet\" changed: annotations, plan",
+                "composite tool \"listAvailable\" (workflow listAvailable) is chosen but not in the lock",
+                "tool \"showPet\" changed: description, steps, plan",
+            ],
+        ]
+    "#]].assert_debug_eq(&[gone, added]);
+}
+
+/// Each of `items` as it is written for people.
+fn written(items: &[impl ToString]) -> Vec<String> {
+    items.iter().map(ToString::to_string).collect()
 }

@@ -64,8 +64,9 @@ struct ServerHandles {
     reloads_failed: Counter,
     audit_dropped: Counter,
     audit_write_errors: Counter,
-    /// The `ferry_catalog_info` series of the catalog served, set to 0 when another replaces it.
-    catalog_info: Mutex<Option<Gauge>>,
+    /// The digest of the catalog served and its `ferry_catalog_info` series, set to 0 when a
+    /// catalog of another digest replaces it.
+    catalog_info: Mutex<Option<(String, Gauge)>>,
 }
 
 /// One tool's handles, each made the first time it is needed.
@@ -227,8 +228,11 @@ impl Metrics {
             .catalog_info
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(previous) = served.replace(info) {
-            previous.set(0.0);
+        // A reload that changed nothing serves the same series: it stays at 1.
+        if let Some((previous, gauge)) = served.replace((digest.to_owned(), info))
+            && previous != digest
+        {
+            gauge.set(0.0);
         }
     }
 

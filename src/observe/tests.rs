@@ -111,6 +111,29 @@ fn metrics_count_a_call_by_tool_and_outcome() {
 }
 
 #[test]
+fn the_catalog_served_again_keeps_its_info_at_one_and_another_sets_it_to_zero() {
+    let metrics = Metrics::new();
+    let observer = Observer::new(None, Some(metrics.clone()));
+    observer.catalog(2, "sha256:00");
+    observer.catalog(2, "sha256:00");
+    let text = metrics.render();
+    assert!(
+        text.contains("ferry_catalog_info{digest=\"sha256:00\"} 1"),
+        "{text}"
+    );
+    observer.catalog(3, "sha256:01");
+    let text = metrics.render();
+    assert!(
+        text.contains("ferry_catalog_info{digest=\"sha256:00\"} 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ferry_catalog_info{digest=\"sha256:01\"} 1"),
+        "{text}"
+    );
+}
+
+#[test]
 fn readiness_needs_a_catalog_and_when_asked_a_connection() {
     let plain = Readiness::new(None);
     assert_eq!(plain.check(), Err("no catalog loaded"));

@@ -754,6 +754,88 @@ fn init_lists_every_operation_switched_off_and_never_overwrites() {
     assert!(err.contains("never overwrites"), "{err}");
 }
 
+/// Issue 14: `ferry init --arazzo FILE` lists the document's workflows beside its
+/// operations, all off, each under its summary and steps; the starter compiles as it is, and
+/// switching a workflow on makes it a composite tool. Problems in the Arazzo document are
+/// printed as diagnostics, and a workflow they touch says it cannot be a tool as it is.
+#[test]
+fn init_lists_an_arazzo_documents_workflows_switched_off() {
+    let dir = temp_dir("init-arazzo");
+    for name in [
+        "pets.openapi.yaml",
+        "pets.arazzo.yaml",
+        "broken.arazzo.json",
+    ] {
+        std::fs::copy(data_dir().join(name), dir.join(name)).expect("copy fixture");
+    }
+    // What init prints and writes with `--arazzo FILE`.
+    let init = |arazzo: &str| {
+        let (code, _, err) = ferry(&["init", "pets.openapi.yaml", "--arazzo", arazzo], &dir);
+        assert_eq!(code, 0, "{err}");
+        let curation = dir.join("ferry.yaml");
+        let written = std::fs::read_to_string(&curation).expect("init wrote ferry.yaml");
+        (err, written)
+    };
+    let (err, written) = init("pets.arazzo.yaml");
+    assert!(
+        err.contains("with 3 operations and 2 workflows, all off"),
+        "{err}"
+    );
+    let section = &written[written.find("workflows:").expect("a workflows section")..];
+    expect![[r#"
+        workflows:
+          document: pets.arazzo.yaml
+          tools:
+            # adoptFirstAvailable: Adopt the first available pet (steps: findPet, adopt)
+            adoptFirstAvailable: false
+            # showPet: Show one pet (steps: get)
+            showPet: false
+    "#]]
+    .assert_eq(section);
+    let (code, out, err) = ferry(&["tools"], &dir);
+    assert_eq!((code, out.trim()), (0, "[]"), "{err}");
+    let (code, out, _) = ferry(&["check"], &dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("composite tools"), "{out}");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        written.replace("showPet: false", "showPet: {}"),
+    )
+    .expect("edit");
+    let (code, out, _) = ferry(&["check", "--format", "json"], &dir);
+    let report: Value = serde_json::from_str(&out).expect("check writes JSON");
+    let chosen = &report["workflows"];
+    assert_eq!(
+        (code, chosen.as_array().map(Vec::len)),
+        (0, Some(1)),
+        "{out}"
+    );
+    assert_eq!(
+        (&chosen[0]["tool"], &chosen[0]["basis"]),
+        (&json!("showPet"), &json!("method"))
+    );
+
+    std::fs::remove_file(dir.join("ferry.yaml")).expect("remove curation");
+    let (err, written) = init("broken.arazzo.json");
+    assert!(
+        err.contains("error: a step that runs another workflow is not supported yet\n  --> broken.arazzo.json#/workflows/0/steps/2/workflowId"),
+        "{err}"
+    );
+    assert!(
+        written.contains("    #   cannot be a tool as it is: parameter \"status\" is `in: body`: expected path, query, header or cookie\n    broken: false\n"),
+        "{written}"
+    );
+    std::fs::remove_file(dir.join("ferry.yaml")).expect("remove curation");
+    let (code, _, err) = ferry(
+        &["init", "pets.openapi.yaml", "--arazzo", "gone.yaml"],
+        &dir,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("loading Arazzo document gone.yaml"), "{err}");
+    assert!(!dir.join("ferry.yaml").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn refs_outside_the_documents_folder_need_a_wider_ref_root() {
     let dir = temp_dir("ref-root");

@@ -1,5 +1,6 @@
-//! `ferry diff`: pairs of curation files and of documents from `tests/data/diff/`, through
-//! the built binary, with snapshots of what it prints and its exit code.
+//! `ferry diff`: pairs of curation files and of documents from `tests/data/diff/` (and of
+//! Arazzo workflows from `tests/data/arazzo/`), through the built binary, with snapshots of
+//! what it prints and its exit code.
 
 use std::process::Command;
 
@@ -8,10 +9,18 @@ use serde_json::Value;
 
 /// Runs `ferry diff ARGS` in `tests/data/diff/`; checks the exit code, stdout then stderr.
 fn check(args: &[&str], expected: Expect) {
+    check_in("diff", args, expected);
+}
+
+/// [`check`] in `tests/data/DATA/`.
+fn check_in(data: &str, args: &[&str], expected: Expect) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(data);
     let output = Command::new(env!("CARGO_BIN_EXE_ferry"))
         .arg("diff")
         .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/diff"))
+        .current_dir(dir)
         .env_remove("FERRY_CONFIG")
         .env_remove("FERRY_OPENAPI")
         .env_remove("FERRY_UPSTREAM")
@@ -108,4 +117,43 @@ fn json_lists_each_change_with_its_kind() {
     let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
     expect![[r#"{"changes":[{"change":"removed","operation":"DELETE /pets/{petId}","tool":"deletePet"},{"change":"added","operation":"POST /pets","tool":"createPet"},{"change":"changed","parts":["annotations","call"],"tool":"getPet"},{"change":"changed","parts":["description"],"tool":"listPets"}],"same":false,"tools":{"new":3,"old":3},"version":1}"#]]
         .assert_eq(&ferry::catalog::canonical(report).to_string());
+}
+
+/// Composite tools are diffed as operations' tools are: added and gone by name (with the
+/// workflow they run), changed by part (`description`, `annotations` with their basis,
+/// `steps`, `plan`). `v2.yaml` chooses a third workflow from a second version of the Arazzo
+/// document, which renames a step, rewords a summary and a payload, and asserts a hint.
+#[test]
+fn composite_tools_differ_by_tool_and_part() {
+    check_in(
+        "arazzo",
+        &["ferry.yaml", "v2.yaml"],
+        expect![[r#"
+        exit 1
+        ~ adopt_pet: annotations, plan
+        + listAvailable (workflow listAvailable)
+        ~ showPet: description, steps, plan
+        1 added, 0 removed, 2 changed, 0 settings changed
+    "#]],
+    );
+    check_in(
+        "arazzo",
+        &["v2.yaml", "ferry.yaml"],
+        expect![[r#"
+        exit 1
+        - listAvailable (workflow listAvailable)
+        ~ adopt_pet: annotations, plan
+        ~ showPet: description, steps, plan
+        0 added, 1 removed, 2 changed, 0 settings changed
+    "#]],
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["diff", "--format", "json", "ferry.yaml", "v2.yaml"])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/arazzo"))
+        .env_remove("FERRY_CONFIG")
+        .output()
+        .expect("run ferry");
+    let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    expect![[r#"[{"change":"changed","tool":"adopt_pet","parts":["annotations","plan"]},{"change":"added","tool":"listAvailable","workflow":"listAvailable"},{"change":"changed","tool":"showPet","parts":["description","steps","plan"]}]"#]].assert_eq(&report["changes"].to_string());
+    assert_eq!(report["workflows"], serde_json::json!({"old": 2, "new": 3}));
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{post, post_modern};
+use crate::support::{free_port, post, post_modern};
 use crate::upstream::{TestUpstream, json_reply};
 
 /// The upstream credential ferry sends; it must never reach the audit log.
@@ -359,14 +359,6 @@ impl Drop for Killed {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// A free TCP port on 127.0.0.1, as the OS picks it.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 /// A program from Debian's `prometheus` package, with a hint when it is missing.

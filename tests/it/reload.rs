@@ -655,27 +655,29 @@ async fn a_reload_swaps_the_keys_that_are_checked_before_the_body() {
     assert_eq!(list_status(&ferry.url, "reload-key-bravo").await, 200);
 }
 
+/// ferry serving `files`, with its metrics listener on a free port, and that listener's
+/// address.
+fn serve_with_metrics(files: &Files) -> (Ferry, String) {
+    let address = format!("127.0.0.1:{}", free_port());
+    let ferry = Ferry::serve(&files.curation(), &["--metrics-listen", &address]);
+    (ferry, address)
+}
+
+/// What ferry's metrics listener at `address` answers on `/metrics`.
+async fn metrics(address: &str) -> String {
+    let url = format!("http://{address}/metrics");
+    let answer = reqwest::get(&url).await.expect("metrics answer");
+    answer.text().await.expect("metrics text")
+}
+
 /// A reload is counted and names the catalog it serves: `ferry_reloads_total` by result,
 /// `ferry_tools_served`, and the info gauge of the catalog's digest (the one replaced at 0).
 #[tokio::test]
 async fn reloads_are_counted_in_the_metrics() {
     let upstream = upstream().await;
     let files = Files::new("metrics", &upstream.base, &["listPets"]);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
-    let metrics_address = format!("127.0.0.1:{port}");
-    let ferry = Ferry::serve(&files.curation(), &["--metrics-listen", &metrics_address]);
-    let scrape = || async {
-        let url = format!("http://{metrics_address}/metrics");
-        reqwest::get(&url)
-            .await
-            .expect("metrics answer")
-            .text()
-            .await
-            .expect("metrics text")
-    };
+    let (ferry, metrics_address) = serve_with_metrics(&files);
+    let scrape = || metrics(&metrics_address);
     let value = |text: &str, series: &str| {
         text.lines().find_map(|line| {
             line.strip_prefix(series)?
@@ -721,6 +723,38 @@ async fn reloads_are_counted_in_the_metrics() {
         1,
         "{after}"
     );
+}
+
+/// The catalog's digest in the metrics follows a change of a serving setting as it follows
+/// a change of a tool: here only the identity header changes.
+#[tokio::test]
+async fn the_catalog_digest_follows_a_changed_serving_setting() {
+    let upstream = upstream().await;
+    let files = Files::new("digest", &upstream.base, &["listPets"]);
+    let (ferry, address) = serve_with_metrics(&files);
+    // The info series at 1, which names the digest of the catalog served.
+    let served = || async {
+        let text = metrics(&address).await;
+        let info = |line: &&str| line.starts_with("ferry_catalog_info{") && line.ends_with(" 1");
+        let line = text.lines().find(info).map(str::to_string);
+        line.unwrap_or_else(|| panic!("no catalog served in {text}"))
+    };
+    let before = served().await;
+    let curation = std::fs::read_to_string(files.curation()).expect("curation");
+    files.write(&format!(
+        "{curation}upstream_identity: {{header: X-Subject}}\n"
+    ));
+    ferry.hangup();
+    ferry.logged("catalog reloaded", 1).await;
+    let after = served().await;
+    assert_eq!(
+        ferry.count("~ setting `upstreamIdentity`"),
+        1,
+        "{:#?}",
+        ferry.lines()
+    );
+    assert!(before.contains("digest=\"sha256:"), "{before}");
+    assert_ne!(before, after);
 }
 
 /// A confirmation asked for before a reload is answered after it: the process keeps its

@@ -263,3 +263,11 @@ pub async fn serve_app(router: axum::Router) -> std::net::SocketAddr {
     tokio::spawn(async move { axum::serve(listener, router).await });
     address
 }
+
+/// A free TCP port on 127.0.0.1, as the OS picks it.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
