@@ -5,7 +5,8 @@
 //!
 //! Outside bytes reach ferry from three sides, and every parser on them has a target here:
 //! the client (the JSON-RPC envelope and [`mcp::Server::handle`] over HTTP and stdio, the
-//! `=?base64?` header form), the operator (the OpenAPI loader, the curation reader) and the
+//! `=?base64?` header form), the operator (the OpenAPI loader, the curation reader, the
+//! Arazzo reader) and the
 //! upstream (the response shaper, `Link` and `Retry-After`). The request builder is fuzzed
 //! with arbitrary arguments against plans compiled from [`DOCUMENT`].
 
