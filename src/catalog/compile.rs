@@ -317,12 +317,10 @@ fn unchecked_patterns(
 ) -> Vec<String> {
     let mut unchecked_patterns = Vec::new();
     for pattern in patterns {
-        let compiles = *shared.pattern_ok.entry(pattern.clone()).or_insert_with(|| {
-            regex::RegexBuilder::new(pattern)
-                .size_limit(PATTERN_SIZE_LIMIT)
-                .build()
-                .is_ok()
-        });
+        let compiles = *shared
+            .pattern_ok
+            .entry(pattern.clone())
+            .or_insert_with(|| compiles(pattern));
         if !compiles {
             diagnostics.push(
                 Diagnostic::warning(
@@ -335,6 +333,19 @@ fn unchecked_patterns(
         }
     }
     unchecked_patterns
+}
+
+/// Whether the linear-time regex engine compiles `pattern`, within the size bound.
+fn compiles(pattern: &str) -> bool {
+    regex::RegexBuilder::new(pattern)
+        .size_limit(PATTERN_SIZE_LIMIT)
+        .build()
+        .is_ok()
+}
+
+/// The `patterns` the linear-time regex engine cannot compile.
+pub(super) fn unchecked(patterns: &[String]) -> impl Iterator<Item = &String> {
+    patterns.iter().filter(|pattern| !compiles(pattern))
 }
 
 /// A warning when `tool`'s definition, at `tokens`, is over the budget.

@@ -1784,3 +1784,37 @@ fn a_workflows_key_that_is_not_a_mapping_says_what_it_should_be() {
           --> curation:workflows.tools.showPet
     "#]].assert_eq(&out);
 }
+
+#[test]
+fn a_workflows_inputs_are_held_to_what_an_operations_schema_is() {
+    check_workflows(
+        "arazzo: 1.0.1
+info: {title: x, version: '1'}
+sourceDescriptions: [{name: pets, url: ./pets.openapi.yaml, type: openapi}]
+workflows:
+  - workflowId: lookUp
+    inputs:
+      type: object
+      properties:
+        code: {type: string, pattern: '(?<=a)b'}
+      anyOf: [{required: [code]}]
+    steps:
+      - stepId: find
+        operationId: findPets
+        parameters: [{name: status, in: query, value: $inputs.code}]
+",
+        "openapi: ./pets.openapi.yaml
+workflows: {document: ./pets.arazzo.yaml, tools: {lookUp: {}}}
+",
+        expect![[r#"
+            lookUp = workflow lookUp [find=GET /pets]
+              annotations: {"readOnlyHint":true}
+              basis: Method
+              input: {"type":"object","properties":{"code":{"type":"string","pattern":"(?<=a)b"}},"anyOf":[{"required":["code"]}],"additionalProperties":false}
+            warning: pattern "(?<=a)b" is not supported by the linear-time regex engine; it is served but not checked
+              --> pets.arazzo.yaml#/workflows/0/inputs
+            warning: the workflow's inputs have anyOf at the root, which Anthropic's Messages API (`allOf`, `anyOf`, `oneOf`) and OpenAI's function calling (those and `not`) refuse, failing every request that lists the tool; write the inputs as one object schema
+              --> pets.arazzo.yaml#/workflows/0/inputs
+        "#]],
+    );
+}

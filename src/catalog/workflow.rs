@@ -59,6 +59,9 @@ pub struct WorkflowTool {
     pub limits: ToolLimits,
     /// Whether (and how) the user confirms each call, asked once before the first step.
     pub confirm: Option<Confirm>,
+    /// The input schema's `pattern`s the linear-time engine cannot compile: served as
+    /// written, left out of argument validation.
+    pub unchecked_patterns: Vec<String>,
 }
 
 impl WorkflowTool {
@@ -409,7 +412,8 @@ fn compile_workflow(
             format!("{name:?} is not a tool name (letters, digits, `_` and `-`, at most 128)"),
         ));
     }
-    let input_schema = input_schema(arazzo, workflow, diagnostics, &mut failed);
+    let (input_schema, unchecked_patterns) =
+        input_schema(arazzo, workflow, diagnostics, &mut failed);
     let confirm = match confirm::resolve(entry.confirm.as_ref(), &input_schema) {
         Ok(confirm) => confirm,
         Err(problems) => {
@@ -460,6 +464,7 @@ fn compile_workflow(
             .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
         limits,
         confirm,
+        unchecked_patterns,
     })
 }
 
@@ -501,21 +506,28 @@ fn describe(workflow: &Workflow) -> Option<String> {
 /// The workflow's `inputs` as a tool's input schema, translated by [`SchemaBuilder`] as an
 /// operation's are. A `$ref` in it does not resolve (the Arazzo file is not part of the
 /// OpenAPI document), which the builder reports.
+/// The schema is held to what an operation's is: valid JSON Schema 2020-12, no composition
+/// at its root that a major client refuses (a warning), and each `pattern` the linear-time
+/// engine cannot compile served unchecked (returned, with a warning).
 fn input_schema(
     arazzo: &Arazzo,
     workflow: &Workflow,
     diagnostics: &mut Vec<Diagnostic>,
     failed: &mut bool,
-) -> Value {
+) -> (Value, Vec<String>) {
     let Some(inputs) = &workflow.inputs else {
-        return json!({"type": "object", "properties": {}, "additionalProperties": false});
+        let empty = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        return (empty, Vec::new());
     };
     let pointer = format!("{}/inputs", workflow.pointer);
     // The builder reads schemas in a document; the inputs are translated as a 3.1 schema
     // standing alone.
     let holder = json!({"openapi": "3.1.0", "info": {"title": "", "version": ""}, "paths": {}});
     let Ok(standalone) = Document::from_value(holder) else {
-        return json!({"type": "object", "additionalProperties": false});
+        return (
+            json!({"type": "object", "additionalProperties": false}),
+            Vec::new(),
+        );
     };
     let mut builder = SchemaBuilder::new(&standalone);
     let mut schema = builder.schema(FileId(0), &pointer, inputs);
@@ -532,14 +544,23 @@ fn input_schema(
             message,
         ));
     }
+    let unchecked = super::compile::unchecked(&builder.patterns)
+        .map(|pattern| {
+            diagnostics.push(Diagnostic::warning(
+                Location::document(&arazzo.file, pointer.clone()),
+                format!("pattern {pattern:?} is not supported by the linear-time regex engine; it is served but not checked"),
+            ));
+            pattern.clone()
+        })
+        .collect();
     let defs = builder.into_defs();
     let Some(object) = schema.as_object_mut() else {
-        return schema;
+        return (schema, unchecked);
     };
     if object.get("type").and_then(Value::as_str) != Some("object") {
         *failed = true;
         diagnostics.push(Diagnostic::error(
-            Location::document(&arazzo.file, pointer),
+            Location::document(&arazzo.file, pointer.clone()),
             "a workflow's inputs must be an object schema (`type: object`), its properties the tool's arguments",
         ));
     }
@@ -552,5 +573,29 @@ fn input_schema(
     if !defs.is_empty() {
         object.insert("$defs".to_string(), Value::Object(defs));
     }
-    schema
+    if let Err(error) = jsonschema::draft202012::meta::validate(&schema) {
+        *failed = true;
+        diagnostics.push(Diagnostic::error(
+            Location::document(&arazzo.file, pointer.clone()),
+            format!(
+                "the workflow's inputs would not be valid JSON Schema 2020-12 (at {}: {error})",
+                error.instance_path()
+            ),
+        ));
+    }
+    let composed: Vec<&str> = super::body::ROOT_COMPOSITION
+        .iter()
+        .copied()
+        .filter(|keyword| schema.get(*keyword).is_some())
+        .collect();
+    if !composed.is_empty() {
+        diagnostics.push(Diagnostic::warning(
+            Location::document(&arazzo.file, pointer),
+            format!(
+                "the workflow's inputs have {} at the root, which Anthropic's Messages API (`allOf`, `anyOf`, `oneOf`) and OpenAI's function calling (those and `not`) refuse, failing every request that lists the tool; write the inputs as one object schema",
+                composed.join(", ")
+            ),
+        ));
+    }
+    (schema, unchecked)
 }

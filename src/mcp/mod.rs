@@ -289,7 +289,7 @@ impl ServedTool {
         let template = format!("arazzo:{}", workflow.workflow.id);
         ServedTool {
             name: workflow.name.clone(),
-            unchecked_patterns: Vec::new(),
+            unchecked_patterns: workflow.unchecked_patterns.clone(),
             schema: workflow.input_schema.to_string().into_boxed_str(),
             headers: mirrored_headers(&workflow.input_schema),
             validator: OnceLock::new(),
