@@ -148,7 +148,7 @@ impl Listing {
             }
             let start = array.len();
             // Serializing a `Value` cannot fail: its keys are strings.
-            let _ = serde_json::to_writer(&mut array, &tool.to_json());
+            let _ = serde_json::to_writer(&mut array, &tool.sorted_definition());
             spans.push(start..array.len());
         }
         array.push(b']');
