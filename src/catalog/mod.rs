@@ -420,6 +420,14 @@ pub fn compile_chosen(document: &Document, curation: &Curation) -> (Catalog, Vec
     compile::compile(document, curation, compile::Scope::Chosen)
 }
 
+/// [`compile`] for `ferry check`'s report: the same report, diagnostics and tools, except
+/// that each tool's `input_schema` is `Value::Null`, dropped once its size was measured, so
+/// the catalog of a large document never holds every schema at once. Not for serving, nor
+/// for a lock (whose digests are of the schemas).
+pub fn compile_report(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagnostic>) {
+    compile::compile(document, curation, compile::Scope::Report)
+}
+
 /// The `tools` array exactly as `tools/list` serves it: canonical JSON, keys sorted.
 pub fn tools_json(catalog: &Catalog) -> Value {
     Value::Array(catalog.tools.iter().map(Tool::to_json).collect())
