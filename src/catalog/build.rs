@@ -203,8 +203,11 @@ pub fn build(
     }
     let warnings = std::mem::take(&mut builder.warnings);
     let defs = builder.into_defs();
-    let mut schema = Map::new();
+    let mut schema = Map::with_capacity(5 + lifted.len());
     schema.insert("type".to_string(), Value::from("object"));
+    // Grown one argument at a time, the map may hold nearly as much room again: collected
+    // anew, it is allocated at its size, for as long as the tool is held.
+    let properties: Map<String, Value> = properties.into_iter().collect();
     schema.insert("properties".to_string(), Value::Object(properties));
     if !required.is_empty() {
         schema.insert("required".to_string(), Value::Array(required));

@@ -421,6 +421,14 @@ pub fn compile_chosen(document: &Document, curation: &Curation) -> (Catalog, Vec
     compile::compile(document, curation, compile::Scope::Chosen)
 }
 
+/// [`compile`] for `ferry check`'s report: the same report, diagnostics and tools, except
+/// that each tool's `input_schema` is `Value::Null`, dropped once its size was measured, so
+/// the catalog of a large document never holds every schema at once. Not for serving, nor
+/// for a lock (whose digests are of the schemas).
+pub fn compile_report(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagnostic>) {
+    compile::compile(document, curation, compile::Scope::Report)
+}
+
 /// The `tools` array exactly as `tools/list` serves it: canonical JSON, keys sorted.
 pub fn tools_json(catalog: &Catalog) -> Value {
     Value::Array(catalog.tools.iter().map(Tool::to_json).collect())
@@ -435,7 +443,7 @@ pub fn write_tools_json(catalog: &Catalog, writer: impl std::io::Write) -> serde
             use serde::ser::SerializeSeq;
             let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
             for tool in self.0 {
-                seq.serialize_element(&tool.to_json())?;
+                seq.serialize_element(&tool.sorted_definition())?;
             }
             seq.end()
         }
@@ -530,6 +538,42 @@ impl Tool {
         }
     }
 
+    /// The tool's definition as [`Tool::to_json`] serializes it, every object's keys sorted,
+    /// written from the tool's own values: the schema is never copied into a new tree.
+    pub fn sorted_definition(&self) -> impl Serialize + '_ {
+        struct SortedDefinition<'t>(Vec<(&'static str, Member<'t>)>);
+        impl Serialize for SortedDefinition<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut map = serializer.serialize_map(Some(self.0.len()))?;
+                for (key, member) in &self.0 {
+                    map.serialize_entry(key, member)?;
+                }
+                map.end()
+            }
+        }
+        SortedDefinition(self.sorted_members())
+    }
+
+    /// The members of [`Tool::to_json`], in its (sorted) order, each to be serialized as its
+    /// value there is.
+    pub(crate) fn sorted_members(&self) -> Vec<(&'static str, Member<'_>)> {
+        let mut members = vec![("_meta", Member::Owned(self.meta()))];
+        if self.annotations != Annotations::default() {
+            let annotations = serde_json::to_value(&self.annotations).unwrap_or_default();
+            members.push(("annotations", Member::Owned(annotations)));
+        }
+        if let Some(description) = &self.description {
+            members.push(("description", Member::Text(description)));
+        }
+        members.push(("inputSchema", Member::Sorted(&self.input_schema)));
+        members.push(("name", Member::Text(&self.name)));
+        if let Some(title) = &self.title {
+            members.push(("title", Member::Text(title)));
+        }
+        members
+    }
+
     /// The MCP `Tool` object, keys sorted.
     pub fn to_json(&self) -> Value {
         let mut map = serde_json::Map::new();
@@ -576,6 +620,53 @@ impl Tool {
 pub fn canonical(mut value: Value) -> Value {
     sort_keys(&mut value);
     value
+}
+
+/// One member of a tool's definition as it is written: a value of the tool's own with every
+/// object's keys sorted, a string, or a small value made for the occasion.
+pub(crate) enum Member<'t> {
+    Sorted(&'t Value),
+    Text(&'t str),
+    Owned(Value),
+}
+
+impl Serialize for Member<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Member::Sorted(value) => Sorted(value).serialize(serializer),
+            Member::Text(text) => serializer.serialize_str(text),
+            Member::Owned(value) => Sorted(value).serialize(serializer),
+        }
+    }
+}
+
+/// A value serialized as [`canonical`] would make it serialize (every object's keys in
+/// order), without making the sorted copy.
+pub(crate) struct Sorted<'v>(pub &'v Value);
+
+impl Serialize for Sorted<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                let mut out = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
+                    out.serialize_entry(key, &Sorted(value))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    out.serialize_element(&Sorted(item))?;
+                }
+                out.end()
+            }
+            other => other.serialize(serializer),
+        }
+    }
 }
 
 /// Sorts every object's keys in place: no copy of the tree is made.

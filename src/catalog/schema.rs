@@ -159,7 +159,8 @@ impl<'d> SchemaBuilder<'d> {
 
     /// The `$defs` collected so far, to place at the root of the input schema.
     pub fn into_defs(self) -> Map<String, Value> {
-        self.defs
+        // Collected anew, at its size: it was grown one entry at a time.
+        self.defs.into_iter().collect()
     }
 
     /// Follows `$ref`s from `schema` to the schema they name, without copying anything.
@@ -245,7 +246,8 @@ impl<'d> SchemaBuilder<'d> {
             return Value::Object(out);
         }
         let legacy = self.document.version != SpecVersion::OpenApi31;
-        let mut out = Map::new();
+        // A copy has about as many keywords as its original: allocated once, at that size.
+        let mut out = Map::with_capacity(map.len());
         let mut nullable = false;
         for (key, value) in map {
             let key = key.as_str();
@@ -354,7 +356,7 @@ impl<'d> SchemaBuilder<'d> {
                             Some(found) => found,
                             None => continue,
                         };
-                    let mut translated = Map::new();
+                    let mut translated = Map::with_capacity(entries.len());
                     for (name, subschema) in entries {
                         if key == "properties" && self.is_read_only(entries_file, subschema) {
                             continue;
@@ -715,7 +717,7 @@ fn malformed(key: &str, value: &Value) -> Option<&'static str> {
 }
 
 fn def_ref(name: &str) -> Value {
-    let mut map = Map::new();
+    let mut map = Map::with_capacity(1);
     map.insert(
         "$ref".to_string(),
         Value::String(format!("#/$defs/{}", crate::openapi::escape_token(name))),

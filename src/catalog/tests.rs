@@ -7,7 +7,7 @@ use crate::curation;
 use crate::openapi::Document;
 use crate::rate::{MAX_COUNT, Period, Rate, RateError};
 
-use super::{compile, compile_chosen};
+use super::{compile, compile_chosen, compile_report};
 
 /// Compiles `openapi` (YAML) with `curation` (YAML) and renders every tool and diagnostic.
 fn check(openapi: &str, curation_text: &str, expect: Expect) {
@@ -1817,4 +1817,50 @@ workflows: {document: ./pets.arazzo.yaml, tools: {lookUp: {}}}
               --> pets.arazzo.yaml#/workflows/0/inputs
         "#]],
     );
+}
+
+#[test]
+fn a_report_compile_reports_the_same_and_keeps_no_input_schema() {
+    let document = r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /items/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    get: {operationId: getItem}
+    put:
+      operationId: putItem
+      requestBody:
+        content:
+          application/json: {schema: {$ref: "#/components/schemas/Item"}}
+  /other:
+    get: {operationId: other}
+    post: {operationId: broken, parameters: [{$ref: "#/components/parameters/missing"}]}
+components:
+  schemas:
+    Item: {type: object, properties: {name: {type: string}, tags: {type: array, items: {type: string}}}}
+"##;
+    let value: Value = serde_saphyr::from_str(document).expect("test document is YAML");
+    let document = Document::from_value(value).expect("test document is OpenAPI");
+    let (curation, _) = curation::parse(
+        "tools: {getItem: {}, putItem: {}, broken: {}}",
+        "ferry.yaml",
+        Default::default(),
+    )
+    .expect("curation is YAML");
+    let (full, full_diagnostics) = compile(&document, &curation);
+    let (report, report_diagnostics) = compile_report(&document, &curation);
+
+    assert_eq!(report_diagnostics, full_diagnostics);
+    assert_eq!(report.operations, full.operations);
+    assert!(report.operations.iter().any(|r| r.tokens.is_some()));
+    assert_eq!(report.tools.len(), 2);
+    for (kept, whole) in report.tools.iter().zip(&full.tools) {
+        assert_eq!(kept.input_schema, Value::Null, "{}", kept.name);
+        assert_ne!(whole.input_schema, Value::Null, "{}", whole.name);
+        assert_eq!(
+            format!("{:?}", kept),
+            format!("{:?}", whole.without_input_schema())
+        );
+    }
 }

@@ -196,23 +196,36 @@ pub fn load_catalog(source: &SourceArgs) -> anyhow::Result<Loaded> {
     load(source, catalog::compile)
 }
 
+/// [`load_catalog`] for `ferry check`'s report, without a lock to compare with: every
+/// tool's input schema is dropped as soon as it is measured (see [`catalog::compile_report`]).
+pub fn load_report(source: &SourceArgs) -> anyhow::Result<Loaded> {
+    load(source, catalog::compile_report)
+}
+
 /// [`load_catalog`] building only the chosen operations: the same tools and errors, faster,
 /// for the commands that serve or print what is served.
 pub fn load_chosen(source: &SourceArgs) -> anyhow::Result<Loaded> {
     load(source, catalog::compile_chosen)
 }
 
-/// The signature of [`catalog::compile`] and [`catalog::compile_chosen`].
+/// The signature of [`catalog::compile`], [`catalog::compile_chosen`] and
+/// [`catalog::compile_report`].
 type Compile = fn(&Document, &Curation) -> (Catalog, Vec<Diagnostic>);
 
-fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
-    let config = match &source.config {
+/// The curation file the arguments name: `--config`, else ferry.yaml when there is one and
+/// no `--openapi` was given.
+pub fn config_path(source: &SourceArgs) -> Option<PathBuf> {
+    match &source.config {
         Some(path) => Some(path.clone()),
         None if source.openapi.is_none() && Path::new(DEFAULT_CONFIG).exists() => {
             Some(PathBuf::from(DEFAULT_CONFIG))
         }
         None => None,
-    };
+    }
+}
+
+fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
+    let config = config_path(source);
     let (mut curation, mut diagnostics) = match &config {
         Some(path) => curation::read(path)
             .with_context(|| format!("reading curation file {}", path.display()))?,

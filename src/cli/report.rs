@@ -14,7 +14,7 @@ use ferry::diagnostic::{Diagnostic, Location, Severity};
 use ferry::openapi;
 use serde_json::{Value, json};
 
-use super::{CheckArgs, Format, InitArgs, SourceArgs, load_catalog, load_chosen};
+use super::{CheckArgs, Format, InitArgs, SourceArgs, load_catalog, load_chosen, load_report};
 
 /// The version of `ferry check --format json`'s shape; bumped only on a breaking change.
 /// 2: every operation has a `status` (and a `reason` when not served); a diagnostic names
@@ -22,13 +22,25 @@ use super::{CheckArgs, Format, InitArgs, SourceArgs, load_catalog, load_chosen};
 const CHECK_FORMAT_VERSION: u32 = 2;
 
 pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let mut loaded = load_catalog(&args.source)?;
-    let (drift, drifted) = super::lock::check(
-        &loaded.catalog,
-        loaded.document.as_ref(),
-        loaded.config.as_deref(),
-        args.locked,
-    )?;
+    // Drift is judged on every tool's whole definition, so only a check against a lock keeps
+    // the input schemas; the report alone needs none, and they are most of a large catalog.
+    let lock = super::lock::path_for(super::config_path(&args.source).as_deref());
+    let against_lock = args.locked || lock.exists();
+    let mut loaded = if against_lock {
+        load_catalog(&args.source)?
+    } else {
+        load_report(&args.source)?
+    };
+    let (drift, drifted) = if against_lock {
+        super::lock::check(
+            &loaded.catalog,
+            loaded.document.as_ref(),
+            loaded.config.as_deref(),
+            args.locked,
+        )?
+    } else {
+        (Vec::new(), false)
+    };
     loaded.diagnostics.extend(drift);
     loaded.diagnostics.sort_by_key(|d| d.severity);
     // The report needs only the catalog: the document goes first, since it can be larger.

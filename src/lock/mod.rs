@@ -335,10 +335,11 @@ impl Digests {
                 .tools
                 .iter()
                 .map(|tool| {
+                    let (plan, call) = (format!("{:?}", tool.plan), format!("{:?}", tool.call));
                     let digests = ToolDigests {
-                        locked: locked(tool),
-                        plan: digest_bytes(format!("{:?}", tool.plan).as_bytes()),
-                        call: digest_bytes(format!("{:?}", tool.call).as_bytes()),
+                        locked: locked_with(tool, &plan, &call),
+                        plan: digest_bytes(plan.as_bytes()),
+                        call: digest_bytes(call.as_bytes()),
                     };
                     (tool.name.clone(), digests)
                 })
@@ -483,17 +484,32 @@ pub fn serving(catalog: &Catalog) -> BTreeMap<String, String> {
 }
 
 fn locked(tool: &Tool) -> LockedTool {
-    let definition = match tool.to_json() {
-        Value::Object(map) => map
-            .into_iter()
-            .filter(|(key, _)| key != "name")
-            .map(|(key, value)| (key, digest_value(&value)))
-            .collect(),
-        _ => BTreeMap::new(),
-    };
+    locked_with(
+        tool,
+        &format!("{:?}", tool.plan),
+        &format!("{:?}", tool.call),
+    )
+}
+
+/// [`locked`], given the debug forms of the tool's plan and call settings.
+fn locked_with(tool: &Tool, plan: &str, call: &str) -> LockedTool {
+    // Each member is digested as its compact JSON text in `Tool::to_json`, written from the
+    // tool's own values into one buffer.
+    let mut text = Vec::new();
+    let definition = tool
+        .sorted_members()
+        .into_iter()
+        .filter(|(key, _)| *key != "name")
+        .map(|(key, member)| {
+            text.clear();
+            // Serializing a `Value` cannot fail: its keys are strings.
+            let _ = serde_json::to_writer(&mut text, &member);
+            (key.to_string(), digest_bytes(&text))
+        })
+        .collect();
     // The plan and call settings have no wire form of their own; their debug form names
     // every field, and a change of ferry's version is recorded beside it.
-    let request = digest_bytes(format!("{:?}\n{:?}", tool.plan, tool.call).as_bytes());
+    let request = digest_bytes(format!("{plan}\n{call}").as_bytes());
     let scopes = digest_bytes(format!("{:?}\n{:?}", tool.scopes, tool.document_scopes).as_bytes());
     LockedTool {
         operation: format!("{} {}", tool.plan.method, tool.plan.path),

@@ -6,6 +6,7 @@ use std::sync::{Arc, PoisonError};
 
 use bytes::Bytes;
 use http::StatusCode;
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -139,7 +140,7 @@ pub(super) struct Listing {
 
 impl Listing {
     /// The listing of `definitions`, each written as soon as it is made.
-    pub(super) fn new(definitions: impl ExactSizeIterator<Item = Value>) -> Listing {
+    pub(super) fn new(definitions: impl ExactSizeIterator<Item = impl Serialize>) -> Listing {
         let mut array = vec![b'['];
         let mut spans = Vec::with_capacity(definitions.len());
         for (index, definition) in definitions.enumerate() {
@@ -147,7 +148,7 @@ impl Listing {
                 array.push(b',');
             }
             let start = array.len();
-            // Serializing a `Value` cannot fail: its keys are strings.
+            // Serializing a definition cannot fail: its keys are strings.
             let _ = serde_json::to_writer(&mut array, &definition);
             spans.push(start..array.len());
         }

@@ -154,11 +154,14 @@ impl Listed<'_> {
             Listed::Workflow(workflow) => &workflow.name,
         }
     }
+}
 
-    fn to_json(&self) -> Value {
+impl serde::Serialize for Listed<'_> {
+    /// The definition `tools/list` serves, keys sorted.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Listed::Operation(tool) => tool.to_json(),
-            Listed::Workflow(workflow) => workflow.to_json(),
+            Listed::Operation(tool) => tool.sorted_definition().serialize(serializer),
+            Listed::Workflow(workflow) => workflow.to_json().serialize(serializer),
         }
     }
 }
@@ -344,7 +347,7 @@ impl Server {
         sorted.sort_by(|a, b| a.name().cmp(b.name()));
         // Each tool is written out once, one at a time, and served from its text: the
         // catalog's trees are never copied whole.
-        let listing = Listing::new(sorted.iter().map(Listed::to_json));
+        let listing = Listing::new(sorted.iter());
         let observer = options.observer.as_ref();
         let tools: Vec<ServedTool> = sorted
             .iter()

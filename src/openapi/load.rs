@@ -326,7 +326,9 @@ fn read_local(root: &Path, name: &str, limit: u64) -> Result<String, LoadError> 
         });
     }
     let file = std::fs::File::open(&canonical).map_err(read_error)?;
-    let mut bytes = Vec::new();
+    // Sized by the file, the text is read into one allocation rather than grown by doubling
+    // (a 47 MB document would take 64 MiB, and copies on the way).
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
     file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(read_error)?;

@@ -1,8 +1,15 @@
 //! Text to `serde_json::Value`: JSON when the text is JSON, YAML otherwise, both under budgets
 //! so that a hostile file (a YAML alias bomb, a deeply nested array) is an error, not a hang or
 //! a stack overflow.
+//!
+//! Every array and object is allocated at its final size ([`Exact`]): grown one entry at a
+//! time, as `Value`'s own reading does, a document's maps hold about as much spare room as
+//! entries, and the parsed document is what a large catalog's memory is mostly made of.
 
-use serde_json::Value;
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
 use serde_saphyr::{Budget, Options};
 
 use super::{LoadError, LoadOptions};
@@ -35,7 +42,7 @@ pub fn parse_with(text: &str, name: &str, options: &LoadOptions) -> Result<Value
                 limit: options.max_depth,
             });
         }
-        match serde_json::from_str(text) {
+        match from_json(text) {
             Ok(value) => return Ok(value),
             Err(error) => Some(error),
         }
@@ -51,6 +58,144 @@ pub fn parse_with(text: &str, name: &str, options: &LoadOptions) -> Result<Value
     })
 }
 
+/// JSON text to a `Value`, as `serde_json::from_str` reads it (the same nesting limit, nothing
+/// but whitespace after the value), with every container at its final size.
+fn from_json(text: &str) -> Result<Value, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = Exact::read(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
+
+/// A `Value` read the way `Value`'s own `Deserialize` reads it (a repeated key keeps its
+/// first place and its last value; a non-finite float is `null`), except that each object
+/// and array is collected first and then allocated once, at its size. Also the seed that
+/// reads each nested value the same way.
+struct Exact(Value);
+
+impl Exact {
+    fn read<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(ExactVisitor)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Exact {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Exact::read(deserializer).map(Exact)
+    }
+}
+
+struct ExactSeed;
+
+impl<'de> DeserializeSeed<'de> for ExactSeed {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        Exact::read(deserializer)
+    }
+}
+
+/// An object key, read as `Value` reads one (as a string).
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        deserializer.deserialize_str(KeySeed)
+    }
+}
+
+impl Visitor<'_> for KeySeed {
+    type Value = String;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a string key")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<String, E> {
+        Ok(key.to_string())
+    }
+
+    fn visit_string<E: serde::de::Error>(self, key: String) -> Result<String, E> {
+        Ok(key)
+    }
+}
+
+struct ExactVisitor;
+
+impl<'de> Visitor<'de> for ExactVisitor {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_i128<E: serde::de::Error>(self, value: i128) -> Result<Value, E> {
+        serde::Deserialize::deserialize(serde::de::value::I128Deserializer::new(value))
+            .map(Value::Number)
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_u128<E: serde::de::Error>(self, value: u128) -> Result<Value, E> {
+        serde::Deserialize::deserialize(serde::de::value::U128Deserializer::new(value))
+            .map(Value::Number)
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(value).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_string()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        Exact::read(deserializer)
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(ExactSeed)? {
+            items.push(item);
+        }
+        items.shrink_to_fit();
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            entries.push((key, map.next_value_seed(ExactSeed)?));
+        }
+        // Collected from an iterator of known length, the map is allocated once.
+        Ok(Value::Object(entries.into_iter().collect::<Map<_, _>>()))
+    }
+}
+
 /// serde-saphyr's deserializer recurses once per nesting level, with frames of up to 20 KiB in
 /// a debug build: a document at the depth budget would overflow a 2 MiB thread stack. So YAML
 /// is parsed on a thread whose stack is sized for the budget (see [`on_deep_stack`]).
@@ -63,10 +208,12 @@ fn parse_yaml(text: &str, name: &str, options: &LoadOptions) -> Result<Value, Lo
     };
     let parse = || {
         let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            serde_saphyr::from_str_with_options::<Value>(text, yaml_options(options))
+            serde_saphyr::from_str_with_options::<Exact>(text, yaml_options(options))
         }));
         match parsed {
-            Ok(parsed) => parsed.map_err(|error| yaml_load_error(name, &error, options)),
+            Ok(parsed) => parsed
+                .map(|Exact(value)| value)
+                .map_err(|error| yaml_load_error(name, &error, options)),
             Err(_) => Err(failed("the YAML parser failed on this text")),
         }
     };

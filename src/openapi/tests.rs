@@ -1156,3 +1156,29 @@ async fn a_fetch_that_stalls_mid_body_says_it_timed_out() {
         )
     );
 }
+
+#[test]
+fn json_is_read_as_serde_json_reads_it_keys_in_place_and_values_alike() {
+    let text = r#"{"b": 1, "a": [1, -2, 18446744073709551615, -9223372036854775808, 0.5, 1e300],
+        "b": {"z": null, "y": true, "x": "é\u00e9\n", "z": [] }, "": {}, "c": [[], [{}]]}"#;
+    let ours = parse(text, "keys.json").expect("parse");
+    let theirs: serde_json::Value = serde_json::from_str(text).expect("serde_json");
+    assert_eq!(ours, theirs);
+    // The same order of keys too: a repeated key keeps its first place and its last value.
+    assert_eq!(ours.to_string(), theirs.to_string());
+    expect![[r#"{"b":{"z":[],"y":true,"x":"éé\n"},"a":[1,-2,18446744073709551615,-9223372036854775808,0.5,1e+300],"":{},"c":[[],[{}]]}"#]]
+        .assert_eq(&ours.to_string());
+    for bad in ["{\"a\": 1} x", "[1e400]", "{\"a\" 1}"] {
+        let error = parse(bad, "bad.json").expect_err(bad);
+        assert!(matches!(error, LoadError::Syntax { .. }), "{bad}: {error}");
+    }
+}
+
+#[test]
+fn yaml_is_read_into_the_values_its_json_reads_into() {
+    let yaml = "b:\n  z: ~\n  y: true\n  '0755': 0755\na: [1, -2, 0.5, -0.0]\n";
+    let json = r#"{"b": {"z": null, "y": true, "0755": "0755"}, "a": [1, -2, 0.5, -0.0]}"#;
+    let ours = parse(yaml, "keys.yaml").expect("yaml");
+    let theirs: serde_json::Value = serde_json::from_str(json).expect("json");
+    assert_eq!(ours.to_string(), theirs.to_string());
+}
