@@ -1,12 +1,13 @@
 //! Evaluating what [`super::parse`] compiled, against one run of a workflow: a runtime
-//! expression's value, a payload filled in, whether a `simple` condition holds, and which
-//! action a step's outcome takes. Pure, and nothing is parsed here.
+//! expression's value, a payload filled in, whether a criterion holds (a `simple` condition,
+//! a `regex` pattern or a `jsonpath` query, on the value of its context), and which action a
+//! step's outcome takes. Pure, and nothing is parsed or compiled here.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::expression::{Comparison, Condition, Expression, Operand, Operator, Source};
+use super::expression::{Comparison, Condition, Criterion, Expression, Operand, Operator, Source};
 use super::{Action, Template};
 use crate::openapi::pointer_get;
 
@@ -99,17 +100,34 @@ pub fn fill<'t>(template: &'t Template, context: &Context<'_>) -> Result<Value, 
     })
 }
 
-/// Whether `condition` holds: any of its alternatives, each with all its comparisons.
-pub fn holds(condition: &Condition, context: &Context<'_>) -> bool {
-    condition
-        .any
-        .iter()
-        .any(|all| all.iter().all(|comparison| compare(comparison, context)))
+/// Whether `criterion` holds. A `simple` condition holds when any of its alternatives does,
+/// each with all its comparisons; a `regex` one when its pattern matches the context's value
+/// (a string, or a number or boolean as JSON writes it); a `jsonpath` one when its query, with
+/// the context's value as the root node, selects a node. A context that is not there holds
+/// neither.
+pub fn holds(criterion: &Criterion, context: &Context<'_>) -> bool {
+    match criterion {
+        Criterion::Simple(condition) => simple_holds(condition, context),
+        Criterion::Regex {
+            context: read,
+            pattern,
+        } => match value(read, context) {
+            Some(Value::String(text)) => pattern.is_match(&text),
+            Some(value @ (Value::Number(_) | Value::Bool(_))) => {
+                pattern.is_match(&value.to_string())
+            }
+            _ => false,
+        },
+        Criterion::JsonPath {
+            context: read,
+            query,
+        } => value(read, context).is_some_and(|root| query.selects(&root)),
+    }
 }
 
-/// Whether every one of `conditions` holds (none: they do).
-pub fn all_hold(conditions: &[Condition], context: &Context<'_>) -> bool {
-    conditions.iter().all(|condition| holds(condition, context))
+/// Whether every one of `criteria` holds (none: they do).
+pub fn all_hold(criteria: &[Criterion], context: &Context<'_>) -> bool {
+    criteria.iter().all(|criterion| holds(criterion, context))
 }
 
 /// The first of `actions` whose criteria hold.
@@ -117,6 +135,13 @@ pub fn choose<'a>(actions: &'a [Action], context: &Context<'_>) -> Option<&'a Ac
     actions
         .iter()
         .find(|action| all_hold(&action.criteria, context))
+}
+
+fn simple_holds(condition: &Condition, context: &Context<'_>) -> bool {
+    condition
+        .any
+        .iter()
+        .any(|all| all.iter().all(|comparison| compare(comparison, context)))
 }
 
 fn compare(comparison: &Comparison, context: &Context<'_>) -> bool {
