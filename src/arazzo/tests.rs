@@ -1022,6 +1022,25 @@ fn regex_and_jsonpath_criteria_hold_against_an_exchange() {
         Some("someOpen")
     );
     assert!(evaluate::all_hold(&actions[1].criteria, &context));
+
+    // The balance the end-to-end tests read: RFC 9535 filters the root's members, where
+    // Redocly's respect filters a list holding the root (tests/e2e/python/test_workflows.py).
+    let mut balance = exchange.clone();
+    balance.response_body = Some(serde_json::json!({"amount": 1250, "currency": "EUR"}));
+    let context = Context {
+        exchange: Some(&balance),
+        ..context
+    };
+    let holds = |yaml: &str| evaluate::holds(&criterion(yaml), &context);
+    assert!(!holds(
+        "{context: $response.body, condition: \"$[?@.currency == 'EUR']\", type: jsonpath}"
+    ));
+    assert!(holds(
+        "{context: $response.body, condition: '$.currency', type: jsonpath}"
+    ));
+    assert!(holds(
+        "{context: $response.body, condition: \"$..[?@ == 'EUR']\", type: jsonpath}"
+    ));
 }
 
 #[test]
