@@ -782,6 +782,17 @@ impl Reader<'_> {
                 return None;
             }
         };
+        if kind == "regex"
+            && condition.len() > 1
+            && condition.starts_with('/')
+            && condition.ends_with('/')
+        {
+            // Some tools read `/…/flags` as JavaScript does; here the slashes are matched.
+            self.warning(
+                &condition_pointer,
+                "the pattern's slashes are part of it, matched as written: for a pattern without them, drop them (flags are written inside, as `(?i)`)",
+            );
+        }
         let criterion = if kind == "regex" {
             expression::parse_pattern(&condition)
                 .map(|pattern| Criterion::Regex { context, pattern })

@@ -846,10 +846,12 @@ workflows:
           - {context: $response.body, condition: '$.a', type: {type: jsonpath}}
           - {context: $statusCode, condition: '$statusCode == 200'}
           - {context: $response.body, type: jsonpath}
+          - {context: $request.path.account, condition: '/accounts/', type: regex}
 "#,
         expect![[r#"
             workflow w (/workflows/0)
               step find: OperationId { source: None, id: "findAccounts" }
+                when Regex { context: Request(Path("account")), pattern: Pattern("/accounts/") }
             error: a `regex` criterion needs a `context`: the runtime expression it applies to, such as `$statusCode`
               --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/0
             error: `context` must be a runtime expression
@@ -884,6 +886,8 @@ workflows:
               --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/15/context
             error: `condition` is missing
               --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/16
+            warning: the pattern's slashes are part of it, matched as written: for a pattern without them, drop them (flags are written inside, as `(?i)`)
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/17/condition
         "#]],
     );
     let deep = format!("$[?{}@.a{}]", "(".repeat(40), ")".repeat(40));
