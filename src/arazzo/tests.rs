@@ -847,11 +847,13 @@ workflows:
           - {context: $statusCode, condition: '$statusCode == 200'}
           - {context: $response.body, type: jsonpath}
           - {context: $request.path.account, condition: '/accounts/', type: regex}
+          - {context: $steps.nobody.outputs.x, condition: "$", type: jsonpath}
 "#,
         expect![[r#"
             workflow w (/workflows/0)
               step find: OperationId { source: None, id: "findAccounts" }
                 when Regex { context: Request(Path("account")), pattern: Pattern("/accounts/") }
+                when JsonPath { context: StepOutput { step: "nobody", name: "x", pointer: "" }, query: Query("$") }
             error: a `regex` criterion needs a `context`: the runtime expression it applies to, such as `$statusCode`
               --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/0
             error: `context` must be a runtime expression
@@ -888,6 +890,8 @@ workflows:
               --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/16
             warning: the pattern's slashes are part of it, matched as written: for a pattern without them, drop them (flags are written inside, as `(?i)`)
               --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/17/condition
+            error: no step before "find" is named "nobody"
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria
         "#]],
     );
     let deep = format!("$[?{}@.a{}]", "(".repeat(40), ")".repeat(40));
