@@ -1,12 +1,14 @@
 //! Evaluating what [`super::parse`] compiled, against one run of a workflow: a runtime
-//! expression's value, a payload filled in, whether a `simple` condition holds, and which
-//! action a step's outcome takes. Pure, and nothing is parsed here.
+//! expression's value, a payload filled in, whether a criterion holds (a `simple` condition,
+//! a `regex` pattern or a `jsonpath` query, on the value of its context), and which action a
+//! step's outcome takes. Pure, and nothing is parsed or compiled here.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::expression::{Comparison, Condition, Expression, Operand, Operator, Source};
+use super::expression::{Comparison, Condition, Criterion, Expression, Operand, Operator, Source};
 use super::{Action, Template};
 use crate::openapi::pointer_get;
 
@@ -42,39 +44,7 @@ pub struct Exchange {
 
 /// An expression's value; `None` when what it reads is not there.
 pub fn value(expression: &Expression, context: &Context<'_>) -> Option<Value> {
-    let exchange = context.exchange;
-    match expression {
-        Expression::Url => exchange
-            .filter(|e| !e.url.is_empty())
-            .map(|e| Value::String(e.url.clone())),
-        Expression::Method => exchange.map(|e| Value::String(e.method.clone())),
-        Expression::StatusCode => exchange.map(|e| Value::from(e.status)),
-        Expression::Request(source) => {
-            let exchange = exchange?;
-            match source {
-                Source::Header(name) => header(&exchange.request_headers, name),
-                Source::Query(name) => find(&exchange.query, name),
-                Source::Path(name) => find(&exchange.path, name),
-                Source::Body(pointer) => at(exchange.request_body.as_ref()?, pointer),
-            }
-        }
-        Expression::Response(source) => {
-            let exchange = exchange?;
-            match source {
-                Source::Header(name) => header(&exchange.response_headers, name),
-                Source::Body(pointer) => at(exchange.response_body.as_ref()?, pointer),
-                // A response has no query or path of its own.
-                Source::Query(_) | Source::Path(_) => None,
-            }
-        }
-        Expression::Input { name, pointer } => at(context.inputs.get(name)?, pointer),
-        Expression::Output { name, pointer } => at(context.outputs?.get(name)?, pointer),
-        Expression::StepOutput {
-            step,
-            name,
-            pointer,
-        } => at(context.steps.get(step)?.get(name)?, pointer),
-    }
+    read(expression, context).map(Cow::into_owned)
 }
 
 /// The value a template stands for, every expression in it read; the first expression whose
@@ -99,17 +69,34 @@ pub fn fill<'t>(template: &'t Template, context: &Context<'_>) -> Result<Value, 
     })
 }
 
-/// Whether `condition` holds: any of its alternatives, each with all its comparisons.
-pub fn holds(condition: &Condition, context: &Context<'_>) -> bool {
-    condition
-        .any
-        .iter()
-        .any(|all| all.iter().all(|comparison| compare(comparison, context)))
+/// Whether `criterion` holds. A `simple` condition holds when any of its alternatives does,
+/// each with all its comparisons; a `regex` one when its pattern matches the context's value
+/// (a string, or a number or boolean as JSON writes it); a `jsonpath` one when its query, with
+/// the context's value as the root node, selects a node. A context that is not there holds
+/// neither.
+pub fn holds(criterion: &Criterion, context: &Context<'_>) -> bool {
+    match criterion {
+        Criterion::Simple(condition) => simple_holds(condition, context),
+        Criterion::Regex {
+            context: context_expression,
+            pattern,
+        } => match read(context_expression, context).as_deref() {
+            Some(Value::String(text)) => pattern.is_match(text),
+            Some(value @ (Value::Number(_) | Value::Bool(_))) => {
+                pattern.is_match(&value.to_string())
+            }
+            _ => false,
+        },
+        Criterion::JsonPath {
+            context: context_expression,
+            query,
+        } => read(context_expression, context).is_some_and(|root| query.selects(&root)),
+    }
 }
 
-/// Whether every one of `conditions` holds (none: they do).
-pub fn all_hold(conditions: &[Condition], context: &Context<'_>) -> bool {
-    conditions.iter().all(|condition| holds(condition, context))
+/// Whether every one of `criteria` holds (none: they do).
+pub fn all_hold(criteria: &[Criterion], context: &Context<'_>) -> bool {
+    criteria.iter().all(|criterion| holds(criterion, context))
 }
 
 /// The first of `actions` whose criteria hold.
@@ -119,10 +106,17 @@ pub fn choose<'a>(actions: &'a [Action], context: &Context<'_>) -> Option<&'a Ac
         .find(|action| all_hold(&action.criteria, context))
 }
 
+fn simple_holds(condition: &Condition, context: &Context<'_>) -> bool {
+    condition
+        .any
+        .iter()
+        .any(|all| all.iter().all(|comparison| compare(comparison, context)))
+}
+
 fn compare(comparison: &Comparison, context: &Context<'_>) -> bool {
     let left = operand(&comparison.left, context);
     let Some((operator, right)) = &comparison.test else {
-        return left == Value::Bool(true);
+        return *left == Value::Bool(true);
     };
     let right = operand(right, context);
     // Headers and paths are text: a number written as text compares as the number.
@@ -131,9 +125,10 @@ fn compare(comparison: &Comparison, context: &Context<'_>) -> bool {
         Value::String(text) => text.trim().parse::<f64>().ok(),
         _ => None,
     };
-    let ordering = match (&left, &right) {
+    let (left, right) = (left.as_ref(), right.as_ref());
+    let ordering = match (left, right) {
         (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
-        _ => match (number(&left), number(&right)) {
+        _ => match (number(left), number(right)) {
             (Some(a), Some(b)) => a.partial_cmp(&b),
             _ => None,
         },
@@ -149,10 +144,50 @@ fn compare(comparison: &Comparison, context: &Context<'_>) -> bool {
 }
 
 /// An operand's value; what is not there is `null`.
-fn operand(operand: &Operand, context: &Context<'_>) -> Value {
+fn operand<'a>(operand: &'a Operand, context: &Context<'a>) -> Cow<'a, Value> {
+    const NULL: &Value = &Value::Null;
     match operand {
-        Operand::Literal(value) => value.clone(),
-        Operand::Expression(expression) => value(expression, context).unwrap_or(Value::Null),
+        Operand::Literal(value) => Cow::Borrowed(value),
+        Operand::Expression(expression) => read(expression, context).unwrap_or(Cow::Borrowed(NULL)),
+    }
+}
+
+/// What an expression reads, borrowed where the run holds it (a body, an input, an output),
+/// so a criterion reads a large answer without copying it.
+fn read<'c>(expression: &Expression, context: &Context<'c>) -> Option<Cow<'c, Value>> {
+    let exchange = context.exchange;
+    let owned = |value: Value| Some(Cow::Owned(value));
+    match expression {
+        Expression::Url => exchange
+            .filter(|e| !e.url.is_empty())
+            .and_then(|e| owned(Value::String(e.url.clone()))),
+        Expression::Method => exchange.and_then(|e| owned(Value::String(e.method.clone()))),
+        Expression::StatusCode => exchange.and_then(|e| owned(Value::from(e.status))),
+        Expression::Request(source) => {
+            let exchange = exchange?;
+            match source {
+                Source::Header(name) => header(&exchange.request_headers, name).map(Cow::Owned),
+                Source::Query(name) => find(&exchange.query, name).map(Cow::Owned),
+                Source::Path(name) => find(&exchange.path, name).map(Cow::Owned),
+                Source::Body(pointer) => at(exchange.request_body.as_ref()?, pointer),
+            }
+        }
+        Expression::Response(source) => {
+            let exchange = exchange?;
+            match source {
+                Source::Header(name) => header(&exchange.response_headers, name).map(Cow::Owned),
+                Source::Body(pointer) => at(exchange.response_body.as_ref()?, pointer),
+                // A response has no query or path of its own.
+                Source::Query(_) | Source::Path(_) => None,
+            }
+        }
+        Expression::Input { name, pointer } => at(context.inputs.get(name)?, pointer),
+        Expression::Output { name, pointer } => at(context.outputs?.get(name)?, pointer),
+        Expression::StepOutput {
+            step,
+            name,
+            pointer,
+        } => at(context.steps.get(step)?.get(name)?, pointer),
     }
 }
 
@@ -171,9 +206,9 @@ fn find(pairs: &[(String, String)], name: &str) -> Option<Value> {
         .map(|(_, value)| Value::String(value.clone()))
 }
 
-fn at(value: &Value, pointer: &str) -> Option<Value> {
+fn at<'c>(value: &'c Value, pointer: &str) -> Option<Cow<'c, Value>> {
     if pointer.is_empty() {
-        return Some(value.clone());
+        return Some(Cow::Borrowed(value));
     }
-    pointer_get(value, pointer).cloned()
+    pointer_get(value, pointer).map(Cow::Borrowed)
 }

@@ -1,6 +1,7 @@
-//! Arazzo runtime expressions (`$inputs.petId`, `$response.body#/id`) and `simple` success
-//! conditions (`$statusCode == 200 && $response.body#/status == 'available'`), parsed once
-//! into typed values: nothing here is parsed again per call.
+//! Arazzo runtime expressions (`$inputs.petId`, `$response.body#/id`) and criteria: `simple`
+//! conditions (`$statusCode == 200 && $response.body#/status == 'available'`), `regex`
+//! patterns and RFC 9535 `jsonpath` queries, each parsed once into a typed value: nothing
+//! here is parsed or compiled again per call.
 
 use std::fmt;
 
@@ -44,6 +45,33 @@ pub enum Source {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct ExpressionError(pub String);
+
+/// A Criterion Object: what must hold for a step to succeed, or for an action to be taken.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Criterion {
+    /// `type: simple` (or no type): comparisons of expressions and literals.
+    Simple(Condition),
+    /// `type: regex`: the pattern matches somewhere in the context's value, a string or a
+    /// number or boolean as JSON writes it.
+    Regex {
+        context: Expression,
+        pattern: Pattern,
+    },
+    /// `type: jsonpath`: the query, run with the context's value as its root node, selects at
+    /// least one node.
+    JsonPath { context: Expression, query: Query },
+}
+
+/// A regular expression, compiled once (bounded in size) by the linear-time `regex` engine.
+#[derive(Clone)]
+pub struct Pattern(regex::Regex);
+
+/// An RFC 9535 JSONPath query, parsed once.
+#[derive(Clone, PartialEq)]
+pub struct Query {
+    text: String,
+    path: serde_json_path::JsonPath,
+}
 
 /// A `simple` condition: comparisons joined by `&&` and `||` (`&&` binding tighter), as a
 /// list of alternatives each of which is a list of comparisons that must all hold.
@@ -156,6 +184,123 @@ pub fn parse_condition(text: &str) -> Result<Condition, ExpressionError> {
         }
     }
     Ok(Condition { any })
+}
+
+/// Compiled regular expressions are bounded so a hostile pattern cannot exhaust memory, as
+/// the catalog bounds an OpenAPI `pattern`.
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// How deeply a JSONPath query may nest brackets and parentheses: its parser recurses on them.
+const QUERY_DEPTH_LIMIT: usize = 32;
+
+/// Compiles a `regex` criterion's pattern.
+pub fn parse_pattern(text: &str) -> Result<Pattern, ExpressionError> {
+    match regex::RegexBuilder::new(text)
+        .size_limit(PATTERN_SIZE_LIMIT)
+        .build()
+    {
+        Ok(regex) => Ok(Pattern(regex)),
+        Err(regex::Error::CompiledTooBig(_)) => Err(ExpressionError(format!(
+            "pattern {text:?} compiles to more than {} KiB: write a smaller one",
+            PATTERN_SIZE_LIMIT / 1024
+        ))),
+        Err(error) => {
+            // The syntax error's last line says what is wrong; the lines above draw where.
+            let error = error.to_string();
+            let reason = error
+                .lines()
+                .rev()
+                .find_map(|line| line.strip_prefix("error: "))
+                .unwrap_or("it does not parse");
+            Err(ExpressionError(format!(
+                "pattern {text:?} is not a regular expression the linear-time engine reads: {reason}"
+            )))
+        }
+    }
+}
+
+/// Parses a `jsonpath` criterion's query (RFC 9535, such as `$[?@.status == 'open']`).
+pub fn parse_query(text: &str) -> Result<Query, ExpressionError> {
+    let mut depth = 0usize;
+    for byte in text.bytes() {
+        match byte {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > QUERY_DEPTH_LIMIT {
+            return Err(ExpressionError(format!(
+                "JSONPath query {text:?} nests brackets more than {QUERY_DEPTH_LIMIT} deep"
+            )));
+        }
+    }
+    if !text.starts_with('$') {
+        return Err(ExpressionError(format!(
+            "{text:?} is not an RFC 9535 JSONPath query: a query starts at its root, `$` (such as `$[?@.status == 'open']`)"
+        )));
+    }
+    match serde_json_path::JsonPath::parse(text) {
+        Ok(path) => Ok(Query {
+            text: text.to_string(),
+            path,
+        }),
+        Err(error) => Err(ExpressionError(format!(
+            "{text:?} is not an RFC 9535 JSONPath query: {} (at character {})",
+            error.message(),
+            error.position()
+        ))),
+    }
+}
+
+impl Criterion {
+    /// Every expression it reads, in order.
+    pub fn expressions(&self) -> Vec<&Expression> {
+        match self {
+            Criterion::Simple(condition) => condition.expressions().collect(),
+            Criterion::Regex { context, .. } | Criterion::JsonPath { context, .. } => {
+                vec![context]
+            }
+        }
+    }
+}
+
+impl Pattern {
+    pub fn is_match(&self, text: &str) -> bool {
+        self.0.is_match(text)
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Pattern").field(&self.as_str()).finish()
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Query {
+    /// Whether the query selects at least one node of `root`.
+    pub fn selects(&self, root: &serde_json::Value) -> bool {
+        !self.path.query(root).is_empty()
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl fmt::Debug for Query {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Query").field(&self.text).finish()
+    }
 }
 
 impl Condition {

@@ -2,9 +2,12 @@
 //!
 //! [`parse`] turns the value a document parsed to (read by [`crate::openapi::load_file`], with
 //! the loader's confinement and budgets) into an [`Arazzo`], every runtime expression and
-//! condition parsed once into its typed form ([`expression`]). It is pure, and every problem
-//! is a [`Diagnostic`] at a JSON pointer into the file: what this version does not support yet
-//! (`regex` and `jsonpath` criteria, steps that run a workflow) included. It also checks what
+//! criterion parsed once into its typed form ([`expression`]: `simple` conditions, `regex`
+//! patterns, RFC 9535 `jsonpath` queries), and every Reusable Object (`reference:
+//! $components.parameters.x`) and `$ref: '#/components/inputs/x'` resolved to what it names,
+//! so what runs never sees a reference. It is pure, and every problem is a [`Diagnostic`] at
+//! a JSON pointer into the file: what this version does not support yet (steps that run a
+//! workflow, a workflow's own `parameters` and actions) included. It also checks what
 //! the document alone can tell: expressions naming an input, step or output that is not
 //! there, steps the first cannot reach, and loops that nothing could ever leave (any other
 //! loop is bounded when it runs, by the tool's `max_steps`). Whether the operations exist is
@@ -12,7 +15,7 @@
 //! parsed against one run: an expression's value, a payload filled in, a condition, the
 //! action a step's outcome takes.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -26,7 +29,7 @@ pub mod evaluate;
 pub mod expression;
 
 pub use evaluate::{Context, Exchange};
-pub use expression::{Condition, Expression, ExpressionError, Source};
+pub use expression::{Condition, Criterion, Expression, ExpressionError, Source};
 
 #[cfg(test)]
 mod tests;
@@ -68,11 +71,12 @@ pub struct Workflow {
 pub struct Step {
     pub id: String,
     pub target: Target,
+    /// Written in place or referenced from `components.parameters`.
     pub parameters: Vec<StepParameter>,
     /// The request body's `payload`, with its expressions parsed.
     pub body: Option<Template>,
     /// All must hold for the step to succeed; none means a 2xx status.
-    pub success_criteria: Vec<Condition>,
+    pub success_criteria: Vec<Criterion>,
     pub on_success: Vec<Action>,
     pub on_failure: Vec<Action>,
     pub outputs: Vec<Output>,
@@ -96,6 +100,7 @@ pub struct StepParameter {
     /// `in`; only a step that runs a workflow may leave it out, and those are not read yet.
     pub location: ParameterLocation,
     pub value: Template,
+    /// Where it is written, or where the reference to it is.
     pub pointer: String,
 }
 
@@ -115,12 +120,13 @@ pub struct Output {
     pub pointer: String,
 }
 
-/// An `onSuccess` or `onFailure` action: the first whose criteria hold is taken.
+/// An `onSuccess` or `onFailure` action, written in place or referenced from `components`
+/// (its `pointer` then where the reference is): the first whose criteria hold is taken.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Action {
     pub name: String,
     pub kind: ActionKind,
-    pub criteria: Vec<Condition>,
+    pub criteria: Vec<Criterion>,
     pub pointer: String,
 }
 
@@ -161,6 +167,7 @@ pub fn parse(file: &str, value: &Value) -> (Arazzo, Vec<Diagnostic>) {
     let mut reader = Reader {
         file,
         diagnostics: Vec::new(),
+        components: Components::default(),
     };
     let arazzo = reader.document(value);
     for workflow in &arazzo.workflows {
@@ -172,7 +179,24 @@ pub fn parse(file: &str, value: &Value) -> (Arazzo, Vec<Diagnostic>) {
 struct Reader<'a> {
     file: &'a str,
     diagnostics: Vec<Diagnostic>,
+    /// What a Reusable Object or an inputs `$ref` may name, read before the workflows.
+    components: Components,
 }
+
+/// The document's `components`, each read once where it is written; `None` for one that
+/// could not be read (its diagnostics say why).
+#[derive(Default)]
+struct Components {
+    /// JSON Schemas, as written.
+    inputs: Map<String, Value>,
+    parameters: HashMap<String, Option<StepParameter>>,
+    success_actions: HashMap<String, Option<Action>>,
+    failure_actions: HashMap<String, Option<Action>>,
+}
+
+/// How many `#/components/inputs/` schemas one workflow's inputs may inline, so that schemas
+/// each naming another twice cannot grow without bound.
+const INLINED_INPUTS_LIMIT: usize = 256;
 
 impl Reader<'_> {
     fn error(&mut self, pointer: &str, message: impl Into<String>) {
@@ -217,6 +241,9 @@ impl Reader<'_> {
                 arazzo.source_descriptions.push(source);
             }
         }
+        if let Some(components) = self.object_at(root, "components", "", false) {
+            self.components(components);
+        }
         let workflows = self.array_at(root, "workflows", "", true);
         let mut ids = HashSet::new();
         for (index, workflow) in workflows.iter().enumerate() {
@@ -229,13 +256,186 @@ impl Reader<'_> {
                 arazzo.workflows.push(workflow);
             }
         }
-        if root.contains_key("components") {
-            self.warning(
-                "/components",
-                "`components` are not read yet: a `reference` to one will not resolve",
-            );
-        }
         arazzo
+    }
+
+    /// The Components Object: `inputs` kept as written, the parameters and actions read as a
+    /// step's are, so a reference to one is the value it names.
+    fn components(&mut self, components: &Map<String, Value>) {
+        let each = |reader: &mut Self, key: &str| -> Vec<(String, &Value, String)> {
+            let Some(written) = reader.object_at(components, key, "/components", false) else {
+                return Vec::new();
+            };
+            let mut found = Vec::new();
+            for (name, value) in written {
+                let pointer = format!("/components/{key}/{}", escape_token(name));
+                if !expression::is_name(name) {
+                    reader.error(
+                        &pointer,
+                        format!(
+                            "component name {name:?} is not a name (letters, digits, `.`, `-`, `_`)"
+                        ),
+                    );
+                } else if value.get("reference").is_some() {
+                    reader.error(
+                        &format!("{pointer}/reference"),
+                        "a component is written in full: it cannot be a `reference` itself",
+                    );
+                } else {
+                    found.push((name.clone(), value, pointer));
+                }
+            }
+            found
+        };
+        for (name, schema, pointer) in each(self, "inputs") {
+            if schema.is_object() {
+                self.components.inputs.insert(name, schema.clone());
+            } else {
+                self.error(&pointer, "a reusable input must be a JSON Schema object");
+            }
+        }
+        for (name, value, pointer) in each(self, "parameters") {
+            let parameter = self.parameter_object(value, pointer);
+            self.components.parameters.insert(name, parameter);
+        }
+        for (name, value, pointer) in each(self, "successActions") {
+            let action = self.action(value, pointer, true);
+            self.components.success_actions.insert(name, action);
+        }
+        for (name, value, pointer) in each(self, "failureActions") {
+            let action = self.action(value, pointer, false);
+            self.components.failure_actions.insert(name, action);
+        }
+    }
+
+    /// A Reusable Object's `reference`, `$components.KIND.NAME`, resolved to what `found`
+    /// holds under that name (`what` names it, for diagnostics).
+    fn resolve<T: Clone>(
+        &mut self,
+        object: &Map<String, Value>,
+        pointer: &str,
+        kind: &str,
+        what: &str,
+        found: impl Fn(&Components) -> &HashMap<String, Option<T>>,
+    ) -> Option<T> {
+        let written = self.string_at(object, "reference", pointer, true)?;
+        let at = format!("{pointer}/reference");
+        let name = written
+            .strip_prefix("$components.")
+            .and_then(|rest| rest.strip_prefix(kind))
+            .and_then(|rest| rest.strip_prefix('.'))
+            .filter(|name| expression::is_name(name));
+        let Some(name) = name else {
+            self.error(
+                &at,
+                format!(
+                    "{written:?} is not a reference to a {what} (write `$components.{kind}.NAME`)"
+                ),
+            );
+            return None;
+        };
+        match found(&self.components).get(name) {
+            Some(Some(component)) => Some(component.clone()),
+            Some(None) => {
+                let message =
+                    format!("`components.{kind}.{name}` could not be read (see its diagnostics)");
+                self.error(&at, message);
+                None
+            }
+            None => {
+                let mut known: Vec<&str> =
+                    found(&self.components).keys().map(String::as_str).collect();
+                known.sort_unstable();
+                let known = if known.is_empty() {
+                    "it has none".to_string()
+                } else {
+                    format!("it has: {}", known.join(", "))
+                };
+                let message =
+                    format!("no {what} is named {name:?} in `components.{kind}` ({known})");
+                self.error(&at, message);
+                None
+            }
+        }
+    }
+
+    /// `schema` with every `$ref: '#/components/inputs/NAME'` in it replaced by that schema
+    /// (as one of an `allOf` when other keywords stand beside it). Any other `$ref` is left
+    /// for the schema's translation to report.
+    fn inline_inputs(
+        &mut self,
+        schema: &Value,
+        pointer: &str,
+        within: &mut Vec<String>,
+        budget: &mut usize,
+    ) -> Value {
+        let object = match schema {
+            Value::Object(object) => object,
+            Value::Array(items) => {
+                let items = items.iter().enumerate().map(|(index, item)| {
+                    self.inline_inputs(item, &format!("{pointer}/{index}"), within, budget)
+                });
+                return Value::Array(items.collect());
+            }
+            other => return other.clone(),
+        };
+        let mut inlined = Map::new();
+        for (key, item) in object {
+            let item = match key.as_str() {
+                "$ref" => continue,
+                // Values, not schemas: a `$ref` in them is data.
+                "enum" | "const" | "default" | "examples" | "example" => item.clone(),
+                _ => {
+                    let pointer = format!("{pointer}/{}", escape_token(key));
+                    self.inline_inputs(item, &pointer, within, budget)
+                }
+            };
+            inlined.insert(key.clone(), item);
+        }
+        let Some(reference) = object.get("$ref") else {
+            return Value::Object(inlined);
+        };
+        let at = format!("{pointer}/$ref");
+        let Some(name) = reference
+            .as_str()
+            .and_then(|r| r.strip_prefix("#/components/inputs/"))
+        else {
+            inlined.insert("$ref".to_string(), reference.clone());
+            return Value::Object(inlined);
+        };
+        let Some(component) = self.components.inputs.get(name).cloned() else {
+            let message = format!("no input schema is named {name:?} in `components.inputs`");
+            self.error(&at, message);
+            return Value::Object(inlined);
+        };
+        if within.iter().any(|outer| outer == name) {
+            let message = format!(
+                "`components.inputs.{name}` refers to itself: a tool's input schema cannot be endless"
+            );
+            self.error(&at, message);
+            return Value::Object(inlined);
+        }
+        if *budget == 0 {
+            let message = format!(
+                "the inputs inline more than {INLINED_INPUTS_LIMIT} `components.inputs` schemas"
+            );
+            self.error(&at, message);
+            return Value::Object(inlined);
+        }
+        *budget -= 1;
+        within.push(name.to_string());
+        let component_pointer = format!("/components/inputs/{}", escape_token(name));
+        let component = self.inline_inputs(&component, &component_pointer, within, budget);
+        within.pop();
+        if inlined.is_empty() {
+            return component;
+        }
+        let mut all = vec![component];
+        if let Some(Value::Array(others)) = inlined.remove("allOf") {
+            all.extend(others);
+        }
+        inlined.insert("allOf".to_string(), Value::Array(all));
+        Value::Object(inlined)
     }
 
     fn source_description(&mut self, value: &Value, pointer: String) -> Option<SourceDescription> {
@@ -264,12 +464,16 @@ impl Reader<'_> {
         let id = self.string_at(object, "workflowId", &pointer, true)?;
         let summary = self.string_at(object, "summary", &pointer, false);
         let description = self.string_at(object, "description", &pointer, false);
-        let inputs = object.get("inputs").cloned();
+        let inputs = object.get("inputs").map(|inputs| {
+            let mut budget = INLINED_INPUTS_LIMIT;
+            let at = format!("{pointer}/inputs");
+            self.inline_inputs(inputs, &at, &mut Vec::new(), &mut budget)
+        });
         if let Some(inputs) = &inputs {
             if inputs.as_object().is_some_and(|o| o.contains_key("$ref")) {
                 self.error(
                     &format!("{pointer}/inputs/$ref"),
-                    "a `$ref` to the workflow's inputs is not followed yet: write the schema in place",
+                    "a `$ref` in a workflow's inputs must name `#/components/inputs/NAME` of this document",
                 );
             } else if !inputs.is_object() {
                 self.error(
@@ -405,15 +609,25 @@ impl Reader<'_> {
         })
     }
 
+    /// A step's parameter: a Parameter Object, or a Reusable Object naming one in
+    /// `components.parameters`, whose `value` (when written) replaces the component's.
     fn parameter(&mut self, value: &Value, pointer: String) -> Option<StepParameter> {
         let object = self.object(value, &pointer, "a parameter")?;
-        if object.contains_key("reference") {
-            self.error(
-                &format!("{pointer}/reference"),
-                "a reusable parameter is not supported yet",
-            );
-            return None;
+        if !object.contains_key("reference") {
+            return self.parameter_object(value, pointer);
         }
+        let mut parameter = self.resolve(object, &pointer, "parameters", "parameter", |c| {
+            &c.parameters
+        })?;
+        if let Some(value) = object.get("value") {
+            parameter.value = self.template(value, &format!("{pointer}/value"));
+        }
+        parameter.pointer = pointer;
+        Some(parameter)
+    }
+
+    fn parameter_object(&mut self, value: &Value, pointer: String) -> Option<StepParameter> {
+        let object = self.object(value, &pointer, "a parameter")?;
         let name = self.string_at(object, "name", &pointer, true)?;
         let location = match self.string_at(object, "in", &pointer, true)?.as_str() {
             "path" => ParameterLocation::Path,
@@ -482,116 +696,234 @@ impl Reader<'_> {
         object: &Map<String, Value>,
         key: &str,
         pointer: &str,
-    ) -> Vec<Condition> {
-        let mut conditions = Vec::new();
+    ) -> Vec<Criterion> {
+        let mut criteria = Vec::new();
         let written = self.array_at(object, key, pointer, false);
         for (index, criterion) in written.iter().enumerate() {
             let pointer = format!("{pointer}/{key}/{index}");
-            let Some(criterion) = self.object(criterion, &pointer, "a criterion") else {
-                continue;
-            };
-            let kind = match criterion.get("type") {
-                None => "simple".to_string(),
-                Some(Value::String(kind)) => kind.clone(),
-                Some(Value::Object(expression)) => expression
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                Some(_) => String::new(),
-            };
-            if kind != "simple" {
-                let message = format!(
-                    "criterion of type {kind:?} is not supported yet (only `simple` conditions)"
-                );
-                self.error(&format!("{pointer}/type"), message);
-                continue;
+            if let Some(criterion) = self.criterion(criterion, &pointer) {
+                criteria.push(criterion);
             }
+        }
+        criteria
+    }
+
+    /// A Criterion Object: `simple` (the default), `regex` or `jsonpath` (RFC 9535, the only
+    /// JSONPath read: a Criterion Expression Type Object naming another is refused).
+    fn criterion(&mut self, value: &Value, pointer: &str) -> Option<Criterion> {
+        let criterion = self.object(value, pointer, "a criterion")?;
+        let type_pointer = format!("{pointer}/type");
+        let kind = match criterion.get("type") {
+            None => "simple".to_string(),
+            Some(Value::String(kind)) => kind.clone(),
+            Some(Value::Object(expression_type)) => {
+                self.expression_type(expression_type, &type_pointer)?
+            }
+            Some(_) => {
+                self.error(
+                    &type_pointer,
+                    "`type` must be a string (simple, regex, jsonpath) or a Criterion Expression Type Object",
+                );
+                return None;
+            }
+        };
+        let condition = self.string_at(criterion, "condition", pointer, true)?;
+        let condition_pointer = format!("{pointer}/condition");
+        if kind == "simple" {
             if criterion.contains_key("context") {
                 self.error(
                     &format!("{pointer}/context"),
                     "a `simple` criterion with a `context` is not supported yet",
                 );
-                continue;
+                return None;
             }
-            let Some(condition) = self.string_at(criterion, "condition", &pointer, true) else {
-                continue;
+            return match expression::parse_condition(&condition) {
+                Ok(condition) => Some(Criterion::Simple(condition)),
+                Err(error) => {
+                    self.error(&condition_pointer, error.0);
+                    None
+                }
             };
-            match expression::parse_condition(&condition) {
-                Ok(condition) => conditions.push(condition),
-                Err(error) => self.error(&format!("{pointer}/condition"), error.0),
+        }
+        if !matches!(kind.as_str(), "regex" | "jsonpath") {
+            let message = match kind.as_str() {
+                "xpath" => {
+                    "`xpath` criteria are not supported: ferry reads JSON, so use `jsonpath`"
+                        .to_string()
+                }
+                other => format!("criterion type {other:?} is not one of simple, regex, jsonpath"),
+            };
+            self.error(&type_pointer, message);
+            return None;
+        }
+        let Some(written) = criterion.get("context") else {
+            let example = if kind == "regex" {
+                "$statusCode"
+            } else {
+                "$response.body"
+            };
+            self.error(
+                pointer,
+                format!(
+                    "a `{kind}` criterion needs a `context`: the runtime expression it applies to, such as `{example}`"
+                ),
+            );
+            return None;
+        };
+        let context_pointer = format!("{pointer}/context");
+        let Some(written) = written.as_str() else {
+            self.error(&context_pointer, "`context` must be a runtime expression");
+            return None;
+        };
+        let context = match expression::parse(written) {
+            Ok(context) => context,
+            Err(error) => {
+                self.error(&context_pointer, error.0);
+                return None;
+            }
+        };
+        if kind == "regex"
+            && condition.len() > 1
+            && condition.starts_with('/')
+            && condition.ends_with('/')
+        {
+            // Some tools read `/…/flags` as JavaScript does; here the slashes are matched.
+            self.warning(
+                &condition_pointer,
+                "the pattern's slashes are part of it, matched as written: for a pattern without them, drop them (flags are written inside, as `(?i)`)",
+            );
+        }
+        let criterion = if kind == "regex" {
+            expression::parse_pattern(&condition)
+                .map(|pattern| Criterion::Regex { context, pattern })
+        } else {
+            expression::parse_query(&condition).map(|query| Criterion::JsonPath { context, query })
+        };
+        match criterion {
+            Ok(criterion) => Some(criterion),
+            Err(error) => {
+                self.error(&condition_pointer, error.0);
+                None
             }
         }
-        conditions
     }
 
+    /// A Criterion Expression Type Object's kind: only JSONPath as RFC 9535 defines it, which
+    /// is what `type: jsonpath` already means.
+    fn expression_type(&mut self, object: &Map<String, Value>, pointer: &str) -> Option<String> {
+        let kind = self.string_at(object, "type", pointer, true)?;
+        let version = self.string_at(object, "version", pointer, true)?;
+        let rfc9535 = version
+            .to_ascii_lowercase()
+            .replace(['-', ' '], "")
+            .eq("rfc9535");
+        match kind.as_str() {
+            "jsonpath" if rfc9535 => Some(kind),
+            "jsonpath" => {
+                self.error(
+                    &format!("{pointer}/version"),
+                    format!(
+                        "JSONPath {version:?} is not supported: ferry evaluates JSONPath as RFC 9535, so write `type: jsonpath`"
+                    ),
+                );
+                None
+            }
+            "xpath" => {
+                self.error(
+                    &format!("{pointer}/type"),
+                    "`xpath` criteria are not supported: ferry reads JSON, so use `jsonpath`",
+                );
+                None
+            }
+            other => {
+                self.error(
+                    &format!("{pointer}/type"),
+                    format!("expression type {other:?} is not `jsonpath` or `xpath`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `onSuccess` or `onFailure`: Success or Failure Action Objects, or Reusable Objects
+    /// naming one in `components.successActions` or `components.failureActions`.
     fn actions(&mut self, object: &Map<String, Value>, key: &str, pointer: &str) -> Vec<Action> {
+        let success = key == "onSuccess";
         let mut actions = Vec::new();
         let written = self.array_at(object, key, pointer, false);
-        for (index, action) in written.iter().enumerate() {
+        for (index, value) in written.iter().enumerate() {
             let pointer = format!("{pointer}/{key}/{index}");
-            let Some(action) = self.object(action, &pointer, "an action") else {
+            let Some(object) = self.object(value, &pointer, "an action") else {
                 continue;
             };
-            if action.contains_key("reference") {
-                self.error(
-                    &format!("{pointer}/reference"),
-                    "a reusable action is not supported yet",
-                );
-                continue;
-            }
-            let Some(name) = self.string_at(action, "name", &pointer, true) else {
-                continue;
-            };
-            let Some(kind) = self.string_at(action, "type", &pointer, true) else {
-                continue;
-            };
-            let kind = match kind.as_str() {
-                "end" => ActionKind::End,
-                "goto" if action.contains_key("workflowId") => {
-                    self.error(
-                        &format!("{pointer}/workflowId"),
-                        "a `goto` to another workflow is not supported yet",
+            let action = if !object.contains_key("reference") {
+                self.action(value, pointer, success)
+            } else {
+                if object.contains_key("value") {
+                    self.warning(
+                        &format!("{pointer}/value"),
+                        "`value` applies only to a reference to a parameter: it is ignored here",
                     );
-                    continue;
                 }
-                "goto" => match self.string_at(action, "stepId", &pointer, true) {
-                    Some(step) => ActionKind::Goto(step),
-                    None => continue,
-                },
-                "retry" if key == "onSuccess" => {
-                    self.error(
-                        &format!("{pointer}/type"),
-                        "a `retry` action belongs in `onFailure`: a step that succeeded is not run again",
-                    );
-                    continue;
-                }
-                "retry" if action.contains_key("workflowId") => {
-                    self.error(
-                        &format!("{pointer}/workflowId"),
-                        "a `retry` of another workflow is not supported yet",
-                    );
-                    continue;
-                }
-                "retry" => match self.retry(action, &pointer) {
-                    Some(retry) => ActionKind::Retry(retry),
-                    None => continue,
-                },
-                other => {
-                    let message = format!("action type {other:?} is not one of end, goto, retry");
-                    self.error(&format!("{pointer}/type"), message);
-                    continue;
-                }
+                let resolved = if success {
+                    self.resolve(object, &pointer, "successActions", "success action", |c| {
+                        &c.success_actions
+                    })
+                } else {
+                    self.resolve(object, &pointer, "failureActions", "failure action", |c| {
+                        &c.failure_actions
+                    })
+                };
+                resolved.map(|action| Action { pointer, ..action })
             };
-            let criteria = self.criteria(action, "criteria", &pointer);
-            actions.push(Action {
-                name,
-                kind,
-                criteria,
-                pointer,
-            });
+            actions.extend(action);
         }
         actions
+    }
+
+    /// A Success Action Object (`success`) or a Failure Action Object.
+    fn action(&mut self, value: &Value, pointer: String, success: bool) -> Option<Action> {
+        let action = self.object(value, &pointer, "an action")?;
+        let name = self.string_at(action, "name", &pointer, true)?;
+        let kind = self.string_at(action, "type", &pointer, true)?;
+        let kind = match kind.as_str() {
+            "end" => ActionKind::End,
+            "goto" if action.contains_key("workflowId") => {
+                self.error(
+                    &format!("{pointer}/workflowId"),
+                    "a `goto` to another workflow is not supported yet",
+                );
+                return None;
+            }
+            "goto" => ActionKind::Goto(self.string_at(action, "stepId", &pointer, true)?),
+            "retry" if success => {
+                self.error(
+                    &format!("{pointer}/type"),
+                    "a `retry` action belongs in `onFailure`: a step that succeeded is not run again",
+                );
+                return None;
+            }
+            "retry" if action.contains_key("workflowId") => {
+                self.error(
+                    &format!("{pointer}/workflowId"),
+                    "a `retry` of another workflow is not supported yet",
+                );
+                return None;
+            }
+            "retry" => ActionKind::Retry(self.retry(action, &pointer)?),
+            other => {
+                let message = format!("action type {other:?} is not one of end, goto, retry");
+                self.error(&format!("{pointer}/type"), message);
+                return None;
+            }
+        };
+        let criteria = self.criteria(action, "criteria", &pointer);
+        Some(Action {
+            name,
+            kind,
+            criteria,
+            pointer,
+        })
     }
 
     /// A `retry` action's `retryAfter` (non-negative seconds), `retryLimit` (a non-negative

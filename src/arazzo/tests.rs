@@ -55,6 +55,9 @@ fn summary(arazzo: &Arazzo, diagnostics: &[Diagnostic]) -> String {
             }
             for action in step.on_success.iter().chain(&step.on_failure) {
                 let _ = writeln!(out, "    action {} {:?}", action.name, action.kind);
+                for criterion in &action.criteria {
+                    let _ = writeln!(out, "      when {criterion:?}");
+                }
             }
             for output in &step.outputs {
                 let _ = writeln!(out, "    output {} = {:?}", output.name, output.value);
@@ -78,13 +81,13 @@ fn a_two_step_workflow_is_read_with_its_expressions_parsed() {
             workflow adoptFirstAvailable (/workflows/0)
               step findPet: OperationId { source: None, id: "findPets" }
                 Query status = Literal(String("available"))
-                when Condition { any: [[Comparison { left: Expression(StatusCode), test: Some((Equal, Literal(Number(200)))) }]] }
+                when Simple(Condition { any: [[Comparison { left: Expression(StatusCode), test: Some((Equal, Literal(Number(200)))) }]] })
                 output petId = Response(Body("/0/id"))
                 output petName = Response(Body("/0/name"))
               step adopt: OperationPath { source: "pets", pointer: "/paths/~1pets~1{petId}~1adoption/post" }
                 Path petId = Expression(StepOutput { step: "findPet", name: "petId", pointer: "" })
                 body 1 expressions
-                when Condition { any: [[Comparison { left: Expression(StatusCode), test: Some((Equal, Literal(Number(201)))) }, Comparison { left: Expression(Response(Header("content-type"))), test: Some((NotEqual, Literal(String("text/html")))) }]] }
+                when Simple(Condition { any: [[Comparison { left: Expression(StatusCode), test: Some((Equal, Literal(Number(201)))) }, Comparison { left: Expression(Response(Header("content-type"))), test: Some((NotEqual, Literal(String("text/html")))) }]] })
                 action giveUp End
                 output adoptionId = Response(Body("/adoptionId"))
               output petName = StepOutput { step: "findPet", name: "petName", pointer: "" }
@@ -105,6 +108,7 @@ fn every_problem_in_a_broken_document_is_reported_where_it_is() {
         expect![[r#"
             workflow broken (/workflows/0)
               step first: OperationId { source: None, id: "findPets" }
+                when Regex { context: StatusCode, pattern: Pattern("^2") }
                 action again Goto("second")
                 action retryIt Retry(Retry { after_ms: Some(1000), limit: 1, step: None })
                 output name = Input { name: "nobody", pointer: "" }
@@ -120,10 +124,8 @@ fn every_problem_in_a_broken_document_is_reported_where_it_is() {
               --> broken.arazzo.json#/workflows/0/steps/0/parameters/0/in
             error: `(` in condition "$statusCode == (200)" is not supported yet (only comparisons joined by `&&` and `||`)
               --> broken.arazzo.json#/workflows/0/steps/0/successCriteria/0/condition
-            error: criterion of type "jsonpath" is not supported yet (only `simple` conditions)
-              --> broken.arazzo.json#/workflows/0/steps/0/successCriteria/1/type
-            error: criterion of type "regex" is not supported yet (only `simple` conditions)
-              --> broken.arazzo.json#/workflows/0/steps/0/successCriteria/2/type
+            error: a `jsonpath` criterion needs a `context`: the runtime expression it applies to, such as `$response.body`
+              --> broken.arazzo.json#/workflows/0/steps/0/successCriteria/1
             error: "$response.bdy#/id": expected `header.`, `query.`, `path.` or `body` after the request or response
               --> broken.arazzo.json#/workflows/0/steps/0/outputs/id
             error: a step that runs another workflow is not supported yet
@@ -258,7 +260,7 @@ workflows:
               step b: OperationId { source: None, id: "two" }
                 Path id = Expression(Input { name: "identifier", pointer: "" })
                 Query z = Expression(StepOutput { step: "a", name: "nope", pointer: "" })
-                when Condition { any: [[Comparison { left: Expression(StepOutput { step: "a", name: "z", pointer: "" }), test: Some((Equal, Literal(Number(1)))) }]] }
+                when Simple(Condition { any: [[Comparison { left: Expression(StepOutput { step: "a", name: "z", pointer: "" }), test: Some((Equal, Literal(Number(1)))) }]] })
                 output y = StatusCode
               output fine = StepOutput { step: "b", name: "y", pointer: "" }
               output gone = StepOutput { step: "b", name: "q", pointer: "" }
@@ -307,6 +309,7 @@ workflows:
             workflow w (/workflows/0)
               step a: OperationId { source: None, id: "one" }
                 action maybe Goto("c")
+                  when Simple(Condition { any: [[Comparison { left: Expression(StatusCode), test: Some((Equal, Literal(Number(202)))) }]] })
                 action stop End
               step b: OperationId { source: None, id: "two" }
               step c: OperationId { source: None, id: "three" }
@@ -570,8 +573,10 @@ fn conditions_compare_numbers_text_and_what_is_missing() {
         outputs: None,
         exchange: Some(&exchange),
     };
-    let holds =
-        |text: &str| evaluate::holds(&expression::parse_condition(text).expect(text), &context);
+    let holds = |text: &str| {
+        let condition = expression::parse_condition(text).expect(text);
+        evaluate::holds(&Criterion::Simple(condition), &context)
+    };
     assert!(holds("$statusCode == 200"));
     assert!(!holds("$statusCode == 201"));
     assert!(holds("$statusCode >= 200 && $statusCode < 300"));
@@ -601,7 +606,7 @@ fn conditions_compare_numbers_text_and_what_is_missing() {
         kind: ActionKind::End,
         criteria: criteria
             .iter()
-            .map(|c| expression::parse_condition(c).expect(c))
+            .map(|c| Criterion::Simple(expression::parse_condition(c).expect(c)))
             .collect(),
         pointer: String::new(),
     };
@@ -665,8 +670,8 @@ workflows:
               --> test.arazzo.yaml#/workflows/2/steps/1/requestBody
             error: `condition` must be a string
               --> test.arazzo.yaml#/workflows/2/steps/1/successCriteria/0/condition
-            error: criterion of type "jsonpath" is not supported yet (only `simple` conditions)
-              --> test.arazzo.yaml#/workflows/2/steps/1/successCriteria/1/type
+            error: JSONPath "draft-goessner-dispatch-jsonpath-00" is not supported: ferry evaluates JSONPath as RFC 9535, so write `type: jsonpath`
+              --> test.arazzo.yaml#/workflows/2/steps/1/successCriteria/1/type/version
             error: `stepId` is missing
               --> test.arazzo.yaml#/workflows/2/steps/1/onSuccess/0
             error: `name` is missing
@@ -769,6 +774,472 @@ workflows:
               step b: OperationId { source: None, id: "getJob" }
                 action back Goto("a")
                 action stop End
+        "#]],
+    );
+}
+
+#[test]
+fn regex_and_jsonpath_criteria_are_read_once_with_their_context() {
+    check(
+        r#"
+arazzo: 1.0.1
+info: {title: x, version: '1'}
+sourceDescriptions: [{name: api, url: ./api.yaml, type: openapi}]
+workflows:
+  - workflowId: w
+    steps:
+      - stepId: find
+        operationId: findAccounts
+        successCriteria:
+          - {context: $statusCode, condition: '^2\d\d$', type: regex}
+          - {context: $response.header.Content-Type, condition: '(?i)^application/json', type: regex}
+          - {context: $response.body, condition: "$[?@.status == 'open']", type: jsonpath}
+          - context: $response.body#/items
+            condition: $[?length(@.id) > 2]
+            type: {type: jsonpath, version: rfc9535}
+        onFailure:
+          - name: closed
+            type: end
+            criteria:
+              - {context: $response.body, condition: "$..[?@.status == 'closed']", type: jsonpath}
+"#,
+        expect![[r#"
+            workflow w (/workflows/0)
+              step find: OperationId { source: None, id: "findAccounts" }
+                when Regex { context: StatusCode, pattern: Pattern("^2\\d\\d$") }
+                when Regex { context: Response(Header("content-type")), pattern: Pattern("(?i)^application/json") }
+                when JsonPath { context: Response(Body("")), query: Query("$[?@.status == 'open']") }
+                when JsonPath { context: Response(Body("/items")), query: Query("$[?length(@.id) > 2]") }
+                action closed End
+                  when JsonPath { context: Response(Body("")), query: Query("$..[?@.status == 'closed']") }
+        "#]],
+    );
+}
+
+#[test]
+fn malformed_criteria_say_what_is_wrong() {
+    check(
+        r#"
+arazzo: 1.0.1
+info: {title: x, version: '1'}
+sourceDescriptions: [{name: api, url: ./api.yaml, type: openapi}]
+workflows:
+  - workflowId: w
+    steps:
+      - stepId: find
+        operationId: findAccounts
+        successCriteria:
+          - {condition: '^2', type: regex}
+          - {context: 200, condition: '^2', type: regex}
+          - {context: $statusCod, condition: '^2', type: regex}
+          - {context: $statusCode, condition: '(2', type: regex}
+          - {context: $statusCode, condition: '(?=2)', type: regex}
+          - {context: $statusCode, condition: '\w{1000}{1000}', type: regex}
+          - {context: $response.body, condition: "status == 'open'", type: jsonpath}
+          - {context: $response.body, condition: "$[?@.status = 'open']", type: jsonpath}
+          - {context: $response.body, condition: "$[?nope(@.a)]", type: jsonpath}
+          - {context: $response.body, condition: '$.a', type: xpath}
+          - {context: $response.body, condition: '$.a', type: jmespath}
+          - {context: $response.body, condition: '$.a', type: 7}
+          - {context: $response.body, condition: '$.a', type: {type: jsonpath, version: draft-goessner-dispatch-jsonpath-00}}
+          - {context: $response.body, condition: '$.a', type: {type: xpath, version: xpath-30}}
+          - {context: $response.body, condition: '$.a', type: {type: jsonpath}}
+          - {context: $statusCode, condition: '$statusCode == 200'}
+          - {context: $response.body, type: jsonpath}
+          - {context: $request.path.account, condition: '/accounts/', type: regex}
+          - {context: $steps.nobody.outputs.x, condition: "$", type: jsonpath}
+"#,
+        expect![[r#"
+            workflow w (/workflows/0)
+              step find: OperationId { source: None, id: "findAccounts" }
+                when Regex { context: Request(Path("account")), pattern: Pattern("/accounts/") }
+                when JsonPath { context: StepOutput { step: "nobody", name: "x", pointer: "" }, query: Query("$") }
+            error: a `regex` criterion needs a `context`: the runtime expression it applies to, such as `$statusCode`
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/0
+            error: `context` must be a runtime expression
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/1/context
+            error: "$statusCod" is not a runtime expression ferry knows (expected `$url`, `$method`, `$statusCode`, `$request.`, `$response.`, `$inputs.`, `$outputs.` or `$steps.`)
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/2/context
+            error: pattern "(2" is not a regular expression the linear-time engine reads: unclosed group
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/3/condition
+            error: pattern "(?=2)" is not a regular expression the linear-time engine reads: look-around, including look-ahead and look-behind, is not supported
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/4/condition
+            error: pattern "\\w{1000}{1000}" compiles to more than 1024 KiB: write a smaller one
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/5/condition
+            error: "status == 'open'" is not an RFC 9535 JSONPath query: a query starts at its root, `$` (such as `$[?@.status == 'open']`)
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/6/condition
+            error: "$[?@.status = 'open']" is not an RFC 9535 JSONPath query: in long-hand segment, expected closing ']' (at character 12)
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/7/condition
+            error: "$[?nope(@.a)]" is not an RFC 9535 JSONPath query: in long-hand segment, function name 'nope' is not defined (at character 3)
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/8/condition
+            error: `xpath` criteria are not supported: ferry reads JSON, so use `jsonpath`
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/9/type
+            error: criterion type "jmespath" is not one of simple, regex, jsonpath
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/10/type
+            error: `type` must be a string (simple, regex, jsonpath) or a Criterion Expression Type Object
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/11/type
+            error: JSONPath "draft-goessner-dispatch-jsonpath-00" is not supported: ferry evaluates JSONPath as RFC 9535, so write `type: jsonpath`
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/12/type/version
+            error: `xpath` criteria are not supported: ferry reads JSON, so use `jsonpath`
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/13/type/type
+            error: `version` is missing
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/14/type
+            error: a `simple` criterion with a `context` is not supported yet
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/15/context
+            error: `condition` is missing
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/16
+            warning: the pattern's slashes are part of it, matched as written: for a pattern without them, drop them (flags are written inside, as `(?i)`)
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria/17/condition
+            error: no step before "find" is named "nobody"
+              --> test.arazzo.yaml#/workflows/0/steps/0/successCriteria
+        "#]],
+    );
+    let deep = format!("$[?{}@.a{}]", "(".repeat(40), ")".repeat(40));
+    let error = expression::parse_query(&deep).expect_err("too deep");
+    assert!(
+        error.0.contains("nests brackets more than 32 deep"),
+        "{error}"
+    );
+}
+
+fn criterion(yaml: &str) -> Criterion {
+    let options = LoadOptions::default();
+    let value = crate::openapi::parse_with(yaml, "criterion.yaml", &options).expect("YAML");
+    let mut reader = Reader {
+        file: "criterion.yaml",
+        diagnostics: Vec::new(),
+        components: Components::default(),
+    };
+    let criterion = reader.criterion(&value, "");
+    assert!(reader.diagnostics.is_empty(), "{:?}", reader.diagnostics);
+    criterion.expect("criterion reads")
+}
+
+#[test]
+fn regex_and_jsonpath_criteria_hold_against_an_exchange() {
+    let inputs = serde_json::json!({"name": "Rex"});
+    let steps = std::collections::HashMap::new();
+    let mut exchange = exchange();
+    exchange.response_body = Some(serde_json::json!({
+        "items": [{"id": 7, "name": "Rex", "status": "open"}, {"id": 8, "status": "closed"}],
+        "total": 2
+    }));
+    let context = Context {
+        inputs: &inputs,
+        steps: &steps,
+        outputs: None,
+        exchange: Some(&exchange),
+    };
+    let holds = |yaml: &str| evaluate::holds(&criterion(yaml), &context);
+    assert!(holds(
+        "{context: $statusCode, condition: '^200$', type: regex}"
+    ));
+    assert!(
+        !holds("{context: $statusCode, condition: '^20$', type: regex}"),
+        "a number is matched as JSON writes it"
+    );
+    assert!(holds(
+        "{context: $response.header.x-total, condition: '^\\d+$', type: regex}"
+    ));
+    assert!(
+        holds("{context: $inputs.name, condition: 'e', type: regex}"),
+        "a pattern matches anywhere unless anchored"
+    );
+    assert!(!holds(
+        "{context: $inputs.name, condition: '^e', type: regex}"
+    ));
+    assert!(
+        !holds("{context: $inputs.nobody, condition: '.*', type: regex}"),
+        "a context that is not there holds nothing"
+    );
+    assert!(
+        !holds("{context: $response.body, condition: '.*', type: regex}"),
+        "an object is not text to match"
+    );
+    assert!(holds(
+        "{context: $response.body#/items/0/status, condition: '^open$', type: regex}"
+    ));
+
+    // The context's value is the query's root node: `$[?…]` filters the root's children.
+    assert!(holds(
+        "{context: $response.body#/items, condition: \"$[?@.status == 'open']\", type: jsonpath}"
+    ));
+    assert!(!holds(
+        "{context: $response.body#/items, condition: \"$[?@.status == 'gone']\", type: jsonpath}"
+    ));
+    assert!(
+        !holds("{context: $response.body, condition: \"$[?@.status == 'open']\", type: jsonpath}"),
+        "the body's children are `items` and `total`, neither with a status"
+    );
+    assert!(holds(
+        "{context: $response.body, condition: \"$.items[?@.id > 7]\", type: jsonpath}"
+    ));
+    assert!(holds(
+        "{context: $response.body, condition: \"$..[?@.status == 'closed']\", type: jsonpath}"
+    ));
+    assert!(holds(
+        "{context: $response.body, condition: '$.total', type: jsonpath}"
+    ));
+    assert!(
+        holds("{context: $response.body, condition: '$[?length(@) == 2]', type: jsonpath}"),
+        "RFC 9535's functions are there"
+    );
+    assert!(holds(
+        "{context: $response.body, condition: \"$.items[?match(@.name, 'R.x')]\", type: jsonpath}"
+    ));
+    assert!(!holds(
+        "{context: $response.body, condition: '$.missing', type: jsonpath}"
+    ));
+    assert!(
+        !holds("{context: $response.body#/nothing, condition: '$', type: jsonpath}"),
+        "a context that is not there holds nothing, not even `$`"
+    );
+    assert!(holds(
+        "{context: $statusCode, condition: '$', type: jsonpath}"
+    ));
+
+    let action = |name: &str, criteria: &[&str]| Action {
+        name: name.into(),
+        kind: ActionKind::End,
+        criteria: criteria.iter().map(|yaml| criterion(yaml)).collect(),
+        pointer: String::new(),
+    };
+    let actions = [
+        action(
+            "allClosed",
+            &[
+                "{context: $response.body, condition: \"$.items[?@.status != 'closed']\", type: jsonpath}",
+            ],
+        ),
+        action(
+            "someOpen",
+            &[
+                "{context: $statusCode, condition: '^2', type: regex}",
+                "{context: $response.body, condition: \"$.items[?@.status == 'open']\", type: jsonpath}",
+            ],
+        ),
+    ];
+    let chosen = evaluate::choose(&actions, &context).map(|a| a.name.as_str());
+    assert_eq!(
+        chosen,
+        Some("allClosed"),
+        "the first whose criteria all hold"
+    );
+    assert_eq!(
+        evaluate::choose(&actions[1..], &context).map(|a| a.name.as_str()),
+        Some("someOpen")
+    );
+    assert!(evaluate::all_hold(&actions[1].criteria, &context));
+
+    // The balance the end-to-end tests read: RFC 9535 filters the root's members, where
+    // Redocly's respect filters a list holding the root (tests/e2e/python/test_workflows.py).
+    let mut balance = exchange.clone();
+    balance.response_body = Some(serde_json::json!({"amount": 1250, "currency": "EUR"}));
+    let context = Context {
+        exchange: Some(&balance),
+        ..context
+    };
+    let holds = |yaml: &str| evaluate::holds(&criterion(yaml), &context);
+    assert!(!holds(
+        "{context: $response.body, condition: \"$[?@.currency == 'EUR']\", type: jsonpath}"
+    ));
+    assert!(holds(
+        "{context: $response.body, condition: '$.currency', type: jsonpath}"
+    ));
+    assert!(holds(
+        "{context: $response.body, condition: \"$..[?@ == 'EUR']\", type: jsonpath}"
+    ));
+}
+
+#[test]
+fn components_resolve_into_the_parameters_and_actions_they_name() {
+    let yaml = r#"
+arazzo: 1.0.1
+info: {title: x, version: '1'}
+sourceDescriptions: [{name: api, url: ./api.yaml, type: openapi}]
+components:
+  inputs:
+    account:
+      type: object
+      required: [account]
+      properties:
+        account: {type: string}
+        page: {$ref: '#/components/inputs/page'}
+    page: {type: integer, minimum: 1}
+  parameters:
+    account: {name: account, in: path, value: $inputs.account}
+    page: {name: page, in: query, value: 1}
+  successActions:
+    done: {name: done, type: end, criteria: [{context: $statusCode, condition: '^200$', type: regex}]}
+  failureActions:
+    again:
+      name: again
+      type: retry
+      retryAfter: 0.5
+      criteria: [{condition: $statusCode == 503}]
+workflows:
+  - workflowId: w
+    inputs: {$ref: '#/components/inputs/account'}
+    steps:
+      - stepId: list
+        operationId: listTransfers
+        parameters:
+          - reference: $components.parameters.account
+          - {reference: $components.parameters.page, value: $inputs.page}
+          - {name: limit, in: query, value: 10}
+        onSuccess:
+          - reference: $components.successActions.done
+        onFailure:
+          - reference: $components.failureActions.again
+          - {name: stop, type: end}
+  - workflowId: v
+    inputs:
+      type: object
+      properties:
+        account: {type: string}
+        page: {$ref: '#/components/inputs/page', description: which page}
+    steps:
+      - stepId: one
+        operationId: listTransfers
+        parameters: [{reference: $components.parameters.page}]
+"#;
+    check(
+        yaml,
+        expect![[r#"
+            workflow w (/workflows/0)
+              step list: OperationId { source: None, id: "listTransfers" }
+                Path account = Expression(Input { name: "account", pointer: "" })
+                Query page = Expression(Input { name: "page", pointer: "" })
+                Query limit = Literal(Number(10))
+                action done End
+                  when Regex { context: StatusCode, pattern: Pattern("^200$") }
+                action again Retry(Retry { after_ms: Some(500), limit: 1, step: None })
+                  when Simple(Condition { any: [[Comparison { left: Expression(StatusCode), test: Some((Equal, Literal(Number(503)))) }]] })
+                action stop End
+            workflow v (/workflows/1)
+              step one: OperationId { source: None, id: "listTransfers" }
+                Query page = Literal(Number(1))
+        "#]],
+    );
+    let options = LoadOptions::default();
+    let value = crate::openapi::parse_with(yaml, "test.arazzo.yaml", &options).expect("YAML");
+    let (arazzo, _) = parse("test.arazzo.yaml", &value);
+    assert_eq!(
+        arazzo.workflows[0].inputs,
+        Some(serde_json::json!({
+            "type": "object",
+            "required": ["account"],
+            "properties": {"account": {"type": "string"}, "page": {"type": "integer", "minimum": 1}}
+        })),
+        "a `$ref` to components.inputs is the schema it names, at any depth"
+    );
+    assert_eq!(
+        arazzo.workflows[1]
+            .inputs
+            .as_ref()
+            .map(|i| &i["properties"]["page"]),
+        Some(&serde_json::json!({
+            "description": "which page",
+            "allOf": [{"type": "integer", "minimum": 1}]
+        })),
+        "beside other keywords, the schema named is one of an allOf"
+    );
+    let step = &arazzo.workflows[0].steps[0];
+    assert_eq!(
+        step.parameters[1].pointer, "/workflows/0/steps/0/parameters/1",
+        "a referenced parameter is where the reference is written"
+    );
+    assert_eq!(
+        step.on_failure[0].pointer,
+        "/workflows/0/steps/0/onFailure/0"
+    );
+}
+
+#[test]
+fn unknown_and_malformed_references_are_diagnostics_where_they_are_written() {
+    check(
+        r#"
+arazzo: 1.0.1
+info: {title: x, version: '1'}
+sourceDescriptions: [{name: api, url: ./api.yaml, type: openapi}]
+components:
+  inputs:
+    loop: {type: object, properties: {again: {$ref: '#/components/inputs/loop'}}}
+    text: nope
+    "bad name": {type: string}
+  parameters:
+    broken: {name: broken, in: body, value: 1}
+    again: {reference: $components.parameters.broken}
+  successActions:
+    retry: {name: retry, type: retry}
+  failureActions: [a]
+workflows:
+  - workflowId: w
+    inputs: {type: object, properties: {a: {$ref: '#/components/inputs/loop'}, b: {$ref: '#/components/inputs/nobody'}}}
+    steps:
+      - stepId: one
+        operationId: op
+        parameters:
+          - reference: $components.parameters.nobody
+          - reference: $components.successActions.retry
+          - reference: $components.parameters.broken
+          - reference: 7
+          - {reference: $components.parameters}
+        onSuccess:
+          - reference: $components.failureActions.again
+          - {reference: $components.successActions.retry, value: 1}
+          - reference: $components.successActions.gone
+        onFailure:
+          - reference: $components.failureActions.again
+  - workflowId: v
+    inputs: {$ref: './other.yaml#/inputs'}
+    steps:
+      - stepId: one
+        operationId: op
+"#,
+        expect![[r#"
+            workflow w (/workflows/0)
+              step one: OperationId { source: None, id: "op" }
+            workflow v (/workflows/1)
+              step one: OperationId { source: None, id: "op" }
+            error: component name "bad name" is not a name (letters, digits, `.`, `-`, `_`)
+              --> test.arazzo.yaml#/components/inputs/bad name
+            error: a reusable input must be a JSON Schema object
+              --> test.arazzo.yaml#/components/inputs/text
+            error: a component is written in full: it cannot be a `reference` itself
+              --> test.arazzo.yaml#/components/parameters/again/reference
+            error: parameter "broken" is `in: body`: expected path, query, header or cookie
+              --> test.arazzo.yaml#/components/parameters/broken/in
+            error: a `retry` action belongs in `onFailure`: a step that succeeded is not run again
+              --> test.arazzo.yaml#/components/successActions/retry/type
+            error: `failureActions` must be an object
+              --> test.arazzo.yaml#/components/failureActions
+            error: `components.inputs.loop` refers to itself: a tool's input schema cannot be endless
+              --> test.arazzo.yaml#/components/inputs/loop/properties/again/$ref
+            error: no input schema is named "nobody" in `components.inputs`
+              --> test.arazzo.yaml#/workflows/0/inputs/properties/b/$ref
+            error: no parameter is named "nobody" in `components.parameters` (it has: broken)
+              --> test.arazzo.yaml#/workflows/0/steps/0/parameters/0/reference
+            error: "$components.successActions.retry" is not a reference to a parameter (write `$components.parameters.NAME`)
+              --> test.arazzo.yaml#/workflows/0/steps/0/parameters/1/reference
+            error: `components.parameters.broken` could not be read (see its diagnostics)
+              --> test.arazzo.yaml#/workflows/0/steps/0/parameters/2/reference
+            error: `reference` must be a string
+              --> test.arazzo.yaml#/workflows/0/steps/0/parameters/3/reference
+            error: "$components.parameters" is not a reference to a parameter (write `$components.parameters.NAME`)
+              --> test.arazzo.yaml#/workflows/0/steps/0/parameters/4/reference
+            error: "$components.failureActions.again" is not a reference to a success action (write `$components.successActions.NAME`)
+              --> test.arazzo.yaml#/workflows/0/steps/0/onSuccess/0/reference
+            warning: `value` applies only to a reference to a parameter: it is ignored here
+              --> test.arazzo.yaml#/workflows/0/steps/0/onSuccess/1/value
+            error: `components.successActions.retry` could not be read (see its diagnostics)
+              --> test.arazzo.yaml#/workflows/0/steps/0/onSuccess/1/reference
+            error: no success action is named "gone" in `components.successActions` (it has: retry)
+              --> test.arazzo.yaml#/workflows/0/steps/0/onSuccess/2/reference
+            error: no failure action is named "again" in `components.failureActions` (it has none)
+              --> test.arazzo.yaml#/workflows/0/steps/0/onFailure/0/reference
+            error: a `$ref` in a workflow's inputs must name `#/components/inputs/NAME` of this document
+              --> test.arazzo.yaml#/workflows/1/inputs/$ref
         "#]],
     );
 }

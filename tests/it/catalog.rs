@@ -1402,9 +1402,9 @@ fn check_reports_an_arazzo_document_that_cannot_be_loaded_or_is_broken() {
         .iter()
         .any(|d| {
             d["location"]["file"] == "broken.arazzo.json"
-                && d["location"]["pointer"] == "/workflows/0/steps/0/successCriteria/2/type"
+                && d["location"]["pointer"] == "/workflows/0/steps/0/successCriteria/1"
                 && d["message"]
-                    == "criterion of type \"regex\" is not supported yet (only `simple` conditions)"
+                    == "a `jsonpath` criterion needs a `context`: the runtime expression it applies to, such as `$response.body`"
         });
     assert!(found, "{report}");
     assert_eq!(report["summary"]["workflows"], 0);

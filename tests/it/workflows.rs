@@ -101,6 +101,40 @@ workflows:
           state: $response.body#/state
     outputs:
       state: $steps.look.outputs.state
+  - workflowId: awaitJob
+    summary: Look at a job until it is done, looking again while it is pending
+    inputs:
+      $ref: '#/components/inputs/job'
+    steps:
+      - stepId: look
+        operationId: getJob
+        parameters:
+          - {reference: $components.parameters.jobId, value: $inputs.jobId}
+        successCriteria:
+          - {context: $response.body#/state, condition: '^done$', type: regex}
+        onFailure:
+          - reference: $components.failureActions.whilePending
+        outputs:
+          result: $response.body#/result
+    outputs:
+      result: $steps.look.outputs.result
+components:
+  inputs:
+    job:
+      type: object
+      required: [jobId]
+      properties:
+        jobId: {type: string}
+  parameters:
+    jobId: {name: jobId, in: path, value: j-0}
+  failureActions:
+    whilePending:
+      name: whilePending
+      type: retry
+      retryAfter: 0
+      retryLimit: 5
+      criteria:
+        - {context: $response.body, condition: \"$[?@ == 'pending']\", type: jsonpath}
 ";
 
 /// The Arazzo fixtures in `tests/data/arazzo`, with the jobs API beside them, served against
@@ -168,6 +202,7 @@ workflows:
   tools:
     runJob: {name: run_job}
     watchJob: {name: watch_job, max_steps: 4}
+    awaitJob: {name: await_job}
 ";
 
 /// A `tools/call` of `name` through the dispatcher, as a modern client sends it; the result.
@@ -523,4 +558,49 @@ async fn a_confirming_composite_tool_asks_once_before_its_first_step() {
         message.starts_with("Allow run_job (workflow runJob: POST /jobs, then GET /jobs/{jobId})?"),
         "{message}"
     );
+}
+
+#[tokio::test]
+async fn components_and_regex_and_jsonpath_criteria_run_as_written_in_place() {
+    let upstream = TestUpstream::start(jobs_upstream(2)).await;
+    let (catalog, diagnostics) = compile(&upstream.base, JOBS);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let tool = catalog
+        .workflows
+        .iter()
+        .find(|tool| tool.name == "await_job")
+        .expect("a tool");
+    assert_eq!(
+        tool.input_schema["required"],
+        json!(["jobId"]),
+        "the inputs are the schema components.inputs holds"
+    );
+    let result = call(&server(&catalog), "await_job", json!({"jobId": "j-1"})).await;
+    assert_eq!(result.get("isError"), None, "{result}");
+    assert_eq!(result["structuredContent"], json!({"result": 42}));
+    let order: Vec<String> = seen(&upstream.requests())
+        .into_iter()
+        .map(|(line, _)| line)
+        .collect();
+    assert_eq!(
+        order,
+        ["GET /jobs/j-1", "GET /jobs/j-1", "GET /jobs/j-1"],
+        "the referenced parameter takes the reference's value; the referenced retry runs while the jsonpath criterion holds"
+    );
+
+    // A state that is neither done nor pending: the regex criterion is unmet and the retry's
+    // jsonpath criterion does not hold, so the workflow ends at the first look.
+    let upstream = TestUpstream::start(|request: &Received, _| match request.uri.as_str() {
+        "/jobs/j-1" => json_reply(200, json!({"state": "failed"})),
+        _ => json_reply(404, json!({})),
+    })
+    .await;
+    let (catalog, _) = compile(&upstream.base, JOBS);
+    let result = call(&server(&catalog), "await_job", json!({"jobId": "j-1"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        text(&result, 0).contains(r#"stopped at step "look""#),
+        "{result}"
+    );
+    assert_eq!(upstream.requests().len(), 1);
 }

@@ -350,11 +350,28 @@ CASES = [
         steps=[("statement", 503, False), ("statement", 503, False), ("statement", 200, True)],
         outputs={"balance": 1250, "version": '"statement-3"'},
     ),
+    Case(
+        # The same retry, referenced from `components` with its criterion a `regex` on the
+        # status; the statement's criteria match the status and the ETag with regular
+        # expressions, the balance's a JSONPath query on the body.
+        name="check-statement",
+        workflow="checkStatement",
+        inputs={},
+        requests=[
+            ("GET", "/accounts/{account}/statement"),
+            ("GET", "/accounts/{account}/statement"),
+            ("GET", "/accounts/{account}/statement"),
+            ("GET", "/accounts/{account}/balance"),
+        ],
+        steps=[("statement", 503, False), ("statement", 503, False), ("statement", 200, True), ("balance", 200, True)],
+        outputs={"balance": 1250, "version": '"statement-3"', "amount": 1250, "currency": "EUR"},
+    ),
 ]
 OUTPUTS = {
     "sendMoney": ["transferId", "balanceBefore", "balanceAfter"],
     "exportTransfers": ["exportId", "status", "rows"],
     "readStatement": ["balance", "version"],
+    "checkStatement": ["balance", "version", "amount", "currency"],
 }
 
 
@@ -388,12 +405,16 @@ def test_respect_runs_the_document_as_written_with_the_same_requests(accounts: A
         for name in ("send-money", "export-transfers", "read-statement")
         for request in by_name[name].expected_requests(account)
     ]
+    # checkStatement runs last, under the same account: readStatement has already waited
+    # out the statement's 503s, so its first read succeeds.
+    expected += [("GET", f"/accounts/{account}/statement"), ("GET", f"/accounts/{account}/balance")]
     assert requests == expected
     workflows = next(iter(report["files"].values()))["executedWorkflows"]
     assert [(workflow["workflowId"], workflow["status"]) for workflow in workflows] == [
         ("sendMoney", "success"),
         ("exportTransfers", "success"),
         ("readStatement", "success"),
+        ("checkStatement", "success"),
     ]
     assert report["status"] == "success"
 
@@ -431,6 +452,52 @@ def test_respect_fails_a_step_on_its_criterion_and_on_an_output_it_cannot_evalua
     (transfer,) = [step for step in steps_of(run) if step["stepId"] == "transfer"]
     (unexpected,) = [check for check in transfer["checks"] if check["name"] == "unexpected error"]
     assert "$response.body#/id" in unexpected["message"], unexpected
+
+
+def test_respect_runs_a_jsonpath_query_on_a_list_holding_its_context(accounts: Accounts, tmp_path: Path):
+    # Arazzo 1.0.1 makes a jsonpath criterion's context the query's root node (RFC 9535):
+    # `$[?@.currency == 'EUR']` then filters the balance's members (1250 and "EUR") and selects
+    # nothing, while `$.currency` selects "EUR". Respect runs the query on a list holding the
+    # context, which turns both answers round. ferry follows the specification (see
+    # src/arazzo/tests.rs); the accounts document writes a query both read alike.
+    document = tmp_path / "jsonpath.arazzo.json"
+    criteria = [
+        {"context": "$response.body", "condition": "$[?@.currency == 'EUR']", "type": "jsonpath"},
+        {"context": "$response.body", "condition": "$.currency", "type": "jsonpath"},
+        {"context": "$response.body", "condition": "$..[?@ == 'EUR']", "type": "jsonpath"},
+    ]
+    document.write_text(
+        json.dumps(
+            {
+                "arazzo": "1.0.1",
+                "info": {"title": "JSONPath roots", "version": "1.0.0"},
+                "sourceDescriptions": [{"name": "accounts", "url": str(ACCOUNTS.parent / "openapi.yaml"), "type": "openapi"}],
+                "workflows": [
+                    {
+                        "workflowId": "currency",
+                        "inputs": {"type": "object", "properties": {"account": {"type": "string"}}},
+                        "steps": [
+                            {
+                                "stepId": "balance",
+                                "operationId": "getBalance",
+                                "parameters": [{"name": "account", "in": "path", "value": "$inputs.account"}],
+                                "successCriteria": criteria,
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
+    )
+    report = respect(document, {"accounts": accounts.url}, {"account": "respect-jsonpath"}, tmp_path)
+    (workflow,) = next(iter(report["files"].values()))["executedWorkflows"]
+    (step,) = steps_of(workflow)
+    checks = [(check["condition"], check["passed"]) for check in step["checks"] if check["name"] == "success criteria check"]
+    assert checks == [
+        ("$[?@.currency == 'EUR']", True),
+        ("$.currency", False),
+        ("$..[?@ == 'EUR']", True),
+    ]
 
 
 def test_respect_runs_the_demo_workflow_against_the_pets_api_of_ferry_demo():
@@ -499,7 +566,12 @@ def pets_api_url(process: subprocess.Popen) -> str:
 # case, and the tool must report the same steps and answer the same outputs.
 
 ACCOUNTS_CURATION = ROOT / "tests" / "data" / "arazzo" / "run" / "ferry.yaml"
-TOOLS = {"sendMoney": "send_money", "exportTransfers": "export_transfers", "readStatement": "read_statement"}
+TOOLS = {
+    "sendMoney": "send_money",
+    "exportTransfers": "export_transfers",
+    "readStatement": "read_statement",
+    "checkStatement": "check_statement",
+}
 
 
 @pytest.fixture(scope="module")
