@@ -313,7 +313,7 @@ pub fn arazzo(data: &[u8]) {
                 .iter()
                 .chain(actions.flat_map(|action| &action.criteria));
             for condition in conditions {
-                condition.expressions().for_each(round_trips);
+                condition.expressions().into_iter().for_each(round_trips);
                 let _ = crate::arazzo::evaluate::holds(condition, &context);
             }
             let _ = crate::arazzo::evaluate::choose(&step.on_failure, &context);
