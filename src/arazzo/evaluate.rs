@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::expression::{Comparison, Condition, Criterion, Expression, Operand, Operator, Source};
-use super::{Action, Template};
+use super::{Action, Piece, Template};
 use crate::openapi::pointer_get;
 
 /// What a step's expressions may read.
@@ -53,6 +53,21 @@ pub fn fill<'t>(template: &'t Template, context: &Context<'_>) -> Result<Value, 
     Ok(match template {
         Template::Literal(value) => value.clone(),
         Template::Expression(expression) => value(expression, context).ok_or(expression)?,
+        Template::Text(pieces) => {
+            let mut text = String::new();
+            for piece in pieces {
+                match piece {
+                    Piece::Literal(literal) => text.push_str(literal),
+                    Piece::Expression(expression) => {
+                        match value(expression, context).ok_or(expression)? {
+                            Value::String(found) => text.push_str(&found),
+                            other => text.push_str(&other.to_string()),
+                        }
+                    }
+                }
+            }
+            Value::String(text)
+        }
         Template::Array(items) => Value::Array(
             items
                 .iter()

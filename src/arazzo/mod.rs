@@ -109,8 +109,18 @@ pub struct StepParameter {
 pub enum Template {
     Literal(Value),
     Expression(Expression),
+    /// A string with expressions embedded (`"Hello {$inputs.name}"`): each one's value
+    /// written in its place, a string as it is and anything else as JSON.
+    Text(Vec<Piece>),
     Array(Vec<Template>),
     Object(Vec<(String, Template)>),
+}
+
+/// A piece of a [`Template::Text`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    Literal(String),
+    Expression(Expression),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -580,15 +590,10 @@ impl Reader<'_> {
         let body = match self.object_at(object, "requestBody", &pointer, false) {
             Some(request_body) => {
                 let body_pointer = format!("{pointer}/requestBody");
-                if request_body.contains_key("replacements") {
-                    self.error(
-                        &format!("{body_pointer}/replacements"),
-                        "`replacements` are not supported yet: write the expressions in the payload",
-                    );
-                }
-                request_body
+                let payload = request_body
                     .get("payload")
-                    .map(|payload| self.template(payload, &format!("{body_pointer}/payload")))
+                    .map(|payload| self.template(payload, &format!("{body_pointer}/payload")));
+                self.replacements(request_body, &body_pointer, payload)
             }
             None => None,
         };
@@ -607,6 +612,41 @@ impl Reader<'_> {
             outputs,
             pointer,
         })
+    }
+
+    /// The payload with the request body's `replacements` made in it: each `target` (a JSON
+    /// pointer into the payload) given its `value`, a literal or an expression read when the
+    /// step runs. The payload is a template, so this is done once, here: a target inside a
+    /// value only an expression gives cannot be, and is a diagnostic.
+    fn replacements(
+        &mut self,
+        request_body: &Map<String, Value>,
+        body_pointer: &str,
+        mut payload: Option<Template>,
+    ) -> Option<Template> {
+        let written = self.array_at(request_body, "replacements", body_pointer, false);
+        for (index, replacement) in written.iter().enumerate() {
+            let pointer = format!("{body_pointer}/replacements/{index}");
+            let Some(replacement) = self.object(replacement, &pointer, "a replacement") else {
+                continue;
+            };
+            let Some(target) = self.string_at(replacement, "target", &pointer, true) else {
+                continue;
+            };
+            let Some(value) = replacement.get("value") else {
+                self.error(&pointer, "a replacement needs a `value`");
+                continue;
+            };
+            let value = self.template(value, &format!("{pointer}/value"));
+            let Some(payload) = payload.as_mut() else {
+                self.error(&pointer, "a replacement needs a `payload` to be made in");
+                continue;
+            };
+            if let Err(message) = replace(payload, &target, value) {
+                self.error(&format!("{pointer}/target"), message);
+            }
+        }
+        payload
     }
 
     /// A step's parameter: a Parameter Object, or a Reusable Object naming one in
@@ -664,13 +704,13 @@ impl Reader<'_> {
                     Template::Literal(value.clone())
                 }
             },
-            Value::String(text) if text.contains("{$") => {
-                self.error(
-                    pointer,
-                    "an expression inside a string (`{$…}`) is not supported yet: give the expression as the whole value",
-                );
-                Template::Literal(value.clone())
-            }
+            Value::String(text) if text.contains("{$") => match pieces(text) {
+                Ok(pieces) => Template::Text(pieces),
+                Err(error) => {
+                    self.error(pointer, error.0);
+                    Template::Literal(value.clone())
+                }
+            },
             Value::Array(items) => Template::Array(
                 items
                     .iter()
@@ -1119,6 +1159,83 @@ fn operation_path(written: &str) -> Result<Target, String> {
     }
 }
 
+/// `text` cut into its literal pieces and the expressions written in it as `{$…}`.
+fn pieces(text: &str) -> Result<Vec<Piece>, ExpressionError> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{$") {
+        if start > 0 {
+            pieces.push(Piece::Literal(rest[..start].to_string()));
+        }
+        let inner = &rest[start + 1..];
+        let Some(end) = inner.find('}') else {
+            return Err(ExpressionError(format!(
+                "{text:?}: an embedded expression `{{$…` has no closing `}}`"
+            )));
+        };
+        pieces.push(Piece::Expression(expression::parse(&inner[..end])?));
+        rest = &inner[end + 1..];
+    }
+    if !rest.is_empty() {
+        pieces.push(Piece::Literal(rest.to_string()));
+    }
+    Ok(pieces)
+}
+
+/// `payload` with the node at the JSON pointer `target` replaced by `value` (or added, as
+/// the last token of an object's key), or why it cannot be.
+fn replace(payload: &mut Template, target: &str, value: Template) -> Result<(), String> {
+    if target.is_empty() {
+        *payload = value;
+        return Ok(());
+    }
+    let Some(tokens) = target.strip_prefix('/') else {
+        return Err(format!(
+            "target {target:?} is not a JSON pointer (`/a/0/b`); XPath targets are not supported yet"
+        ));
+    };
+    let tokens: Vec<String> = tokens
+        .split('/')
+        .map(|token| token.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let mut node = payload;
+    for (index, token) in tokens.iter().enumerate() {
+        let last = index + 1 == tokens.len();
+        node = match node {
+            Template::Object(entries) => match entries.iter().position(|(key, _)| key == token) {
+                Some(found) => &mut entries[found].1,
+                None if last => {
+                    entries.push((token.clone(), value));
+                    return Ok(());
+                }
+                None => return Err(format!("target {target:?}: the payload has no {token:?}")),
+            },
+            Template::Array(items) => {
+                match token.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
+                    Some(item) => item,
+                    None => {
+                        return Err(format!(
+                            "target {target:?}: the payload's array has no item {token:?}"
+                        ));
+                    }
+                }
+            }
+            Template::Expression(_) | Template::Text(_) => {
+                return Err(format!(
+                    "target {target:?} lies inside a value an expression gives when the step runs: replacing inside it is not supported yet"
+                ));
+            }
+            Template::Literal(_) => {
+                return Err(format!(
+                    "target {target:?}: the payload has nothing at {token:?} to replace"
+                ));
+            }
+        };
+    }
+    *node = value;
+    Ok(())
+}
+
 impl Template {
     /// Every expression it reads, in order.
     pub fn expressions(&self) -> Vec<&Expression> {
@@ -1128,6 +1245,12 @@ impl Template {
             match template {
                 Template::Literal(_) => {}
                 Template::Expression(expression) => found.push(expression),
+                Template::Text(pieces) => {
+                    found.extend(pieces.iter().filter_map(|piece| match piece {
+                        Piece::Expression(expression) => Some(expression),
+                        Piece::Literal(_) => None,
+                    }))
+                }
                 Template::Array(items) => stack.extend(items.iter().rev()),
                 Template::Object(entries) => stack.extend(entries.iter().rev().map(|(_, t)| t)),
             }

@@ -116,7 +116,7 @@ fn every_problem_in_a_broken_document_is_reported_where_it_is() {
                 Path petId = Expression(StepOutput { step: "first", name: "missing", pointer: "" })
                 action loop Goto("first")
               step orphan: OperationId { source: None, id: "getPet" }
-                body 1 expressions
+                body 2 expressions
               output result = StepOutput { step: "ghost", name: "x", pointer: "" }
             error: source description "flows" is of type "arazzo": only `openapi` sources are read yet
               --> broken.arazzo.json#/sourceDescriptions/1/type
@@ -130,8 +130,6 @@ fn every_problem_in_a_broken_document_is_reported_where_it_is() {
               --> broken.arazzo.json#/workflows/0/steps/0/outputs/id
             error: a step that runs another workflow is not supported yet
               --> broken.arazzo.json#/workflows/0/steps/2/workflowId
-            error: an expression inside a string (`{$…}`) is not supported yet: give the expression as the whole value
-              --> broken.arazzo.json#/workflows/0/steps/3/requestBody/payload/text
             error: the workflow has no input "nobody"
               --> broken.arazzo.json#/workflows/0/steps/0/outputs/name
             error: step "first" has no output "missing"
@@ -1241,5 +1239,96 @@ workflows:
             error: a `$ref` in a workflow's inputs must name `#/components/inputs/NAME` of this document
               --> test.arazzo.yaml#/workflows/1/inputs/$ref
         "#]],
+    );
+}
+
+/// The first step's payload of a one-step workflow whose `requestBody` is `body` (YAML), and
+/// the diagnostics.
+fn payload_of(body: &str) -> (Option<Template>, Vec<String>) {
+    let yaml = format!(
+        "arazzo: 1.0.1
+info: {{title: x, version: '1'}}
+sourceDescriptions: [{{name: api, url: ./api.yaml, type: openapi}}]
+workflows:
+  - workflowId: send
+    inputs: {{type: object, properties: {{name: {{type: string}}, age: {{type: integer}}}}}}
+    steps:
+      - stepId: post
+        operationId: createPet
+        requestBody: {body}
+"
+    );
+    let value = crate::openapi::parse_with(&yaml, "test.arazzo.yaml", &LoadOptions::default())
+        .expect("test document is YAML");
+    let (arazzo, diagnostics) = parse("test.arazzo.yaml", &value);
+    let body = arazzo
+        .workflows
+        .first()
+        .and_then(|w| w.steps.first())
+        .and_then(|s| s.body.clone());
+    (body, diagnostics.iter().map(ToString::to_string).collect())
+}
+
+#[test]
+fn expressions_embedded_in_strings_and_replacements_fill_the_payload() {
+    let inputs = serde_json::json!({"name": "Rex", "age": 3});
+    let steps = std::collections::HashMap::new();
+    let context = Context {
+        inputs: &inputs,
+        steps: &steps,
+        outputs: None,
+        exchange: None,
+    };
+    let (body, diagnostics) = payload_of(
+        "{payload: {greeting: 'Hello {$inputs.name}, {$inputs.age} today', pet: {name: x, tags: [a, b]}},
+          replacements: [{target: /pet/name, value: $inputs.name}, {target: /pet/tags/1, value: c},
+                         {target: /pet/age, value: $inputs.age}]}",
+    );
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let body = body.expect("a payload");
+    assert_eq!(
+        evaluate::fill(&body, &context),
+        Ok(serde_json::json!({
+            "greeting": "Hello Rex, 3 today",
+            "pet": {"name": "Rex", "tags": ["a", "c"], "age": 3},
+        }))
+    );
+    // An embedded expression whose value is missing is the one reported.
+    let (body, _) = payload_of("{payload: 'for {$inputs.nobody}'}");
+    assert!(matches!(
+        evaluate::fill(&body.expect("a payload"), &context),
+        Err(Expression::Input { name, .. }) if name == "nobody"
+    ));
+
+    let (_, diagnostics) = payload_of(
+        "{payload: {pet: $inputs.name, list: [1]},
+          replacements: [{target: /pet/name, value: 1}, {target: //x, value: 1},
+                         {target: /list/7, value: 1}, {target: pet, value: 1}, {target: /list}]}",
+    );
+    expect![[r#"
+        error: target "/pet/name" lies inside a value an expression gives when the step runs: replacing inside it is not supported yet
+          --> test.arazzo.yaml#/workflows/0/steps/0/requestBody/replacements/0/target
+        error: target "//x": the payload has no ""
+          --> test.arazzo.yaml#/workflows/0/steps/0/requestBody/replacements/1/target
+        error: target "/list/7": the payload's array has no item "7"
+          --> test.arazzo.yaml#/workflows/0/steps/0/requestBody/replacements/2/target
+        error: target "pet" is not a JSON pointer (`/a/0/b`); XPath targets are not supported yet
+          --> test.arazzo.yaml#/workflows/0/steps/0/requestBody/replacements/3/target
+        error: a replacement needs a `value`
+          --> test.arazzo.yaml#/workflows/0/steps/0/requestBody/replacements/4
+    "#]]
+    .assert_eq(&(diagnostics.join("\n") + "\n"));
+    let (_, diagnostics) = payload_of("{replacements: [{target: /a, value: 1}]}");
+    assert_eq!(
+        diagnostics,
+        [
+            "error: a replacement needs a `payload` to be made in\n  --> test.arazzo.yaml#/workflows/0/steps/0/requestBody/replacements/0"
+        ]
+    );
+    let (_, diagnostics) = payload_of("{payload: 'open {$inputs.name'}");
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert!(
+        diagnostics[0].contains("has no closing `}`"),
+        "{diagnostics:?}"
     );
 }
