@@ -5,9 +5,10 @@
 //! [`WorkflowOutcome`]; `mcp` writes it as a tool result.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
+use tokio::time::Instant;
 
 use super::{Answer, CallContext, CallError, CallStats, Fault, Route, Upstream};
 use crate::arazzo::{self, ActionKind, Context, Exchange, Expression, Step, Template};
@@ -102,7 +103,7 @@ impl Upstream {
             outputs: HashMap::new(),
             taken: Vec::new(),
             retries: HashMap::new(),
-            deadline: Instant::now() + workflow.timeout,
+            deadline: super::deadline_after(Instant::now(), workflow.timeout),
         };
         let end = run.steps().await;
         WorkflowOutcome {
@@ -202,7 +203,7 @@ impl Run<'_> {
             context,
             stats,
         );
-        let outcome = match tokio::time::timeout_at(self.deadline.into(), call).await {
+        let outcome = match tokio::time::timeout_at(self.deadline, call).await {
             Ok(outcome) => outcome,
             Err(_) => {
                 self.record(position, None, false);
@@ -271,12 +272,14 @@ impl Run<'_> {
             None | Some(ActionKind::End) => Next::Fail(StepFailure::Unmet(Box::new(answer))),
             Some(kind @ ActionKind::Goto(_)) => self.goto(kind, position),
             Some(kind @ ActionKind::Retry(retry)) => {
-                let wait = answer_retry_after(&answer)
+                let asked = answer_retry_after(&answer)
                     .or(retry.after_ms.map(Duration::from_millis))
                     .unwrap_or_default();
-                if Instant::now() + wait >= self.deadline {
+                let Some(wait) =
+                    super::retry_wait(Some(asked), Duration::ZERO, Instant::now(), self.deadline)
+                else {
                     return Next::Fail(StepFailure::Timeout(self.workflow.timeout));
-                }
+                };
                 tokio::time::sleep(wait).await;
                 match &retry.step {
                     None => Next::Step(position),

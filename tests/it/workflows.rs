@@ -524,3 +524,47 @@ async fn a_confirming_composite_tool_asks_once_before_its_first_step() {
         "{message}"
     );
 }
+
+/// A jobs upstream whose job stays pending, each look asking to be retried after
+/// `retry_after` (a `Retry-After` value).
+fn pending_upstream(
+    retry_after: &'static str,
+) -> impl Fn(&Received, usize) -> Reply + Send + Sync + 'static {
+    move |request, _| match (request.method.as_str(), request.uri.as_str()) {
+        ("POST", "/jobs") => json_reply(202, json!({"id": "j-1"})),
+        _ => Reply::Now(respond(
+            200,
+            &[
+                ("content-type", "application/json"),
+                ("retry-after", retry_after),
+            ],
+            json!({"state": "pending"}).to_string(),
+        )),
+    }
+}
+
+#[tokio::test]
+async fn a_retry_after_too_large_for_the_clock_is_no_panic() {
+    // Delta-seconds past what a clock holds: the largest wait, which passes any deadline.
+    let upstream = TestUpstream::start(pending_upstream("99999999999999999999")).await;
+    let (catalog, _) = compile(&upstream.base, JOBS);
+    let result = call(&server(&catalog), "run_job", json!({"task": "count"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(upstream.requests().len(), 2, "the look is not sent again");
+}
+
+#[tokio::test]
+async fn a_timeout_too_large_for_the_clock_is_no_panic() {
+    let upstream = TestUpstream::start(jobs_upstream(0)).await;
+    let (mut catalog, _) = compile(&upstream.base, JOBS);
+    // A catalog built by hand may say anything.
+    for workflow in &mut catalog.workflows {
+        workflow.timeout = Duration::MAX;
+    }
+    let result = call(&server(&catalog), "run_job", json!({"task": "count"})).await;
+    assert_eq!(
+        result["structuredContent"],
+        json!({"result": 42}),
+        "{result}"
+    );
+}
