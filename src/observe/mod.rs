@@ -299,7 +299,7 @@ impl Outcome {
         match &outcome.end {
             Ending::Done(_) => Outcome::Ok,
             Ending::Failed {
-                failure: StepFailure::Unmet(_),
+                failure: StepFailure::Unmet(_) | StepFailure::RetryTooLate { .. },
                 ..
             } => Outcome::ApiError,
             Ending::Failed {

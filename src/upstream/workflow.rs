@@ -50,6 +50,10 @@ pub enum Ending {
 pub enum StepFailure {
     /// The step's answer did not meet its success criteria, and no failure action went on.
     Unmet(Box<Answer>),
+    /// The step's answer did not meet its success criteria, and the retry its failure
+    /// actions chose would wait `wait` (the answer's `Retry-After`, or `retryAfter`), past
+    /// the call's deadline.
+    RetryTooLate { answer: Box<Answer>, wait: Duration },
     /// The step came to no answer, or could not be sent.
     Call(CallError),
     /// A value the workflow reads is not there.
@@ -66,7 +70,9 @@ impl StepFailure {
     /// upstream's; the limits are the tool's own, so ferry's; a timeout the upstream's.
     pub fn fault(&self) -> Fault {
         match self {
-            StepFailure::Unmet(answer) => answer.fault().unwrap_or(Fault::Upstream),
+            StepFailure::Unmet(answer) | StepFailure::RetryTooLate { answer, .. } => {
+                answer.fault().unwrap_or(Fault::Upstream)
+            }
             StepFailure::Call(error) => error.fault(),
             StepFailure::Missing { expression, .. } if expression.starts_with("$inputs.") => {
                 Fault::Caller
@@ -278,7 +284,11 @@ impl Run<'_> {
                 let Some(wait) =
                     super::retry_wait(Some(asked), Duration::ZERO, Instant::now(), self.deadline)
                 else {
-                    return Next::Fail(StepFailure::Timeout(self.workflow.timeout));
+                    // As for a single tool's retry: the answer that came is the step's.
+                    return Next::Fail(StepFailure::RetryTooLate {
+                        answer: Box::new(answer),
+                        wait: asked,
+                    });
                 };
                 tokio::time::sleep(wait).await;
                 match &retry.step {

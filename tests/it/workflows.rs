@@ -554,6 +554,30 @@ async fn a_retry_after_too_large_for_the_clock_is_no_panic() {
 }
 
 #[tokio::test]
+async fn a_retry_that_would_wait_past_the_deadline_ends_with_the_step_answer() {
+    // An hour's wait, past the workflow's 120 s: as for a single tool, the answer that came
+    // is the step's, not a timeout that did not happen.
+    let upstream = TestUpstream::start(pending_upstream("3600")).await;
+    let (catalog, _) = compile(&upstream.base, JOBS);
+    let result = call(&server(&catalog), "run_job", json!({"task": "count"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    let lead = text(&result, 0);
+    assert!(
+        lead.contains(r#"stopped at step "poll""#)
+            && lead.contains("the upstream answered 200")
+            && lead.contains("its retry would wait 3600000 ms, past the workflow's 120000 ms"),
+        "{lead}"
+    );
+    assert!(!lead.contains("did not end within"), "{lead}");
+    assert_eq!(result["_meta"]["dev.ferry/http"]["status"], 200, "{result}");
+    assert_eq!(
+        result["_meta"]["dev.ferry/http"]["headers"]["retry-after"], "3600",
+        "{result}"
+    );
+    assert_eq!(upstream.requests().len(), 2, "the look is not sent again");
+}
+
+#[tokio::test]
 async fn a_timeout_too_large_for_the_clock_is_no_panic() {
     let upstream = TestUpstream::start(jobs_upstream(0)).await;
     let (mut catalog, _) = compile(&upstream.base, JOBS);

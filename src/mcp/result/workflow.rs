@@ -77,6 +77,16 @@ pub(in crate::mcp) fn workflow_result<'t>(
             );
             (lead, answer_result(tool, *answer))
         }
+        StepFailure::RetryTooLate { answer, wait } => {
+            let status = answer.http.status.as_u16();
+            let lead = format!(
+                "the workflow stopped at {}: its success criteria did not hold (the upstream answered {status}), and its retry would wait {} ms, past the workflow's {} ms (timeout_ms); {before}; nothing after it ran. The step's answer follows.",
+                at.as_deref().unwrap_or("a step"),
+                wait.as_millis(),
+                workflow.timeout.as_millis(),
+            );
+            (lead, answer_result(tool, *answer))
+        }
         StepFailure::Call(error) => {
             let lead = format!(
                 "the workflow stopped at {}: the step came to no answer; {before}; nothing after it ran.",
