@@ -299,7 +299,8 @@ impl Outcome {
         match &outcome.end {
             Ending::Done(_) => Outcome::Ok,
             Ending::Failed {
-                failure: StepFailure::Unmet(_) | StepFailure::RetryTooLate { .. },
+                failure:
+                    StepFailure::Unmet(_) | StepFailure::RetryTooLate { .. } | StepFailure::Cut(_),
                 ..
             } => Outcome::ApiError,
             Ending::Failed {

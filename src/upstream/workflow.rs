@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::{Answer, CallContext, CallError, CallStats, Fault, Route, Upstream};
-use crate::arazzo::{self, ActionKind, Context, Exchange, Expression, Step, Template};
+use crate::arazzo::{self, ActionKind, Context, Exchange, Expression, Source, Step, Template};
 use crate::auth::Principal;
 use crate::catalog::{ParameterLocation, StepPlan, WorkflowTool};
 
@@ -54,6 +54,8 @@ pub enum StepFailure {
     /// actions chose would wait `wait` (the answer's `Retry-After`, or `retryAfter`), past
     /// the call's deadline.
     RetryTooLate { answer: Box<Answer>, wait: Duration },
+    /// The step's answer was cut at the size cap, and the workflow reads its body.
+    Cut(Box<Answer>),
     /// The step came to no answer, or could not be sent.
     Call(CallError),
     /// A value the workflow reads is not there.
@@ -70,9 +72,9 @@ impl StepFailure {
     /// upstream's; the limits are the tool's own, so ferry's; a timeout the upstream's.
     pub fn fault(&self) -> Fault {
         match self {
-            StepFailure::Unmet(answer) | StepFailure::RetryTooLate { answer, .. } => {
-                answer.fault().unwrap_or(Fault::Upstream)
-            }
+            StepFailure::Unmet(answer)
+            | StepFailure::RetryTooLate { answer, .. }
+            | StepFailure::Cut(answer) => answer.fault().unwrap_or(Fault::Upstream),
             StepFailure::Call(error) => error.fault(),
             StepFailure::Missing { expression, .. } if expression.starts_with("$inputs.") => {
                 Fault::Caller
@@ -224,6 +226,11 @@ impl Run<'_> {
             }
         };
         exchange.status = answer.http.status.as_u16();
+        if answer.handling.truncated && reads_body(step) {
+            // A part of the body is not the body: as a single tool's cut JSON, an error.
+            self.record(position, Some(exchange.status), false);
+            return Next::Fail(StepFailure::Cut(Box::new(answer)));
+        }
         exchange.response_headers = answer
             .http
             .headers
@@ -424,6 +431,20 @@ fn fill(template: &Template, context: &Context<'_>, reading: &str) -> Result<Val
             reading: reading.to_string(),
         }
     })
+}
+
+/// Whether `step`'s criteria, actions or outputs read its response body.
+fn reads_body(step: &Step) -> bool {
+    let outputs = step.outputs.iter().map(|output| &output.value);
+    let conditions = step
+        .success_criteria
+        .iter()
+        .chain(step.on_success.iter().flat_map(|a| &a.criteria))
+        .chain(step.on_failure.iter().flat_map(|a| &a.criteria))
+        .flat_map(|condition| condition.expressions());
+    outputs
+        .chain(conditions)
+        .any(|expression| matches!(expression, Expression::Response(Source::Body(_))))
 }
 
 /// The wait an answer's `Retry-After` asks for.

@@ -592,3 +592,33 @@ async fn a_timeout_too_large_for_the_clock_is_no_panic() {
         "{result}"
     );
 }
+
+#[tokio::test]
+async fn a_step_answer_cut_at_the_size_cap_is_not_read_as_the_whole_body() {
+    let upstream = TestUpstream::start(|_: &Received, _| {
+        json_reply(
+            200,
+            json!({"id": 1, "name": "Rex", "notes": "x".repeat(200)}),
+        )
+    })
+    .await;
+    let curation = format!("max_response_bytes: 64\n{PETS}");
+    let (catalog, _) = compile(&upstream.base, &curation);
+    let result = call(&server(&catalog), "showPet", json!({"petId": 1})).await;
+    // A single tool answers a cut JSON body as an error; the workflow does not pass its
+    // first 64 bytes on as the pet.
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result.get("structuredContent"), None, "{result}");
+    let lead = text(&result, 0);
+    assert!(lead.contains(r#"stopped at step "get""#), "{lead}");
+    assert!(
+        result["content"]
+            .as_array()
+            .expect("content")
+            .iter()
+            .any(|block| block["text"]
+                .as_str()
+                .is_some_and(|text| text.contains("max_response_bytes"))),
+        "{result}"
+    );
+}

@@ -87,6 +87,13 @@ pub(in crate::mcp) fn workflow_result<'t>(
             );
             (lead, answer_result(tool, *answer))
         }
+        StepFailure::Cut(answer) => {
+            let lead = format!(
+                "the workflow stopped at {}: its answer was cut at the size cap (max_response_bytes), and the workflow reads its body; {before}; nothing after it ran. The step's answer follows.",
+                at.as_deref().unwrap_or("a step")
+            );
+            (lead, answer_result(tool, *answer))
+        }
         StepFailure::Call(error) => {
             let lead = format!(
                 "the workflow stopped at {}: the step came to no answer; {before}; nothing after it ran.",
