@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
-use super::{Answer, CallContext, CallError, CallStats, Fault, Route, Upstream};
+use super::{Answer, CallContext, CallError, CallStats, Fault, Redacted, Route, Upstream};
 use crate::arazzo::{self, ActionKind, Context, Exchange, Expression, Source, Step, Template};
 use crate::auth::Principal;
 use crate::catalog::{ParameterLocation, StepPlan, WorkflowTool};
@@ -32,6 +32,8 @@ pub struct StepTaken {
     pub status: Option<u16>,
     /// Its success criteria held.
     pub succeeded: bool,
+    /// Where a secret of ferry's was first taken out of its answer, if anywhere.
+    pub redacted: Option<Redacted>,
 }
 
 #[derive(Debug)]
@@ -228,7 +230,7 @@ impl Run<'_> {
         exchange.status = answer.http.status.as_u16();
         if answer.handling.truncated && reads_body(step) {
             // A part of the body is not the body: as a single tool's cut JSON, an error.
-            self.record(position, Some(exchange.status), false);
+            self.record(position, Some(&answer), false);
             return Next::Fail(StepFailure::Cut(Box::new(answer)));
         }
         exchange.response_headers = answer
@@ -268,7 +270,7 @@ impl Run<'_> {
                 Some(ActionKind::End) => Next::End,
                 Some(kind) => self.goto(kind, position),
             };
-            self.record(position, Some(exchange.status), true);
+            self.record(position, Some(&answer), true);
             self.outputs.insert(step.id.clone(), outputs);
             return next;
         }
@@ -280,7 +282,7 @@ impl Run<'_> {
             }
             left
         });
-        self.record(position, Some(exchange.status), false);
+        self.record(position, Some(&answer), false);
         match action.map(|action| &action.kind) {
             None | Some(ActionKind::End) => Next::Fail(StepFailure::Unmet(Box::new(answer))),
             Some(kind @ ActionKind::Goto(_)) => self.goto(kind, position),
@@ -306,11 +308,12 @@ impl Run<'_> {
         }
     }
 
-    fn record(&mut self, step: usize, status: Option<u16>, succeeded: bool) {
+    fn record(&mut self, step: usize, answer: Option<&Answer>, succeeded: bool) {
         self.taken.push(StepTaken {
             step,
-            status,
+            status: answer.map(|answer| answer.http.status.as_u16()),
             succeeded,
+            redacted: answer.and_then(|answer| answer.handling.redacted),
         });
     }
 

@@ -622,3 +622,40 @@ async fn a_step_answer_cut_at_the_size_cap_is_not_read_as_the_whole_body() {
         "{result}"
     );
 }
+
+#[tokio::test]
+async fn an_output_redacted_of_ferrys_secret_says_so_as_a_single_tool_does() {
+    // The upstream echoes the token ferry sent it.
+    let upstream = TestUpstream::start(|request: &Received, _| {
+        let token = request.header("authorization").unwrap_or_default();
+        json_reply(200, json!({"id": 1, "name": "Rex", "seenWith": token}))
+    })
+    .await;
+    let curation = format!("upstream_auth: {{bearer: {{env: PETS_TOKEN}}}}\n{PETS}");
+    let (catalog, diagnostics) = compile(&upstream.base, &curation);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let client = Upstream::with_env(&catalog, |name| {
+        (name == "PETS_TOKEN").then(|| "s3cret-token-value".to_string())
+    })
+    .expect("upstream client");
+    let serving = Server::new(&catalog, Some(client), ServerOptions::default());
+    let result = call(&serving, "showPet", json!({"petId": 1})).await;
+    assert_eq!(result.get("isError"), None, "{result}");
+    assert!(
+        !result.to_string().contains("s3cret-token-value"),
+        "{result}"
+    );
+    assert_eq!(
+        result["structuredContent"]["pet"]["seenWith"],
+        "Bearer [redacted]"
+    );
+    // What ferry did to the answer its output came from is told, not passed off as the API's.
+    assert_eq!(
+        result["_meta"]["dev.ferry/result"]["redacted"], true,
+        "{result}"
+    );
+    assert_eq!(
+        result["_meta"]["dev.ferry/workflow"]["steps"][0]["redacted"], true,
+        "{result}"
+    );
+}
