@@ -659,3 +659,25 @@ async fn an_output_redacted_of_ferrys_secret_says_so_as_a_single_tool_does() {
         "{result}"
     );
 }
+
+#[tokio::test]
+async fn a_steps_own_rate_limit_holds_through_a_workflow() {
+    let upstream = TestUpstream::start(jobs_upstream(0)).await;
+    // `startJob` may be called once a minute, alone or as a workflow's step.
+    let curation = JOBS.replace(
+        "retries: 0\n",
+        "retries: 0\ntools:\n  startJob: {rate_limit: 1/min}\n",
+    );
+    let (catalog, diagnostics) = compile(&upstream.base, &curation);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let serving = server(&catalog);
+    let first = call(&serving, "startJob", json!({"task": "a"})).await;
+    assert_eq!(first.get("isError"), None, "{first}");
+    let second = call(&serving, "run_job", json!({"task": "b"})).await;
+    assert_eq!(second["isError"], true, "{second}");
+    assert_eq!(
+        second["_meta"]["dev.ferry/rateLimit"]["scope"], "tool",
+        "{second}"
+    );
+    assert_eq!(upstream.requests().len(), 1, "the workflow sent nothing");
+}
