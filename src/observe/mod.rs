@@ -300,7 +300,9 @@ impl Outcome {
             Ending::Done(_) => Outcome::Ok,
             Ending::Failed {
                 failure:
-                    StepFailure::Unmet(_) | StepFailure::RetryTooLate { .. } | StepFailure::Cut(_),
+                    StepFailure::Unmet(_)
+                    | StepFailure::RetryTooLate { .. }
+                    | StepFailure::Unreadable(_),
                 ..
             } => Outcome::ApiError,
             Ending::Failed {

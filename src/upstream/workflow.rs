@@ -56,8 +56,9 @@ pub enum StepFailure {
     /// actions chose would wait `wait` (the answer's `Retry-After`, or `retryAfter`), past
     /// the call's deadline.
     RetryTooLate { answer: Box<Answer>, wait: Duration },
-    /// The step's answer was cut at the size cap, and the workflow reads its body.
-    Cut(Box<Answer>),
+    /// The workflow reads the step's body, and it cannot be read whole: cut at the size
+    /// cap, or labelled JSON and not valid JSON.
+    Unreadable(Box<Answer>),
     /// The step came to no answer, or could not be sent.
     Call(CallError),
     /// A value the workflow reads is not there.
@@ -76,7 +77,7 @@ impl StepFailure {
         match self {
             StepFailure::Unmet(answer)
             | StepFailure::RetryTooLate { answer, .. }
-            | StepFailure::Cut(answer) => answer.fault().unwrap_or(Fault::Upstream),
+            | StepFailure::Unreadable(answer) => answer.fault().unwrap_or(Fault::Upstream),
             StepFailure::Call(error) => error.fault(),
             StepFailure::Missing { expression, .. } if expression.starts_with("$inputs.") => {
                 Fault::Caller
@@ -228,10 +229,17 @@ impl Run<'_> {
             }
         };
         exchange.status = answer.http.status.as_u16();
-        if answer.handling.truncated && reads_body(step) {
-            // A part of the body is not the body: as a single tool's cut JSON, an error.
+        let broken_json = answer.json.is_none()
+            && !answer.body.is_empty()
+            && answer
+                .essence
+                .as_deref()
+                .is_some_and(super::response::is_json);
+        if (answer.handling.truncated || broken_json) && reads_body(step) {
+            // A part of the body is not the body, nor is broken JSON text: as for a single
+            // tool, an error.
             self.record(position, Some(&answer), false);
-            return Next::Fail(StepFailure::Cut(Box::new(answer)));
+            return Next::Fail(StepFailure::Unreadable(Box::new(answer)));
         }
         exchange.response_headers = answer
             .http

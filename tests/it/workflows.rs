@@ -681,3 +681,30 @@ async fn a_steps_own_rate_limit_holds_through_a_workflow() {
     );
     assert_eq!(upstream.requests().len(), 1, "the workflow sent nothing");
 }
+
+#[tokio::test]
+async fn a_step_answer_labelled_json_that_is_not_is_not_read_as_text() {
+    let upstream = TestUpstream::start(|_: &Received, _| {
+        Reply::Now(respond(
+            200,
+            &[("content-type", "application/json")],
+            "{\"id\": 1, \"name\": ",
+        ))
+    })
+    .await;
+    let (catalog, _) = compile(&upstream.base, PETS);
+    let result = call(&server(&catalog), "showPet", json!({"petId": 1})).await;
+    // A single tool answers it as an error; the workflow does not pass the text on as the pet.
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result.get("structuredContent"), None, "{result}");
+    assert!(
+        result["content"]
+            .as_array()
+            .expect("content")
+            .iter()
+            .any(|block| block["text"]
+                .as_str()
+                .is_some_and(|text| text.contains("is not valid JSON"))),
+        "{result}"
+    );
+}

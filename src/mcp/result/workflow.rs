@@ -97,9 +97,9 @@ pub(in crate::mcp) fn workflow_result<'t>(
             );
             (lead, answer_result(tool, *answer))
         }
-        StepFailure::Cut(answer) => {
+        StepFailure::Unreadable(answer) => {
             let lead = format!(
-                "the workflow stopped at {}: its answer was cut at the size cap (max_response_bytes), and the workflow reads its body; {before}; nothing after it ran. The step's answer follows.",
+                "the workflow stopped at {}: the workflow reads the step's response body, which cannot be read whole; {before}; nothing after it ran. The step's answer follows.",
                 at.as_deref().unwrap_or("a step")
             );
             (lead, answer_result(tool, *answer))
