@@ -409,6 +409,29 @@ fn compile_workflow(
             format!("{name:?} is not a tool name (letters, digits, `_` and `-`, at most 128)"),
         ));
     }
+    // A tool the user confirms is not run unasked through a workflow: the curation says
+    // whether the workflow confirms.
+    if entry.confirm.is_none() {
+        for (step, plan) in steps.iter().zip(&plans) {
+            let confirming = inputs.tools.iter().find(|tool| {
+                tool.confirm.is_some()
+                    && tool.plan.method == plan.tool.plan.method
+                    && tool.plan.path == plan.tool.plan.path
+            });
+            if let Some(tool) = confirming {
+                failed = true;
+                diagnostics.push(Diagnostic::error(
+                    Location::curation(path),
+                    format!(
+                        "step {:?} calls {}, whose tool {} asks the user to confirm each call: give this workflow `confirm:` (asked once, before its first step), or `confirm: false`",
+                        step.step,
+                        step.label(),
+                        tool.name
+                    ),
+                ));
+            }
+        }
+    }
     let input_schema = input_schema(arazzo, workflow, diagnostics, &mut failed);
     let confirm = match confirm::resolve(entry.confirm.as_ref(), &input_schema) {
         Ok(confirm) => confirm,

@@ -708,3 +708,35 @@ async fn a_step_answer_labelled_json_that_is_not_is_not_read_as_text() {
         "{result}"
     );
 }
+
+#[tokio::test]
+async fn a_workflow_calling_a_confirming_tools_operation_must_say_whether_it_confirms() {
+    let upstream = TestUpstream::start(jobs_upstream(0)).await;
+    let curation = JOBS.replace(
+        "retries: 0\n",
+        "retries: 0\ntools:\n  startJob: {confirm: true}\n",
+    );
+    let (catalog, diagnostics) = compile(&upstream.base, &curation);
+    let problem = diagnostics
+        .iter()
+        .find(|d| d.is_error())
+        .map(|d| d.to_string())
+        .unwrap_or_default();
+    assert!(
+        problem.contains(r#"step "start" calls POST /jobs, whose tool startJob asks the user to confirm each call"#)
+            && problem.contains("workflows.tools.runJob"),
+        "{diagnostics:?}"
+    );
+    assert!(catalog.workflows.iter().all(|w| w.name != "run_job"));
+
+    // Said either way, it is served.
+    for confirm in ["true", "false"] {
+        let curation = curation.replace(
+            "runJob: {name: run_job}",
+            &format!("runJob: {{name: run_job, confirm: {confirm}}}"),
+        );
+        let (catalog, diagnostics) = compile(&upstream.base, &curation);
+        assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+        assert!(catalog.workflows.iter().any(|w| w.name == "run_job"));
+    }
+}
