@@ -596,6 +596,7 @@ impl Server {
             outcome,
             upstream_status: facts.upstream_status,
             attempts: facts.stats.attempts,
+            retries: facts.stats.attempts.saturating_sub(facts.stats.calls),
             duration: started.elapsed(),
             upstream_duration: facts.stats.upstream,
             bytes_in: incoming.body.len() as u64,

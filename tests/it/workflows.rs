@@ -740,3 +740,31 @@ async fn a_workflow_calling_a_confirming_tools_operation_must_say_whether_it_con
         assert!(catalog.workflows.iter().any(|w| w.name == "run_job"));
     }
 }
+
+#[tokio::test]
+async fn a_workflows_steps_are_not_counted_as_retries() {
+    use ferry::observe::{Metrics, Observer};
+    let upstream = TestUpstream::start(jobs_upstream(1)).await;
+    let (catalog, _) = compile(&upstream.base, JOBS);
+    let metrics = Metrics::new();
+    let options = ServerOptions {
+        observer: Some(Observer::new(None, Some(metrics.clone()))),
+        ..ServerOptions::default()
+    };
+    let client = Upstream::new(&catalog).expect("upstream client");
+    let serving = Server::new(&catalog, Some(client), options);
+    let result = call(&serving, "run_job", json!({"task": "count"})).await;
+    assert_eq!(
+        result["structuredContent"],
+        json!({"result": 42}),
+        "{result}"
+    );
+    // Three requests: the start, a look, and the look the workflow's retry action sent again.
+    // None of them is an upstream call's own retry (`retries: 0`).
+    assert_eq!(upstream.requests().len(), 3);
+    let text = metrics.render();
+    assert!(
+        !text.contains("ferry_upstream_retries_total{tool=\"run_job\"}"),
+        "{text}"
+    );
+}
