@@ -338,10 +338,10 @@ impl ServedTool {
                 ..tool.limits
             };
             let (limits, told) = rate_limits(index, &own);
-            for (limit, told) in limits.into_iter().zip(told) {
+            for (limit, (rate, _)) in limits.into_iter().zip(told) {
                 if !self.limits.contains(&limit) {
                     self.limits.push(limit);
-                    self.limits_told.push(told);
+                    self.limits_told.push((rate, "step"));
                 }
             }
         }

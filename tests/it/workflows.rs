@@ -676,7 +676,11 @@ async fn a_steps_own_rate_limit_holds_through_a_workflow() {
     let second = call(&serving, "run_job", json!({"task": "b"})).await;
     assert_eq!(second["isError"], true, "{second}");
     assert_eq!(
-        second["_meta"]["dev.ferry/rateLimit"]["scope"], "tool",
+        second["_meta"]["dev.ferry/rateLimit"]["scope"], "step",
+        "{second}"
+    );
+    assert!(
+        text(&second, 0).contains("a tool one of this workflow's steps calls"),
         "{second}"
     );
     assert_eq!(upstream.requests().len(), 1, "the workflow sent nothing");
