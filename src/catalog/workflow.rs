@@ -42,6 +42,9 @@ pub struct WorkflowTool {
     /// The workflow's `inputs`, translated as an operation's schemas are, as an object
     /// schema with `additionalProperties: false`.
     pub input_schema: Value,
+    /// Its patterns the linear-time regex engine cannot compile: served as written, left out
+    /// of argument validation.
+    pub unchecked_patterns: Vec<String>,
     pub annotations: Annotations,
     /// How the annotations were decided, for `ferry check`.
     pub basis: AnnotationBasis,
@@ -432,7 +435,8 @@ fn compile_workflow(
             }
         }
     }
-    let input_schema = input_schema(arazzo, workflow, diagnostics, &mut failed);
+    let (input_schema, unchecked_patterns) =
+        input_schema(arazzo, workflow, diagnostics, &mut failed);
     let confirm = match confirm::resolve(entry.confirm.as_ref(), &input_schema) {
         Ok(confirm) => confirm,
         Err(problems) => {
@@ -470,6 +474,7 @@ fn compile_workflow(
         title: entry.title.clone(),
         description: entry.description.clone().or_else(|| describe(workflow)),
         input_schema,
+        unchecked_patterns,
         annotations,
         basis: decision.basis,
         workflow: workflow.clone(),
@@ -522,26 +527,46 @@ fn describe(workflow: &Workflow) -> Option<String> {
 }
 
 /// The workflow's `inputs` as a tool's input schema, translated by [`SchemaBuilder`] as an
-/// operation's are. A `$ref` in it does not resolve (the Arazzo file is not part of the
-/// OpenAPI document), which the builder reports.
+/// operation's are, and its patterns the linear-time engine cannot run. A `$ref` in it does
+/// not resolve (the Arazzo file is not part of the OpenAPI document), which the builder
+/// reports.
 fn input_schema(
     arazzo: &Arazzo,
     workflow: &Workflow,
     diagnostics: &mut Vec<Diagnostic>,
     failed: &mut bool,
-) -> Value {
+) -> (Value, Vec<String>) {
     let Some(inputs) = &workflow.inputs else {
-        return json!({"type": "object", "properties": {}, "additionalProperties": false});
+        let schema = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        return (schema, Vec::new());
     };
     let pointer = format!("{}/inputs", workflow.pointer);
     // The builder reads schemas in a document; the inputs are translated as a 3.1 schema
     // standing alone.
     let holder = json!({"openapi": "3.1.0", "info": {"title": "", "version": ""}, "paths": {}});
     let Ok(standalone) = Document::from_value(holder) else {
-        return json!({"type": "object", "additionalProperties": false});
+        return (
+            json!({"type": "object", "additionalProperties": false}),
+            Vec::new(),
+        );
     };
     let mut builder = SchemaBuilder::new(&standalone);
     let mut schema = builder.schema(FileId(0), &pointer, inputs);
+    let mut unchecked = std::mem::take(&mut builder.patterns);
+    unchecked.retain(|pattern| {
+        regex::RegexBuilder::new(pattern)
+            .size_limit(super::compile::PATTERN_SIZE_LIMIT)
+            .build()
+            .is_err()
+    });
+    unchecked.sort();
+    unchecked.dedup();
+    for pattern in &unchecked {
+        diagnostics.push(Diagnostic::warning(
+            Location::document(&arazzo.file, pointer.clone()),
+            format!("pattern {pattern:?} is not supported by the linear-time regex engine; it is served but not checked"),
+        ));
+    }
     for (at, message) in std::mem::take(&mut builder.errors) {
         *failed = true;
         diagnostics.push(Diagnostic::error(
@@ -557,7 +582,7 @@ fn input_schema(
     }
     let defs = builder.into_defs();
     let Some(object) = schema.as_object_mut() else {
-        return schema;
+        return (schema, unchecked);
     };
     if object.get("type").and_then(Value::as_str) != Some("object") {
         *failed = true;
@@ -575,5 +600,5 @@ fn input_schema(
     if !defs.is_empty() {
         object.insert("$defs".to_string(), Value::Object(defs));
     }
-    schema
+    (schema, unchecked)
 }

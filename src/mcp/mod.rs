@@ -219,7 +219,7 @@ pub enum Kind {
 struct ServedTool {
     /// The name it is listed and called by.
     name: String,
-    /// JSON pointers of the input schema's `pattern`s left out of validation.
+    /// The input schema's patterns left out of validation.
     unchecked_patterns: Vec<String>,
     /// What a call runs.
     runs: Runs,
@@ -289,7 +289,7 @@ impl ServedTool {
         let template = format!("arazzo:{}", workflow.workflow.id);
         ServedTool {
             name: workflow.name.clone(),
-            unchecked_patterns: Vec::new(),
+            unchecked_patterns: workflow.unchecked_patterns.clone(),
             schema: workflow.input_schema.to_string().into_boxed_str(),
             headers: mirrored_headers(&workflow.input_schema),
             validator: OnceLock::new(),

@@ -32,7 +32,7 @@ paths:
     get:
       operationId: getJob
       parameters:
-        - {name: jobId, in: path, required: true, schema: {type: string}}
+        - {name: jobId, in: path, required: true, schema: {type: string, pattern: '^(?!x).*$'}}
       responses:
         '200': {description: the job}
 ";
@@ -106,13 +106,18 @@ workflows:
 /// The Arazzo fixtures in `tests/data/arazzo`, with the jobs API beside them, served against
 /// `base` with the curation `curation` (whose `upstream:` this adds).
 fn compile(base: &str, curation: &str) -> (Catalog, Vec<Diagnostic>) {
+    compile_jobs(base, curation, JOBS_ARAZZO)
+}
+
+/// [`compile`] with `jobs` as the jobs API's Arazzo document.
+fn compile_jobs(base: &str, curation: &str, jobs: &str) -> (Catalog, Vec<Diagnostic>) {
     let dir = temp_dir();
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arazzo");
     for name in ["pets.openapi.yaml", "pets.arazzo.yaml"] {
         std::fs::copy(data.join(name), dir.join(name)).expect("copy fixture");
     }
     std::fs::write(dir.join("jobs.openapi.yaml"), JOBS_OPENAPI).expect("write document");
-    std::fs::write(dir.join("jobs.arazzo.yaml"), JOBS_ARAZZO).expect("write workflows");
+    std::fs::write(dir.join("jobs.arazzo.yaml"), jobs).expect("write workflows");
     let path = dir.join("ferry.yaml");
     std::fs::write(&path, format!("upstream: {base}\n{curation}")).expect("write curation");
     let (curation, mut diagnostics) = ferry::curation::read(&path).expect("curation reads");
@@ -771,4 +776,39 @@ async fn a_workflows_steps_are_not_counted_as_retries() {
         !text.contains("ferry_upstream_retries_total{tool=\"run_job\"}"),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn an_input_pattern_the_linear_engine_cannot_run_is_served_unchecked() {
+    let upstream = TestUpstream::start(jobs_upstream(0)).await;
+    let jobs = JOBS_ARAZZO.replace(
+        "        task: {type: string}\n",
+        "        task: {type: string, pattern: '^(?!admin).*$'}\n",
+    );
+    let (catalog, diagnostics) = compile_jobs(&upstream.base, JOBS, &jobs);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let (body, _) = support::modern(
+        "tools/call",
+        json!({"name": "run_job", "arguments": {"task": "count"}}),
+    );
+    let outgoing = server(&catalog)
+        .handle(Incoming {
+            body: body.as_bytes(),
+            headers: None,
+            principal: None,
+        })
+        .await;
+    let answer: Value = serde_json::from_slice(&outgoing.body).expect("JSON");
+    assert_eq!(answer.get("error"), None, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"result": 42}),
+        "{answer}"
+    );
+
+    // So is an operation's (`jobId` has one in the jobs API).
+    let curation = JOBS.replace("retries: 0\n", "retries: 0\ntools: {getJob: {}}\n");
+    let (catalog, _) = compile(&upstream.base, &curation);
+    let result = call(&server(&catalog), "getJob", json!({"jobId": "j-1"})).await;
+    assert_eq!(result["structuredContent"]["state"], "done", "{result}");
 }
