@@ -17,7 +17,7 @@ use super::{
 };
 
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
-const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+pub(super) const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
 /// Which operations a compile builds into tools (or judges ineligible).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -81,8 +81,8 @@ pub struct Tool {
     pub plan: RequestPlan,
     /// How each annotation was decided, for `ferry check`.
     pub basis: AnnotationBasis,
-    /// JSON pointers (into `input_schema`) of `pattern` keywords that the linear-time regex
-    /// engine cannot compile: served as written, left out of argument validation.
+    /// The patterns of `input_schema` (`pattern`, `patternProperties`) that the linear-time
+    /// regex engine cannot compile: served as written, left out of argument validation.
     pub unchecked_patterns: Vec<String>,
     /// How it calls the upstream: the curation's call options for this tool, over its
     /// file-wide ones, every default applied.

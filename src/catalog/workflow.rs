@@ -42,6 +42,9 @@ pub struct WorkflowTool {
     /// The workflow's `inputs`, translated as an operation's schemas are, as an object
     /// schema with `additionalProperties: false`.
     pub input_schema: Value,
+    /// Its patterns the linear-time regex engine cannot compile: served as written, left out
+    /// of argument validation.
+    pub unchecked_patterns: Vec<String>,
     pub annotations: Annotations,
     /// How the annotations were decided, for `ferry check`.
     pub basis: AnnotationBasis,
@@ -59,9 +62,6 @@ pub struct WorkflowTool {
     pub limits: ToolLimits,
     /// Whether (and how) the user confirms each call, asked once before the first step.
     pub confirm: Option<Confirm>,
-    /// The input schema's `pattern`s the linear-time engine cannot compile: served as
-    /// written, left out of argument validation.
-    pub unchecked_patterns: Vec<String>,
 }
 
 impl WorkflowTool {
@@ -412,6 +412,29 @@ fn compile_workflow(
             format!("{name:?} is not a tool name (letters, digits, `_` and `-`, at most 128)"),
         ));
     }
+    // A tool the user confirms is not run unasked through a workflow: the curation says
+    // whether the workflow confirms.
+    if entry.confirm.is_none() {
+        for (step, plan) in steps.iter().zip(&plans) {
+            let confirming = inputs.tools.iter().find(|tool| {
+                tool.confirm.is_some()
+                    && tool.plan.method == plan.tool.plan.method
+                    && tool.plan.path == plan.tool.plan.path
+            });
+            if let Some(tool) = confirming {
+                failed = true;
+                diagnostics.push(Diagnostic::error(
+                    Location::curation(path),
+                    format!(
+                        "step {:?} calls {}, whose tool {} asks the user to confirm each call: give this workflow `confirm:` (asked once, before its first step), or `confirm: false`",
+                        step.step,
+                        step.label(),
+                        tool.name
+                    ),
+                ));
+            }
+        }
+    }
     let (input_schema, unchecked_patterns) =
         input_schema(arazzo, workflow, diagnostics, &mut failed);
     let confirm = match confirm::resolve(entry.confirm.as_ref(), &input_schema) {
@@ -451,6 +474,7 @@ fn compile_workflow(
         title: entry.title.clone(),
         description: entry.description.clone().or_else(|| describe(workflow)),
         input_schema,
+        unchecked_patterns,
         annotations,
         basis: decision.basis,
         workflow: workflow.clone(),
@@ -464,7 +488,6 @@ fn compile_workflow(
             .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
         limits,
         confirm,
-        unchecked_patterns,
     })
 }
 
@@ -505,10 +528,10 @@ fn describe(workflow: &Workflow) -> Option<String> {
 
 /// The workflow's `inputs` as a tool's input schema, translated by [`SchemaBuilder`] as an
 /// operation's are. A `$ref` in it does not resolve (the Arazzo file is not part of the
-/// OpenAPI document), which the builder reports.
-/// The schema is held to what an operation's is: valid JSON Schema 2020-12, no composition
-/// at its root that a major client refuses (a warning), and each `pattern` the linear-time
-/// engine cannot compile served unchecked (returned, with a warning).
+/// OpenAPI document), which the builder reports. The schema is held to what an operation's
+/// is: valid JSON Schema 2020-12, no composition at its root that a major client refuses (a
+/// warning), and each `pattern` the linear-time engine cannot compile served unchecked
+/// (returned, with a warning).
 fn input_schema(
     arazzo: &Arazzo,
     workflow: &Workflow,
@@ -531,6 +554,17 @@ fn input_schema(
     };
     let mut builder = SchemaBuilder::new(&standalone);
     let mut schema = builder.schema(FileId(0), &pointer, inputs);
+    let mut unchecked: Vec<String> = super::compile::unchecked(&builder.patterns)
+        .cloned()
+        .collect();
+    unchecked.sort();
+    unchecked.dedup();
+    for pattern in &unchecked {
+        diagnostics.push(Diagnostic::warning(
+            Location::document(&arazzo.file, pointer.clone()),
+            format!("pattern {pattern:?} is not supported by the linear-time regex engine; it is served but not checked"),
+        ));
+    }
     for (at, message) in std::mem::take(&mut builder.errors) {
         *failed = true;
         diagnostics.push(Diagnostic::error(
@@ -544,15 +578,6 @@ fn input_schema(
             message,
         ));
     }
-    let unchecked = super::compile::unchecked(&builder.patterns)
-        .map(|pattern| {
-            diagnostics.push(Diagnostic::warning(
-                Location::document(&arazzo.file, pointer.clone()),
-                format!("pattern {pattern:?} is not supported by the linear-time regex engine; it is served but not checked"),
-            ));
-            pattern.clone()
-        })
-        .collect();
     let defs = builder.into_defs();
     let Some(object) = schema.as_object_mut() else {
         return (schema, unchecked);

@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
-use crate::catalog::{Catalog, Rate, Tool, WorkflowTool};
+use crate::catalog::{Catalog, Rate, Tool, ToolLimits, WorkflowTool};
 use crate::observe::{CallFacts, CallRecord, Observer, ToolMeter};
 use crate::trace;
 use crate::upstream::{self, Upstream};
@@ -222,7 +222,7 @@ pub enum Kind {
 struct ServedTool {
     /// The name it is listed and called by.
     name: String,
-    /// JSON pointers of the input schema's `pattern`s left out of validation.
+    /// The input schema's patterns left out of validation.
     unchecked_patterns: Vec<String>,
     /// What a call runs.
     runs: Runs,
@@ -315,6 +315,42 @@ impl ServedTool {
     }
 }
 
+impl ServedTool {
+    /// A composite tool's call spends, beside its own budgets, the budget of each listed
+    /// tool with a `rate_limit:` of its own whose operation a step calls: a tool's limit
+    /// holds whether it is called alone or through a workflow.
+    fn spend_steps_limits(&mut self, workflow: &WorkflowTool, listed: &[Listed<'_>]) {
+        for plan in &workflow.plans {
+            let called = listed
+                .iter()
+                .enumerate()
+                .find_map(|(index, listed)| match listed {
+                    Listed::Operation(tool)
+                        if tool.plan.method == plan.tool.plan.method
+                            && tool.plan.path == plan.tool.plan.path =>
+                    {
+                        Some((index, tool))
+                    }
+                    _ => None,
+                });
+            let Some((index, tool)) = called else {
+                continue;
+            };
+            let own = ToolLimits {
+                class_limit: None,
+                ..tool.limits
+            };
+            let (limits, told) = rate_limits(index, &own);
+            for (limit, (rate, _)) in limits.into_iter().zip(told) {
+                if !self.limits.contains(&limit) {
+                    self.limits.push(limit);
+                    self.limits_told.push((rate, "step"));
+                }
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Era {
     Modern,
@@ -357,7 +393,10 @@ impl Server {
                     ServedTool::operation(index, tool, upstream.as_ref(), observer)
                 }
                 Listed::Workflow(workflow) => {
-                    ServedTool::workflow(index, workflow, upstream.as_ref(), observer)
+                    let mut served =
+                        ServedTool::workflow(index, workflow, upstream.as_ref(), observer);
+                    served.spend_steps_limits(workflow, &sorted);
+                    served
                 }
             })
             .collect();
@@ -560,6 +599,7 @@ impl Server {
             outcome,
             upstream_status: facts.upstream_status,
             attempts: facts.stats.attempts,
+            retries: facts.stats.attempts.saturating_sub(facts.stats.calls),
             duration: started.elapsed(),
             upstream_duration: facts.stats.upstream,
             bytes_in: incoming.body.len() as u64,

@@ -53,7 +53,7 @@ fn catalog() -> Catalog {
         ],
     };
     let mut catalog = catalog;
-    catalog.tools[1].unchecked_patterns = vec!["/properties/code/pattern".into()];
+    catalog.tools[1].unchecked_patterns = vec!["^(?=a)".into()];
     catalog
 }
 
@@ -154,7 +154,7 @@ fn unchecked_patterns_are_left_out_of_validation() {
         validate::compile(schema, &[]).is_err(),
         "lookahead does not compile with the regex engine"
     );
-    assert!(validate::compile(schema, &["/properties/code/pattern".to_owned()]).is_ok());
+    assert!(validate::compile(schema, &["^(?=a)".to_owned()]).is_ok());
     // Valid arguments reach the (absent) upstream: an internal error, not a validation one.
     check(
         &outgoing,

@@ -10,11 +10,12 @@ use std::fmt::Write;
 use jsonschema::{PatternOptions, Validator};
 use serde_json::Value;
 
-/// Compiles `schema` without the `pattern` keywords at `unchecked` (JSON pointers).
+/// Compiles `schema` without the `pattern` keywords (and `patternProperties` entries) whose
+/// pattern is one of `unchecked`.
 pub(super) fn compile(schema: &Value, unchecked: &[String]) -> Result<Validator, String> {
     let mut schema = schema.clone();
-    for pointer in unchecked {
-        remove_pointer(&mut schema, pointer);
+    if !unchecked.is_empty() {
+        strip_patterns(&mut schema, unchecked);
     }
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
@@ -42,17 +43,26 @@ pub(super) fn problems(validator: &Validator, arguments: &Value) -> Option<Strin
     Some(text)
 }
 
-fn remove_pointer(value: &mut Value, pointer: &str) {
-    let Some((parent, last)) = pointer.rsplit_once('/') else {
-        return;
-    };
-    let key = last.replace("~1", "/").replace("~0", "~");
-    let target = if parent.is_empty() {
-        Some(value)
-    } else {
-        value.pointer_mut(parent)
-    };
-    if let Some(Value::Object(object)) = target {
-        object.remove(&key);
+/// Takes the `unchecked` patterns out of `schema`, wherever they are.
+fn strip_patterns(schema: &mut Value, unchecked: &[String]) {
+    match schema {
+        Value::Object(map) => {
+            if map
+                .get("pattern")
+                .and_then(Value::as_str)
+                .is_some_and(|pattern| unchecked.iter().any(|u| u == pattern))
+            {
+                map.remove("pattern");
+            }
+            if let Some(Value::Object(entries)) = map.get_mut("patternProperties") {
+                entries.retain(|pattern, _| !unchecked.contains(pattern));
+            }
+            map.values_mut()
+                .for_each(|value| strip_patterns(value, unchecked));
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|value| strip_patterns(value, unchecked)),
+        _ => {}
     }
 }

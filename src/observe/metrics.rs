@@ -196,14 +196,14 @@ impl Metrics {
                 })
                 .record(record.upstream_duration.as_secs_f64());
         }
-        if record.attempts > 1 {
+        if record.retries > 0 {
             tool.retries
                 .get_or_init(|| {
                     self.register(
                         || counter!("ferry_upstream_retries_total", "tool" => tool.tool.clone()),
                     )
                 })
-                .increment(u64::from(record.attempts - 1));
+                .increment(u64::from(record.retries));
         }
         if let Some(status) = record.upstream_status
             && let Some(index) = (status / 100).checked_sub(1).map(usize::from)

@@ -113,6 +113,8 @@ pub struct CallRecord {
     pub upstream_status: Option<u16>,
     /// Requests sent upstream.
     pub attempts: u32,
+    /// Of them, those sent again by a call (a workflow's steps are calls of their own).
+    pub retries: u32,
     /// Time in ferry, the upstream's included.
     pub duration: Duration,
     /// Time spent waiting on the upstream.
@@ -212,6 +214,7 @@ impl Observer {
                 outcome: Outcome::Refused(reason),
                 upstream_status: None,
                 attempts: 0,
+                retries: 0,
                 duration: Duration::ZERO,
                 upstream_duration: Duration::ZERO,
                 bytes_in,
@@ -299,7 +302,10 @@ impl Outcome {
         match &outcome.end {
             Ending::Done(_) => Outcome::Ok,
             Ending::Failed {
-                failure: StepFailure::Unmet(_),
+                failure:
+                    StepFailure::Unmet(_)
+                    | StepFailure::RetryTooLate { .. }
+                    | StepFailure::Unreadable(_),
                 ..
             } => Outcome::ApiError,
             Ending::Failed {

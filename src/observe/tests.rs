@@ -18,6 +18,7 @@ fn record(outcome: Outcome) -> CallRecord {
         outcome,
         upstream_status: Some(404),
         attempts: 1,
+        retries: 0,
         duration: Duration::from_micros(900),
         upstream_duration: Duration::from_micros(700),
         bytes_in: 120,
@@ -90,6 +91,7 @@ fn metrics_count_a_call_by_tool_and_outcome() {
     let meter = observer.tool("get_pet", "GET", "/pets/{petId}");
     let mut call = record(Outcome::ApiError);
     call.attempts = 3;
+    call.retries = 2;
     observer.record(call, Some(&meter));
     observer.record(record(Outcome::Refused(Reason::Scope)), Some(&meter));
     observer.catalog(2, "sha256:00");

@@ -321,6 +321,7 @@ impl Upstream {
                 source.invalidate(principal, value);
             }
         });
+        stats.calls += 1;
         let mut result = self
             .send(
                 tool,

@@ -15,6 +15,9 @@ pub type Outcome = Result<Answer, CallError>;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CallStats {
     pub attempts: u32,
+    /// Calls that sent a first request: one for a tool, one per step run for a workflow.
+    /// The attempts beyond them are retries.
+    pub calls: u32,
     pub upstream: std::time::Duration,
 }
 

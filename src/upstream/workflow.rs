@@ -5,12 +5,13 @@
 //! [`WorkflowOutcome`]; `mcp` writes it as a tool result.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
+use tokio::time::Instant;
 
-use super::{Answer, CallContext, CallError, CallStats, Fault, Route, Upstream};
-use crate::arazzo::{self, ActionKind, Context, Exchange, Expression, Step, Template};
+use super::{Answer, CallContext, CallError, CallStats, Fault, Redacted, Route, Upstream};
+use crate::arazzo::{self, ActionKind, Context, Exchange, Expression, Source, Step, Template};
 use crate::auth::Principal;
 use crate::catalog::{ParameterLocation, StepPlan, WorkflowTool};
 
@@ -31,6 +32,8 @@ pub struct StepTaken {
     pub status: Option<u16>,
     /// Its success criteria held.
     pub succeeded: bool,
+    /// Where a secret of ferry's was first taken out of its answer, if anywhere.
+    pub redacted: Option<Redacted>,
 }
 
 #[derive(Debug)]
@@ -49,6 +52,13 @@ pub enum Ending {
 pub enum StepFailure {
     /// The step's answer did not meet its success criteria, and no failure action went on.
     Unmet(Box<Answer>),
+    /// The step's answer did not meet its success criteria, and the retry its failure
+    /// actions chose would wait `wait` (the answer's `Retry-After`, or `retryAfter`), past
+    /// the call's deadline.
+    RetryTooLate { answer: Box<Answer>, wait: Duration },
+    /// The workflow reads the step's body, and it cannot be read whole: cut at the size
+    /// cap, or labelled JSON and not valid JSON.
+    Unreadable(Box<Answer>),
     /// The step came to no answer, or could not be sent.
     Call(CallError),
     /// A value the workflow reads is not there.
@@ -65,7 +75,9 @@ impl StepFailure {
     /// upstream's; the limits are the tool's own, so ferry's; a timeout the upstream's.
     pub fn fault(&self) -> Fault {
         match self {
-            StepFailure::Unmet(answer) => answer.fault().unwrap_or(Fault::Upstream),
+            StepFailure::Unmet(answer)
+            | StepFailure::RetryTooLate { answer, .. }
+            | StepFailure::Unreadable(answer) => answer.fault().unwrap_or(Fault::Upstream),
             StepFailure::Call(error) => error.fault(),
             StepFailure::Missing { expression, .. } if expression.starts_with("$inputs.") => {
                 Fault::Caller
@@ -102,7 +114,7 @@ impl Upstream {
             outputs: HashMap::new(),
             taken: Vec::new(),
             retries: HashMap::new(),
-            deadline: Instant::now() + workflow.timeout,
+            deadline: super::deadline_after(Instant::now(), workflow.timeout),
         };
         let end = run.steps().await;
         WorkflowOutcome {
@@ -202,7 +214,7 @@ impl Run<'_> {
             context,
             stats,
         );
-        let outcome = match tokio::time::timeout_at(self.deadline.into(), call).await {
+        let outcome = match tokio::time::timeout_at(self.deadline, call).await {
             Ok(outcome) => outcome,
             Err(_) => {
                 self.record(position, None, false);
@@ -217,6 +229,18 @@ impl Run<'_> {
             }
         };
         exchange.status = answer.http.status.as_u16();
+        let broken_json = answer.json.is_none()
+            && !answer.body.is_empty()
+            && answer
+                .essence
+                .as_deref()
+                .is_some_and(super::response::is_json);
+        if (answer.handling.truncated || broken_json) && reads_body(step) {
+            // A part of the body is not the body, nor is broken JSON text: as for a single
+            // tool, an error.
+            self.record(position, Some(&answer), false);
+            return Next::Fail(StepFailure::Unreadable(Box::new(answer)));
+        }
         exchange.response_headers = answer
             .http
             .headers
@@ -254,7 +278,7 @@ impl Run<'_> {
                 Some(ActionKind::End) => Next::End,
                 Some(kind) => self.goto(kind, position),
             };
-            self.record(position, Some(exchange.status), true);
+            self.record(position, Some(&answer), true);
             self.outputs.insert(step.id.clone(), outputs);
             return next;
         }
@@ -266,17 +290,23 @@ impl Run<'_> {
             }
             left
         });
-        self.record(position, Some(exchange.status), false);
+        self.record(position, Some(&answer), false);
         match action.map(|action| &action.kind) {
             None | Some(ActionKind::End) => Next::Fail(StepFailure::Unmet(Box::new(answer))),
             Some(kind @ ActionKind::Goto(_)) => self.goto(kind, position),
             Some(kind @ ActionKind::Retry(retry)) => {
-                let wait = answer_retry_after(&answer)
+                let asked = answer_retry_after(&answer)
                     .or(retry.after_ms.map(Duration::from_millis))
                     .unwrap_or_default();
-                if Instant::now() + wait >= self.deadline {
-                    return Next::Fail(StepFailure::Timeout(self.workflow.timeout));
-                }
+                let Some(wait) =
+                    super::retry_wait(Some(asked), Duration::ZERO, Instant::now(), self.deadline)
+                else {
+                    // As for a single tool's retry: the answer that came is the step's.
+                    return Next::Fail(StepFailure::RetryTooLate {
+                        answer: Box::new(answer),
+                        wait: asked,
+                    });
+                };
                 tokio::time::sleep(wait).await;
                 match &retry.step {
                     None => Next::Step(position),
@@ -286,11 +316,12 @@ impl Run<'_> {
         }
     }
 
-    fn record(&mut self, step: usize, status: Option<u16>, succeeded: bool) {
+    fn record(&mut self, step: usize, answer: Option<&Answer>, succeeded: bool) {
         self.taken.push(StepTaken {
             step,
-            status,
+            status: answer.map(|answer| answer.http.status.as_u16()),
             succeeded,
+            redacted: answer.and_then(|answer| answer.handling.redacted),
         });
     }
 
@@ -411,6 +442,20 @@ fn fill(template: &Template, context: &Context<'_>, reading: &str) -> Result<Val
             reading: reading.to_string(),
         }
     })
+}
+
+/// Whether `step`'s criteria, actions or outputs read its response body.
+fn reads_body(step: &Step) -> bool {
+    let outputs = step.outputs.iter().map(|output| &output.value);
+    let conditions = step
+        .success_criteria
+        .iter()
+        .chain(step.on_success.iter().flat_map(|a| &a.criteria))
+        .chain(step.on_failure.iter().flat_map(|a| &a.criteria))
+        .flat_map(|condition| condition.expressions());
+    outputs
+        .chain(conditions)
+        .any(|expression| matches!(expression, Expression::Response(Source::Body(_))))
 }
 
 /// The wait an answer's `Retry-After` asks for.

@@ -32,7 +32,7 @@ paths:
     get:
       operationId: getJob
       parameters:
-        - {name: jobId, in: path, required: true, schema: {type: string}}
+        - {name: jobId, in: path, required: true, schema: {type: string, pattern: '^(?!x).*$'}}
       responses:
         '200': {description: the job}
 ";
@@ -140,13 +140,18 @@ components:
 /// The Arazzo fixtures in `tests/data/arazzo`, with the jobs API beside them, served against
 /// `base` with the curation `curation` (whose `upstream:` this adds).
 fn compile(base: &str, curation: &str) -> (Catalog, Vec<Diagnostic>) {
+    compile_jobs(base, curation, JOBS_ARAZZO)
+}
+
+/// [`compile`] with `jobs` as the jobs API's Arazzo document.
+fn compile_jobs(base: &str, curation: &str, jobs: &str) -> (Catalog, Vec<Diagnostic>) {
     let dir = temp_dir();
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arazzo");
     for name in ["pets.openapi.yaml", "pets.arazzo.yaml"] {
         std::fs::copy(data.join(name), dir.join(name)).expect("copy fixture");
     }
     std::fs::write(dir.join("jobs.openapi.yaml"), JOBS_OPENAPI).expect("write document");
-    std::fs::write(dir.join("jobs.arazzo.yaml"), JOBS_ARAZZO).expect("write workflows");
+    std::fs::write(dir.join("jobs.arazzo.yaml"), jobs).expect("write workflows");
     let path = dir.join("ferry.yaml");
     std::fs::write(&path, format!("upstream: {base}\n{curation}")).expect("write curation");
     let (curation, mut diagnostics) = ferry::curation::read(&path).expect("curation reads");
@@ -603,4 +608,287 @@ async fn components_and_regex_and_jsonpath_criteria_run_as_written_in_place() {
         "{result}"
     );
     assert_eq!(upstream.requests().len(), 1);
+}
+
+/// A jobs upstream whose job stays pending, each look asking to be retried after
+/// `retry_after` (a `Retry-After` value).
+fn pending_upstream(
+    retry_after: &'static str,
+) -> impl Fn(&Received, usize) -> Reply + Send + Sync + 'static {
+    move |request, _| match (request.method.as_str(), request.uri.as_str()) {
+        ("POST", "/jobs") => json_reply(202, json!({"id": "j-1"})),
+        _ => Reply::Now(respond(
+            200,
+            &[
+                ("content-type", "application/json"),
+                ("retry-after", retry_after),
+            ],
+            json!({"state": "pending"}).to_string(),
+        )),
+    }
+}
+
+#[tokio::test]
+async fn a_retry_after_too_large_for_the_clock_is_no_panic() {
+    // Delta-seconds past what a clock holds: the largest wait, which passes any deadline.
+    let upstream = TestUpstream::start(pending_upstream("99999999999999999999")).await;
+    let (catalog, _) = compile(&upstream.base, JOBS);
+    let result = call(&server(&catalog), "run_job", json!({"task": "count"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(upstream.requests().len(), 2, "the look is not sent again");
+}
+
+#[tokio::test]
+async fn a_retry_that_would_wait_past_the_deadline_ends_with_the_step_answer() {
+    // An hour's wait, past the workflow's 120 s: as for a single tool, the answer that came
+    // is the step's, not a timeout that did not happen.
+    let upstream = TestUpstream::start(pending_upstream("3600")).await;
+    let (catalog, _) = compile(&upstream.base, JOBS);
+    let result = call(&server(&catalog), "run_job", json!({"task": "count"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    let lead = text(&result, 0);
+    assert!(
+        lead.contains(r#"stopped at step "poll""#)
+            && lead.contains("the upstream answered 200")
+            && lead.contains("its retry would wait 3600000 ms, past the workflow's 120000 ms"),
+        "{lead}"
+    );
+    assert!(!lead.contains("did not end within"), "{lead}");
+    assert_eq!(result["_meta"]["dev.ferry/http"]["status"], 200, "{result}");
+    assert_eq!(
+        result["_meta"]["dev.ferry/http"]["headers"]["retry-after"], "3600",
+        "{result}"
+    );
+    assert_eq!(upstream.requests().len(), 2, "the look is not sent again");
+}
+
+#[tokio::test]
+async fn a_timeout_too_large_for_the_clock_is_no_panic() {
+    let upstream = TestUpstream::start(jobs_upstream(0)).await;
+    let (mut catalog, _) = compile(&upstream.base, JOBS);
+    // A catalog built by hand may say anything.
+    for workflow in &mut catalog.workflows {
+        workflow.timeout = Duration::MAX;
+    }
+    let result = call(&server(&catalog), "run_job", json!({"task": "count"})).await;
+    assert_eq!(
+        result["structuredContent"],
+        json!({"result": 42}),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn a_step_answer_cut_at_the_size_cap_is_not_read_as_the_whole_body() {
+    let upstream = TestUpstream::start(|_: &Received, _| {
+        json_reply(
+            200,
+            json!({"id": 1, "name": "Rex", "notes": "x".repeat(200)}),
+        )
+    })
+    .await;
+    let curation = format!("max_response_bytes: 64\n{PETS}");
+    let (catalog, _) = compile(&upstream.base, &curation);
+    let result = call(&server(&catalog), "showPet", json!({"petId": 1})).await;
+    // A single tool answers a cut JSON body as an error; the workflow does not pass its
+    // first 64 bytes on as the pet.
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result.get("structuredContent"), None, "{result}");
+    let lead = text(&result, 0);
+    assert!(lead.contains(r#"stopped at step "get""#), "{lead}");
+    assert!(
+        result["content"]
+            .as_array()
+            .expect("content")
+            .iter()
+            .any(|block| block["text"]
+                .as_str()
+                .is_some_and(|text| text.contains("max_response_bytes"))),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn an_output_redacted_of_ferrys_secret_says_so_as_a_single_tool_does() {
+    // The upstream echoes the token ferry sent it.
+    let upstream = TestUpstream::start(|request: &Received, _| {
+        let token = request.header("authorization").unwrap_or_default();
+        json_reply(200, json!({"id": 1, "name": "Rex", "seenWith": token}))
+    })
+    .await;
+    let curation = format!("upstream_auth: {{bearer: {{env: PETS_TOKEN}}}}\n{PETS}");
+    let (catalog, diagnostics) = compile(&upstream.base, &curation);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let client = Upstream::with_env(&catalog, |name| {
+        (name == "PETS_TOKEN").then(|| "s3cret-token-value".to_string())
+    })
+    .expect("upstream client");
+    let serving = Server::new(&catalog, Some(client), ServerOptions::default());
+    let result = call(&serving, "showPet", json!({"petId": 1})).await;
+    assert_eq!(result.get("isError"), None, "{result}");
+    assert!(
+        !result.to_string().contains("s3cret-token-value"),
+        "{result}"
+    );
+    assert_eq!(
+        result["structuredContent"]["pet"]["seenWith"],
+        "Bearer [redacted]"
+    );
+    // What ferry did to the answer its output came from is told, not passed off as the API's.
+    assert_eq!(
+        result["_meta"]["dev.ferry/result"]["redacted"], true,
+        "{result}"
+    );
+    assert_eq!(
+        result["_meta"]["dev.ferry/workflow"]["steps"][0]["redacted"], true,
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn a_steps_own_rate_limit_holds_through_a_workflow() {
+    let upstream = TestUpstream::start(jobs_upstream(0)).await;
+    // `startJob` may be called once a minute, alone or as a workflow's step.
+    let curation = JOBS.replace(
+        "retries: 0\n",
+        "retries: 0\ntools:\n  startJob: {rate_limit: 1/min}\n",
+    );
+    let (catalog, diagnostics) = compile(&upstream.base, &curation);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let serving = server(&catalog);
+    let first = call(&serving, "startJob", json!({"task": "a"})).await;
+    assert_eq!(first.get("isError"), None, "{first}");
+    let second = call(&serving, "run_job", json!({"task": "b"})).await;
+    assert_eq!(second["isError"], true, "{second}");
+    assert_eq!(
+        second["_meta"]["dev.ferry/rateLimit"]["scope"], "step",
+        "{second}"
+    );
+    assert!(
+        text(&second, 0).contains("a tool one of this workflow's steps calls"),
+        "{second}"
+    );
+    assert_eq!(upstream.requests().len(), 1, "the workflow sent nothing");
+}
+
+#[tokio::test]
+async fn a_step_answer_labelled_json_that_is_not_is_not_read_as_text() {
+    let upstream = TestUpstream::start(|_: &Received, _| {
+        Reply::Now(respond(
+            200,
+            &[("content-type", "application/json")],
+            "{\"id\": 1, \"name\": ",
+        ))
+    })
+    .await;
+    let (catalog, _) = compile(&upstream.base, PETS);
+    let result = call(&server(&catalog), "showPet", json!({"petId": 1})).await;
+    // A single tool answers it as an error; the workflow does not pass the text on as the pet.
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result.get("structuredContent"), None, "{result}");
+    assert!(
+        result["content"]
+            .as_array()
+            .expect("content")
+            .iter()
+            .any(|block| block["text"]
+                .as_str()
+                .is_some_and(|text| text.contains("is not valid JSON"))),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn a_workflow_calling_a_confirming_tools_operation_must_say_whether_it_confirms() {
+    let upstream = TestUpstream::start(jobs_upstream(0)).await;
+    let curation = JOBS.replace(
+        "retries: 0\n",
+        "retries: 0\ntools:\n  startJob: {confirm: true}\n",
+    );
+    let (catalog, diagnostics) = compile(&upstream.base, &curation);
+    let problem = diagnostics
+        .iter()
+        .find(|d| d.is_error())
+        .map(|d| d.to_string())
+        .unwrap_or_default();
+    assert!(
+        problem.contains(r#"step "start" calls POST /jobs, whose tool startJob asks the user to confirm each call"#)
+            && problem.contains("workflows.tools.runJob"),
+        "{diagnostics:?}"
+    );
+    assert!(catalog.workflows.iter().all(|w| w.name != "run_job"));
+
+    // Said either way, it is served.
+    for confirm in ["true", "false"] {
+        let curation = curation.replace(
+            "runJob: {name: run_job}",
+            &format!("runJob: {{name: run_job, confirm: {confirm}}}"),
+        );
+        let (catalog, diagnostics) = compile(&upstream.base, &curation);
+        assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+        assert!(catalog.workflows.iter().any(|w| w.name == "run_job"));
+    }
+}
+
+#[tokio::test]
+async fn a_workflows_steps_are_not_counted_as_retries() {
+    use ferry::observe::{Metrics, Observer};
+    let upstream = TestUpstream::start(jobs_upstream(1)).await;
+    let (catalog, _) = compile(&upstream.base, JOBS);
+    let metrics = Metrics::new();
+    let options = ServerOptions {
+        observer: Some(Observer::new(None, Some(metrics.clone()))),
+        ..ServerOptions::default()
+    };
+    let client = Upstream::new(&catalog).expect("upstream client");
+    let serving = Server::new(&catalog, Some(client), options);
+    let result = call(&serving, "run_job", json!({"task": "count"})).await;
+    assert_eq!(
+        result["structuredContent"],
+        json!({"result": 42}),
+        "{result}"
+    );
+    // Three requests: the start, a look, and the look the workflow's retry action sent again.
+    // None of them is an upstream call's own retry (`retries: 0`).
+    assert_eq!(upstream.requests().len(), 3);
+    let text = metrics.render();
+    assert!(
+        !text.contains("ferry_upstream_retries_total{tool=\"run_job\"}"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_input_pattern_the_linear_engine_cannot_run_is_served_unchecked() {
+    let upstream = TestUpstream::start(jobs_upstream(0)).await;
+    let jobs = JOBS_ARAZZO.replace(
+        "        task: {type: string}\n",
+        "        task: {type: string, pattern: '^(?!admin).*$'}\n",
+    );
+    let (catalog, diagnostics) = compile_jobs(&upstream.base, JOBS, &jobs);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let (body, _) = support::modern(
+        "tools/call",
+        json!({"name": "run_job", "arguments": {"task": "count"}}),
+    );
+    let outgoing = server(&catalog)
+        .handle(Incoming {
+            body: body.as_bytes(),
+            headers: None,
+            principal: None,
+        })
+        .await;
+    let answer: Value = serde_json::from_slice(&outgoing.body).expect("JSON");
+    assert_eq!(answer.get("error"), None, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"result": 42}),
+        "{answer}"
+    );
+
+    // So is an operation's (`jobId` has one in the jobs API).
+    let curation = JOBS.replace("retries: 0\n", "retries: 0\ntools: {getJob: {}}\n");
+    let (catalog, _) = compile(&upstream.base, &curation);
+    let result = call(&server(&catalog), "getJob", json!({"jobId": "j-1"})).await;
+    assert_eq!(result["structuredContent"]["state"], "done", "{result}");
 }

@@ -127,6 +127,7 @@ pub(super) fn rate_limited(limited: RateLimited) -> CallResult<'static> {
     let budget = match limited.scope {
         "reads" => "the read tools, together,",
         "writes" => "the write tools, together,",
+        "step" => "a tool one of this workflow's steps calls, alone or through a workflow,",
         _ => "this tool",
     };
     let seconds = limited.retry_after_seconds;

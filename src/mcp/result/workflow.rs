@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Block, CallResult, answer_result, error_result};
 use crate::catalog::WorkflowTool;
-use crate::upstream::{Ending, StepFailure, WorkflowOutcome};
+use crate::upstream::{Ending, Handling, StepFailure, WorkflowOutcome};
 
 /// The result of one run of `workflow`, the tool named `tool`.
 pub(in crate::mcp) fn workflow_result<'t>(
@@ -24,6 +24,9 @@ pub(in crate::mcp) fn workflow_result<'t>(
             if let Some(status) = taken.status {
                 step.insert("status".into(), Value::from(status));
             }
+            if taken.redacted.is_some() {
+                step.insert("redacted".into(), Value::Bool(true));
+            }
             Value::Object(step)
         })
         .collect();
@@ -31,10 +34,17 @@ pub(in crate::mcp) fn workflow_result<'t>(
     let (step, failure) = match end {
         Ending::Done(outputs) => {
             let outputs = Value::Object(outputs);
+            // The outputs come from answers redacted of ferry's secrets: said as a single
+            // tool says it.
+            let redacted = taken.iter().find_map(|taken| taken.redacted);
             return CallResult {
                 content: vec![Block::Text(outputs.to_string())],
                 structured_content: Some(outputs),
                 workflow: Some(meta),
+                handling: redacted.map(|redacted| Handling {
+                    redacted: Some(redacted),
+                    ..Handling::default()
+                }),
                 ..CallResult::default()
             };
         }
@@ -73,6 +83,23 @@ pub(in crate::mcp) fn workflow_result<'t>(
             let status = answer.http.status.as_u16();
             let lead = format!(
                 "the workflow stopped at {}: its success criteria did not hold (the upstream answered {status}), and no failure action goes on; {before}; nothing after it ran. The step's answer follows.",
+                at.as_deref().unwrap_or("a step")
+            );
+            (lead, answer_result(tool, *answer))
+        }
+        StepFailure::RetryTooLate { answer, wait } => {
+            let status = answer.http.status.as_u16();
+            let lead = format!(
+                "the workflow stopped at {}: its success criteria did not hold (the upstream answered {status}), and its retry would wait {} ms, past the workflow's {} ms (timeout_ms); {before}; nothing after it ran. The step's answer follows.",
+                at.as_deref().unwrap_or("a step"),
+                wait.as_millis(),
+                workflow.timeout.as_millis(),
+            );
+            (lead, answer_result(tool, *answer))
+        }
+        StepFailure::Unreadable(answer) => {
+            let lead = format!(
+                "the workflow stopped at {}: the workflow reads the step's response body, which cannot be read whole; {before}; nothing after it ran. The step's answer follows.",
                 at.as_deref().unwrap_or("a step")
             );
             (lead, answer_result(tool, *answer))
