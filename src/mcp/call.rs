@@ -153,12 +153,6 @@ impl Server {
                         result::outcome_result(&served.name, outcome)
                     }
                     Runs::Workflow { workflow, routes } => {
-                        // A confirmation's nonce names one request: each step gets its own
-                        // key, where its tool sends one.
-                        let context = upstream::CallContext {
-                            idempotency_key: None,
-                            ..context
-                        };
                         let outcome = upstream
                             .run_workflow(
                                 workflow,

@@ -199,6 +199,10 @@ impl Run<'_> {
             Ok(request) => request,
             Err(failure) => return Next::Fail(failure),
         };
+        if Instant::now() >= self.deadline {
+            // Nothing is sent once the call's time is up.
+            return Next::Fail(StepFailure::Timeout(self.workflow.timeout));
+        }
         let Sender {
             upstream,
             routes,
@@ -206,12 +210,22 @@ impl Run<'_> {
             context,
             ref mut stats,
         } = self.sender;
+        // A confirmed call's key names the whole run: each step run sends its own, made of
+        // it and the step's place in the run, so a replayed confirmation sends the same keys
+        // and the API can refuse the writes it has already done.
+        let key = context
+            .idempotency_key
+            .map(|key| step_key(key, self.taken.len() + 1));
+        let step_context = CallContext {
+            idempotency_key: key.as_deref(),
+            trace: context.trace,
+        };
         let call = upstream.call_with(
             &routes[position],
             &plan.tool,
             &arguments,
             principal,
-            context,
+            &step_context,
             stats,
         );
         let outcome = match tokio::time::timeout_at(self.deadline, call).await {
@@ -456,6 +470,29 @@ fn reads_body(step: &Step) -> bool {
     outputs
         .chain(conditions)
         .any(|expression| matches!(expression, Expression::Response(Source::Body(_))))
+}
+
+/// The idempotency key of the `run`th step run (from 1) of a call whose key is `key`: a
+/// UUID's form, as the call's own is, taken from a SHA-256 of both.
+fn step_key(key: &str, run: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(key.as_bytes())
+        .chain_update(run.to_be_bytes())
+        .finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
 }
 
 /// The wait an answer's `Retry-After` asks for.

@@ -892,3 +892,77 @@ async fn an_input_pattern_the_linear_engine_cannot_run_is_served_unchecked() {
     let result = call(&server(&catalog), "getJob", json!({"jobId": "j-1"})).await;
     assert_eq!(result["structuredContent"]["state"], "done", "{result}");
 }
+
+#[tokio::test]
+async fn a_confirmation_answered_twice_sends_each_write_the_same_idempotency_key() {
+    let upstream = TestUpstream::start(jobs_upstream(0)).await;
+    let curation = JOBS
+        .replace(
+            "retries: 0\n",
+            "retries: 0\nidempotency_key_header: Idempotency-Key\n",
+        )
+        .replace(
+            "runJob: {name: run_job}",
+            "runJob: {name: run_job, confirm: true}",
+        );
+    let (catalog, diagnostics) = compile(&upstream.base, &curation);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    // Two replicas sharing the confirmation key, each with its own memory of nonces.
+    let key = ferry::mcp::confirm::ConfirmKey::generate();
+    let replica = || {
+        let options = ServerOptions {
+            confirm_key: Some(key.clone()),
+            confirm_nonces: Arc::default(),
+            ..ServerOptions::default()
+        };
+        Server::new(
+            &catalog,
+            Some(Upstream::new(&catalog).expect("client")),
+            options,
+        )
+    };
+    let (one, two) = (replica(), replica());
+    let arguments = json!({"task": "count"});
+    let first = call_confirming(&one, "run_job", arguments.clone(), json!({})).await;
+    let state = first["result"]["requestState"].clone();
+    let answer = json!({
+        "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}},
+        "requestState": state,
+    });
+    for replica in [&one, &two] {
+        let done = call_confirming(replica, "run_job", arguments.clone(), answer.clone()).await;
+        assert_eq!(
+            done["result"]["structuredContent"],
+            json!({"result": 42}),
+            "{done}"
+        );
+    }
+    let keys: Vec<String> = upstream
+        .requests()
+        .iter()
+        .filter(|request| request.method == "POST")
+        .map(|request| {
+            request
+                .header("idempotency-key")
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(keys.len(), 2);
+    assert_eq!(keys[0], keys[1], "the same write, the same key");
+    assert_eq!(keys[0].len(), 36, "a UUID's form: {}", keys[0]);
+    // A call confirmed anew is another write, with another key.
+    let again = call_confirming(&one, "run_job", arguments.clone(), json!({})).await;
+    let answer = json!({
+        "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}},
+        "requestState": again["result"]["requestState"].clone(),
+    });
+    call_confirming(&one, "run_job", arguments, answer).await;
+    let last = upstream
+        .requests()
+        .iter()
+        .rev()
+        .find(|request| request.method == "POST")
+        .and_then(|request| request.header("idempotency-key").map(str::to_string));
+    assert_ne!(last.as_deref(), Some(keys[0].as_str()));
+}
