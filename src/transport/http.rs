@@ -225,8 +225,11 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
             principal: principal.as_ref(),
         };
         // Awaited in place, not spawned: when the client goes away hyper drops this future,
-        // and with it the upstream call in flight.
-        Ok::<_, axum::Error>(server.handle(incoming).await)
+        // and with it the upstream call in flight. Boxed: the call's future is kilobytes (the
+        // upstream client's among them), and inline it would make this handler's future as
+        // large, copied whole each time axum and tower move it (a fifth of a call's
+        // instructions were those copies); boxed, it is written once, where it runs.
+        Ok::<_, axum::Error>(Box::pin(server.handle(incoming)).await)
     };
     let outgoing = match tokio::time::timeout(state.request_timeout, work).await {
         Ok(Ok(outgoing)) => outgoing,

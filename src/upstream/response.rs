@@ -230,14 +230,17 @@ fn http_facts(
 ) -> Http {
     let mut reported = Vec::new();
     for name in shaping.report_headers {
-        let mut values = headers.get_all(name).iter().peekable();
-        if values.peek().is_none() {
+        let mut values = headers.get_all(name).iter();
+        let Some(first) = values.next() else {
             continue;
+        };
+        // Joined in one string as they come: most headers have one value, and then this is
+        // one copy, with no list of the values first.
+        let mut joined = String::from_utf8_lossy(first.as_bytes()).into_owned();
+        for value in values {
+            joined.push_str(", ");
+            joined.push_str(&String::from_utf8_lossy(value.as_bytes()));
         }
-        let joined: Vec<Cow<'_, str>> = values
-            .map(|value| String::from_utf8_lossy(value.as_bytes()))
-            .collect();
-        let joined = joined.join(", ");
         let value = match shaping.secrets.text(&joined) {
             Cow::Owned(redacted) => Some(redacted),
             Cow::Borrowed(_) => None,
@@ -423,5 +426,45 @@ fn redact_str(text: &str, shaping: &Shaping<'_>, handling: &mut Handling) -> Str
             redacted
         }
         Cow::Borrowed(text) => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn reported_headers_are_joined_in_order_and_redacted() {
+        let mut headers = HeaderMap::new();
+        headers.append("x-trace", HeaderValue::from_static("one"));
+        headers.append("x-trace", HeaderValue::from_static("two s3cret"));
+        headers.append("x-trace", HeaderValue::from_static("three"));
+        headers.append("x-single", HeaderValue::from_static("only"));
+        let report = [
+            HeaderName::from_static("x-absent"),
+            HeaderName::from_static("x-single"),
+            HeaderName::from_static("x-trace"),
+        ];
+        let secrets = Secrets::new(["s3cret"]);
+        let shaping = Shaping {
+            tool: "tool",
+            limit_bytes: 1024,
+            report_headers: &report,
+            fields: None,
+            next: None,
+            authenticated: true,
+            secrets: &secrets,
+            query_credential: None,
+        };
+        let mut handling = Handling::default();
+        let http = http_facts(StatusCode::OK, &headers, &shaping, &mut handling);
+        assert_eq!(http.headers.len(), 2);
+        assert_eq!(http.headers[0], (report[1].clone(), "only".to_owned()));
+        assert_eq!(http.headers[1].0, report[2]);
+        let joined = &http.headers[1].1;
+        assert!(joined.starts_with("one, two ") && joined.ends_with(", three"));
+        assert!(!joined.contains("s3cret"), "{joined}");
+        assert_eq!(handling.redacted, Some(Redacted::Headers));
     }
 }
