@@ -1236,6 +1236,21 @@ fn replace(payload: &mut Template, target: &str, value: Template) -> Result<(), 
     Ok(())
 }
 
+impl Step {
+    /// Every expression read once the step's answer has come: its outputs', its success
+    /// criteria's and its actions' criteria's.
+    pub fn answer_expressions(&self) -> impl Iterator<Item = &Expression> {
+        let outputs = self.outputs.iter().map(|output| &output.value);
+        let criteria = self
+            .success_criteria
+            .iter()
+            .chain(self.on_success.iter().flat_map(|action| &action.criteria))
+            .chain(self.on_failure.iter().flat_map(|action| &action.criteria))
+            .flat_map(|criterion| criterion.expressions());
+        outputs.chain(criteria)
+    }
+}
+
 impl Template {
     /// Every expression it reads, in order.
     pub fn expressions(&self) -> Vec<&Expression> {

@@ -154,15 +154,8 @@ pub(super) fn plan(
 
 /// The response headers a step's outputs, criteria and actions read, lowercase.
 fn response_headers(step: &Step) -> Vec<String> {
-    let outputs = step.outputs.iter().map(|output| &output.value);
-    let conditions = step
-        .success_criteria
-        .iter()
-        .chain(step.on_success.iter().flat_map(|a| &a.criteria))
-        .chain(step.on_failure.iter().flat_map(|a| &a.criteria))
-        .flat_map(|condition| condition.expressions());
-    let mut names: Vec<String> = outputs
-        .chain(conditions)
+    let mut names: Vec<String> = step
+        .answer_expressions()
         .filter_map(|expression| match expression {
             Expression::Response(Source::Header(name)) => Some(name.to_ascii_lowercase()),
             _ => None,

@@ -460,15 +460,7 @@ fn fill(template: &Template, context: &Context<'_>, reading: &str) -> Result<Val
 
 /// Whether `step`'s criteria, actions or outputs read its response body.
 fn reads_body(step: &Step) -> bool {
-    let outputs = step.outputs.iter().map(|output| &output.value);
-    let conditions = step
-        .success_criteria
-        .iter()
-        .chain(step.on_success.iter().flat_map(|a| &a.criteria))
-        .chain(step.on_failure.iter().flat_map(|a| &a.criteria))
-        .flat_map(|condition| condition.expressions());
-    outputs
-        .chain(conditions)
+    step.answer_expressions()
         .any(|expression| matches!(expression, Expression::Response(Source::Body(_))))
 }
 

@@ -244,6 +244,17 @@ fn seen(requests: &[Received]) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// Whether some text block of `result` contains `needle`.
+fn says(result: &Value, needle: &str) -> bool {
+    result["content"].as_array().is_some_and(|blocks| {
+        blocks.iter().any(|block| {
+            block["text"]
+                .as_str()
+                .is_some_and(|text| text.contains(needle))
+        })
+    })
+}
+
 fn text(result: &Value, index: usize) -> &str {
     result["content"][index]["text"]
         .as_str()
@@ -696,16 +707,7 @@ async fn a_step_answer_cut_at_the_size_cap_is_not_read_as_the_whole_body() {
     assert_eq!(result.get("structuredContent"), None, "{result}");
     let lead = text(&result, 0);
     assert!(lead.contains(r#"stopped at step "get""#), "{lead}");
-    assert!(
-        result["content"]
-            .as_array()
-            .expect("content")
-            .iter()
-            .any(|block| block["text"]
-                .as_str()
-                .is_some_and(|text| text.contains("max_response_bytes"))),
-        "{result}"
-    );
+    assert!(says(&result, "max_response_bytes"), "{result}");
 }
 
 #[tokio::test]
@@ -786,16 +788,7 @@ async fn a_step_answer_labelled_json_that_is_not_is_not_read_as_text() {
     // A single tool answers it as an error; the workflow does not pass the text on as the pet.
     assert_eq!(result["isError"], true, "{result}");
     assert_eq!(result.get("structuredContent"), None, "{result}");
-    assert!(
-        result["content"]
-            .as_array()
-            .expect("content")
-            .iter()
-            .any(|block| block["text"]
-                .as_str()
-                .is_some_and(|text| text.contains("is not valid JSON"))),
-        "{result}"
-    );
+    assert!(says(&result, "is not valid JSON"), "{result}");
 }
 
 #[tokio::test]
