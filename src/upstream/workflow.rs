@@ -239,7 +239,7 @@ impl Run<'_> {
             Ok(answer) => answer,
             Err(error) => {
                 self.record(position, None, false);
-                return Next::Fail(StepFailure::Call(error));
+                return self.unanswered(position, step, error).await;
             }
         };
         exchange.status = answer.http.status.as_u16();
@@ -297,12 +297,7 @@ impl Run<'_> {
             return next;
         }
         let action = failure_action(step, &context, |index, limit| {
-            let made = self.retries.entry((position, index)).or_default();
-            let left = *made < limit;
-            if left {
-                *made += 1;
-            }
-            left
+            grant(&mut self.retries, (position, index), limit)
         });
         self.record(position, Some(&answer), false);
         match action.map(|action| &action.kind) {
@@ -320,6 +315,39 @@ impl Run<'_> {
                         answer: Box::new(answer),
                         wait: asked,
                     });
+                };
+                tokio::time::sleep(wait).await;
+                match &retry.step {
+                    None => Next::Step(position),
+                    Some(_) => self.goto(kind, position),
+                }
+            }
+        }
+    }
+
+    /// The step at `position` came to no answer: it failed, and its failure actions apply,
+    /// their criteria read with no response (so `$statusCode` and `$response.` are not
+    /// there). A `retry` waits its `retryAfter` within the deadline; nothing taken, or a
+    /// wait past the deadline, ends the workflow with `error`.
+    async fn unanswered(&mut self, position: usize, step: &Step, error: CallError) -> Next {
+        let context = Context {
+            inputs: self.inputs,
+            steps: &self.outputs,
+            outputs: None,
+            exchange: None,
+        };
+        let action = failure_action(step, &context, |index, limit| {
+            grant(&mut self.retries, (position, index), limit)
+        });
+        match action.map(|action| &action.kind) {
+            None | Some(ActionKind::End) => Next::Fail(StepFailure::Call(error)),
+            Some(kind @ ActionKind::Goto(_)) => self.goto(kind, position),
+            Some(kind @ ActionKind::Retry(retry)) => {
+                let asked = retry.after_ms.map_or(Duration::ZERO, Duration::from_millis);
+                let Some(wait) =
+                    super::retry_wait(Some(asked), Duration::ZERO, Instant::now(), self.deadline)
+                else {
+                    return Next::Fail(StepFailure::Call(error));
                 };
                 tokio::time::sleep(wait).await;
                 match &retry.step {
@@ -424,6 +452,17 @@ impl Run<'_> {
             exchange,
         }
     }
+}
+
+/// Whether the retry action at `key` (step, action) may make one more attempt of its
+/// `limit`, counting it when it may.
+fn grant(retries: &mut HashMap<(usize, usize), u32>, key: (usize, usize), limit: u32) -> bool {
+    let made = retries.entry(key).or_default();
+    let left = *made < limit;
+    if left {
+        *made += 1;
+    }
+    left
 }
 
 /// The first failure action of `step` that applies: its criteria hold and, for a retry,

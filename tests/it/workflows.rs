@@ -959,3 +959,62 @@ async fn a_confirmation_answered_twice_sends_each_write_the_same_idempotency_key
         .and_then(|request| request.header("idempotency-key").map(str::to_string));
     assert_ne!(last.as_deref(), Some(keys[0].as_str()));
 }
+
+#[tokio::test]
+async fn a_step_that_came_to_no_answer_takes_its_failure_actions() {
+    // The first look takes longer than the step tool's timeout; the retry written without
+    // criteria runs it again, and the second look answers.
+    let looks = Arc::new(AtomicUsize::new(0));
+    let upstream = TestUpstream::start(move |request: &Received, _| {
+        match (request.method.as_str(), request.uri.as_str()) {
+            ("GET", "/jobs/j-1") if looks.fetch_add(1, Ordering::Relaxed) == 0 => Reply::After(
+                Duration::from_secs(5),
+                respond(200, &[("content-type", "application/json")], "{}"),
+            ),
+            ("GET", "/jobs/j-1") => json_reply(200, json!({"state": "done", "result": 42})),
+            _ => json_reply(404, json!({})),
+        }
+    })
+    .await;
+    let arazzo = "arazzo: 1.0.1
+info: {title: Jobs, version: 1.0.0}
+sourceDescriptions:
+  - {name: jobs, url: ./jobs.openapi.yaml, type: openapi}
+workflows:
+  - workflowId: lookAgain
+    inputs: {type: object, properties: {jobId: {type: string}}}
+    steps:
+      - stepId: look
+        operationId: getJob
+        parameters:
+          - {name: jobId, in: path, value: $inputs.jobId}
+        onFailure:
+          - {name: again, type: retry, retryLimit: 1}
+        outputs:
+          result: $response.body#/result
+    outputs:
+      result: $steps.look.outputs.result
+";
+    let curation = "openapi: ./jobs.openapi.yaml
+retries: 0
+timeout_ms: 300
+workflows: {document: ./jobs.arazzo.yaml, tools: {lookAgain: {name: look_again}}}
+";
+    let (catalog, diagnostics) = compile_jobs(&upstream.base, curation, arazzo);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let result = call(&server(&catalog), "look_again", json!({"jobId": "j-1"})).await;
+    assert_eq!(
+        result["structuredContent"],
+        json!({"result": 42}),
+        "{result}"
+    );
+    let steps = &result["_meta"]["dev.ferry/workflow"]["steps"];
+    assert_eq!(steps[0]["succeeded"], false);
+    assert_eq!(
+        steps[0].get("status"),
+        None,
+        "no answer, no status: {steps}"
+    );
+    assert_eq!(steps[1]["status"], 200);
+    assert_eq!(upstream.requests().len(), 2);
+}
