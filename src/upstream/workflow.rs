@@ -89,6 +89,25 @@ impl StepFailure {
 }
 
 impl Upstream {
+    /// The URL a step's request goes to, for `$url`: as sent, but without a credential ferry
+    /// adds to the query, which is never a value a workflow reads.
+    fn step_url(
+        &self,
+        route: &Route,
+        tool: &crate::catalog::Tool,
+        arguments: &Map<String, Value>,
+    ) -> Option<String> {
+        let extras = super::request::Extras {
+            page_size: None,
+            link_cursor: None,
+            query_credential: None,
+        };
+        let prepared = super::request::build(&tool.plan, &route.request, arguments, extras).ok()?;
+        self.target(&prepared.path_and_query)
+            .ok()
+            .map(|uri| uri.to_string())
+    }
+
     /// Runs `workflow` with `arguments` (validated against its input schema), each step by
     /// its prepared route in `routes` (step order), on behalf of `principal` as a single
     /// tool's call would be. `stats` sums every step's requests.
@@ -199,6 +218,16 @@ impl Run<'_> {
             Ok(request) => request,
             Err(failure) => return Next::Fail(failure),
         };
+        if step
+            .answer_expressions()
+            .any(|expression| matches!(expression, Expression::Url))
+        {
+            exchange.url = self
+                .sender
+                .upstream
+                .step_url(&self.sender.routes[position], &plan.tool, &arguments)
+                .unwrap_or_default();
+        }
         if Instant::now() >= self.deadline {
             // Nothing is sent once the call's time is up.
             return Next::Fail(StepFailure::Timeout(self.workflow.timeout));

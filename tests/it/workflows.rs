@@ -1018,3 +1018,48 @@ workflows: {document: ./jobs.arazzo.yaml, tools: {lookAgain: {name: look_again}}
     assert_eq!(steps[1]["status"], 200);
     assert_eq!(upstream.requests().len(), 2);
 }
+
+#[tokio::test]
+async fn url_is_the_request_a_step_sent_without_a_query_credential() {
+    let upstream = TestUpstream::start(jobs_upstream(0)).await;
+    let arazzo = "arazzo: 1.0.1
+info: {title: Jobs, version: 1.0.0}
+sourceDescriptions:
+  - {name: jobs, url: ./jobs.openapi.yaml, type: openapi}
+workflows:
+  - workflowId: where
+    inputs: {type: object, properties: {jobId: {type: string}}}
+    steps:
+      - stepId: look
+        operationId: getJob
+        parameters:
+          - {name: jobId, in: path, value: $inputs.jobId}
+        successCriteria:
+          - context: $url
+            condition: '/jobs/j-1$'
+            type: regex
+        outputs:
+          url: $url
+    outputs:
+      url: $steps.look.outputs.url
+";
+    let curation = "openapi: ./jobs.openapi.yaml
+upstream_auth: {api_key: {in: query, name: key, env: FERRY_TEST_WORKFLOW_KEY}}
+workflows: {document: ./jobs.arazzo.yaml, tools: {where: {}}}
+";
+    let (catalog, diagnostics) = compile_jobs(&upstream.base, curation, arazzo);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let client = Upstream::with_env(&catalog, |name| {
+        (name == "FERRY_TEST_WORKFLOW_KEY").then(|| "s3cret-query-key".to_string())
+    })
+    .expect("client");
+    let server = Server::new(&catalog, Some(client), ServerOptions::default());
+    let result = call(&server, "where", json!({"jobId": "j-1"})).await;
+    assert_eq!(
+        result["structuredContent"],
+        json!({"url": format!("{}/jobs/j-1", upstream.base)}),
+        "{result}"
+    );
+    // The request itself carried the key.
+    assert!(upstream.requests()[0].uri.contains("key=s3cret-query-key"));
+}
