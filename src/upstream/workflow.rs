@@ -166,6 +166,22 @@ struct Sender<'w> {
     stats: &'w mut CallStats,
 }
 
+/// How a step failed: with an answer its criteria did not accept, or with no answer.
+enum Failed {
+    Unmet(Box<Answer>),
+    Unanswered(CallError),
+}
+
+impl Failed {
+    /// The failure a workflow that stops here ends with.
+    fn ended(self) -> StepFailure {
+        match self {
+            Failed::Unmet(answer) => StepFailure::Unmet(answer),
+            Failed::Unanswered(error) => StepFailure::Call(error),
+        }
+    }
+}
+
 /// Where a step's outcome leads.
 enum Next {
     Step(usize),
@@ -268,7 +284,9 @@ impl Run<'_> {
             Ok(answer) => answer,
             Err(error) => {
                 self.record(position, None, false);
-                return self.unanswered(position, step, error).await;
+                return self
+                    .on_failure(position, step, None, Failed::Unanswered(error))
+                    .await;
             }
         };
         exchange.status = answer.http.status.as_u16();
@@ -325,65 +343,65 @@ impl Run<'_> {
             self.outputs.insert(step.id.clone(), outputs);
             return next;
         }
-        let action = failure_action(step, &context, |index, limit| {
-            grant(&mut self.retries, (position, index), limit)
-        });
         self.record(position, Some(&answer), false);
-        match action.map(|action| &action.kind) {
-            None | Some(ActionKind::End) => Next::Fail(StepFailure::Unmet(Box::new(answer))),
-            Some(kind @ ActionKind::Goto(_)) => self.goto(kind, position),
-            Some(kind @ ActionKind::Retry(retry)) => {
-                let asked = answer_retry_after(&answer)
-                    .or(retry.after_ms.map(Duration::from_millis))
-                    .unwrap_or_default();
-                let Some(wait) =
-                    super::retry_wait(Some(asked), Duration::ZERO, Instant::now(), self.deadline)
-                else {
-                    // As for a single tool's retry: the answer that came is the step's.
-                    return Next::Fail(StepFailure::RetryTooLate {
-                        answer: Box::new(answer),
-                        wait: asked,
-                    });
-                };
-                tokio::time::sleep(wait).await;
-                match &retry.step {
-                    None => Next::Step(position),
-                    Some(_) => self.goto(kind, position),
-                }
-            }
-        }
+        self.on_failure(
+            position,
+            step,
+            Some(&exchange),
+            Failed::Unmet(Box::new(answer)),
+        )
+        .await
     }
 
-    /// The step at `position` came to no answer: it failed, and its failure actions apply,
-    /// their criteria read with no response (so `$statusCode` and `$response.` are not
-    /// there). A `retry` waits its `retryAfter` within the deadline; nothing taken, or a
-    /// wait past the deadline, ends the workflow with `error`.
-    async fn unanswered(&mut self, position: usize, step: &Step, error: CallError) -> Next {
+    /// The step at `position` failed, as `failed` says: its failure actions apply, their
+    /// criteria read against `exchange` (none when no answer came, so `$statusCode` and
+    /// `$response.` are not there). A `retry` waits the answer's `Retry-After`, or its own
+    /// `retryAfter`, within the deadline; nothing taken, or a wait past the deadline, ends
+    /// the workflow with the failure.
+    async fn on_failure(
+        &mut self,
+        position: usize,
+        step: &Step,
+        exchange: Option<&Exchange>,
+        failed: Failed,
+    ) -> Next {
         let context = Context {
             inputs: self.inputs,
             steps: &self.outputs,
             outputs: None,
-            exchange: None,
+            exchange,
         };
         let action = failure_action(step, &context, |index, limit| {
             grant(&mut self.retries, (position, index), limit)
         });
-        match action.map(|action| &action.kind) {
-            None | Some(ActionKind::End) => Next::Fail(StepFailure::Call(error)),
-            Some(kind @ ActionKind::Goto(_)) => self.goto(kind, position),
-            Some(kind @ ActionKind::Retry(retry)) => {
-                let asked = retry.after_ms.map_or(Duration::ZERO, Duration::from_millis);
-                let Some(wait) =
-                    super::retry_wait(Some(asked), Duration::ZERO, Instant::now(), self.deadline)
-                else {
-                    return Next::Fail(StepFailure::Call(error));
-                };
-                tokio::time::sleep(wait).await;
-                match &retry.step {
-                    None => Next::Step(position),
-                    Some(_) => self.goto(kind, position),
-                }
-            }
+        let (kind, retry) = match action.map(|action| &action.kind) {
+            None | Some(ActionKind::End) => return Next::Fail(failed.ended()),
+            Some(kind @ ActionKind::Goto(_)) => return self.goto(kind, position),
+            Some(kind @ ActionKind::Retry(retry)) => (kind, retry),
+        };
+        let told = match &failed {
+            Failed::Unmet(answer) => answer_retry_after(answer),
+            Failed::Unanswered(_) => None,
+        };
+        let asked = told
+            .or(retry.after_ms.map(Duration::from_millis))
+            .unwrap_or_default();
+        let Some(wait) =
+            super::retry_wait(Some(asked), Duration::ZERO, Instant::now(), self.deadline)
+        else {
+            return Next::Fail(match failed {
+                // As for a single tool's retry: the answer that came is the step's.
+                Failed::Unmet(answer) => StepFailure::RetryTooLate {
+                    answer,
+                    wait: asked,
+                },
+                Failed::Unanswered(error) => StepFailure::Call(error),
+            });
+        };
+        tokio::time::sleep(wait).await;
+        match &retry.step {
+            None => Next::Step(position),
+            Some(_) => self.goto(kind, position),
         }
     }
 
