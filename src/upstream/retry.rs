@@ -46,7 +46,12 @@ pub(crate) fn retry_wait(
 /// too large to hold are the largest delay (as RFC 9111 §1.2.2 has it for delta-seconds); a
 /// value of neither form is ignored.
 pub(crate) fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
-    let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
+    retry_after_value(headers.get(header::RETRY_AFTER)?.to_str().ok()?)
+}
+
+/// A `Retry-After` value as a delay, as [`retry_after`] reads it.
+pub(crate) fn retry_after_value(value: &str) -> Option<Duration> {
+    let value = value.trim();
     if !value.is_empty() && value.bytes().all(|byte| byte.is_ascii_digit()) {
         return Some(Duration::from_secs(
             value.parse::<u64>().unwrap_or(u64::MAX),

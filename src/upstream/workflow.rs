@@ -563,27 +563,15 @@ fn step_key(key: &str, run: usize) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
     let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    )
+    super::uuid_text(&hex)
 }
 
 /// The wait an answer's `Retry-After` asks for.
 fn answer_retry_after(answer: &Answer) -> Option<Duration> {
-    let value = answer
+    let (_, value) = answer
         .http
         .headers
         .iter()
         .find(|(name, _)| name == http::header::RETRY_AFTER)?;
-    let mut headers = http::HeaderMap::new();
-    headers.insert(
-        http::header::RETRY_AFTER,
-        http::HeaderValue::from_str(&value.1).ok()?,
-    );
-    super::retry_after(&headers)
+    super::retry::retry_after_value(value)
 }
