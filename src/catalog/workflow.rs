@@ -86,17 +86,7 @@ impl WorkflowTool {
         let steps: Vec<Value> = self
             .steps
             .iter()
-            .map(|step| {
-                let mut entry = json!({
-                    "stepId": step.step,
-                    "method": step.method.to_ascii_uppercase(),
-                    "path": step.path,
-                });
-                if let Some(id) = &step.operation_id {
-                    entry["operationId"] = Value::String(id.clone());
-                }
-                entry
-            })
+            .map(|step| Value::Object(step.to_json()))
             .collect();
         let mut meta =
             json!({ WORKFLOW_META_KEY: {"workflowId": self.workflow.id, "steps": steps} });
@@ -119,6 +109,22 @@ pub struct StepOperation {
 }
 
 impl StepOperation {
+    /// `{"stepId", "method", "path", "operationId"}`: how a listed composite tool and each
+    /// of its results name the step.
+    pub fn to_json(&self) -> Map<String, Value> {
+        let mut entry = Map::new();
+        entry.insert("stepId".into(), Value::String(self.step.clone()));
+        entry.insert(
+            "method".into(),
+            Value::String(self.method.to_ascii_uppercase()),
+        );
+        entry.insert("path".into(), Value::String(self.path.clone()));
+        if let Some(id) = &self.operation_id {
+            entry.insert("operationId".into(), Value::String(id.clone()));
+        }
+        entry
+    }
+
     /// `GET /pets/{petId}`.
     pub fn label(&self) -> String {
         format!("{} {}", self.method.to_ascii_uppercase(), self.path)

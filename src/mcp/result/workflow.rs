@@ -3,10 +3,10 @@
 //! that says which step failed, why, and which steps had already succeeded. Either way
 //! `_meta["dev.ferry/workflow"]` lists the steps taken, each with its operation and status.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{Block, CallResult, answer_result, error_result};
-use crate::catalog::WorkflowTool;
+use crate::catalog::{StepOperation, WorkflowTool};
 use crate::upstream::{Ending, Handling, StepFailure, WorkflowOutcome};
 
 /// The result of one run of `workflow`, the tool named `tool`.
@@ -19,7 +19,11 @@ pub(in crate::mcp) fn workflow_result<'t>(
     let steps: Vec<Value> = taken
         .iter()
         .map(|taken| {
-            let mut step = operation(workflow, taken.step);
+            let mut step = workflow
+                .steps
+                .get(taken.step)
+                .map(StepOperation::to_json)
+                .unwrap_or_default();
             step.insert("succeeded".into(), Value::Bool(taken.succeeded));
             if let Some(status) = taken.status {
                 step.insert("status".into(), Value::from(status));
@@ -145,21 +149,4 @@ pub(in crate::mcp) fn workflow_result<'t>(
     result.is_error = true;
     result.workflow = Some(meta);
     result
-}
-
-/// `{"stepId", "method", "path", "operationId"}` of the step at `position`.
-fn operation(workflow: &WorkflowTool, position: usize) -> Map<String, Value> {
-    let mut entry = Map::new();
-    if let Some(step) = workflow.steps.get(position) {
-        entry.insert("stepId".into(), Value::String(step.step.clone()));
-        entry.insert(
-            "method".into(),
-            Value::String(step.method.to_ascii_uppercase()),
-        );
-        entry.insert("path".into(), Value::String(step.path.clone()));
-        if let Some(id) = &step.operation_id {
-            entry.insert("operationId".into(), Value::String(id.clone()));
-        }
-    }
-    entry
 }
