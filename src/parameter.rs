@@ -14,6 +14,18 @@ pub enum ParameterLocation {
     Cookie,
 }
 
+impl ParameterLocation {
+    /// The name OpenAPI's `in` gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParameterLocation::Path => "path",
+            ParameterLocation::Query => "query",
+            ParameterLocation::Header => "header",
+            ParameterLocation::Cookie => "cookie",
+        }
+    }
+}
+
 /// A parameter's `style`: how a value, list or object is written as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

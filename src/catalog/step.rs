@@ -93,7 +93,7 @@ pub(super) fn plan(
             None => {
                 return Err(format!(
                     "{label}: ferry sets the {} parameter {:?} itself (a credential, or a header the media type decides), so a step may not",
-                    location_name(parameter.location),
+                    parameter.location.as_str(),
                     parameter.name
                 ));
             }
@@ -106,7 +106,7 @@ pub(super) fn plan(
     {
         return Err(format!(
             "{label} requires the {} parameter {:?}, which the step does not give",
-            location_name(missing.location),
+            missing.location.as_str(),
             missing.name
         ));
     }
@@ -164,13 +164,4 @@ fn response_headers(step: &Step) -> Vec<String> {
     names.sort();
     names.dedup();
     names
-}
-
-pub(super) fn location_name(location: ParameterLocation) -> &'static str {
-    match location {
-        ParameterLocation::Path => "path",
-        ParameterLocation::Query => "query",
-        ParameterLocation::Header => "header",
-        ParameterLocation::Cookie => "cookie",
-    }
 }

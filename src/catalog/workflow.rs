@@ -19,7 +19,7 @@ use crate::openapi::{Document, FileId, SourceFile, unescape_token};
 
 use super::operation::{self, Operation};
 use super::schema::SchemaBuilder;
-use super::step::{self, StepPlan, location_name};
+use super::step::{self, StepPlan};
 use super::{
     AnnotationBasis, Annotations, Catalog, Confirm, SafetyClass, Tool, ToolLimits, annotations,
     canonical, confirm, naming,
@@ -344,7 +344,7 @@ fn compile_workflow(
         let mut undeclared = false;
         for parameter in &step.parameters {
             let declared = operation.parameters.iter().any(|p| {
-                p.location == location_name(parameter.location)
+                p.location == parameter.location.as_str()
                     && if p.location == "header" {
                         p.name.eq_ignore_ascii_case(&parameter.name)
                     } else {
@@ -358,7 +358,7 @@ fn compile_workflow(
                     format!(
                         "{} declares no {} parameter {:?}",
                         operation.label(),
-                        location_name(parameter.location),
+                        parameter.location.as_str(),
                         parameter.name
                     ),
                 );
