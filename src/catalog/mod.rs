@@ -576,26 +576,14 @@ impl Tool {
 
     /// The MCP `Tool` object, keys sorted.
     pub fn to_json(&self) -> Value {
-        let mut map = serde_json::Map::new();
-        map.insert("name".to_string(), Value::String(self.name.clone()));
-        if let Some(title) = &self.title {
-            map.insert("title".to_string(), Value::String(title.clone()));
-        }
-        if let Some(description) = &self.description {
-            map.insert(
-                "description".to_string(),
-                Value::String(description.clone()),
-            );
-        }
-        map.insert("inputSchema".to_string(), self.input_schema.clone());
-        if self.annotations != Annotations::default() {
-            map.insert(
-                "annotations".to_string(),
-                serde_json::to_value(&self.annotations).unwrap_or_default(),
-            );
-        }
-        map.insert("_meta".to_string(), self.meta());
-        canonical(Value::Object(map))
+        definition(
+            &self.name,
+            self.title.as_deref(),
+            self.description.as_deref(),
+            &self.input_schema,
+            &self.annotations,
+            self.meta(),
+        )
     }
 
     /// The tool's `_meta`: where it comes from, so that a client, an audit log and a person
@@ -614,6 +602,35 @@ impl Tool {
         meta.insert(OPERATION_META_KEY.to_string(), Value::Object(operation));
         Value::Object(meta)
     }
+}
+
+/// A tool's definition as `tools/list` serves it, every object's keys sorted: what an
+/// operation's tool and a composite one both are.
+pub(crate) fn definition(
+    name: &str,
+    title: Option<&str>,
+    description: Option<&str>,
+    input_schema: &Value,
+    annotations: &Annotations,
+    meta: Value,
+) -> Value {
+    let mut map = serde_json::Map::new();
+    map.insert("name".to_string(), Value::from(name));
+    if let Some(title) = title {
+        map.insert("title".to_string(), Value::from(title));
+    }
+    if let Some(description) = description {
+        map.insert("description".to_string(), Value::from(description));
+    }
+    map.insert("inputSchema".to_string(), input_schema.clone());
+    if *annotations != Annotations::default() {
+        map.insert(
+            "annotations".to_string(),
+            serde_json::to_value(annotations).unwrap_or_default(),
+        );
+    }
+    map.insert("_meta".to_string(), meta);
+    canonical(Value::Object(map))
 }
 
 /// `value` with every object's keys in sorted order, so its text is the same on every run.

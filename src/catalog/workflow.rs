@@ -22,7 +22,7 @@ use super::schema::SchemaBuilder;
 use super::step::{self, StepPlan};
 use super::{
     AnnotationBasis, Annotations, Catalog, Confirm, SafetyClass, Tool, ToolLimits, annotations,
-    canonical, confirm, naming,
+    confirm, naming,
 };
 
 /// The `_meta` key under which a composite tool names its workflow and each step's operation.
@@ -68,21 +68,6 @@ impl WorkflowTool {
     /// The tool's definition as `tools/list` serves it, keys sorted: its `_meta` names the
     /// workflow and the operation of each step.
     pub fn to_json(&self) -> Value {
-        let mut map = Map::new();
-        map.insert("name".into(), Value::String(self.name.clone()));
-        if let Some(title) = &self.title {
-            map.insert("title".into(), Value::String(title.clone()));
-        }
-        if let Some(description) = &self.description {
-            map.insert("description".into(), Value::String(description.clone()));
-        }
-        map.insert("inputSchema".into(), self.input_schema.clone());
-        if self.annotations != Annotations::default() {
-            map.insert(
-                "annotations".into(),
-                serde_json::to_value(&self.annotations).unwrap_or_default(),
-            );
-        }
         let steps: Vec<Value> = self
             .steps
             .iter()
@@ -93,8 +78,14 @@ impl WorkflowTool {
         if self.confirm.is_some() {
             meta[super::CONFIRM_META_KEY] = Value::Bool(true);
         }
-        map.insert("_meta".into(), meta);
-        canonical(Value::Object(map))
+        super::definition(
+            &self.name,
+            self.title.as_deref(),
+            self.description.as_deref(),
+            &self.input_schema,
+            &self.annotations,
+            meta,
+        )
     }
 }
 
