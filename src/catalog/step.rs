@@ -33,6 +33,11 @@ pub struct StepPlan {
     /// The argument the step's `requestBody.payload` fills: the whole body, sent as the
     /// operation's media type says.
     pub body: Option<String>,
+    /// Its outputs, criteria or actions read the response body (`$response.body`): a body
+    /// cut at the size cap, or broken JSON, then stops the workflow.
+    pub reads_body: bool,
+    /// They read `$url`, which the runner then writes down.
+    pub reads_url: bool,
 }
 
 /// The plan of `step`, which calls `operation`, for the composite tool `tool_name`; or why
@@ -149,6 +154,12 @@ pub(super) fn plan(
         tool,
         arguments,
         body,
+        reads_body: step
+            .answer_expressions()
+            .any(|expression| matches!(expression, Expression::Response(Source::Body(_)))),
+        reads_url: step
+            .answer_expressions()
+            .any(|expression| matches!(expression, Expression::Url)),
     })
 }
 

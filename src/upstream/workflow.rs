@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::{Answer, CallContext, CallError, CallStats, Fault, Redacted, Route, Upstream};
-use crate::arazzo::{self, ActionKind, Context, Exchange, Expression, Source, Step, Template};
+use crate::arazzo::{self, ActionKind, Context, Exchange, Expression, Step, Template};
 use crate::auth::Principal;
 use crate::catalog::{ParameterLocation, StepPlan, WorkflowTool};
 
@@ -234,10 +234,7 @@ impl Run<'_> {
             Ok(request) => request,
             Err(failure) => return Next::Fail(failure),
         };
-        if step
-            .answer_expressions()
-            .any(|expression| matches!(expression, Expression::Url))
-        {
+        if plan.reads_url {
             exchange.url = self
                 .sender
                 .upstream
@@ -296,7 +293,7 @@ impl Run<'_> {
                 .essence
                 .as_deref()
                 .is_some_and(super::response::is_json);
-        if (answer.handling.truncated || broken_json) && reads_body(step) {
+        if (answer.handling.truncated || broken_json) && plan.reads_body {
             // A part of the body is not the body, nor is broken JSON text: as for a single
             // tool, an error.
             self.record(position, Some(&answer), false);
@@ -542,12 +539,6 @@ fn fill(template: &Template, context: &Context<'_>, reading: &str) -> Result<Val
             reading: reading.to_string(),
         }
     })
-}
-
-/// Whether `step`'s criteria, actions or outputs read its response body.
-fn reads_body(step: &Step) -> bool {
-    step.answer_expressions()
-        .any(|expression| matches!(expression, Expression::Response(Source::Body(_))))
 }
 
 /// The idempotency key of the `run`th step run (from 1) of a call whose key is `key`: a
