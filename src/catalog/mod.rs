@@ -58,7 +58,7 @@ pub struct Catalog {
     pub operations: Vec<OperationReport>,
     /// The composite tools made of the curation's chosen Arazzo workflows
     /// ([`add_workflows`]), sorted by name.
-    pub workflows: Vec<WorkflowTool>,
+    pub workflows: Vec<std::sync::Arc<WorkflowTool>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

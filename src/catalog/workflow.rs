@@ -205,7 +205,7 @@ pub fn add_workflows(
                 ));
                 continue;
             }
-            catalog.workflows.push(tool);
+            catalog.workflows.push(std::sync::Arc::new(tool));
         }
     }
     catalog.workflows.sort_by(|a, b| a.name.cmp(&b.name));

@@ -144,7 +144,7 @@ pub struct Server {
 /// A tool of the catalog, as it is listed: an operation's or a composite one.
 enum Listed<'c> {
     Operation(&'c Tool),
-    Workflow(&'c WorkflowTool),
+    Workflow(&'c Arc<WorkflowTool>),
 }
 
 impl Listed<'_> {
@@ -284,7 +284,7 @@ impl ServedTool {
     /// (`arazzo:<workflowId>`) as the path.
     fn workflow(
         index: usize,
-        workflow: &WorkflowTool,
+        workflow: &Arc<WorkflowTool>,
         upstream: Option<&Upstream>,
         observer: Option<&Observer>,
     ) -> ServedTool {
@@ -309,7 +309,7 @@ impl ServedTool {
                             .collect()
                     })
                     .unwrap_or_default(),
-                workflow: Arc::new(workflow.clone()),
+                workflow: Arc::clone(workflow),
             },
         }
     }

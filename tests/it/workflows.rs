@@ -679,7 +679,7 @@ async fn a_timeout_too_large_for_the_clock_is_no_panic() {
     let (mut catalog, _) = compile(&upstream.base, JOBS);
     // A catalog built by hand may say anything.
     for workflow in &mut catalog.workflows {
-        workflow.timeout = Duration::MAX;
+        Arc::make_mut(workflow).timeout = Duration::MAX;
     }
     let result = call(&server(&catalog), "run_job", json!({"task": "count"})).await;
     assert_eq!(
