@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import sys
 import threading
 import urllib.parse
 from dataclasses import dataclass, field
@@ -199,14 +197,9 @@ class Accounts:
 
 
 def main() -> None:
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with Accounts(port) as upstream:
-        print(f"PORT {upstream.port}", flush=True)
-        while not stop.wait(0.5):
-            pass
+    from upstream import serve_until_stopped
+
+    serve_until_stopped(Accounts)
 
 
 if __name__ == "__main__":

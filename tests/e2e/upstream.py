@@ -193,15 +193,22 @@ class Upstream:
         self.httpd.server_close()
 
 
-def main() -> None:
+def serve_until_stopped(make) -> None:
+    """Serves `make(port)` (a context manager with a `port`) on the port the command line
+    names (0: any), says `PORT <n>` on stdout once listening, and stops on SIGTERM or
+    SIGINT."""
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with Upstream(port) as upstream:
+    with make(port) as upstream:
         print(f"PORT {upstream.port}", flush=True)
         while not stop.wait(0.5):
             pass
+
+
+def main() -> None:
+    serve_until_stopped(Upstream)
 
 
 if __name__ == "__main__":
