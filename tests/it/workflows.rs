@@ -494,6 +494,27 @@ async fn the_whole_call_is_bounded_by_timeout_ms() {
     );
 }
 
+/// An Arazzo document over the jobs API holding `workflows`, the YAML of its
+/// `workflows:` list.
+fn jobs_workflows(workflows: &str) -> String {
+    format!(
+        "arazzo: 1.0.1
+info: {{title: Jobs, version: 1.0.0}}
+sourceDescriptions:
+  - {{name: jobs, url: ./jobs.openapi.yaml, type: openapi}}
+workflows:
+{workflows}"
+    )
+}
+
+/// The params that answer the confirmation `first` asked for: the user accepts.
+fn accepted(first: &Value) -> Value {
+    json!({
+        "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}},
+        "requestState": first["result"]["requestState"].clone(),
+    })
+}
+
 /// A `tools/call` whose client declares form elicitation, with `extra` params (the answer
 /// to a confirmation); the whole JSON-RPC response.
 async fn call_confirming(server: &Server, name: &str, arguments: Value, extra: Value) -> Value {
@@ -541,15 +562,7 @@ async fn a_confirming_composite_tool_asks_once_before_its_first_step() {
         upstream.requests().is_empty(),
         "nothing is sent before the user confirms"
     );
-    let state = result["requestState"].clone();
-    let answer = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
-    let second = call_confirming(
-        &serving,
-        "run_job",
-        arguments.clone(),
-        json!({"inputResponses": answer, "requestState": state}),
-    )
-    .await;
+    let second = call_confirming(&serving, "run_job", arguments.clone(), accepted(&first)).await;
     assert_eq!(
         second["result"]["structuredContent"],
         json!({"result": 42}),
@@ -917,11 +930,7 @@ async fn a_confirmation_answered_twice_sends_each_write_the_same_idempotency_key
     let (one, two) = (replica(), replica());
     let arguments = json!({"task": "count"});
     let first = call_confirming(&one, "run_job", arguments.clone(), json!({})).await;
-    let state = first["result"]["requestState"].clone();
-    let answer = json!({
-        "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}},
-        "requestState": state,
-    });
+    let answer = accepted(&first);
     for replica in [&one, &two] {
         let done = call_confirming(replica, "run_job", arguments.clone(), answer.clone()).await;
         assert_eq!(
@@ -946,11 +955,7 @@ async fn a_confirmation_answered_twice_sends_each_write_the_same_idempotency_key
     assert_eq!(keys[0].len(), 36, "a UUID's form: {}", keys[0]);
     // A call confirmed anew is another write, with another key.
     let again = call_confirming(&one, "run_job", arguments.clone(), json!({})).await;
-    let answer = json!({
-        "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}},
-        "requestState": again["result"]["requestState"].clone(),
-    });
-    call_confirming(&one, "run_job", arguments, answer).await;
+    call_confirming(&one, "run_job", arguments, accepted(&again)).await;
     let last = upstream
         .requests()
         .iter()
@@ -976,12 +981,8 @@ async fn a_step_that_came_to_no_answer_takes_its_failure_actions() {
         }
     })
     .await;
-    let arazzo = "arazzo: 1.0.1
-info: {title: Jobs, version: 1.0.0}
-sourceDescriptions:
-  - {name: jobs, url: ./jobs.openapi.yaml, type: openapi}
-workflows:
-  - workflowId: lookAgain
+    let arazzo = jobs_workflows(
+        "  - workflowId: lookAgain
     inputs: {type: object, properties: {jobId: {type: string}}}
     steps:
       - stepId: look
@@ -994,13 +995,14 @@ workflows:
           result: $response.body#/result
     outputs:
       result: $steps.look.outputs.result
-";
+",
+    );
     let curation = "openapi: ./jobs.openapi.yaml
 retries: 0
 timeout_ms: 300
 workflows: {document: ./jobs.arazzo.yaml, tools: {lookAgain: {name: look_again}}}
 ";
-    let (catalog, diagnostics) = compile_jobs(&upstream.base, curation, arazzo);
+    let (catalog, diagnostics) = compile_jobs(&upstream.base, curation, &arazzo);
     assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
     let result = call(&server(&catalog), "look_again", json!({"jobId": "j-1"})).await;
     assert_eq!(
@@ -1022,12 +1024,8 @@ workflows: {document: ./jobs.arazzo.yaml, tools: {lookAgain: {name: look_again}}
 #[tokio::test]
 async fn url_is_the_request_a_step_sent_without_a_query_credential() {
     let upstream = TestUpstream::start(jobs_upstream(0)).await;
-    let arazzo = "arazzo: 1.0.1
-info: {title: Jobs, version: 1.0.0}
-sourceDescriptions:
-  - {name: jobs, url: ./jobs.openapi.yaml, type: openapi}
-workflows:
-  - workflowId: where
+    let arazzo = jobs_workflows(
+        "  - workflowId: where
     inputs: {type: object, properties: {jobId: {type: string}}}
     steps:
       - stepId: look
@@ -1042,12 +1040,13 @@ workflows:
           url: $url
     outputs:
       url: $steps.look.outputs.url
-";
+",
+    );
     let curation = "openapi: ./jobs.openapi.yaml
 upstream_auth: {api_key: {in: query, name: key, env: FERRY_TEST_WORKFLOW_KEY}}
 workflows: {document: ./jobs.arazzo.yaml, tools: {where: {}}}
 ";
-    let (catalog, diagnostics) = compile_jobs(&upstream.base, curation, arazzo);
+    let (catalog, diagnostics) = compile_jobs(&upstream.base, curation, &arazzo);
     assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
     let client = Upstream::with_env(&catalog, |name| {
         (name == "FERRY_TEST_WORKFLOW_KEY").then(|| "s3cret-query-key".to_string())
