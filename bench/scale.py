@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 GENERATOR = os.environ.get(
     "FERRY_GEN_OPENAPI",
-    os.path.join(ROOT, "..", "..", "shared", "bench", "gen-openapi.py"),
+    os.path.join(ROOT, "..", "shared", "bench", "gen-openapi.py"),
 )
 
 
