@@ -68,7 +68,8 @@ fn main() {
         operations += compiled.operations.len();
         tools += compiled.tools.len();
         for tool in &compiled.tools {
-            if let Err(error) = jsonschema::draft202012::meta::validate(&tool.input_schema) {
+            let schema = tool.input_schema.to_value();
+            if let Err(error) = jsonschema::draft202012::meta::validate(&schema) {
                 invalid.push(format!(
                     "{name}: {} at {}: {error}",
                     tool.name,
@@ -76,7 +77,7 @@ fn main() {
                 ));
             }
             for keyword in ["allOf", "anyOf", "oneOf", "not"] {
-                if tool.input_schema.get(keyword).is_some() {
+                if schema.get(keyword).is_some() {
                     composing.push(format!("{name}: {} has {keyword}", tool.name));
                 }
             }

@@ -382,7 +382,8 @@ pub fn request(data: &[u8]) {
     let arguments = match value {
         Value::Object(map) => map,
         other => argument_names(tool)
-            .map(|name| (name.to_string(), other.clone()))
+            .into_iter()
+            .map(|name| (name, other.clone()))
             .collect(),
     };
     let plan = &tool.plan;
@@ -737,13 +738,15 @@ fn fixed_upstream() -> &'static Upstream {
     })
 }
 
-fn argument_names(tool: &Tool) -> impl Iterator<Item = &str> {
+fn argument_names(tool: &Tool) -> Vec<String> {
     tool.input_schema
+        .to_value()
         .get("properties")
         .and_then(Value::as_object)
         .into_iter()
         .flat_map(Map::keys)
-        .map(String::as_str)
+        .cloned()
+        .collect()
 }
 
 /// Runs `future` to completion on this thread's runtime.

@@ -12,8 +12,8 @@ use crate::openapi::{Document, SpecVersion};
 use super::choose::{Choice, choose};
 use super::operation::{self, Operation};
 use super::{
-    CallSettings, Catalog, ConfirmSettings, OperationReport, OperationStatus, SafetyClass,
-    ServerInfo, Tool, ToolLimits, annotations, body, build, confirm, naming, trim,
+    CallSettings, Catalog, ConfirmSettings, InputSchema, OperationReport, OperationStatus,
+    SafetyClass, ServerInfo, Tool, ToolLimits, annotations, body, build, confirm, naming, trim,
 };
 
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
@@ -72,7 +72,7 @@ pub fn compile(
         reports.push(report);
         if let Some(mut tool) = tool {
             if scope == Scope::Report {
-                tool.input_schema = Value::Null;
+                tool.input_schema = InputSchema::none();
             }
             report_of_tool.push(reports.len() - 1);
             tools.push(tool);
@@ -242,7 +242,8 @@ fn compile_operation(
             .description
             .clone()
             .or_else(|| describe(operation)),
-        input_schema: built.input_schema,
+        // The tree goes with `built`: from here on the schema is the text served.
+        input_schema: InputSchema::new(&built.input_schema),
         annotations: decision.annotations,
         plan: built.plan,
         basis: decision.basis,

@@ -15,6 +15,7 @@ pub mod call;
 mod choose;
 mod compile;
 pub mod confirm;
+mod input;
 pub mod naming;
 mod operation;
 mod schema;
@@ -28,6 +29,7 @@ pub use crate::parameter::{ParameterLocation, ParameterStyle};
 pub use crate::rate::{Period, Rate};
 pub use call::{CallSettings, NextPage};
 pub use confirm::{Confirm, ConfirmSettings, MessagePart};
+pub use input::InputSchema;
 pub use step::StepPlan;
 pub use workflow::{StepOperation, WORKFLOW_META_KEY, WorkflowTool, add_workflows};
 
@@ -76,7 +78,7 @@ pub struct Tool {
     pub title: Option<String>,
     pub description: Option<String>,
     /// A JSON Schema 2020-12 object schema with `additionalProperties: false`.
-    pub input_schema: Value,
+    pub input_schema: InputSchema,
     pub annotations: Annotations,
     pub plan: RequestPlan,
     /// How each annotation was decided, for `ferry check`.
@@ -422,7 +424,7 @@ pub fn compile_chosen(document: &Document, curation: &Curation) -> (Catalog, Vec
 }
 
 /// [`compile`] for `ferry check`'s report: the same report, diagnostics and tools, except
-/// that each tool's `input_schema` is `Value::Null`, dropped once its size was measured, so
+/// that each tool's `input_schema` is [`InputSchema::none`], dropped once its size was measured, so
 /// the catalog of a large document never holds every schema at once. Not for serving, nor
 /// for a lock (whose digests are of the schemas).
 pub fn compile_report(document: &Document, curation: &Curation) -> (Catalog, Vec<Diagnostic>) {
@@ -442,8 +444,10 @@ pub fn write_tools_json(catalog: &Catalog, writer: impl std::io::Write) -> serde
         fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             use serde::ser::SerializeSeq;
             let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+            // A pretty writer copies a schema's compact text as it is, so each tool is
+            // written from a tree of its own, made and dropped in turn.
             for tool in self.0 {
-                seq.serialize_element(&tool.sorted_definition())?;
+                seq.serialize_element(&tool.to_json())?;
             }
             seq.end()
         }
@@ -461,7 +465,7 @@ impl Tool {
             name: name.into(),
             title: None,
             description: None,
-            input_schema,
+            input_schema: InputSchema::new(&input_schema),
             annotations: Annotations::default(),
             plan,
             basis: AnnotationBasis::Method,
@@ -471,43 +475,6 @@ impl Tool {
             operation_id: None,
             document_scopes: Vec::new(),
             confirm: None,
-        }
-    }
-
-    /// A copy of the tool without its input schema (`Value::Null`), for a holder that keeps
-    /// the schema in another form: the schema tree, often most of a tool, is never copied.
-    pub fn without_input_schema(&self) -> Tool {
-        let Tool {
-            name,
-            title,
-            description,
-            input_schema: _,
-            annotations,
-            plan,
-            basis,
-            unchecked_patterns,
-            call,
-            scopes,
-            operation_id,
-            document_scopes,
-            limits,
-            confirm,
-        } = self;
-        Tool {
-            name: name.clone(),
-            title: title.clone(),
-            description: description.clone(),
-            input_schema: Value::Null,
-            annotations: annotations.clone(),
-            plan: plan.clone(),
-            basis: *basis,
-            unchecked_patterns: unchecked_patterns.clone(),
-            call: call.clone(),
-            scopes: scopes.clone(),
-            operation_id: operation_id.clone(),
-            document_scopes: document_scopes.clone(),
-            limits: *limits,
-            confirm: confirm.clone(),
         }
     }
 
@@ -522,7 +489,7 @@ impl Tool {
             #[serde(skip_serializing_if = "Option::is_none")]
             description: Option<&'t str>,
             #[serde(rename = "inputSchema")]
-            input_schema: &'t Value,
+            input_schema: &'t InputSchema,
             #[serde(skip_serializing_if = "Option::is_none")]
             annotations: Option<&'t Annotations>,
             #[serde(rename = "_meta")]
@@ -566,7 +533,7 @@ impl Tool {
         if let Some(description) = &self.description {
             members.push(("description", Member::Text(description)));
         }
-        members.push(("inputSchema", Member::Sorted(&self.input_schema)));
+        members.push(("inputSchema", Member::Schema(&self.input_schema)));
         members.push(("name", Member::Text(&self.name)));
         if let Some(title) = &self.title {
             members.push(("title", Member::Text(title)));
@@ -580,7 +547,7 @@ impl Tool {
             &self.name,
             self.title.as_deref(),
             self.description.as_deref(),
-            &self.input_schema,
+            self.input_schema.to_value(),
             &self.annotations,
             self.meta(),
         )
@@ -610,7 +577,7 @@ pub(crate) fn definition(
     name: &str,
     title: Option<&str>,
     description: Option<&str>,
-    input_schema: &Value,
+    input_schema: Value,
     annotations: &Annotations,
     meta: Value,
 ) -> Value {
@@ -622,7 +589,7 @@ pub(crate) fn definition(
     if let Some(description) = description {
         map.insert("description".to_string(), Value::from(description));
     }
-    map.insert("inputSchema".to_string(), input_schema.clone());
+    map.insert("inputSchema".to_string(), input_schema);
     if *annotations != Annotations::default() {
         map.insert(
             "annotations".to_string(),
@@ -639,10 +606,10 @@ pub fn canonical(mut value: Value) -> Value {
     value
 }
 
-/// One member of a tool's definition as it is written: a value of the tool's own with every
-/// object's keys sorted, a string, or a small value made for the occasion.
+/// One member of a tool's definition as it is written: its input schema's text, a string, or
+/// a small value made for the occasion, written with every object's keys sorted.
 pub(crate) enum Member<'t> {
-    Sorted(&'t Value),
+    Schema(&'t InputSchema),
     Text(&'t str),
     Owned(Value),
 }
@@ -650,7 +617,7 @@ pub(crate) enum Member<'t> {
 impl Serialize for Member<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Member::Sorted(value) => Sorted(value).serialize(serializer),
+            Member::Schema(schema) => schema.serialize(serializer),
             Member::Text(text) => serializer.serialize_str(text),
             Member::Owned(value) => Sorted(value).serialize(serializer),
         }

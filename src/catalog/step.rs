@@ -8,7 +8,6 @@
 //! header the workflow's expressions read.
 
 use http::HeaderName;
-use serde_json::Value;
 
 use crate::arazzo::{Expression, Source, Step};
 use crate::curation::Curation;
@@ -17,8 +16,8 @@ use crate::openapi::Document;
 
 use super::operation::Operation;
 use super::{
-    AnnotationBasis, BodyPlacement, CallSettings, ParameterLocation, Tool, ToolLimits, annotations,
-    build, operation,
+    AnnotationBasis, BodyPlacement, CallSettings, InputSchema, ParameterLocation, Tool, ToolLimits,
+    annotations, build, operation,
 };
 
 /// One step's request: the tool it is sent as, and which of that tool's arguments each of
@@ -138,7 +137,7 @@ pub(super) fn plan(
         name: format!("{tool_name}.{}", step.id),
         title: None,
         description: None,
-        input_schema: Value::Null,
+        input_schema: InputSchema::none(),
         annotations: decision.annotations,
         basis: AnnotationBasis::Method,
         unchecked_patterns: Vec::new(),

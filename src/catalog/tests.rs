@@ -7,7 +7,7 @@ use crate::curation;
 use crate::openapi::Document;
 use crate::rate::{MAX_COUNT, Period, Rate, RateError};
 
-use super::{compile, compile_chosen, compile_report};
+use super::{InputSchema, compile, compile_chosen, compile_report};
 
 /// Compiles `openapi` (YAML) with `curation` (YAML) and renders every tool and diagnostic.
 fn check(openapi: &str, curation_text: &str, expect: Expect) {
@@ -132,7 +132,7 @@ fn path_params_are_required_inputs() {
             getPet = GET /pets/{petId}
               description: "One pet by its id."
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
         "#]],
     );
@@ -146,28 +146,28 @@ fn annotations_follow_the_method_alone() {
         expect![[r##"
             createPet = POST /pets
               annotations: {} (Method)
-              input: {"type":"object","properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["name"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["name"],"type":"object"}
               body application/json Json Merged(["name", "tag"])
             deletePet = DELETE /pets/{petId}
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
-              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
             getPet = GET /pets/{petId}
               description: "One pet by its id."
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
             headPet = HEAD /pets/{petId}
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
             patchPet = PATCH /pets/{petId}
               annotations: {} (Method)
-              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
             putPet = PUT /pets/{petId}
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
-              input: {"type":"object","properties":{"petId":{"type":"string"},"body":{"$ref":"#/$defs/Pet"}},"required":["petId"],"additionalProperties":false,"$defs":{"Pet":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}}}}}
+              input: {"$defs":{"Pet":{"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["name"],"type":"object"}},"additionalProperties":false,"properties":{"body":{"$ref":"#/$defs/Pet"},"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
               body application/json Json Argument("body")
         "##]],
@@ -196,16 +196,16 @@ tools:
         expect![[r##"
             createPet = POST /pets
               annotations: {"destructiveHint":false} (CurationAsserted)
-              input: {"type":"object","properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["name"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["name"],"type":"object"}
               body application/json Json Merged(["name", "tag"])
             getPet = GET /pets/{petId}
               description: "One pet by its id."
               annotations: {"readOnlyHint":false,"openWorldHint":true} (CurationSound)
-              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
             putPet = PUT /pets/{petId}
               annotations: {"readOnlyHint":false,"idempotentHint":false} (CurationSound)
-              input: {"type":"object","properties":{"petId":{"type":"string"},"body":{"$ref":"#/$defs/Pet"}},"required":["petId"],"additionalProperties":false,"$defs":{"Pet":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}}}}}
+              input: {"$defs":{"Pet":{"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["name"],"type":"object"}},"additionalProperties":false,"properties":{"body":{"$ref":"#/$defs/Pet"},"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
               body application/json Json Argument("body")
             error: readOnlyHint: true is not justified by the method DELETE: add `because:` with the evidence, or drop the claim (DELETE /pets/{petId})
@@ -233,12 +233,12 @@ tags:
               title: Pet by id
               description: "One pet by its id."
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
             listPets = GET /pets
               description: "List pets"
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"limit":{"type":"integer","maximum":100,"description":"How many"}},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"limit":{"description":"How many","maximum":100,"type":"integer"}},"type":"object"}
               Query limit <- limit Form explode=true
         "#]],
     );
@@ -262,7 +262,7 @@ server: {name: 3}
             listPets = GET /pets
               description: "List pets"
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"limit":{"type":"integer","maximum":100,"description":"How many"}},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"limit":{"description":"How many","maximum":100,"type":"integer"}},"type":"object"}
               Query limit <- limit Form explode=true
             error: unknown key `tool`; did you mean `tools`?
               --> curation:tool
@@ -319,16 +319,16 @@ paths:
         expect![[r#"
             create = POST /things/{name}
               annotations: {} (Method)
-              input: {"type":"object","properties":{"name":{"type":"string"},"body":{"type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer"}}}},"required":["name","body"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"body":{"properties":{"name":{"type":"string"},"size":{"type":"integer"}},"type":"object"},"name":{"type":"string"}},"required":["name","body"],"type":"object"}
               Path name <- name Simple explode=false required
               body application/json Json Argument("body")
             createList = POST /lists
               annotations: {} (Method)
-              input: {"type":"object","properties":{"body":{"type":"array","items":{"type":"string"},"description":"the names"}},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"body":{"description":"the names","items":{"type":"string"},"type":"array"}},"type":"object"}
               body application/json Json Argument("body")
             upload = PUT /raw
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
-              input: {"type":"object","properties":{"body":{"type":"string","contentEncoding":"base64","contentMediaType":"application/octet-stream"}},"required":["body"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"body":{"contentEncoding":"base64","contentMediaType":"application/octet-stream","type":"string"}},"required":["body"],"type":"object"}
               body application/octet-stream Binary Argument("body")
         "#]],
     );
@@ -358,7 +358,7 @@ paths:
         expect![[r#"
             items = GET /items/{id}
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"path_id":{"type":"array","items":{"type":"integer"}},"query_id":{"type":"string"},"filter":{"type":"object"},"tags":{"type":"array","items":{"type":"string"}},"X-Request-Id":{"type":"string","format":"uuid","description":"Trace id"},"session":{"type":"string"},"q":{"type":"object"}},"required":["path_id"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"X-Request-Id":{"description":"Trace id","format":"uuid","type":"string"},"filter":{"type":"object"},"path_id":{"items":{"type":"integer"},"type":"array"},"q":{"type":"object"},"query_id":{"type":"string"},"session":{"type":"string"},"tags":{"items":{"type":"string"},"type":"array"}},"required":["path_id"],"type":"object"}
               Path id <- path_id Label explode=false required
               Query id <- query_id Form explode=true
               Query filter <- filter DeepObject explode=true
@@ -399,7 +399,7 @@ paths:
         expect![[r#"
             me = GET /me
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"verbose":{"type":"boolean"}},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"verbose":{"type":"boolean"}},"type":"object"}
               Query verbose <- verbose Form explode=false
               credential key: ApiKey { location: Header, name: "X-Api-Key" }
               credential query_key: ApiKey { location: Query, name: "api_key" }
@@ -449,15 +449,15 @@ definitions:
         expect![[r##"
             addPet = POST /pets
               annotations: {} (Method)
-              input: {"type":"object","properties":{"name":{"type":"string","examples":["Rex"]},"children":{"type":"array","items":{"$ref":"#/$defs/Pet"}}},"required":["name"],"additionalProperties":false,"$defs":{"Pet":{"type":"object","required":["name"],"properties":{"name":{"type":"string","examples":["Rex"]},"children":{"type":"array","items":{"$ref":"#/$defs/Pet"}}}}}}
+              input: {"$defs":{"Pet":{"properties":{"children":{"items":{"$ref":"#/$defs/Pet"},"type":"array"},"name":{"examples":["Rex"],"type":"string"}},"required":["name"],"type":"object"}},"additionalProperties":false,"properties":{"children":{"items":{"$ref":"#/$defs/Pet"},"type":"array"},"name":{"examples":["Rex"],"type":"string"}},"required":["name"],"type":"object"}
               body application/json Json Merged(["name", "children"])
             search = POST /search
               annotations: {} (Method)
-              input: {"type":"object","properties":{"terms":{"type":"array","items":{"type":"string"}},"min":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"min":{"exclusiveMinimum":0,"type":"number"},"terms":{"items":{"type":"string"},"type":"array"}},"type":"object"}
               body application/x-www-form-urlencoded Form Merged(["terms", "min"])
             uploadPhoto = POST /pets/{id}/photo
               annotations: {} (Method)
-              input: {"type":"object","properties":{"id":{"type":"integer","format":"int64"},"file":{"type":"string","contentEncoding":"base64"},"caption":{"type":["string","null"]}},"required":["id","file"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"caption":{"type":["string","null"]},"file":{"contentEncoding":"base64","type":"string"},"id":{"format":"int64","type":"integer"}},"required":["id","file"],"type":"object"}
               Path id <- id Simple explode=false required
               body multipart/form-data Multipart { files: ["file"] } Merged(["file", "caption"])
         "##]],
@@ -492,7 +492,7 @@ components:
         expect![[r##"
             putTree = PUT /trees
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
-              input: {"type":"object","properties":{"value":{"type":"integer","exclusiveMinimum":1},"children":{"type":"array","items":{"$ref":"#/$defs/Node"}},"parent":{"allOf":[{"$ref":"#/$defs/Node"}]}},"additionalProperties":false,"$defs":{"Node":{"type":"object","properties":{"value":{"type":"integer","exclusiveMinimum":1},"children":{"type":"array","items":{"$ref":"#/$defs/Node"}},"parent":{"allOf":[{"$ref":"#/$defs/Node"}]}}}}}
+              input: {"$defs":{"Node":{"properties":{"children":{"items":{"$ref":"#/$defs/Node"},"type":"array"},"parent":{"allOf":[{"$ref":"#/$defs/Node"}]},"value":{"exclusiveMinimum":1,"type":"integer"}},"type":"object"}},"additionalProperties":false,"properties":{"children":{"items":{"$ref":"#/$defs/Node"},"type":"array"},"parent":{"allOf":[{"$ref":"#/$defs/Node"}]},"value":{"exclusiveMinimum":1,"type":"integer"}},"type":"object"}
               body application/json Json Merged(["value", "children", "parent"])
         "##]],
     );
@@ -518,13 +518,13 @@ paths:
         expect![[r#"
             get_b = GET /b
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
             repos_list-for-org = GET /a
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
             this_operation_id_is_far_too_long_to_be_a_tool_name_so_2256a270 = GET /c
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
             error: tool name "same" is given to 2 operations; rename one with `name:` (POST /a, POST /b)
               --> curation:tools
         "#]],
@@ -549,10 +549,10 @@ paths:
         a_tool = GET /a
           title: From the curation
           annotations: {"readOnlyHint":true} (Method)
-          input: {"type":"object","properties":{},"additionalProperties":false}
+          input: {"additionalProperties":false,"properties":{},"type":"object"}
         b = POST /a
           annotations: {} (Method)
-          input: {"type":"object","properties":{},"additionalProperties":false}
+          input: {"additionalProperties":false,"properties":{},"type":"object"}
     "#]],
     );
 }
@@ -575,7 +575,7 @@ paths:
         expect![[r#"
             a = GET /a
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"q":{"type":"string","pattern":"^(?!admin).*$"},"r":{"type":"string","pattern":"^[a-z]+$"}},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"q":{"pattern":"^(?!admin).*$","type":"string"},"r":{"pattern":"^[a-z]+$","type":"string"}},"type":"object"}
               Query q <- q Form explode=true
               Query r <- r Form explode=true
               unchecked patterns: ["^(?!admin).*$"]
@@ -604,7 +604,7 @@ paths:
         expect![[r#"
         a = GET /a
           annotations: {"readOnlyHint":true} (Method)
-          input: {"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"session_key":{"type":"string"}},"additionalProperties":false}
+          input: {"additionalProperties":false,"properties":{"region":{"type":"string","x-mcp-header":"Region"},"session_key":{"type":"string"}},"type":"object"}
           Query region <- region Form explode=true
           Query session_key <- session_key Form explode=true
     "#]],
@@ -635,7 +635,7 @@ tools:
             listPets = GET /pets
               description: "List pets"
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"limit":{"type":"integer","maximum":100,"description":"How many"},"cursor":{"type":"string","description":"Where to continue: the nextCursor of the previous page's result (_meta[\"dev.ferry/result\"]). Omit for the first page."}},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"cursor":{"description":"Where to continue: the nextCursor of the previous page's result (_meta[\"dev.ferry/result\"]). Omit for the first page.","type":"string"},"limit":{"description":"How many","maximum":100,"type":"integer"}},"type":"object"}
               Query limit <- limit Form explode=true
             error: `pagination.size_argument` names "per_page", which is not an argument of the tool (GET /pets/{petId})
               --> curation:tools.getPet
@@ -652,7 +652,7 @@ fn credentials_need_an_upstream_named_explicitly() {
         getPet = GET /pets/{petId}
           description: "One pet by its id."
           annotations: {"readOnlyHint":true} (Method)
-          input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+          input: {"additionalProperties":false,"properties":{"petId":{"type":"string"}},"required":["petId"],"type":"object"}
           Path petId <- petId Simple explode=false required
         error: credentials are configured, so name the upstream with `upstream:` or --upstream: ferry never sends credentials to a document's `servers` entry by default
           --> curation:upstream_auth
@@ -723,15 +723,15 @@ components:
         expect![[r##"
             addContact = POST /contacts
               annotations: {} (Method)
-              input: {"type":"object","properties":{"address":{"$ref":"#/$defs/address"},"phone":{"type":"string"},"email":{"type":"string"}},"additionalProperties":false,"anyOf":[{"required":["phone"]},{"required":["email"]}],"$schema":"https://json-schema.org/draft/2020-12/schema","$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"city":{"type":"string"}}}}}
+              input: {"$defs":{"address":{"$anchor":"addressDef","properties":{"city":{"type":"string"}},"type":"object"}},"$schema":"https://json-schema.org/draft/2020-12/schema","additionalProperties":false,"anyOf":[{"required":["phone"]},{"required":["email"]}],"properties":{"address":{"$ref":"#/$defs/address"},"email":{"type":"string"},"phone":{"type":"string"}},"type":"object"}
               body application/json Json Merged(["address", "phone", "email"])
             closed = POST /closed
               annotations: {} (Method)
-              input: {"type":"object","properties":{"body":{"type":"object","properties":{"a":{"type":"string"}},"allOf":[{"additionalProperties":false}]}},"required":["body"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"body":{"allOf":[{"additionalProperties":false}],"properties":{"a":{"type":"string"}},"type":"object"}},"required":["body"],"type":"object"}
               body application/json Json Argument("body")
             scoped = PUT /scoped
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
-              input: {"type":"object","properties":{"item":{"$ref":"#/$defs/item"}},"additionalProperties":false,"$defs":{"item":{"type":"integer","$anchor":"item"}}}
+              input: {"$defs":{"item":{"$anchor":"item","type":"integer"}},"additionalProperties":false,"properties":{"item":{"$ref":"#/$defs/item"}},"type":"object"}
               body application/json Json Merged(["item"])
             warning: tool "addContact": its input schema has anyOf at the root, which Anthropic's Messages API (`allOf`, `anyOf`, `oneOf`) and OpenAI's function calling (those and `not`) refuse, failing every request that lists it; drop `lift_composition: true` to keep such a body as one argument (POST /contacts)
               --> curation:tools.addContact
@@ -760,7 +760,7 @@ paths:
         expect![[r##"
             fine = GET /b
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
             error: `$ref` "#/components/parameters/missing" points at nothing (GET /a/{id})
               --> openapi#/paths/~1a~1{id}/get/parameters/0
             error: path parameter `id` is not declared (GET /a/{id})
@@ -914,15 +914,15 @@ paths:
         expect![[r#"
             addContact = POST /contacts
               annotations: {} (Method)
-              input: {"type":"object","properties":{"body":{"type":"object","properties":{"phone":{"type":"string"},"email":{"type":"string"}},"oneOf":[{"required":["phone"]},{"required":["email"]}]}},"required":["body"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"body":{"oneOf":[{"required":["phone"]},{"required":["email"]}],"properties":{"email":{"type":"string"},"phone":{"type":"string"}},"type":"object"}},"required":["body"],"type":"object"}
               body application/json Json Argument("body")
             conditional = POST /conditional
               annotations: {} (Method)
-              input: {"type":"object","properties":{"kind":{"type":"string"},"phone":{"type":"string"}},"additionalProperties":false,"if":{"properties":{"kind":{"const":"phone"}}},"then":{"required":["phone"]}}
+              input: {"additionalProperties":false,"if":{"properties":{"kind":{"const":"phone"}}},"properties":{"kind":{"type":"string"},"phone":{"type":"string"}},"then":{"required":["phone"]},"type":"object"}
               body application/json Json Merged(["kind", "phone"])
             negated = POST /negated
               annotations: {} (Method)
-              input: {"type":"object","properties":{"body":{"type":"object","properties":{"a":{"type":"string"}},"not":{"required":["a"]}}},"required":["body"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"body":{"not":{"required":["a"]},"properties":{"a":{"type":"string"}},"type":"object"}},"required":["body"],"type":"object"}
               body application/json Json Argument("body")
         "#]],
     );
@@ -981,7 +981,7 @@ components:
         expect![[r##"
             addItem = POST /items
               annotations: {} (Method)
-              input: {"type":"object","properties":{"name":{"type":"string"},"owner":{"$ref":"#/$defs/Owner"}},"required":["name"],"additionalProperties":false,"$defs":{"Owner":{"type":"object","properties":{"id":{"type":"string"}}}}}
+              input: {"$defs":{"Owner":{"properties":{"id":{"type":"string"}},"type":"object"}},"additionalProperties":false,"properties":{"name":{"type":"string"},"owner":{"$ref":"#/$defs/Owner"}},"required":["name"],"type":"object"}
               Query verbose <- verbose Form explode=true
               body application/json Json Merged(["name", "details", "owner"])
             error: cannot omit "/properties/name": the argument is required, and a call cannot be made without it (POST /other)
@@ -1015,10 +1015,10 @@ paths:
             big = GET /a
               description: "A description long enough to cost more than a handful of tokens."
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
             small = GET /b
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
             warning: tool "big" costs about 73 tokens of context, over the budget of 60 (`max_tool_tokens`): leave optional arguments out with `arguments: {omit: [/properties/NAME]}`, or raise the budget (GET /a)
               --> curation:tools.big
         "#]],
@@ -1091,7 +1091,7 @@ components:
         expect![[r##"
             tree = PUT /tree
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
-              input: {"type":"object","properties":{"body":{"$ref":"#/$defs/Node"}},"required":["body"],"additionalProperties":false,"$defs":{"Node":{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#/$defs/Node"}},"parent":{"allOf":[{"$ref":"#/$defs/Node"}]}},"additionalProperties":{"$ref":"#/$defs/Node"}}}}
+              input: {"$defs":{"Node":{"additionalProperties":{"$ref":"#/$defs/Node"},"properties":{"children":{"items":{"$ref":"#/$defs/Node"},"type":"array"},"parent":{"allOf":[{"$ref":"#/$defs/Node"}]}},"type":"object"}},"additionalProperties":false,"properties":{"body":{"$ref":"#/$defs/Node"}},"required":["body"],"type":"object"}
               body application/json Json Argument("body")
             error: `$ref` cycle that never descends into the value: #/components/schemas/B → #/components/schemas/A → #/components/schemas/B; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /refs)
               --> openapi#/components/schemas/B
@@ -1157,7 +1157,7 @@ components:
         expect![[r##"
             list = POST /list
               annotations: {} (Method)
-              input: {"type":"object","properties":{"body":{"$ref":"#/$defs/List"}},"additionalProperties":false,"$defs":{"List":{"type":"array","prefixItems":[{"$ref":"#/$defs/List"}],"items":{"$ref":"#/$defs/List"},"contains":{"$ref":"#/$defs/List"}}}}
+              input: {"$defs":{"List":{"contains":{"$ref":"#/$defs/List"},"items":{"$ref":"#/$defs/List"},"prefixItems":[{"$ref":"#/$defs/List"}],"type":"array"}},"additionalProperties":false,"properties":{"body":{"$ref":"#/$defs/List"}},"type":"object"}
               body application/json Json Argument("body")
             error: `$ref` cycle that never descends into the value: #/components/schemas/If → #/components/schemas/Then → #/components/schemas/If; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /conditions)
               --> openapi#/components/schemas/If
@@ -1201,7 +1201,7 @@ definitions:
         expect![[r##"
             addPet = POST /pets
               annotations: {} (Method)
-              input: {"type":"object","properties":{"friends":{"type":"array","items":{"$ref":"#/$defs/Pet"}}},"additionalProperties":false,"$defs":{"Pet":{"type":"object","properties":{"friends":{"type":"array","items":{"$ref":"#/$defs/Pet"}}}}}}
+              input: {"$defs":{"Pet":{"properties":{"friends":{"items":{"$ref":"#/$defs/Pet"},"type":"array"}},"type":"object"}},"additionalProperties":false,"properties":{"friends":{"items":{"$ref":"#/$defs/Pet"},"type":"array"}},"type":"object"}
               body application/json Json Merged(["friends"])
             warning: `$ref` cycle that never descends into the value: #/definitions/Thing → #/definitions/Other → #/definitions/Thing; checking a value against it would never end: break the cycle by removing one of these references, or by moving it under `properties` or `items` (POST /loop)
               --> openapi#/definitions/Thing
@@ -1274,7 +1274,7 @@ paths:
         expect![[r#"
             addVideo = POST /videos
               annotations: {} (Method)
-              input: {"type":"object","properties":{"title":{"type":"string"},"tags":{},"owner":{"type":"object","properties":{"id":{"type":["string"]}}}},"required":["title","tags"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"owner":{"properties":{"id":{"type":["string"]}},"type":"object"},"tags":{},"title":{"type":"string"}},"required":["title","tags"],"type":"object"}
               body application/json Json Merged(["title", "tags", "owner"])
             warning: `pattern` is left out of the tool's input schema: its value is not a string, which JSON Schema does not allow, so what it said is not checked (POST /videos)
               --> openapi#/paths/~1videos/post/requestBody/content/application~1json/schema/properties/title/pattern
@@ -1482,18 +1482,18 @@ fn a_confirming_tool_carries_its_parsed_message_and_typed_argument() {
         expect![[r##"
             deletePet = DELETE /pets/{petId}
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
-              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
               confirm: Confirm { message: Some([Literal("Delete pet "), Argument("petId"), Literal("? {sure}")]), type_to_confirm: Some("petId") }
             getPet = GET /pets/{petId}
               description: "One pet by its id."
               annotations: {"readOnlyHint":true} (Method)
-              input: {"type":"object","properties":{"petId":{"type":"string"}},"required":["petId"],"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
               confirm: Confirm { message: None, type_to_confirm: None }
             putPet = PUT /pets/{petId}
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
-              input: {"type":"object","properties":{"petId":{"type":"string"},"body":{"$ref":"#/$defs/Pet"}},"required":["petId"],"additionalProperties":false,"$defs":{"Pet":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}}}}}
+              input: {"$defs":{"Pet":{"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["name"],"type":"object"}},"additionalProperties":false,"properties":{"body":{"$ref":"#/$defs/Pet"},"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
               body application/json Json Argument("body")
         "##]],
@@ -1535,11 +1535,11 @@ fn a_document_may_ask_for_confirmation_and_the_curation_may_switch_it_off() {
         expect![[r#"
             a = DELETE /a
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
-              input: {"type":"object","properties":{},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
               confirm: Confirm { message: None, type_to_confirm: None }
             b = DELETE /b
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
-              input: {"type":"object","properties":{},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
         "#]],
     );
 }
@@ -1609,7 +1609,7 @@ workflows:
               annotations: {"title":"Adopt a pet","readOnlyHint":false}
               basis: Method
               description: "Adopt the first available pet\n\nFinds an available pet, then adopts it for the owner given."
-              input: {"type":"object","required":["owner"],"properties":{"owner":{"type":"string","description":"who adopts the pet"}},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"owner":{"description":"who adopts the pet","type":"string"}},"required":["owner"],"type":"object"}
         "#]],
     );
 }
@@ -1631,7 +1631,7 @@ workflows:
               annotations: {"readOnlyHint":true}
               basis: Method
               description: "Show one pet"
-              input: {"type":"object","properties":{"petId":{"type":"integer"}},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"petId":{"type":"integer"}},"type":"object"}
             error: readOnlyHint: true is not justified: a workflow is read-only only when every step is GET or HEAD; add `because:` with the evidence, or drop the claim
               --> curation:workflows.tools.adoptFirstAvailable
         "#]],
@@ -1652,7 +1652,7 @@ workflows:
               annotations: {"readOnlyHint":false,"idempotentHint":true}
               basis: CurationAsserted
               description: "Adopt the first available pet\n\nFinds an available pet, then adopts it for the owner given."
-              input: {"type":"object","required":["owner"],"properties":{"owner":{"type":"string","description":"who adopts the pet"}},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"owner":{"description":"who adopts the pet","type":"string"}},"required":["owner"],"type":"object"}
         "#]],
     );
 }
@@ -1741,7 +1741,7 @@ workflows: {document: ./pets.arazzo.yaml, tools: {lookUp: {nmae: x}}}
               annotations: {"readOnlyHint":true}
               basis: Method
               description: "Looks a pet up."
-              input: {"type":"object","required":["id"],"properties":{"id":{"type":"integer","minimum":1}},"additionalProperties":false}
+              input: {"additionalProperties":false,"properties":{"id":{"minimum":1,"type":"integer"}},"required":["id"],"type":"object"}
             error: unknown key `nmae`; did you mean `name`?
               --> curation:workflows.tools.lookUp.nmae
             warning: step "never" cannot be reached from the first step
@@ -1810,7 +1810,7 @@ workflows: {document: ./pets.arazzo.yaml, tools: {lookUp: {}}}
             lookUp = workflow lookUp [find=GET /pets]
               annotations: {"readOnlyHint":true}
               basis: Method
-              input: {"type":"object","properties":{"code":{"type":"string","pattern":"(?<=a)b"}},"anyOf":[{"required":["code"]}],"additionalProperties":false}
+              input: {"additionalProperties":false,"anyOf":[{"required":["code"]}],"properties":{"code":{"pattern":"(?<=a)b","type":"string"}},"type":"object"}
             warning: pattern "(?<=a)b" is not supported by the linear-time regex engine; it is served but not checked
               --> pets.arazzo.yaml#/workflows/0/inputs
             warning: the workflow's inputs have anyOf at the root, which Anthropic's Messages API (`allOf`, `anyOf`, `oneOf`) and OpenAI's function calling (those and `not`) refuse, failing every request that lists the tool; write the inputs as one object schema
@@ -1856,11 +1856,10 @@ components:
     assert!(report.operations.iter().any(|r| r.tokens.is_some()));
     assert_eq!(report.tools.len(), 2);
     for (kept, whole) in report.tools.iter().zip(&full.tools) {
-        assert_eq!(kept.input_schema, Value::Null, "{}", kept.name);
-        assert_ne!(whole.input_schema, Value::Null, "{}", whole.name);
-        assert_eq!(
-            format!("{:?}", kept),
-            format!("{:?}", whole.without_input_schema())
-        );
+        assert!(kept.input_schema.is_none(), "{}", kept.name);
+        assert!(!whole.input_schema.is_none(), "{}", whole.name);
+        let mut without = whole.clone();
+        without.input_schema = InputSchema::none();
+        assert_eq!(format!("{:?}", kept), format!("{:?}", without));
     }
 }

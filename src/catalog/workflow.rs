@@ -21,8 +21,8 @@ use super::operation::{self, Operation};
 use super::schema::SchemaBuilder;
 use super::step::{self, StepPlan};
 use super::{
-    AnnotationBasis, Annotations, Catalog, Confirm, SafetyClass, Tool, ToolLimits, annotations,
-    confirm, naming,
+    AnnotationBasis, Annotations, Catalog, Confirm, InputSchema, SafetyClass, Tool, ToolLimits,
+    annotations, confirm, naming,
 };
 
 /// The `_meta` key under which a composite tool names its workflow and each step's operation.
@@ -41,7 +41,7 @@ pub struct WorkflowTool {
     pub description: Option<String>,
     /// The workflow's `inputs`, translated as an operation's schemas are, as an object
     /// schema with `additionalProperties: false`.
-    pub input_schema: Value,
+    pub input_schema: InputSchema,
     /// Its patterns the linear-time regex engine cannot compile: served as written, left out
     /// of argument validation.
     pub unchecked_patterns: Vec<String>,
@@ -82,7 +82,7 @@ impl WorkflowTool {
             &self.name,
             self.title.as_deref(),
             self.description.as_deref(),
-            &self.input_schema,
+            self.input_schema.to_value(),
             &self.annotations,
             meta,
         )
@@ -470,7 +470,7 @@ fn compile_workflow(
         name: tool_name,
         title: entry.title.clone(),
         description: entry.description.clone().or_else(|| describe(workflow)),
-        input_schema,
+        input_schema: InputSchema::new(&input_schema),
         unchecked_patterns,
         annotations,
         basis: decision.basis,

@@ -530,7 +530,10 @@ fn locked_workflows(catalog: &Catalog) -> BTreeMap<String, LockedWorkflow> {
 
 fn locked_workflow(tool: &WorkflowTool) -> LockedWorkflow {
     let mut definition = BTreeMap::from([
-        ("inputSchema".to_string(), digest_value(&tool.input_schema)),
+        (
+            "inputSchema".to_string(),
+            digest_bytes(tool.input_schema.as_str().as_bytes()),
+        ),
         (
             "annotations".to_string(),
             digest_value(&serde_json::json!({
@@ -672,11 +675,13 @@ fn digest_value(value: &Value) -> String {
 }
 
 fn digest_bytes(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let hash = Sha256::digest(bytes);
     let mut text = String::with_capacity(71);
     text.push_str("sha256:");
     for byte in hash {
-        text.push_str(&format!("{byte:02x}"));
+        text.push(char::from(HEX[usize::from(byte >> 4)]));
+        text.push(char::from(HEX[usize::from(byte & 0xf)]));
     }
     text
 }

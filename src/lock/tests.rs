@@ -78,7 +78,8 @@ fn a_changed_tool_names_each_part_that_changed() {
     let mut new = pets();
     new[0].description = Some("Reads one pet.".into());
     new[0].input_schema = json!({"type": "object", "properties": {"id": {"type": "integer"}},
-        "additionalProperties": false});
+        "additionalProperties": false})
+    .into();
     new[1].annotations.read_only_hint = Some(true);
     new[1].title = Some("Pets".into());
     check(

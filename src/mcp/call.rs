@@ -86,7 +86,8 @@ impl Server {
             return Ok(result::refused(id, challenge));
         }
         let validator = served.validator.get_or_init(|| {
-            let schema = serde_json::from_str(&served.schema).map_err(|error| error.to_string())?;
+            let schema = serde_json::from_str(served.input_schema().as_str())
+                .map_err(|error| error.to_string())?;
             validate::compile(&schema, &served.unchecked_patterns)
         });
         let validator = match validator {

@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
-use crate::catalog::{Catalog, Rate, Tool, ToolLimits, WorkflowTool};
+use crate::catalog::{Catalog, InputSchema, Rate, Tool, ToolLimits, WorkflowTool};
 use crate::observe::{CallFacts, CallRecord, Observer, ToolMeter};
 use crate::trace;
 use crate::upstream::{self, Upstream};
@@ -226,11 +226,9 @@ struct ServedTool {
     unchecked_patterns: Vec<String>,
     /// What a call runs.
     runs: Runs,
-    /// The input schema as compact JSON, in the catalog's key order, from which the
-    /// validator is compiled on the tool's first call: a tree holds many times its text's
-    /// memory, for a schema that only validation reads.
-    schema: Box<str>,
     headers: Vec<MirroredHeader>,
+    /// Compiled from the input schema's text on the tool's first call: a tree holds many
+    /// times its text's memory, for a schema that only validation reads.
     validator: OnceLock<Result<jsonschema::Validator, String>>,
     /// The rate limits a call must fit, and beside each, what the caller is told of it.
     limits: Vec<limit::Limit>,
@@ -242,7 +240,6 @@ struct ServedTool {
 #[derive(Debug)]
 enum Runs {
     Operation {
-        /// The tool, its `input_schema` taken out (`Value::Null`): see `ServedTool::schema`.
         tool: Box<Tool>,
         /// How the upstream client calls it, prepared once; `None` without a client.
         route: Option<upstream::Route>,
@@ -265,8 +262,7 @@ impl ServedTool {
         ServedTool {
             name: tool.name.clone(),
             unchecked_patterns: tool.unchecked_patterns.clone(),
-            schema: tool.input_schema.to_string().into_boxed_str(),
-            headers: mirrored_headers(&tool.input_schema),
+            headers: schema_headers(&tool.input_schema),
             validator: OnceLock::new(),
             limits,
             limits_told,
@@ -274,7 +270,7 @@ impl ServedTool {
                 observer.tool(&tool.name, tool.plan.method.as_str(), &tool.plan.path)
             }),
             runs: Runs::Operation {
-                tool: Box::new(tool.without_input_schema()),
+                tool: Box::new(tool.clone()),
                 route: upstream.map(|upstream| upstream.route(tool)),
             },
         }
@@ -293,8 +289,7 @@ impl ServedTool {
         ServedTool {
             name: workflow.name.clone(),
             unchecked_patterns: workflow.unchecked_patterns.clone(),
-            schema: workflow.input_schema.to_string().into_boxed_str(),
-            headers: mirrored_headers(&workflow.input_schema),
+            headers: schema_headers(&workflow.input_schema),
             validator: OnceLock::new(),
             limits,
             limits_told,
@@ -315,7 +310,25 @@ impl ServedTool {
     }
 }
 
+/// The arguments `schema` marks with `x-mcp-header`; only a schema whose text names the
+/// keyword is read back into a tree.
+fn schema_headers(schema: &InputSchema) -> Vec<MirroredHeader> {
+    if schema.as_str().contains("\"x-mcp-header\"") {
+        mirrored_headers(&schema.to_value())
+    } else {
+        Vec::new()
+    }
+}
+
 impl ServedTool {
+    /// The input schema the tool's arguments are validated against.
+    fn input_schema(&self) -> &InputSchema {
+        match &self.runs {
+            Runs::Operation { tool, .. } => &tool.input_schema,
+            Runs::Workflow { workflow, .. } => &workflow.input_schema,
+        }
+    }
+
     /// A composite tool's call spends, beside its own budgets, the budget of each listed
     /// tool with a `rate_limit:` of its own whose operation a step calls: a tool's limit
     /// holds whether it is called alone or through a workflow.

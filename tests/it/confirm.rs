@@ -35,7 +35,8 @@ fn delete_pet() -> Tool {
         "properties": {"petId": {"type": "string", "minLength": 1}},
         "required": ["petId"],
         "additionalProperties": false,
-    });
+    })
+    .into();
     tool.call.idempotency_header = Some(http::HeaderName::from_static("idempotency-key"));
     tool.confirm = Some(Confirm {
         message: Some(

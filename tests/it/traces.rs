@@ -48,7 +48,8 @@ fn tools() -> Vec<Tool> {
         )],
     );
     get_pet.input_schema = json!({"type": "object", "properties": {"petId": {"type": "integer"}},
-        "required": ["petId"], "additionalProperties": false});
+        "required": ["petId"], "additionalProperties": false})
+    .into();
     get_pet.call.retries = 1;
     let mut traced = tool(
         "traced",
@@ -68,7 +69,8 @@ fn tools() -> Vec<Tool> {
     );
     traced.input_schema = json!({"type": "object", "properties": {
         "traceparent": {"type": "string"}, "tracestate": {"type": "string"}},
-        "additionalProperties": false});
+        "additionalProperties": false})
+    .into();
     vec![get_pet, traced]
 }
 

@@ -600,7 +600,7 @@ async fn components_and_regex_and_jsonpath_criteria_run_as_written_in_place() {
         .find(|tool| tool.name == "await_job")
         .expect("a tool");
     assert_eq!(
-        tool.input_schema["required"],
+        tool.input_schema.to_value()["required"],
         json!(["jobId"]),
         "the inputs are the schema components.inputs holds"
     );
