@@ -150,12 +150,9 @@ impl Observing {
         Ok(())
     }
 
-    /// The catalog now served, with `tools` tools: counted, and ready for `/readyz`.
-    pub fn serving(&self, catalog: &ferry::catalog::Catalog) {
-        if let Some(observer) = &self.observer {
-            let digest = ferry::lock::Digests::new(catalog).digest();
-            observer.catalog(catalog.tools.len() + catalog.workflows.len(), &digest);
-        }
+    /// A catalog is served: ready for `/readyz`. (Its tools are counted, and its digest
+    /// labelled, once it is digested: see `serve::digest_and_drop`.)
+    pub fn serving(&self) {
         self.readiness.catalog_loaded();
     }
 

@@ -32,7 +32,8 @@ pub struct Reload {
     locked: bool,
     transport: TransportArgs,
     watch: bool,
-    /// What the diff compares of the catalog served now.
+    /// What the diff compares of the catalog served now: start-up's is digested off the path
+    /// to the first answer, and given to [`Reload::run`].
     digests: Digests,
     /// The curation file and the document's local files, as last read.
     files: Vec<PathBuf>,
@@ -44,27 +45,36 @@ impl Reload {
     /// For the catalog `loaded` from `args` (its document still held, to name its files).
     /// Called at once after loading: a change made since is seen by the first look.
     pub fn new(args: &ServeArgs, loaded: &Loaded) -> Reload {
-        let digests = Digests::new(&loaded.catalog);
         let files = watched(&args.source, loaded);
         Reload {
             source: args.source.clone(),
             locked: args.locked,
             transport: args.transport.clone(),
             watch: args.watch,
-            digests,
+            digests: Digests::default(),
             seen: look(&files),
             files,
         }
     }
 
     /// Reloads into `serving` on every SIGHUP `hangups` counts and, watching, on every
-    /// settled change of the files, until dropped.
+    /// settled change of the files, until dropped. `served` digests what is served now.
     pub async fn run(
         mut self,
         serving: Serving,
         mut hangups: watch::Receiver<u64>,
         reporting: Reporting,
+        served: tokio::task::JoinHandle<Digests>,
     ) {
+        self.digests = match served.await {
+            Ok(digests) => digests,
+            // Without them every tool of the next reload is told as added; it is served
+            // all the same.
+            Err(error) => {
+                tracing::error!(%error, "could not digest the catalog served");
+                Digests::default()
+            }
+        };
         let mut signals = true;
         if self.watch {
             tracing::info!(

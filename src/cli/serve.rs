@@ -218,15 +218,13 @@ async fn serve_reloading(
         confirm_key: ConfirmKey::generate(),
     };
     let server = build(&catalog, args, &reporting).await?;
-    observing.serving(&catalog);
+    observing.serving();
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
-    // The server holds its own copy of every tool: this one would only double the memory
-    // held while serving.
-    drop(catalog);
+    let served = digest_and_drop(catalog, reporting.observer.clone());
     let serving = Serving::new(Arc::new(server));
     // SIGHUP is taken over before anything is served, so that none can end the process.
-    let reloading =
-        reload.map(|reload| tokio::spawn(reload.run(serving.clone(), hangups(), reporting)));
+    let reloading = reload
+        .map(|reload| tokio::spawn(reload.run(serving.clone(), hangups(), reporting, served)));
     let served = serve_current(serving, args, announce, workers, &mut observing).await;
     if let Some(reloading) = reloading {
         reloading.abort();
@@ -236,6 +234,23 @@ async fn serve_reloading(
     }
     observing.finish();
     served
+}
+
+/// Digests `catalog` (for the metrics' label and the next reload's diff), then drops it: the
+/// server holds its own copy of every tool, and this one would only double the memory held
+/// while serving. Both are done on another thread, so that neither holds up the first
+/// answer (5,000 tools take about 20 ms to digest).
+fn digest_and_drop(
+    catalog: Catalog,
+    observer: Option<Observer>,
+) -> tokio::task::JoinHandle<ferry::lock::Digests> {
+    tokio::task::spawn_blocking(move || {
+        let digests = ferry::lock::Digests::new(&catalog);
+        if let Some(observer) = observer {
+            observer.catalog(digests.tools(), &digests.digest());
+        }
+        digests
+    })
 }
 
 /// What every server one process builds shares, start-up's and each reload's: where it

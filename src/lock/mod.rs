@@ -310,7 +310,7 @@ impl fmt::Display for Change {
 /// [`serving`]), and `server` (the name, version and instructions clients are told). Small
 /// beside the catalog, so a running server keeps the one of what it serves for the diff of
 /// its next reload; its [`Digests::digest`] labels the catalog served in the metrics.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Digests {
     tools: BTreeMap<String, ToolDigests>,
     workflows: BTreeMap<String, LockedWorkflow>,
