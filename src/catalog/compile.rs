@@ -40,40 +40,38 @@ pub fn compile(
     curation: &Curation,
     scope: Scope,
 ) -> (Catalog, Vec<Diagnostic>) {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    compile_on(document, curation, scope, threads)
+}
+
+/// [`compile`] on at most `threads` threads (see [`compile_operations`]).
+pub(super) fn compile_on(
+    document: &Document,
+    curation: &Curation,
+    scope: Scope,
+    threads: usize,
+) -> (Catalog, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let operations = list_operations(document, &mut diagnostics);
     let choices = choose(document, &operations, curation, &mut diagnostics);
-    let mut shared = Shared {
-        document,
-        curation,
-        credential_names: curation.credential_parameters(),
-        max_tool_tokens: curation
-            .max_tool_tokens
-            .unwrap_or(trim::DEFAULT_MAX_TOOL_TOKENS),
-        pattern_ok: HashMap::new(),
-    };
+    // An unchosen operation only ever yields warnings and a report line, never a tool nor
+    // an error, so skipping it changes neither what is served nor whether it is.
+    let work: Vec<(&Operation<'_>, &Choice)> = operations
+        .iter()
+        .zip(&choices)
+        .filter(|(_, choice)| scope != Scope::Chosen || choice.chosen)
+        .collect();
     // Allocated once: a tool is large, and a vector grown by doubling holds up to as many
     // again unused.
-    let built = match scope {
-        Scope::Every | Scope::Report => operations.len(),
-        Scope::Chosen => choices.iter().filter(|choice| choice.chosen).count(),
-    };
-    let mut tools = Vec::with_capacity(built);
-    let mut reports = Vec::with_capacity(built);
+    let mut tools = Vec::with_capacity(work.len());
+    let mut reports = Vec::with_capacity(work.len());
     // For each tool, the index of its operation's report.
-    let mut report_of_tool = Vec::with_capacity(built);
-    for (operation, choice) in operations.iter().zip(&choices) {
-        // An unchosen operation only ever yields warnings and a report line, never a tool
-        // nor an error, so skipping it changes neither what is served nor whether it is.
-        if scope == Scope::Chosen && !choice.chosen {
-            continue;
-        }
-        let (report, tool) = compile_operation(&mut shared, operation, choice, &mut diagnostics);
+    let mut report_of_tool = Vec::with_capacity(work.len());
+    for (report, tool) in
+        compile_operations(document, curation, &work, scope, threads, &mut diagnostics)
+    {
         reports.push(report);
-        if let Some(mut tool) = tool {
-            if scope == Scope::Report {
-                tool.input_schema = InputSchema::none();
-            }
+        if let Some(tool) = tool {
             report_of_tool.push(reports.len() - 1);
             tools.push(tool);
         }
@@ -125,12 +123,84 @@ fn list_operations<'d>(
     operations
 }
 
+/// Below this many operations, a compile runs on the calling thread alone.
+pub(super) const PARALLEL_FROM: usize = 512;
+
+/// Each of `work`'s operations compiled, in order, with its diagnostics in order after
+/// those already in `diagnostics`. A large document's operations are split into as many
+/// consecutive runs as there are cores, each compiled on a thread of its own: every
+/// operation compiles alone (what runs share is only read, or a cache of pure results), so
+/// the output is what one thread would give.
+fn compile_operations(
+    document: &Document,
+    curation: &Curation,
+    work: &[(&Operation<'_>, &Choice)],
+    scope: Scope,
+    threads: usize,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<(OperationReport, Option<Tool>)> {
+    let credential_names = curation.credential_parameters();
+    let run = |part: &[(&Operation<'_>, &Choice)], diagnostics: &mut Vec<Diagnostic>| {
+        let mut shared = Shared {
+            document,
+            curation,
+            credential_names: &credential_names,
+            max_tool_tokens: curation
+                .max_tool_tokens
+                .unwrap_or(trim::DEFAULT_MAX_TOOL_TOKENS),
+            pattern_ok: HashMap::new(),
+        };
+        part.iter()
+            .map(|(operation, choice)| {
+                let (report, mut tool) =
+                    compile_operation(&mut shared, operation, choice, diagnostics);
+                if let (Some(tool), Scope::Report) = (&mut tool, scope) {
+                    tool.input_schema = InputSchema::none();
+                }
+                (report, tool)
+            })
+            .collect::<Vec<_>>()
+    };
+    if threads < 2 || work.len() < PARALLEL_FROM {
+        return run(work, diagnostics);
+    }
+    let mut parts = work.chunks(work.len().div_ceil(threads));
+    // The first run is this thread's own, made while the others run beside it.
+    let first = parts.next().unwrap_or_default();
+    let mut compiled = Vec::with_capacity(work.len());
+    let rest: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut diagnostics = Vec::new();
+                    let compiled = run(part, &mut diagnostics);
+                    (compiled, diagnostics)
+                })
+            })
+            .collect();
+        compiled.extend(run(first, diagnostics));
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    for (part, part_diagnostics) in rest {
+        compiled.extend(part);
+        diagnostics.extend(part_diagnostics);
+    }
+    compiled
+}
+
 /// What every operation of one compile reads, and what it caches.
 struct Shared<'a> {
     document: &'a Document,
     curation: &'a Curation,
     /// Parameter names that are credentials, never arguments.
-    credential_names: Vec<String>,
+    credential_names: &'a [String],
     max_tool_tokens: u64,
     /// Whether each pattern compiles, by its text: documents repeat their patterns.
     pattern_ok: HashMap<String, bool>,
@@ -292,7 +362,7 @@ fn build_operation(
     match build::build(
         shared.document,
         operation,
-        &shared.credential_names,
+        shared.credential_names,
         shared.curation.lift_composition,
     ) {
         Ok(built) => {

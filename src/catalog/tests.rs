@@ -4,6 +4,7 @@ use expect_test::{Expect, expect};
 use serde_json::Value;
 
 use crate::curation;
+use crate::diagnostic::Diagnostic;
 use crate::openapi::Document;
 use crate::rate::{MAX_COUNT, Period, Rate, RateError};
 
@@ -1861,5 +1862,58 @@ components:
         let mut without = whole.clone();
         without.input_schema = InputSchema::none();
         assert_eq!(format!("{:?}", kept), format!("{:?}", without));
+    }
+}
+
+#[test]
+fn a_large_document_compiles_on_many_threads_as_on_one() {
+    // Enough operations for the parallel path, each kind of outcome in every run: a tool, a
+    // tool with a warning (a pattern the linear-time engine cannot run), an operation that
+    // cannot be a tool (an error, since all are chosen), and two that collide by name.
+    let count = 2 * super::compile::PARALLEL_FROM + 7;
+    let mut paths = serde_json::Map::new();
+    for index in 0..count {
+        let operation = match index % 4 {
+            0 => serde_json::json!({"operationId": format!("get{index}")}),
+            1 => serde_json::json!({"operationId": format!("find{index}"), "parameters": [
+                {"name": "code", "in": "query", "schema": {"type": "string", "pattern": "^(?=a)"}}]}),
+            2 => serde_json::json!({"operationId": format!("broken{index}"),
+                "parameters": [{"$ref": "#/components/parameters/missing"}]}),
+            _ => serde_json::json!({"operationId": if index % 8 == 3 { "twice" } else { "again" }}),
+        };
+        paths.insert(
+            format!("/items{index}"),
+            serde_json::json!({"get": operation}),
+        );
+    }
+    let document = serde_json::json!({
+        "openapi": "3.0.0",
+        "info": {"title": "many", "version": "1"},
+        "paths": paths,
+    });
+    let document = Document::from_value(document).expect("test document is OpenAPI");
+    let (mut curation, _) =
+        curation::parse("{}", "ferry.yaml", Default::default()).expect("curation is YAML");
+    curation.all = true;
+    for scope in [super::compile::Scope::Chosen, super::compile::Scope::Report] {
+        let (one, one_diagnostics) = super::compile::compile_on(&document, &curation, scope, 1);
+        let (many, many_diagnostics) = super::compile::compile_on(&document, &curation, scope, 3);
+        assert!(
+            one.tools.len() > count / 4,
+            "{scope:?}: {} tools",
+            one.tools.len()
+        );
+        assert!(
+            one_diagnostics.iter().any(Diagnostic::is_error)
+                && one_diagnostics.iter().any(|d| !d.is_error()),
+            "{scope:?}: errors and warnings both"
+        );
+        assert_eq!(many_diagnostics, one_diagnostics, "{scope:?}");
+        assert_eq!(many.operations, one.operations, "{scope:?}");
+        assert_eq!(
+            format!("{:?}", many.tools),
+            format!("{:?}", one.tools),
+            "{scope:?}"
+        );
     }
 }
