@@ -2,8 +2,8 @@
 # Load benchmark: `tools/call` of a GET tool through ferry (release build) against a fast local
 # upstream (nginx answering from memory), beside the same upstream called directly and through
 # nginx as a do-nothing reverse proxy (proxy_pass, keep-alive, one worker), in one run, at
-# concurrency 1, 8 and 64, with wrk. Reports requests per second, p50/p99 latency and ferry's
-# CPU per call, and checks the targets:
+# concurrency 1, 8 and 64, with wrk. Reports requests per second, p50/p99 latency and the CPU
+# per call of ferry and of the nginx proxy's worker, and checks the targets:
 #   - at concurrency 64, ferry's throughput is at least 0.8 of the nginx proxy's;
 #   - at concurrency 64, ferry uses at most 20 µs of CPU per call;
 #   - at concurrency 1, ferry's p50 is at most 100 µs above the direct p50.
@@ -32,8 +32,15 @@ mkdir -p "$work/proxy"
 sed -e "s|__PORT__|$proxy_port|" -e "s|__UPSTREAM__|$upstream_port|" -e "s|__DIR__|$work/proxy|g" \
     "$here/nginx-proxy.conf" >"$work/proxy/nginx.conf"
 "$nginx" -p "$work/proxy" -c "$work/proxy/nginx.conf" -e "$work/proxy/nginx-error.log" &
-pids+=($!)
+proxy_master=$!
+pids+=("$proxy_master")
 wait_port "$proxy_port" || fail "the nginx proxy did not start: $(cat "$work/proxy/nginx-error.log" 2>/dev/null)"
+# The proxy's one worker, whose CPU per call is measured beside ferry's.
+for _ in $(seq 50); do
+    proxy_worker="$(pgrep -P "$proxy_master" | head -1)" && break
+    sleep 0.1
+done
+[ -n "$proxy_worker" ] || fail "the nginx proxy has no worker process"
 
 # One call by hand first: the benchmark only means something if the call succeeds.
 python3 - "$ferry_port" "$here/call.lua" <<'EOF' || fail "the benchmarked call does not succeed"
@@ -55,8 +62,12 @@ run() { # run NAME CONNECTIONS SECONDS URL SCRIPT -> RESULT line
     wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 5s -s "$script" "$url" | grep '^RESULT'
 }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2"; }
-# ferry's CPU time so far (user + system), in clock ticks, from /proc.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$ferry_pid/stat"; }
+# A process's CPU time so far (user + system), in clock ticks, from /proc.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# CPU per call in µs, from clock ticks spent and a wrk RESULT line.
+per_call() {
+    awk -v t="$1" -v hz="$ticks_per_second" -v n="$(field requests "$2")" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }'
+}
 ticks_per_second="$(getconf CLK_TCK)"
 
 echo "==> warming up (${warmup}s each)" >&2
@@ -66,21 +77,23 @@ run proxy 8 "$warmup" "http://127.0.0.1:$proxy_port/pets/1" "$here/report.lua" >
 
 declare -A results
 declare -A cpu
+declare -A proxy_cpu
 for connections in 1 8 64; do
     echo "==> concurrency $connections: ferry, the upstream directly, the nginx proxy (${duration}s each)" >&2
-    before="$(cpu_ticks)"
+    before="$(cpu_ticks "$ferry_pid")"
     results[ferry,$connections]="$(run ferry "$connections" "$duration" "http://127.0.0.1:$ferry_port" "$here/call.lua")"
-    spent=$(($(cpu_ticks) - before))
     # ferry's own CPU per call, in µs: what the gateway costs beyond waiting for the upstream.
-    cpu[$connections]="$(awk -v t="$spent" -v hz="$ticks_per_second" -v n="$(field requests "${results[ferry,$connections]}")" \
-        'BEGIN { printf "%.0f", t / hz * 1e6 / n }')"
+    cpu[$connections]="$(per_call $(($(cpu_ticks "$ferry_pid") - before)) "${results[ferry,$connections]}")"
     results[direct,$connections]="$(run direct "$connections" "$duration" "http://127.0.0.1:$upstream_port/pets/1" "$here/report.lua")"
+    before="$(cpu_ticks "$proxy_worker")"
     results[proxy,$connections]="$(run proxy "$connections" "$duration" "http://127.0.0.1:$proxy_port/pets/1" "$here/report.lua")"
+    # What a proxy that only forwards costs per call on this machine, the same way.
+    proxy_cpu[$connections]="$(per_call $(($(cpu_ticks "$proxy_worker") - before)) "${results[proxy,$connections]}")"
 done
 
 printf '\nferry %s, %s cores, %ss per run; latency in µs\n\n' "$("$FERRY_BIN" --version | cut -d' ' -f2)" "$(nproc)" "$duration"
-printf '| concurrency | ferry req/s | ferry p50 | ferry p99 | ferry CPU/call | direct req/s | direct p50 | direct p99 | proxy req/s | proxy p50 | proxy p99 | errors |\n'
-printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| concurrency | ferry req/s | ferry p50 | ferry p99 | ferry CPU/call | direct req/s | direct p50 | direct p99 | proxy req/s | proxy p50 | proxy p99 | proxy CPU/call | errors |\n'
+printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 bad=0
 for connections in 1 8 64; do
     f="${results[ferry,$connections]}"
@@ -89,10 +102,10 @@ for connections in 1 8 64; do
     errors=0
     for r in "$f" "$d" "$p"; do errors=$((errors + $(field errors "$r") + $(field non2xx "$r"))); done
     [ "$errors" = 0 ] || bad=1
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$connections" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$connections" \
         "$(field rps "$f")" "$(field p50_us "$f")" "$(field p99_us "$f")" "${cpu[$connections]}" \
         "$(field rps "$d")" "$(field p50_us "$d")" "$(field p99_us "$d")" \
-        "$(field rps "$p")" "$(field p50_us "$p")" "$(field p99_us "$p")" "$errors"
+        "$(field rps "$p")" "$(field p50_us "$p")" "$(field p99_us "$p")" "${proxy_cpu[$connections]}" "$errors"
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -102,7 +115,7 @@ nginx_ratio="$(ratio "$(field rps "${results[proxy,64]}")" "$(field rps "${resul
 added=$(($(field p50_us "${results[ferry,1]}") - $(field p50_us "${results[direct,1]}")))
 printf '\nconcurrency 64: ferry/proxy throughput = %s (target >= 0.80); ferry/direct = %s, proxy/direct = %s\n' \
     "$proxy_ratio" "$direct_ratio" "$nginx_ratio"
-printf 'concurrency 64: ferry CPU per call = %s µs (target <= 20)\n' "${cpu[64]}"
+printf 'concurrency 64: ferry CPU per call = %s µs (target <= 20); the nginx proxy = %s µs\n' "${cpu[64]}" "${proxy_cpu[64]}"
 printf 'concurrency 1: ferry p50 - direct p50 = %s µs (target <= 100)\n' "$added"
 awk -v r="$proxy_ratio" 'BEGIN { exit !(r >= 0.8) }' || { echo "target missed: throughput against the proxy at concurrency 64"; bad=1; }
 [ "${cpu[64]}" -le 20 ] || { echo "target missed: CPU per call at concurrency 64"; bad=1; }
