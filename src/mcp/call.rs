@@ -154,16 +154,18 @@ impl Server {
                         result::outcome_result(&served.name, outcome)
                     }
                     Runs::Workflow { workflow, routes } => {
-                        let outcome = upstream
-                            .run_workflow(
-                                workflow,
-                                routes,
-                                arguments.as_value(),
-                                principal,
-                                &context,
-                                &mut facts.stats,
-                            )
-                            .await;
+                        // Boxed: a run's future holds a step's call and the waits between
+                        // steps, several kilobytes that an operation's call would otherwise
+                        // carry (and copy) too.
+                        let outcome = Box::pin(upstream.run_workflow(
+                            workflow,
+                            routes,
+                            arguments.as_value(),
+                            principal,
+                            &context,
+                            &mut facts.stats,
+                        ))
+                        .await;
                         facts.outcome = Some(Outcome::of_workflow(&outcome));
                         facts.upstream_status = outcome.taken.last().and_then(|taken| taken.status);
                         result::workflow_result(&served.name, workflow, outcome)
