@@ -1,20 +1,25 @@
 //! Reading a JSON-RPC message: the envelope (`jsonrpc`, `id`, `method`, `params`) borrowed
 //! from the body, the `params` keys the dispatcher needs, and the checks on them.
+//!
+//! The body is read in one pass: `params` and its `_meta` are read where they stand, each
+//! value the dispatcher needs borrowed as written, rather than cut out whole and read again.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use http::HeaderMap;
 use serde::Deserialize;
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::*;
 
 /// The envelope of a JSON-RPC message, borrowed from the body.
-#[derive(Debug)]
 pub(super) struct Request<'a> {
     pub(super) id: Option<&'a RawValue>,
     pub(super) method: Cow<'a, str>,
-    pub(super) params: Option<&'a RawValue>,
+    /// `None` when absent or `null`.
+    pub(super) params: Option<ParamsField<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -27,7 +32,7 @@ pub(super) struct Envelope<'a> {
     #[serde(borrow, default)]
     pub(super) method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    pub(super) params: Option<&'a RawValue>,
+    pub(super) params: Option<ParamsField<'a>>,
 }
 
 pub(super) fn present<'de, D>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error>
@@ -123,24 +128,142 @@ pub(super) enum MetaString<'a> {
     NotText,
 }
 
-#[derive(Deserialize, Default)]
+/// `params` as read: an object's members the dispatcher reads, each as written; `None` for
+/// a value that is not an object.
+#[derive(Default)]
+pub(super) struct ParamsField<'a>(Option<RawParams<'a>>);
+
+#[derive(Default)]
 pub(super) struct RawParams<'a> {
-    #[serde(rename = "_meta", borrow, default)]
-    pub(super) meta: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub(super) name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub(super) uri: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub(super) arguments: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub(super) cursor: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub(super) notifications: Option<&'a RawValue>,
-    #[serde(rename = "inputResponses", borrow, default)]
-    pub(super) input_responses: Option<&'a RawValue>,
-    #[serde(rename = "requestState", borrow, default)]
-    pub(super) request_state: Option<&'a RawValue>,
+    /// `None` when absent; `Some(None)` when not an object, or one of its members is
+    /// repeated.
+    meta: Option<Option<RawMeta<'a>>>,
+    name: Option<&'a RawValue>,
+    uri: Option<&'a RawValue>,
+    arguments: Option<&'a RawValue>,
+    cursor: Option<&'a RawValue>,
+    notifications: Option<&'a RawValue>,
+    input_responses: Option<&'a RawValue>,
+    request_state: Option<&'a RawValue>,
+    /// `notifications/cancelled`'s.
+    request_id: Option<&'a RawValue>,
+    /// One of the members above but `requestId` is given twice: the params are invalid.
+    repeated: bool,
+    /// `requestId` is given twice.
+    request_id_repeated: bool,
+}
+
+/// Puts `value` in `slot`, or says that it was already filled.
+fn fill<T>(slot: &mut Option<T>, value: T, repeated: &mut bool) {
+    if slot.is_some() {
+        *repeated = true;
+    } else {
+        *slot = Some(value);
+    }
+}
+
+/// Reads any value as not an object, consuming it whole.
+macro_rules! not_object {
+    ($($method:ident: $type:ty),* $(,)?) => {
+        $(fn $method<E: de::Error>(self, _: $type) -> Result<Self::Value, E> {
+            Ok(Self::Value::default())
+        })*
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Self::Value::default())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Self::Value::default())
+        }
+    };
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ParamsField<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ParamsVisitor;
+        impl<'de> Visitor<'de> for ParamsVisitor {
+            type Value = ParamsField<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            not_object!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64,
+                visit_str: &str, visit_borrowed_str: &'de str, visit_string: String);
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut params = RawParams::default();
+                let repeated = &mut params.repeated;
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "_meta" => {
+                            fill(&mut params.meta, map.next_value::<MetaField>()?.0, repeated)
+                        }
+                        "name" => fill(&mut params.name, map.next_value()?, repeated),
+                        "uri" => fill(&mut params.uri, map.next_value()?, repeated),
+                        "arguments" => fill(&mut params.arguments, map.next_value()?, repeated),
+                        "cursor" => fill(&mut params.cursor, map.next_value()?, repeated),
+                        "notifications" => {
+                            fill(&mut params.notifications, map.next_value()?, repeated);
+                        }
+                        "inputResponses" => {
+                            fill(&mut params.input_responses, map.next_value()?, repeated);
+                        }
+                        "requestState" => {
+                            fill(&mut params.request_state, map.next_value()?, repeated);
+                        }
+                        "requestId" => fill(
+                            &mut params.request_id,
+                            map.next_value()?,
+                            &mut params.request_id_repeated,
+                        ),
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(ParamsField(Some(params)))
+            }
+        }
+        deserializer.deserialize_any(ParamsVisitor)
+    }
+}
+
+/// `_meta` as read: its members, or `None` when it is not an object or repeats one of them.
+#[derive(Default)]
+struct MetaField<'a>(Option<RawMeta<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for MetaField<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MetaVisitor;
+        impl<'de> Visitor<'de> for MetaVisitor {
+            type Value = MetaField<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            not_object!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64,
+                visit_str: &str, visit_borrowed_str: &'de str, visit_string: String);
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut meta = RawMeta::default();
+                let mut repeated = false;
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    let slot = match key.as_ref() {
+                        "io.modelcontextprotocol/protocolVersion" => &mut meta.protocol_version,
+                        "io.modelcontextprotocol/clientCapabilities" => {
+                            &mut meta.client_capabilities
+                        }
+                        "io.modelcontextprotocol/clientInfo" => &mut meta.client_info,
+                        "traceparent" => &mut meta.traceparent,
+                        "tracestate" => &mut meta.tracestate,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    fill(slot, map.next_value()?, &mut repeated);
+                }
+                Ok(MetaField((!repeated).then_some(meta)))
+            }
+        }
+        deserializer.deserialize_any(MetaVisitor)
+    }
 }
 
 /// The `notifications` filter of `subscriptions/listen`: only what ferry can honour.
@@ -150,32 +273,25 @@ struct RawFilter {
     tools_list_changed: Option<bool>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
 pub(super) struct RawMeta<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
-    pub(super) protocol_version: Option<&'a RawValue>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
-    pub(super) client_capabilities: Option<&'a RawValue>,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
-    pub(super) client_info: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub(super) traceparent: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub(super) tracestate: Option<&'a RawValue>,
+    protocol_version: Option<&'a RawValue>,
+    client_capabilities: Option<&'a RawValue>,
+    client_info: Option<&'a RawValue>,
+    traceparent: Option<&'a RawValue>,
+    tracestate: Option<&'a RawValue>,
 }
 
 impl<'a> Params<'a> {
-    /// `Err` when `params` is present but not an object. Absent params read as empty.
-    pub(super) fn parse(raw: Option<&'a RawValue>) -> Result<Params<'a>, ()> {
-        let raw_params: RawParams<'a> = match raw.map(RawValue::get) {
-            None | Some("null") => RawParams::default(),
-            Some(raw) if raw.starts_with('{') => serde_json::from_str(raw).map_err(|_| ())?,
+    /// `Err` when `params` is present but not an object, or repeats a member. Absent params
+    /// read as empty.
+    pub(super) fn parse(field: Option<ParamsField<'a>>) -> Result<Params<'a>, ()> {
+        let raw_params = match field {
+            None => RawParams::default(),
+            Some(ParamsField(Some(params))) if !params.repeated => params,
             Some(_) => return Err(()),
         };
-        let meta: Option<RawMeta<'a>> = raw_params
-            .meta
-            .filter(|meta| meta.get().starts_with('{'))
-            .and_then(|meta| serde_json::from_str(meta.get()).ok());
+        let meta = raw_params.meta.flatten();
         let (meta_version, meta_capabilities, client_info, capabilities, traceparent, tracestate) =
             match meta {
                 Some(meta) => (
@@ -233,14 +349,15 @@ pub(super) fn check_no_cursor(params: &Params<'_>) -> Result<(), Failure> {
     Ok(())
 }
 
-pub(super) fn cancelled_request_id(params: Option<&RawValue>) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Cancelled<'a> {
-        #[serde(rename = "requestId", borrow)]
-        request_id: &'a RawValue,
+/// The `requestId` of `notifications/cancelled`, as written; `None` when it is absent or
+/// given twice.
+pub(super) fn cancelled_request_id(params: Option<&ParamsField<'_>>) -> Option<String> {
+    match params? {
+        ParamsField(Some(params)) if !params.request_id_repeated => {
+            Some(params.request_id?.get().to_owned())
+        }
+        _ => None,
     }
-    let cancelled: Cancelled<'_> = serde_json::from_str(params?.get()).ok()?;
-    Some(cancelled.request_id.get().to_owned())
 }
 
 /// A header's value as text; `Err` says what is wrong when it holds bytes that are not visible

@@ -509,13 +509,13 @@ impl Server {
     /// Answers one JSON-RPC message. Never fails: every problem is a JSON-RPC error or a tool
     /// result with `isError: true`. Dropping the future cancels the upstream call in flight.
     pub async fn handle(&self, incoming: Incoming<'_>) -> Outgoing {
-        let request = match parse_request(incoming.body) {
+        let mut request = match parse_request(incoming.body) {
             Ok(request) => request,
             Err(failure) => return failure.into_outgoing(None),
         };
         let Some(id) = request.id else {
             let cancels = (request.method.as_ref() == "notifications/cancelled")
-                .then(|| cancelled_request_id(request.params))
+                .then(|| cancelled_request_id(request.params.as_ref()))
                 .flatten();
             return Outgoing {
                 status: StatusCode::ACCEPTED,
@@ -529,7 +529,7 @@ impl Server {
             _ => None,
         };
         let mut facts = CallFacts::default();
-        let params = Params::parse(request.params);
+        let params = Params::parse(request.params.take());
         let trace = span::Traced::new(
             span::context(incoming.headers, params.as_ref().ok()),
             self.traces.as_ref(),

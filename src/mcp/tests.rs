@@ -684,3 +684,65 @@ fn serving_swaps_the_server_for_new_loads_only() {
     assert!(changes.has_changed().unwrap_or(false));
     assert!(!Arc::ptr_eq(&serving.load(), &replacement));
 }
+
+#[test]
+fn repeated_members_of_params_are_invalid_and_of_meta_leave_it_unread() {
+    let server = server();
+    let answer = |body: &str| {
+        let outgoing = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(server.handle(Incoming {
+                body: body.as_bytes(),
+                headers: None,
+                principal: None,
+            }));
+        let text = String::from_utf8_lossy(&outgoing.body).into_owned();
+        (outgoing.kind, text)
+    };
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    // A member the dispatcher reads, given twice: either could be meant.
+    let (_, twice) = answer(&format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"get_pet","name":"find",{meta}}}}}"#
+    ));
+    assert!(
+        twice.contains(r#""id":7"#) && twice.contains("-32602"),
+        "{twice}"
+    );
+    let (_, meta_twice) = answer(&format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{{{meta},{meta}}}}}"#
+    ));
+    assert!(meta_twice.contains("-32602"), "{meta_twice}");
+    // One it does not read, given twice: nothing to choose between.
+    let (_, other_twice) = answer(&format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{{"extra":1,"extra":2,{meta}}}}}"#
+    ));
+    assert!(other_twice.contains(r#""tools":["#), "{other_twice}");
+    // Inside `_meta`, a repeated member leaves `_meta` unread, as if absent.
+    let (_, inner_twice) = answer(
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+    );
+    let (_, absent) = answer(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+    assert_eq!(inner_twice, absent);
+    // Any value that is not an object, however nested, is not params.
+    for params in ["true", "1.5", "-3", r#"[[{"a":[1]}],"x"]"#, r#""{}""#] {
+        let (_, text) = answer(&format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{params}}}"#
+        ));
+        assert!(text.contains("params is not an object"), "{params}: {text}");
+    }
+    // A cancellation names its request unless it names two.
+    let (kind, _) = answer(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r1","reason":"a","reason":"b"}}"#,
+    );
+    assert_eq!(
+        kind,
+        Kind::Accepted {
+            cancels: Some("\"r1\"".into())
+        }
+    );
+    let (kind, _) = answer(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r1","requestId":"r2"}}"#,
+    );
+    assert_eq!(kind, Kind::Accepted { cancels: None });
+}
