@@ -29,15 +29,14 @@ fn main() -> ExitCode {
 /// 1000 ms); start-up frees most of what it allocates as it goes (each tool's schema tree
 /// once its text is written, the document once compiled), and within that second the pages
 /// pile up: serving 5,000 operations peaked at 140 MiB resident with the second, 119 MiB
-/// with 10 ms (mimalloc 2's default). Under load pages are reused long before 10 ms. The
-/// environment's `MIMALLOC_PURGE_DELAY` still wins.
+/// with 10 ms (mimalloc 2's default). Under load pages are reused long before 10 ms. A
+/// delay the environment gives (`MIMALLOC_PURGE_DELAY`, read by mimalloc as it loads) wins.
 fn give_back_freed_memory_sooner() {
-    /// `mi_option_purge_delay` in mimalloc.h, which libmimalloc-sys does not name.
+    /// `mi_option_purge_delay` in mimalloc.h (15 in mimalloc 2 and 3), which libmimalloc-sys
+    /// does not name.
     const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
     const MILLISECONDS: std::ffi::c_long = 10;
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-        // SAFETY: the option is a plain value mimalloc reads when it purges; it is set here,
-        // before any thread but this one runs.
-        unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, MILLISECONDS) };
-    }
+    // SAFETY: the option is a plain value mimalloc reads when it purges; it is set here,
+    // before any thread but this one runs, and only when the environment did not set it.
+    unsafe { libmimalloc_sys::mi_option_set_default(PURGE_DELAY, MILLISECONDS) };
 }
