@@ -423,6 +423,15 @@ pub fn compile_chosen(document: &Document, curation: &Curation) -> (Catalog, Vec
     compile::compile(document, curation, compile::Scope::Chosen)
 }
 
+/// [`compile_chosen`] on the calling thread alone: for a reload, which compiles while the
+/// server goes on serving, and takes no more than one core from it.
+pub fn compile_chosen_alone(
+    document: &Document,
+    curation: &Curation,
+) -> (Catalog, Vec<Diagnostic>) {
+    compile::compile_on(document, curation, compile::Scope::Chosen, 1)
+}
+
 /// [`compile`] for `ferry check`'s report: the same report, diagnostics and tools, except
 /// that each tool's `input_schema` is [`InputSchema::none`], dropped once its size was measured, so
 /// the catalog of a large document never holds every schema at once. Not for serving, nor

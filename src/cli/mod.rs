@@ -208,7 +208,13 @@ pub fn load_chosen(source: &SourceArgs) -> anyhow::Result<Loaded> {
     load(source, catalog::compile_chosen)
 }
 
-/// The signature of [`catalog::compile`], [`catalog::compile_chosen`] and
+/// [`load_chosen`], compiling on the calling thread alone (see
+/// [`catalog::compile_chosen_alone`]).
+pub fn load_chosen_alone(source: &SourceArgs) -> anyhow::Result<Loaded> {
+    load(source, catalog::compile_chosen_alone)
+}
+
+/// The signature of [`catalog::compile`], [`catalog::compile_chosen`] (and `_alone`) and
 /// [`catalog::compile_report`].
 type Compile = fn(&Document, &Curation) -> (Catalog, Vec<Diagnostic>);
 

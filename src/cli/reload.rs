@@ -20,7 +20,7 @@ use ferry::mcp::Serving;
 use tokio::sync::watch;
 
 use super::serve::{Reporting, ServeArgs, TransportArgs, build};
-use super::{Loaded, SourceArgs, load_chosen};
+use super::{Loaded, SourceArgs, load_chosen_alone};
 
 /// How often `--watch` looks at the files. A change is reloaded once the files have looked
 /// the same at two looks in a row, so a save written in several steps is one reload.
@@ -146,7 +146,8 @@ impl Reload {
         let (source, locked) = (self.source.clone(), self.locked);
         // Reading and compiling block: off the thread that serves requests.
         let mut loaded = tokio::task::spawn_blocking(move || {
-            let loaded = load_chosen(&source)?;
+            // On one thread: the server goes on serving meanwhile, and loses one core at most.
+            let loaded = load_chosen_alone(&source)?;
             if locked {
                 super::lock::enforce(&loaded.catalog, loaded.config.as_deref())?;
             }
