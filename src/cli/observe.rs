@@ -150,10 +150,10 @@ impl Observing {
         Ok(())
     }
 
-    /// A catalog is served: ready for `/readyz`. (Its tools are counted, and its digest
-    /// labelled, once it is digested: see `serve::digest_and_drop`.)
-    pub fn serving(&self) {
-        self.readiness.catalog_loaded();
+    /// What `/readyz` answers from: ready once a catalog is served, its tools counted and
+    /// its digest labelled (see `serve::digest_and_drop`).
+    pub fn readiness(&self) -> Readiness {
+        self.readiness.clone()
     }
 
     /// Writes what the audit log still holds.

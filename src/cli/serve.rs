@@ -218,9 +218,8 @@ async fn serve_reloading(
         confirm_key: ConfirmKey::generate(),
     };
     let server = build(&catalog, args, &reporting).await?;
-    observing.serving();
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
-    let served = digest_and_drop(catalog, reporting.observer.clone());
+    let served = digest_and_drop(catalog, reporting.observer.clone(), observing.readiness());
     let serving = Serving::new(Arc::new(server));
     // SIGHUP is taken over before anything is served, so that none can end the process.
     let reloading = reload
@@ -236,19 +235,22 @@ async fn serve_reloading(
     served
 }
 
-/// Digests `catalog` (for the metrics' label and the next reload's diff), then drops it: the
-/// server holds its own copy of every tool, and this one would only double the memory held
-/// while serving. Both are done on another thread, so that neither holds up the first
-/// answer (5,000 tools take about 20 ms to digest).
+/// Digests `catalog` (for the metrics' tools-served count and label, and the next reload's
+/// diff), then drops it: the server holds its own copy of every tool, and this one would only
+/// double the memory held while serving. Both are done on another thread, so that neither
+/// holds up the first answer (5,000 tools take about 20 ms to digest); `/readyz` turns ready
+/// once the metrics are set, so what it says and what they say agree.
 fn digest_and_drop(
     catalog: Catalog,
     observer: Option<Observer>,
+    readiness: ferry::observe::Readiness,
 ) -> tokio::task::JoinHandle<ferry::lock::Digests> {
     tokio::task::spawn_blocking(move || {
         let digests = ferry::lock::Digests::new(&catalog);
         if let Some(observer) = observer {
             observer.catalog(digests.tools(), &digests.digest());
         }
+        readiness.catalog_loaded();
         digests
     })
 }
