@@ -263,6 +263,17 @@ fn compile_operation(
             &mut report,
         ));
     }
+    if let Some(built) = &built
+        && let Some(why) = super::input::too_deep(&built.input_schema)
+    {
+        failed.push(Diagnostic::error(
+            Location::document(
+                &document.file(operation.file).name,
+                operation.pointer.clone(),
+            ),
+            why,
+        ));
+    }
     let confirm = match &built {
         Some(built) if choice.chosen => {
             match confirm::resolve(choice.settings.confirm.as_ref(), &built.input_schema) {

@@ -15,6 +15,30 @@ use serde_json::value::RawValue;
 
 use super::Sorted;
 
+/// The deepest nesting of arrays and objects a served schema may have: what serde_json (and
+/// ferry's validator with it) reads back. Deeper, the text could be written but not read
+/// again, by ferry or by a client whose JSON reader has the same guard.
+pub const MAX_NESTING: usize = 127;
+
+/// Why `schema` cannot be served: it nests arrays and objects deeper than [`MAX_NESTING`].
+pub fn too_deep(schema: &Value) -> Option<String> {
+    /// Whether `value` nests more than `levels` deep (a scalar nests none, an array or object
+    /// one more than its deepest member); no deeper than `levels` is looked.
+    fn deeper_than(value: &Value, levels: usize) -> bool {
+        match value {
+            Value::Object(map) => levels == 0 || map.values().any(|v| deeper_than(v, levels - 1)),
+            Value::Array(items) => levels == 0 || items.iter().any(|v| deeper_than(v, levels - 1)),
+            _ => false,
+        }
+    }
+    deeper_than(schema, MAX_NESTING).then(|| {
+        format!(
+            "the input schema nests arrays and objects more than {MAX_NESTING} deep, deeper than \
+             JSON readers such as ferry's own read back: no client could be sure to read it"
+        )
+    })
+}
+
 /// Canonical compact JSON: what [`super::canonical`] makes of the schema, as text.
 #[derive(Clone)]
 pub struct InputSchema(Box<RawValue>);
@@ -82,5 +106,36 @@ impl fmt::Display for InputSchema {
 impl fmt::Debug for InputSchema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{InputSchema, MAX_NESTING, too_deep};
+
+    /// An object schema whose one property holds `levels - 1` arrays inside each other.
+    fn nested(levels: usize) -> Value {
+        let mut value = json!(1);
+        for _ in 1..levels {
+            value = Value::Array(vec![value]);
+        }
+        json!({ "default": value })
+    }
+
+    #[test]
+    fn a_schema_is_served_as_deep_as_it_reads_back_and_no_deeper() {
+        let deepest = nested(MAX_NESTING);
+        assert_eq!(too_deep(&deepest), None);
+        let text = InputSchema::new(&deepest);
+        assert_eq!(text.to_value(), deepest, "read back whole");
+        let deeper = nested(MAX_NESTING + 1);
+        assert!(too_deep(&deeper).is_some_and(|why| why.contains("127")));
+        let text = InputSchema::new(&deeper);
+        assert!(
+            serde_json::from_str::<Value>(text.as_str()).is_err(),
+            "what is refused could not be read back"
+        );
     }
 }

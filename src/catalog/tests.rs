@@ -1917,3 +1917,56 @@ fn a_large_document_compiles_on_many_threads_as_on_one() {
         );
     }
 }
+
+#[test]
+fn an_input_schema_nested_deeper_than_json_readers_take_is_not_a_tool() {
+    // A default nested 130 deep: written out, no JSON reader with serde_json's guard (127
+    // levels) could read the tool list back.
+    let mut deep = serde_json::json!(1);
+    for _ in 0..130 {
+        deep = Value::Array(vec![deep]);
+    }
+    let document = serde_json::json!({
+        "openapi": "3.1.0",
+        "info": {"title": "deep", "version": "1"},
+        "paths": {
+            "/deep": {"get": {"operationId": "deep", "parameters": [
+                {"name": "q", "in": "query", "schema": {"type": "array", "default": deep}}]}},
+            "/shallow": {"get": {"operationId": "shallow"}},
+        },
+    });
+    let document = Document::from_value(document).expect("test document is OpenAPI");
+    let (mut curation, _) =
+        curation::parse("{}", "ferry.yaml", Default::default()).expect("curation is YAML");
+    curation.all = true;
+    let (catalog, diagnostics) = compile(&document, &curation);
+    let names: Vec<&str> = catalog
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert_eq!(names, ["shallow"]);
+    let refused: Vec<String> = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0].contains("more than 127 deep") && refused[0].contains("/paths/~1deep/get"),
+        "{}",
+        refused[0]
+    );
+    let report = catalog
+        .operations
+        .iter()
+        .find(|r| r.path == "/deep")
+        .expect("a report");
+    assert!(
+        report
+            .reason
+            .as_deref()
+            .is_some_and(|why| why.contains("127")),
+        "{report:?}"
+    );
+}

@@ -595,6 +595,13 @@ fn input_schema(
     if !defs.is_empty() {
         object.insert("$defs".to_string(), Value::Object(defs));
     }
+    if let Some(why) = super::input::too_deep(&schema) {
+        *failed = true;
+        diagnostics.push(Diagnostic::error(
+            Location::document(&arazzo.file, pointer.clone()),
+            why,
+        ));
+    }
     if let Err(error) = jsonschema::draft202012::meta::validate(&schema) {
         *failed = true;
         diagnostics.push(Diagnostic::error(
