@@ -288,3 +288,30 @@ fn drift_names_composite_tools_added_gone_and_changed_by_part() {
 fn written(items: &[impl ToString]) -> Vec<String> {
     items.iter().map(ToString::to_string).collect()
 }
+
+#[test]
+fn input_schemas_are_locked_by_the_text_they_are_served_as() {
+    let (catalog, document) = composite("ferry.yaml");
+    let lock = lock(&catalog, &document, None);
+    let mut pinned = String::new();
+    for tool in &catalog.tools {
+        let digest = &lock.tools[&tool.name].definition["inputSchema"];
+        assert_eq!(digest, &digest_bytes(tool.input_schema.as_str().as_bytes()));
+        pinned.push_str(&format!("{}: {digest}\n", tool.name));
+    }
+    // A composite tool's as an operation's: the canonical text `tools/list` serves.
+    for workflow in &catalog.workflows {
+        let digest = &lock.workflows[&workflow.name].definition["inputSchema"];
+        assert_eq!(
+            digest,
+            &digest_bytes(workflow.input_schema.as_str().as_bytes())
+        );
+        pinned.push_str(&format!("{} (composite): {digest}\n", workflow.name));
+    }
+    // Pinned: a change of how a schema is written or digested would make every lock drift.
+    expect![[r#"
+        findPets: sha256:37c9576ec74bfb29d55b5afeda210a39bea0188718b629f2882c586517157fb6
+        adopt_pet (composite): sha256:4df08fa9e5cc2a657ef8abdf53e5df203210560424dfc0cadd055b6df3345fba
+        showPet (composite): sha256:b389493af041c928a9846db4f6d14e1deab47faae22da791fe8c0ce973487218
+    "#]].assert_eq(&pinned);
+}
