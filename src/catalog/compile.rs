@@ -61,21 +61,11 @@ pub(super) fn compile_on(
         .zip(&choices)
         .filter(|(_, choice)| scope != Scope::Chosen || choice.chosen)
         .collect();
-    // Allocated once: a tool is large, and a vector grown by doubling holds up to as many
-    // again unused.
-    let mut tools = Vec::with_capacity(work.len());
-    let mut reports = Vec::with_capacity(work.len());
-    // For each tool, the index of its operation's report.
-    let mut report_of_tool = Vec::with_capacity(work.len());
-    for (report, tool) in
-        compile_operations(document, curation, &work, scope, threads, &mut diagnostics)
-    {
-        reports.push(report);
-        if let Some(tool) = tool {
-            report_of_tool.push(reports.len() - 1);
-            tools.push(tool);
-        }
-    }
+    let Compiled {
+        tools,
+        mut reports,
+        report_of_tool,
+    } = compile_operations(document, curation, &work, scope, threads, &mut diagnostics);
     let tools = drop_collisions(tools, &mut reports, &report_of_tool, &mut diagnostics);
     if curation.upstream_auth.is_some() && curation.upstream.is_none() {
         diagnostics.push(Diagnostic::error(
@@ -126,6 +116,43 @@ fn list_operations<'d>(
 /// Below this many operations, a compile runs on the calling thread alone.
 pub(super) const PARALLEL_FROM: usize = 512;
 
+/// What compiling operations made: a report line for each, and the tools.
+struct Compiled {
+    reports: Vec<OperationReport>,
+    tools: Vec<Tool>,
+    /// For each tool, the index of its operation's report.
+    report_of_tool: Vec<usize>,
+}
+
+impl Compiled {
+    /// Room for `operations` reports and tools: a tool is large, and a vector grown by
+    /// doubling holds up to as many again unused.
+    fn with_capacity(operations: usize) -> Compiled {
+        Compiled {
+            reports: Vec::with_capacity(operations),
+            tools: Vec::with_capacity(operations),
+            report_of_tool: Vec::with_capacity(operations),
+        }
+    }
+
+    fn push(&mut self, report: OperationReport, tool: Option<Tool>) {
+        self.reports.push(report);
+        if let Some(tool) = tool {
+            self.report_of_tool.push(self.reports.len() - 1);
+            self.tools.push(tool);
+        }
+    }
+
+    /// `later`'s operations after these.
+    fn append(&mut self, later: Compiled) {
+        let offset = self.reports.len();
+        self.reports.extend(later.reports);
+        self.tools.extend(later.tools);
+        self.report_of_tool
+            .extend(later.report_of_tool.into_iter().map(|index| index + offset));
+    }
+}
+
 /// Each of `work`'s operations compiled, in order, with its diagnostics in order after
 /// those already in `diagnostics`. A large document's operations are split into as many
 /// consecutive runs as there are cores, each compiled on a thread of its own: every
@@ -138,9 +165,11 @@ fn compile_operations(
     scope: Scope,
     threads: usize,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Vec<(OperationReport, Option<Tool>)> {
+) -> Compiled {
     let credential_names = curation.credential_parameters();
-    let run = |part: &[(&Operation<'_>, &Choice)], diagnostics: &mut Vec<Diagnostic>| {
+    let run = |part: &[(&Operation<'_>, &Choice)],
+               into: &mut Compiled,
+               diagnostics: &mut Vec<Diagnostic>| {
         let mut shared = Shared {
             document,
             curation,
@@ -150,35 +179,34 @@ fn compile_operations(
                 .unwrap_or(trim::DEFAULT_MAX_TOOL_TOKENS),
             pattern_ok: HashMap::new(),
         };
-        part.iter()
-            .map(|(operation, choice)| {
-                let (report, mut tool) =
-                    compile_operation(&mut shared, operation, choice, diagnostics);
-                if let (Some(tool), Scope::Report) = (&mut tool, scope) {
-                    tool.input_schema = InputSchema::none();
-                }
-                (report, tool)
-            })
-            .collect::<Vec<_>>()
+        for (operation, choice) in part {
+            let (report, mut tool) = compile_operation(&mut shared, operation, choice, diagnostics);
+            if let (Some(tool), Scope::Report) = (&mut tool, scope) {
+                tool.input_schema = InputSchema::none();
+            }
+            into.push(report, tool);
+        }
     };
+    // The first run's results, this thread's own, are the whole's: the others are appended.
+    let mut compiled = Compiled::with_capacity(work.len());
     if threads < 2 || work.len() < PARALLEL_FROM {
-        return run(work, diagnostics);
+        run(work, &mut compiled, diagnostics);
+        return compiled;
     }
     let mut parts = work.chunks(work.len().div_ceil(threads));
-    // The first run is this thread's own, made while the others run beside it.
     let first = parts.next().unwrap_or_default();
-    let mut compiled = Vec::with_capacity(work.len());
     let rest: Vec<_> = std::thread::scope(|scope| {
         let handles: Vec<_> = parts
             .map(|part| {
                 scope.spawn(move || {
-                    let mut diagnostics = Vec::new();
-                    let compiled = run(part, &mut diagnostics);
+                    let (mut compiled, mut diagnostics) =
+                        (Compiled::with_capacity(part.len()), Vec::new());
+                    run(part, &mut compiled, &mut diagnostics);
                     (compiled, diagnostics)
                 })
             })
             .collect();
-        compiled.extend(run(first, diagnostics));
+        run(first, &mut compiled, diagnostics);
         handles
             .into_iter()
             .map(|handle| {
@@ -189,7 +217,7 @@ fn compile_operations(
             .collect()
     });
     for (part, part_diagnostics) in rest {
-        compiled.extend(part);
+        compiled.append(part);
         diagnostics.extend(part_diagnostics);
     }
     compiled
