@@ -58,14 +58,23 @@ fn catalog() -> Catalog {
 }
 
 fn handle(server: &Server, body: &Value, headers: Option<&HeaderMap>) -> Outgoing {
-    let body = body.to_string();
+    handle_as(server, body.to_string().as_bytes(), headers, None)
+}
+
+/// Answers `body` as it is written, from `principal`.
+fn handle_as(
+    server: &Server,
+    body: &[u8],
+    headers: Option<&HeaderMap>,
+    principal: Option<&Principal>,
+) -> Outgoing {
     tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime")
         .block_on(server.handle(Incoming {
-            body: body.as_bytes(),
+            body,
             headers,
-            principal: None,
+            principal,
         }))
 }
 
@@ -318,15 +327,7 @@ fn scoped_lists_are_kept_per_era_and_served_again() {
     );
     let reader = Principal::new("ci", ["pets:read"]);
     let list = |request: &Value| {
-        let body = request.to_string();
-        let outgoing = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("runtime")
-            .block_on(server.handle(Incoming {
-                body: body.as_bytes(),
-                headers: None,
-                principal: Some(&reader),
-            }));
+        let outgoing = handle_as(&server, request.to_string().as_bytes(), None, Some(&reader));
         String::from_utf8_lossy(&outgoing.body).into_owned()
     };
     let modern_list = modern("tools/list", json!({}));
@@ -393,14 +394,7 @@ fn null_params_read_as_absent_and_other_non_objects_are_invalid() {
 fn a_tool_name_written_with_escapes_finds_the_tool() {
     let server = server();
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get\u005fpet","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026\u002d07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-    let outgoing = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("runtime")
-        .block_on(server.handle(Incoming {
-            body,
-            headers: None,
-            principal: None,
-        }));
+    let outgoing = handle_as(&server, body, None, None);
     let text = String::from_utf8_lossy(&outgoing.body);
     assert!(text.contains(r#""resultType":"complete""#), "{text}");
     assert!(text.contains(r#""isError":true"#), "{text}");
@@ -689,14 +683,7 @@ fn serving_swaps_the_server_for_new_loads_only() {
 fn repeated_members_of_params_are_invalid_and_of_meta_leave_it_unread() {
     let server = server();
     let answer = |body: &str| {
-        let outgoing = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("runtime")
-            .block_on(server.handle(Incoming {
-                body: body.as_bytes(),
-                headers: None,
-                principal: None,
-            }));
+        let outgoing = handle_as(&server, body.as_bytes(), None, None);
         let text = String::from_utf8_lossy(&outgoing.body).into_owned();
         (outgoing.kind, text)
     };
