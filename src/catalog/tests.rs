@@ -1895,7 +1895,11 @@ fn a_large_document_compiles_on_many_threads_as_on_one() {
     let (mut curation, _) =
         curation::parse("{}", "ferry.yaml", Default::default()).expect("curation is YAML");
     curation.all = true;
-    for scope in [super::compile::Scope::Chosen, super::compile::Scope::Report] {
+    for scope in [
+        super::compile::Scope::Every,
+        super::compile::Scope::Chosen,
+        super::compile::Scope::Report,
+    ] {
         let (one, one_diagnostics) = super::compile::compile_on(&document, &curation, scope, 1);
         let (many, many_diagnostics) = super::compile::compile_on(&document, &curation, scope, 3);
         assert!(
