@@ -219,11 +219,11 @@ async fn serve_reloading(
     };
     let server = build(&catalog, args, &reporting).await?;
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
-    let served = digest_and_drop(catalog, reporting.observer.clone(), observing.readiness());
+    let digesting = digest_and_drop(catalog, reporting.observer.clone(), observing.readiness());
     let serving = Serving::new(Arc::new(server));
     // SIGHUP is taken over before anything is served, so that none can end the process.
     let reloading = reload
-        .map(|reload| tokio::spawn(reload.run(serving.clone(), hangups(), reporting, served)));
+        .map(|reload| tokio::spawn(reload.run(serving.clone(), hangups(), reporting, digesting)));
     let served = serve_current(serving, args, announce, workers, &mut observing).await;
     if let Some(reloading) = reloading {
         reloading.abort();
