@@ -85,11 +85,9 @@ impl Server {
             facts.outcome = Some(Outcome::Refused(Reason::Scope));
             return Ok(result::refused(id, challenge));
         }
-        let validator = served.validator.get_or_init(|| {
-            let schema = serde_json::from_str(served.input_schema().as_str())
-                .map_err(|error| error.to_string())?;
-            validate::compile(&schema, &served.unchecked_patterns)
-        });
+        let validator = served
+            .validator
+            .get_or_init(|| validate::validator(served.input_schema(), &served.unchecked_patterns));
         let validator = match validator {
             Ok(validator) => validator,
             Err(detail) => {

@@ -44,6 +44,7 @@ pub use crate::auth::CacheScope;
 pub use headers::{MirroredHeader, mirrored_headers};
 pub use result::{HTTP_META, LEGACY_WRAP_KEY, RATE_LIMIT_META, RESULT_META, ToolResult};
 pub use serving::Serving;
+pub use validate::validator;
 
 /// The revision served to stateless clients.
 pub const MODERN_VERSION: &str = "2026-07-28";

@@ -10,10 +10,11 @@ use std::fmt::Write;
 use jsonschema::{PatternOptions, Validator};
 use serde_json::Value;
 
+use crate::catalog::InputSchema;
+
 /// Compiles `schema` without the `pattern` keywords (and `patternProperties` entries) whose
 /// pattern is one of `unchecked`.
-pub(super) fn compile(schema: &Value, unchecked: &[String]) -> Result<Validator, String> {
-    let mut schema = schema.clone();
+pub(super) fn compile(mut schema: Value, unchecked: &[String]) -> Result<Validator, String> {
     if !unchecked.is_empty() {
         strip_patterns(&mut schema, unchecked);
     }
@@ -22,6 +23,13 @@ pub(super) fn compile(schema: &Value, unchecked: &[String]) -> Result<Validator,
         .with_pattern_options(PatternOptions::regex())
         .build(&schema)
         .map_err(|error| error.to_string())
+}
+
+/// [`compile`] from a tool's input schema as the catalog holds it: the validator a served
+/// tool checks its arguments with.
+pub fn validator(schema: &InputSchema, unchecked: &[String]) -> Result<Validator, String> {
+    let schema = serde_json::from_str(schema.as_str()).map_err(|error| error.to_string())?;
+    compile(schema, unchecked)
 }
 
 /// One line per problem, naming the argument by JSON pointer and saying what was expected and
