@@ -77,12 +77,7 @@ def serving(curation: Path, upstream_url: str, extra: tuple[str, ...] = ()) -> I
         wait_until_listening(process, port, log)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         log.close()
 
 
@@ -91,6 +86,16 @@ def ferry_http(upstream: Upstream) -> Iterator[str]:
     """`ferry serve` of the pets fixture for the whole session."""
     with serving(PETS_CURATION, upstream.url) as url:
         yield url
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Ends a process the test started: asked first, killed when it does not end within 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def wait_until_listening(process: subprocess.Popen, port: int, log, timeout: float = 20.0) -> None:

