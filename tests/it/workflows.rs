@@ -175,6 +175,18 @@ fn compile_jobs(base: &str, curation: &str, jobs: &str) -> (Catalog, Vec<Diagnos
     (catalog, diagnostics)
 }
 
+/// [`compile`], which must find no error.
+fn compiled(base: &str, curation: &str) -> Catalog {
+    compiled_jobs(base, curation, JOBS_ARAZZO)
+}
+
+/// [`compile_jobs`], which must find no error.
+fn compiled_jobs(base: &str, curation: &str, jobs: &str) -> Catalog {
+    let (catalog, diagnostics) = compile_jobs(base, curation, jobs);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    catalog
+}
+
 fn temp_dir() -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -285,8 +297,7 @@ fn pets_upstream(adoption: u16) -> impl Fn(&Received, usize) -> Reply + Send + S
 #[tokio::test]
 async fn a_composite_tool_is_listed_with_its_workflow_and_steps() {
     let upstream = TestUpstream::start(pets_upstream(201)).await;
-    let (catalog, diagnostics) = compile(&upstream.base, PETS);
-    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let catalog = compiled(&upstream.base, PETS);
     let (body, _) = support::modern("tools/list", json!({}));
     let outgoing = server(&catalog)
         .handle(Incoming {
@@ -415,8 +426,7 @@ fn jobs_upstream(pending: usize) -> impl Fn(&Received, usize) -> Reply + Send + 
 #[tokio::test]
 async fn a_retry_action_runs_the_step_again_until_its_criteria_hold() {
     let upstream = TestUpstream::start(jobs_upstream(2)).await;
-    let (catalog, diagnostics) = compile(&upstream.base, JOBS);
-    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let catalog = compiled(&upstream.base, JOBS);
     let result = call(&server(&catalog), "run_job", json!({"task": "count"})).await;
     assert_eq!(result.get("isError"), None, "{result}");
     assert_eq!(result["structuredContent"], json!({"result": 42}));
@@ -547,8 +557,7 @@ async fn a_confirming_composite_tool_asks_once_before_its_first_step() {
         "runJob: {name: run_job}",
         "runJob: {name: run_job, confirm: {message: 'Run the job {task}?'}}",
     );
-    let (catalog, diagnostics) = compile(&upstream.base, &curation);
-    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let catalog = compiled(&upstream.base, &curation);
     let serving = server(&catalog);
     let arguments = json!({"task": "count"});
     let first = call_confirming(&serving, "run_job", arguments.clone(), json!({})).await;
@@ -732,8 +741,7 @@ async fn an_output_redacted_of_ferrys_secret_says_so_as_a_single_tool_does() {
     })
     .await;
     let curation = format!("upstream_auth: {{bearer: {{env: PETS_TOKEN}}}}\n{PETS}");
-    let (catalog, diagnostics) = compile(&upstream.base, &curation);
-    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let catalog = compiled(&upstream.base, &curation);
     let client = Upstream::with_env(&catalog, |name| {
         (name == "PETS_TOKEN").then(|| "s3cret-token-value".to_string())
     })
@@ -768,8 +776,7 @@ async fn a_steps_own_rate_limit_holds_through_a_workflow() {
         "retries: 0\n",
         "retries: 0\ntools:\n  startJob: {rate_limit: 1/min}\n",
     );
-    let (catalog, diagnostics) = compile(&upstream.base, &curation);
-    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let catalog = compiled(&upstream.base, &curation);
     let serving = server(&catalog);
     let first = call(&serving, "startJob", json!({"task": "a"})).await;
     assert_eq!(first.get("isError"), None, "{first}");
@@ -830,8 +837,7 @@ async fn a_workflow_calling_a_confirming_tools_operation_must_say_whether_it_con
             "runJob: {name: run_job}",
             &format!("runJob: {{name: run_job, confirm: {confirm}}}"),
         );
-        let (catalog, diagnostics) = compile(&upstream.base, &curation);
-        assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+        let catalog = compiled(&upstream.base, &curation);
         assert!(catalog.workflows.iter().any(|w| w.name == "run_job"));
     }
 }
@@ -871,8 +877,7 @@ async fn an_input_pattern_the_linear_engine_cannot_run_is_served_unchecked() {
         "        task: {type: string}\n",
         "        task: {type: string, pattern: '^(?!admin).*$'}\n",
     );
-    let (catalog, diagnostics) = compile_jobs(&upstream.base, JOBS, &jobs);
-    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let catalog = compiled_jobs(&upstream.base, JOBS, &jobs);
     let (body, _) = support::modern(
         "tools/call",
         json!({"name": "run_job", "arguments": {"task": "count"}}),
@@ -911,8 +916,7 @@ async fn a_confirmation_answered_twice_sends_each_write_the_same_idempotency_key
             "runJob: {name: run_job}",
             "runJob: {name: run_job, confirm: true}",
         );
-    let (catalog, diagnostics) = compile(&upstream.base, &curation);
-    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let catalog = compiled(&upstream.base, &curation);
     // Two replicas sharing the confirmation key, each with its own memory of nonces.
     let key = ferry::mcp::confirm::ConfirmKey::generate();
     let replica = || {
@@ -1002,8 +1006,7 @@ retries: 0
 timeout_ms: 300
 workflows: {document: ./jobs.arazzo.yaml, tools: {lookAgain: {name: look_again}}}
 ";
-    let (catalog, diagnostics) = compile_jobs(&upstream.base, curation, &arazzo);
-    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let catalog = compiled_jobs(&upstream.base, curation, &arazzo);
     let result = call(&server(&catalog), "look_again", json!({"jobId": "j-1"})).await;
     assert_eq!(
         result["structuredContent"],
@@ -1046,8 +1049,7 @@ async fn url_is_the_request_a_step_sent_without_a_query_credential() {
 upstream_auth: {api_key: {in: query, name: key, env: FERRY_TEST_WORKFLOW_KEY}}
 workflows: {document: ./jobs.arazzo.yaml, tools: {where: {}}}
 ";
-    let (catalog, diagnostics) = compile_jobs(&upstream.base, curation, &arazzo);
-    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let catalog = compiled_jobs(&upstream.base, curation, &arazzo);
     let client = Upstream::with_env(&catalog, |name| {
         (name == "FERRY_TEST_WORKFLOW_KEY").then(|| "s3cret-query-key".to_string())
     })
