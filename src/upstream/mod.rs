@@ -34,6 +34,7 @@ pub(crate) mod request;
 pub(crate) mod response;
 mod retry;
 mod span;
+mod wire;
 mod workflow;
 
 use address::{base_url, join};

@@ -1,25 +1,26 @@
-//! The connections one tool call goes out on. Plain HTTP goes through hyper's pooled client
-//! directly: it is the call path's largest cost after the kernel's, and a general-purpose
-//! client adds layers (redirects, retries, proxies, URL parsing twice) that ferry does not
-//! use. HTTPS goes through reqwest, which brings the platform's trust store.
+//! The connections one tool call goes out on. Plain HTTP goes over connections ferry keeps
+//! itself ([`super::wire`] speaks HTTP/1.1 on them): a call writes its request and reads the
+//! answer in its own task, which a general-purpose client's connection task and pool cost
+//! several microseconds more. HTTPS goes through reqwest, which brings the platform's trust
+//! store.
 
-use std::time::Duration;
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+use std::thread::{self, ThreadId};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header::{self, HeaderMap, HeaderValue};
+use http::header::HeaderMap;
 use http::{Method, StatusCode, Uri};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use super::UpstreamError;
+use super::wire::{self, Connection};
 
 /// How long an unused pooled connection is kept.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-/// Unused connections kept per host.
+/// Unused connections kept per pool.
 const MAX_IDLE: usize = 64;
-const USER_AGENT: &str = concat!("ferry/", env!("CARGO_PKG_VERSION"));
+pub(super) const USER_AGENT: &str = concat!("ferry/", env!("CARGO_PKG_VERSION"));
 
 /// One request to the upstream, ready to send; cheap to clone (the body is shared).
 #[derive(Debug, Clone)]
@@ -33,9 +34,23 @@ pub(super) struct Outgoing {
 /// The pooled connections of one connect timeout.
 #[derive(Debug, Clone)]
 pub(super) enum Pool {
-    /// Boxed: the client is large, and a pool is only moved when it is made.
-    Plain(Box<Client<HttpConnector, Full<Bytes>>>),
+    Plain(std::sync::Arc<Plain>),
     Tls(reqwest::Client),
+}
+
+/// Plain-HTTP connections kept between calls, oldest first. Each is taken again only on the
+/// thread that opened it: its socket is registered with that thread's runtime.
+#[derive(Debug)]
+pub(super) struct Plain {
+    connect_timeout: Duration,
+    idle: Mutex<VecDeque<Idle>>,
+}
+
+#[derive(Debug)]
+struct Idle {
+    connection: Connection,
+    thread: ThreadId,
+    since: Instant,
 }
 
 /// What one attempt produced.
@@ -80,22 +95,17 @@ impl Pool {
         if scheme == "https" {
             return http_client(connect_timeout_ms).map(Pool::Tls);
         }
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(connect_timeout));
-        connector.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(IDLE_TIMEOUT)
-            .pool_max_idle_per_host(MAX_IDLE)
-            .build(connector);
-        Ok(Pool::Plain(Box::new(client)))
+        Ok(Pool::Plain(std::sync::Arc::new(Plain {
+            connect_timeout,
+            idle: Mutex::new(VecDeque::new()),
+        })))
     }
 
     /// Sends `request` and reads at most `max_bytes` of the answer's body.
     pub async fn send(&self, request: Outgoing, max_bytes: u64) -> Attempt {
         let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
         match self {
-            Pool::Plain(client) => send_plain(client, request, limit).await,
+            Pool::Plain(plain) => plain.send(&request, limit).await,
             Pool::Tls(client) => send_tls(client, request, limit).await,
         }
     }
@@ -116,75 +126,173 @@ pub(super) fn http_client(connect_timeout_ms: u64) -> Result<reqwest::Client, Up
         .map_err(UpstreamError::Client)
 }
 
-async fn send_plain(
-    client: &Client<HttpConnector, Full<Bytes>>,
-    request: Outgoing,
-    limit: usize,
-) -> Attempt {
-    let mut outgoing = http::Request::new(Full::new(request.body.unwrap_or_default()));
-    *outgoing.method_mut() = request.method;
-    *outgoing.uri_mut() = request.uri;
-    *outgoing.headers_mut() = request.headers;
-    // What reqwest sends by default, so both schemes look alike to the upstream.
-    let headers = outgoing.headers_mut();
-    if !headers.contains_key(header::USER_AGENT) {
-        headers.insert(header::USER_AGENT, HeaderValue::from_static(USER_AGENT));
-    }
-    if !headers.contains_key(header::ACCEPT) {
-        headers.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
-    }
-    let response = match client.request(outgoing).await {
-        Ok(response) => response,
-        Err(error) => {
-            let timeout = timed_out(&error);
-            let malformed = malformed(&error);
+impl Plain {
+    async fn send(&self, request: &Outgoing, limit: usize) -> Attempt {
+        let Some(origin) = origin(&request.uri) else {
             return Attempt::Send(Failure {
-                connect: error.is_connect(),
-                timeout,
-                connection: !timeout && malformed.is_none(),
-                malformed,
-                detail: super::chain(&error),
+                connect: true,
+                timeout: false,
+                connection: false,
+                malformed: None,
+                detail: "the request names no host".to_owned(),
             });
+        };
+        // The `Host` header leaves out the default port, as other clients do.
+        let host = origin.strip_suffix(":80").unwrap_or(origin);
+        let idle = self.checkout(origin);
+        let reused = idle.is_some();
+        let mut connection = match idle {
+            Some(connection) => connection,
+            None => match self.open(&request.uri, origin).await {
+                Ok(connection) => connection,
+                Err(failure) => return Attempt::Send(failure),
+            },
+        };
+        let mut outcome = connection.exchange(request, host, limit).await;
+        if reused
+            && matches!(outcome, Err(wire::Error::Closed { nothing: true, .. }))
+            && repeatable(&request.method)
+        {
+            // The upstream closed the idle connection as the request went out on it, so it
+            // was not answered: sent once more on a fresh connection, as other clients do.
+            connection = match self.open(&request.uri, origin).await {
+                Ok(connection) => connection,
+                Err(failure) => return Attempt::Send(failure),
+            };
+            outcome = connection.exchange(request, host, limit).await;
         }
-    };
-    let (parts, mut body) = response.into_parts();
-    let expected = http_body::Body::size_hint(&body).exact().unwrap_or(0);
-    let mut collected = Vec::with_capacity(
-        usize::try_from(expected)
-            .unwrap_or(0)
-            .min(limit)
-            .min(1 << 20),
-    );
-    let mut truncated = false;
-    while let Some(frame) = body.frame().await {
-        let frame = match frame {
-            Ok(frame) => frame,
-            Err(error) => {
-                let failure = Failure {
+        match outcome {
+            Ok(answer) => {
+                if answer.reusable {
+                    self.put_back(connection);
+                }
+                Attempt::Answer(super::response::Observed {
+                    status: answer.status,
+                    headers: answer.headers,
+                    body: answer.body,
+                    truncated: answer.truncated,
+                })
+            }
+            Err(wire::Error::Closed { error, .. }) => {
+                let timeout = error.kind() == std::io::ErrorKind::TimedOut;
+                Attempt::Send(Failure {
                     connect: false,
-                    timeout: timed_out(&error),
+                    timeout,
+                    connection: !timeout,
+                    malformed: None,
+                    detail: error.to_string(),
+                })
+            }
+            Err(wire::Error::Head(malformed, detail)) => Attempt::Send(Failure {
+                connect: false,
+                timeout: false,
+                connection: false,
+                malformed: Some(malformed),
+                detail: detail.to_owned(),
+            }),
+            Err(wire::Error::Body {
+                status,
+                headers,
+                detail,
+            }) => Attempt::Body(
+                status,
+                headers,
+                Failure {
+                    connect: false,
+                    timeout: false,
                     connection: false,
                     malformed: None,
-                    detail: super::chain(&error),
-                };
-                return Attempt::Body(parts.status, parts.headers, failure);
-            }
-        };
-        let Ok(chunk) = frame.into_data() else {
-            continue;
-        };
-        if append(&mut collected, &chunk, limit) {
-            truncated = true;
-            // Dropping the body closes the connection: the rest is not read.
-            break;
+                    detail,
+                },
+            ),
         }
     }
-    Attempt::Answer(super::response::Observed {
-        status: parts.status,
-        headers: parts.headers,
-        body: collected,
-        truncated,
-    })
+
+    /// A new connection to `uri`'s host (`origin`), within the connect timeout.
+    async fn open(&self, uri: &Uri, origin: &str) -> Result<Connection, Failure> {
+        let host = uri.host().unwrap_or_default();
+        let port = uri.port_u16().unwrap_or(80);
+        let failure = |timeout: bool, detail: String| Failure {
+            connect: true,
+            timeout,
+            connection: !timeout,
+            malformed: None,
+            detail,
+        };
+        match tokio::time::timeout(self.connect_timeout, Connection::open(host, port, origin)).await
+        {
+            Ok(Ok(connection)) => Ok(connection),
+            Ok(Err(error)) => Err(failure(
+                error.kind() == std::io::ErrorKind::TimedOut,
+                format!("connecting to {host}:{port}: {error}"),
+            )),
+            Err(_) => Err(failure(
+                true,
+                format!("connecting to {host}:{port}: timed out"),
+            )),
+        }
+    }
+
+    /// The newest idle connection to `origin` this thread opened that is still open;
+    /// expired and closed ones met on the way are dropped.
+    fn checkout(&self, origin: &str) -> Option<Connection> {
+        let thread = thread::current().id();
+        let now = Instant::now();
+        loop {
+            let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+            while idle
+                .front()
+                .is_some_and(|entry| now.duration_since(entry.since) >= IDLE_TIMEOUT)
+            {
+                idle.pop_front();
+            }
+            let position = idle
+                .iter()
+                .rposition(|entry| entry.thread == thread && entry.connection.origin() == origin)?;
+            let entry = idle.remove(position)?;
+            drop(idle);
+            if entry.connection.is_open() {
+                return Some(entry.connection);
+            }
+        }
+    }
+
+    /// Keeps `connection` for a later call, dropping the oldest beyond [`MAX_IDLE`].
+    fn put_back(&self, mut connection: Connection) {
+        connection.rest();
+        let entry = Idle {
+            connection,
+            thread: thread::current().id(),
+            since: Instant::now(),
+        };
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        let dropped = if idle.len() >= MAX_IDLE {
+            idle.pop_front()
+        } else {
+            None
+        };
+        idle.push_back(entry);
+        drop(idle);
+        drop(dropped);
+    }
+}
+
+/// `host:port` of an absolute `uri`, without any user information.
+fn origin(uri: &Uri) -> Option<&str> {
+    let authority = uri.authority()?.as_str();
+    let origin = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, rest)| rest);
+    (!origin.is_empty()).then_some(origin)
+}
+
+/// Whether a request that may have reached the upstream can be sent again unasked: its
+/// method says repeating it changes nothing more (RFC 9110 §9.2.2).
+fn repeatable(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS | Method::TRACE
+    )
 }
 
 async fn send_tls(client: &reqwest::Client, request: Outgoing, limit: usize) -> Attempt {
@@ -278,18 +386,4 @@ fn malformed(error: &(dyn std::error::Error + 'static)) -> Option<Malformed> {
         cause = error.source();
     }
     None
-}
-
-/// Whether a time limit ran out somewhere in `error`'s causes.
-fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = Some(error);
-    while let Some(error) = cause {
-        if let Some(io) = error.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::TimedOut
-        {
-            return true;
-        }
-        cause = error.source();
-    }
-    false
 }

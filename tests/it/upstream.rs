@@ -1711,3 +1711,116 @@ async fn a_response_head_over_the_limits_is_an_upstream_fault_not_retried() {
         .assert_eq(&text_of(&result));
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
 }
+
+/// What a [`keeping_upstream`] does with the `n`th request on a connection.
+#[derive(Clone, Copy)]
+enum Turn {
+    Answer,
+    AnswerAndClose,
+    CloseUnanswered,
+}
+
+/// A raw upstream that keeps its connections open between requests, counting them; `turn`
+/// says what each request on a connection (numbered from 0) gets.
+async fn keeping_upstream(turn: fn(usize) -> Turn) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut read = Vec::new();
+                for index in 0.. {
+                    // One request head (the tools called here send no body).
+                    while !read.windows(4).any(|window| window == b"\r\n\r\n") {
+                        let mut buffer = [0u8; 4096];
+                        match tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(size) => read.extend_from_slice(&buffer[..size]),
+                        }
+                    }
+                    let end = read
+                        .windows(4)
+                        .position(|window| window == b"\r\n\r\n")
+                        .expect("head")
+                        + 4;
+                    read.drain(..end);
+                    let answer = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+                    match turn(index) {
+                        Turn::Answer => {
+                            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, answer).await;
+                        }
+                        Turn::AnswerAndClose => {
+                            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, answer).await;
+                            return;
+                        }
+                        Turn::CloseUnanswered => return,
+                    }
+                }
+            });
+        }
+    });
+    (base, accepted)
+}
+
+#[tokio::test]
+async fn calls_in_turn_go_out_on_one_kept_connection() {
+    let (base, accepted) = keeping_upstream(|_| Turn::Answer).await;
+    let tool = tool("getPet", Method::GET, "/pets", Vec::new());
+    let upstream = client(&base, &tool);
+    for _ in 0..3 {
+        let result = served(&tool, upstream.call(&tool, &Map::new()).await);
+        assert!(!result.is_error, "{result:?}");
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_kept_connection_the_upstream_closed_is_not_used_again() {
+    let (base, accepted) = keeping_upstream(|_| Turn::AnswerAndClose).await;
+    let mut tool = tool("createPet", Method::POST, "/pets", Vec::new());
+    tool.call.retries = 0;
+    let upstream = client(&base, &tool);
+    for _ in 0..3 {
+        let result = served(&tool, upstream.call(&tool, &Map::new()).await);
+        assert!(!result.is_error, "{result:?}");
+        // Time for the close to arrive before the next call looks for a kept connection.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn a_request_a_kept_connection_closed_on_is_sent_again_only_if_repeatable() {
+    let turn = |index| {
+        if index == 0 {
+            Turn::Answer
+        } else {
+            Turn::CloseUnanswered
+        }
+    };
+    let (base, accepted) = keeping_upstream(turn).await;
+    let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
+    get.call.retries = 0;
+    let upstream = client(&base, &get);
+    for _ in 0..2 {
+        let result = served(&get, upstream.call(&get, &Map::new()).await);
+        assert!(!result.is_error, "{result:?}");
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+
+    let (base, accepted) = keeping_upstream(turn).await;
+    let post = tool("createPet", Method::POST, "/pets", Vec::new());
+    let upstream = client(&base, &post);
+    let first = served(&post, upstream.call(&post, &Map::new()).await);
+    assert!(!first.is_error, "{first:?}");
+    let second = served(&post, upstream.call(&post, &Map::new()).await);
+    assert!(second.is_error);
+    expect![[r#"the upstream closed the connection without an answer"#]]
+        .assert_eq(&text_of(&second));
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+}

@@ -1,0 +1,552 @@
+//! HTTP/1.1 on one plain TCP connection to the upstream: writing a request and reading its
+//! answer, with the framing rules of RFC 9112. A call drives its connection itself, in its
+//! own task, so an answer costs no hand-over to a connection task and back; that hand-over
+//! and the general client's pool were the call path's largest costs after the kernel's.
+//! Which connections are kept between calls is [`super::pool`]'s.
+
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+
+use bytes::{Buf, BytesMut};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, StatusCode, Version};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::pool::{Malformed, Outgoing};
+
+/// At most this many header lines in a response head, as hyper's client allows.
+const MAX_HEADERS: usize = 100;
+/// At most this many bytes of response head, as hyper's client allows.
+const MAX_HEAD_BYTES: usize = 8192 + 4096 * 100;
+/// Interim (1xx) answers skipped before one is final; more is not HTTP a server sends.
+const MAX_INTERIM: usize = 16;
+/// The longest chunk-size line or trailer line read, and all trailers together.
+const MAX_LINE: usize = 4096;
+const MAX_TRAILERS: usize = 16 * 1024;
+/// The least room a read is given: more than one answer's head and a small body, so a read
+/// that comes back short shows the socket drained and the next call's liveness check can
+/// skip its system call. A read that fills its room doubles the next one's, up to
+/// [`MAX_READ_ROOM`], so a large body takes few reads.
+const READ_ROOM: usize = 8192;
+const MAX_READ_ROOM: usize = 256 * 1024;
+/// A kept connection gives back buffers grown past this.
+const KEPT_BUFFER: usize = 64 * 1024;
+
+/// One open connection, with what it has read beyond the answer it was last asked for.
+#[derive(Debug)]
+pub(super) struct Connection {
+    stream: TcpStream,
+    /// The `host:port` it was opened to.
+    origin: Box<str>,
+    /// Bytes read and not yet taken.
+    read: BytesMut,
+    /// The request being written, kept for its allocation.
+    write: Vec<u8>,
+    /// How much the next read asks for.
+    room: usize,
+}
+
+/// A response read whole (or cut at the size cap).
+#[derive(Debug)]
+pub(super) struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+    /// The body went on past the size cap; the rest was not read.
+    pub truncated: bool,
+    /// The connection may carry another request.
+    pub reusable: bool,
+}
+
+/// How an exchange failed.
+#[derive(Debug)]
+pub(super) enum Error {
+    /// The request could not be written, or the connection failed before a whole head came.
+    /// `nothing` when not one byte of an answer had come.
+    Closed { nothing: bool, error: io::Error },
+    /// The answer was not a response head ferry reads.
+    Head(Malformed, &'static str),
+    /// A head came, then the body failed.
+    Body {
+        status: StatusCode,
+        headers: HeaderMap,
+        detail: String,
+    },
+}
+
+/// A response head as read.
+#[derive(Debug)]
+struct Head {
+    status: StatusCode,
+    version: Version,
+    headers: HeaderMap,
+}
+
+/// How an answer's body ends (RFC 9112 §6.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Empty,
+    Length(u64),
+    Chunked,
+    /// Until the upstream closes the connection.
+    Close,
+}
+
+impl Connection {
+    /// Opens a connection to `host` (a name, an IPv4 address or a bracketed IPv6 one) and
+    /// `port`, known as `origin`, trying each address the name resolves to in turn. The
+    /// caller bounds the wait.
+    pub async fn open(host: &str, port: u16, origin: &str) -> io::Result<Connection> {
+        let bare = host
+            .strip_prefix('[')
+            .and_then(|rest| rest.strip_suffix(']'))
+            .unwrap_or(host);
+        let stream = match bare.parse::<IpAddr>() {
+            Ok(ip) => TcpStream::connect(SocketAddr::new(ip, port)).await?,
+            Err(_) => {
+                let mut last = None;
+                let mut opened = None;
+                for address in tokio::net::lookup_host((bare, port)).await? {
+                    match TcpStream::connect(address).await {
+                        Ok(stream) => {
+                            opened = Some(stream);
+                            break;
+                        }
+                        Err(error) => last = Some(error),
+                    }
+                }
+                match (opened, last) {
+                    (Some(stream), _) => stream,
+                    (None, Some(error)) => return Err(error),
+                    (None, None) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::NotFound,
+                            format!("{bare} resolves to no address"),
+                        ));
+                    }
+                }
+            }
+        };
+        stream.set_nodelay(true)?;
+        Ok(Connection {
+            stream,
+            origin: origin.into(),
+            read: BytesMut::new(),
+            write: Vec::new(),
+            room: READ_ROOM,
+        })
+    }
+
+    /// The `host:port` the connection was opened to.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Whether an idle connection can still carry a request: the upstream has neither closed
+    /// it nor sent anything unasked. Costs no system call when nothing arrived since the last
+    /// read drained the socket.
+    pub fn is_open(&self) -> bool {
+        let mut probe = [0u8; 1];
+        matches!(self.stream.try_read(&mut probe), Err(error) if error.kind() == io::ErrorKind::WouldBlock)
+    }
+
+    /// Writes `request` (to `host`, the `Host` header's value) and reads its answer, keeping
+    /// at most `limit` bytes of the body.
+    pub async fn exchange(
+        &mut self,
+        request: &Outgoing,
+        host: &str,
+        limit: usize,
+    ) -> Result<Answer, Error> {
+        encode(request, host, &mut self.write);
+        if let Err(error) = self.stream.write_all(&self.write).await {
+            return Err(Error::Closed {
+                nothing: true,
+                error,
+            });
+        }
+        let Head {
+            status,
+            version,
+            headers,
+        } = self.read_head().await?;
+        let framing = framing(&request.method, status, version, &headers)
+            .map_err(|detail| Error::Head(Malformed::Invalid, detail))?;
+        let keep_alive = keep_alive(version, &headers) && framing != Framing::Close;
+        let mut body = Body::new(framing, limit);
+        if let Err(detail) = self.read_body(&mut body).await {
+            return Err(Error::Body {
+                status,
+                headers,
+                detail,
+            });
+        }
+        Ok(Answer {
+            status,
+            headers,
+            reusable: keep_alive && !body.truncated && self.read.is_empty(),
+            truncated: body.truncated,
+            body: body.bytes,
+        })
+    }
+
+    /// Reads until a final response head, skipping interim (1xx) ones.
+    async fn read_head(&mut self) -> Result<Head, Error> {
+        let mut interim = 0;
+        let mut received = !self.read.is_empty();
+        loop {
+            if !self.read.is_empty() {
+                if let Some((used, head)) = parse_head(&self.read)? {
+                    self.read.advance(used);
+                    if head.status.is_informational() {
+                        interim += 1;
+                        if interim > MAX_INTERIM {
+                            return Err(Error::Head(Malformed::Invalid, "too many 1xx answers"));
+                        }
+                        continue;
+                    }
+                    return Ok(head);
+                }
+                if self.read.len() >= MAX_HEAD_BYTES {
+                    return Err(Error::Head(Malformed::TooLarge, "response head too large"));
+                }
+            }
+            let nothing = !received;
+            match self.fill().await {
+                Ok(0) => {
+                    return Err(Error::Closed {
+                        nothing,
+                        error: io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "connection closed before a whole response head",
+                        ),
+                    });
+                }
+                Ok(_) => received = true,
+                Err(error) => return Err(Error::Closed { nothing, error }),
+            }
+        }
+    }
+
+    /// Reads `body` to its end, or to the size cap.
+    async fn read_body(&mut self, body: &mut Body) -> Result<(), String> {
+        match body.framing {
+            Framing::Empty => Ok(()),
+            Framing::Length(length) => self.read_exact_into(body, length).await,
+            Framing::Close => loop {
+                if body.take(&mut self.read, usize::MAX) {
+                    return Ok(());
+                }
+                if self.fill().await.map_err(|error| error.to_string())? == 0 {
+                    return Ok(());
+                }
+            },
+            Framing::Chunked => loop {
+                let line = self.line().await?;
+                let size = chunk_size(&line)?;
+                if size == 0 {
+                    return self.trailers().await;
+                }
+                self.read_exact_into(body, size).await?;
+                if body.truncated {
+                    return Ok(());
+                }
+                if !self.line().await?.is_empty() {
+                    return Err("a chunk is longer than its size says".to_owned());
+                }
+            },
+        }
+    }
+
+    /// Moves the next `length` bytes of the connection into `body`, stopping at its cap.
+    async fn read_exact_into(&mut self, body: &mut Body, length: u64) -> Result<(), String> {
+        let mut left = length;
+        loop {
+            let take = usize::try_from(left).unwrap_or(usize::MAX);
+            let before = self.read.len();
+            if body.take(&mut self.read, take) {
+                return Ok(());
+            }
+            left -= (before - self.read.len()) as u64;
+            if left == 0 {
+                return Ok(());
+            }
+            match self.fill().await {
+                Ok(0) => return Err("connection closed before the body ended".to_owned()),
+                Ok(_) => {}
+                Err(error) => return Err(error.to_string()),
+            }
+        }
+    }
+
+    /// The next line (without its CRLF), at most [`MAX_LINE`] long.
+    async fn line(&mut self) -> Result<BytesMut, String> {
+        loop {
+            if let Some(end) = self.read.iter().position(|&byte| byte == b'\n') {
+                let mut line = self.read.split_to(end + 1);
+                line.truncate(end);
+                if line.last() != Some(&b'\r') {
+                    return Err("a chunk line does not end in CRLF".to_owned());
+                }
+                line.truncate(end - 1);
+                return Ok(line);
+            }
+            if self.read.len() > MAX_LINE {
+                return Err("a chunk line is too long".to_owned());
+            }
+            match self.fill().await {
+                Ok(0) => return Err("connection closed before the body ended".to_owned()),
+                Ok(_) => {}
+                Err(error) => return Err(error.to_string()),
+            }
+        }
+    }
+
+    /// Skips the trailer section after the last chunk, up to its empty line.
+    async fn trailers(&mut self) -> Result<(), String> {
+        let mut total = 0;
+        loop {
+            let line = self.line().await?;
+            if line.is_empty() {
+                return Ok(());
+            }
+            total += line.len();
+            if total > MAX_TRAILERS {
+                return Err("the trailers are too long".to_owned());
+            }
+        }
+    }
+
+    /// Reads what the socket has into the read buffer; `Ok(0)` at its end.
+    async fn fill(&mut self) -> io::Result<usize> {
+        if self.read.is_empty() {
+            self.read.clear();
+        }
+        let room = self.room.max(self.read.len());
+        if self.read.capacity() - self.read.len() < room {
+            self.read.reserve(room);
+        }
+        let read = self.stream.read_buf(&mut self.read).await?;
+        self.room = if read >= room {
+            (room * 2).min(MAX_READ_ROOM)
+        } else {
+            READ_ROOM
+        };
+        Ok(read)
+    }
+
+    /// Makes the connection ready to be kept idle: buffers a large answer or request grew
+    /// are given back.
+    pub fn rest(&mut self) {
+        if self.read.capacity() > KEPT_BUFFER {
+            self.read = BytesMut::new();
+        }
+        if self.write.capacity() > KEPT_BUFFER {
+            self.write = Vec::new();
+        }
+        self.room = READ_ROOM;
+    }
+}
+
+/// A body being collected, up to its size cap.
+struct Body {
+    framing: Framing,
+    bytes: Vec<u8>,
+    limit: usize,
+    truncated: bool,
+}
+
+impl Body {
+    fn new(framing: Framing, limit: usize) -> Body {
+        let expected = match framing {
+            Framing::Length(length) => usize::try_from(length).unwrap_or(usize::MAX),
+            _ => 0,
+        };
+        Body {
+            framing,
+            bytes: Vec::with_capacity(expected.min(limit).min(1 << 20)),
+            limit,
+            truncated: false,
+        }
+    }
+
+    /// Moves up to `most` bytes from `read` into the body; true when the cap was passed,
+    /// so reading stops.
+    fn take(&mut self, read: &mut BytesMut, most: usize) -> bool {
+        let chunk = &read[..read.len().min(most)];
+        let room = self.limit - self.bytes.len();
+        if chunk.len() > room {
+            self.bytes.extend_from_slice(&chunk[..room]);
+            self.truncated = true;
+            return true;
+        }
+        let taken = chunk.len();
+        self.bytes.extend_from_slice(chunk);
+        read.advance(taken);
+        false
+    }
+}
+
+/// Writes the request line, the headers and the body of `request` into `out`: the target in
+/// origin form, `Host` first, `Content-Length` when there is a body, and what reqwest sends by
+/// default (`User-Agent`, `Accept`) when the request has none, so both schemes look alike to
+/// the upstream.
+fn encode(request: &Outgoing, host: &str, out: &mut Vec<u8>) {
+    out.clear();
+    let target = request
+        .uri
+        .path_and_query()
+        .map_or("/", |path_and_query| path_and_query.as_str());
+    out.extend_from_slice(request.method.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\nhost: ");
+    out.extend_from_slice(host.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in &request.headers {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if !request.headers.contains_key(header::USER_AGENT) {
+        out.extend_from_slice(b"user-agent: ");
+        out.extend_from_slice(super::pool::USER_AGENT.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if !request.headers.contains_key(header::ACCEPT) {
+        out.extend_from_slice(b"accept: */*\r\n");
+    }
+    let body = request.body.as_deref().unwrap_or_default();
+    if !body.is_empty() {
+        out.extend_from_slice(b"content-length: ");
+        out.extend_from_slice(body.len().to_string().as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+}
+
+/// A response head at the start of `bytes`, with its length; `None` when more must be read.
+fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
+    let mut lines = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut lines);
+    let used = match response.parse(bytes) {
+        Ok(httparse::Status::Complete(used)) => used,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(Error::Head(Malformed::TooLarge, "too many header lines"));
+        }
+        Err(_) => return Err(Error::Head(Malformed::Invalid, "not an HTTP response head")),
+    };
+    let invalid = |detail| Error::Head(Malformed::Invalid, detail);
+    let status = response
+        .code
+        .and_then(|code| StatusCode::from_u16(code).ok())
+        .ok_or_else(|| invalid("an invalid status code"))?;
+    let version = match response.version {
+        Some(0) => Version::HTTP_10,
+        _ => Version::HTTP_11,
+    };
+    let mut headers = HeaderMap::with_capacity(response.headers.len());
+    for line in response.headers.iter() {
+        let name = HeaderName::from_bytes(line.name.as_bytes())
+            .map_err(|_| invalid("an invalid header name"))?;
+        let value =
+            HeaderValue::from_bytes(line.value).map_err(|_| invalid("an invalid header value"))?;
+        headers.append(name, value);
+    }
+    Ok(Some((
+        used,
+        Head {
+            status,
+            version,
+            headers,
+        },
+    )))
+}
+
+/// How the body of an answer to `method` with this head ends.
+fn framing(
+    method: &Method,
+    status: StatusCode,
+    version: Version,
+    headers: &HeaderMap,
+) -> Result<Framing, &'static str> {
+    if *method == Method::HEAD
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED
+    {
+        return Ok(Framing::Empty);
+    }
+    if let Some(last) = headers
+        .get_all(header::TRANSFER_ENCODING)
+        .iter()
+        .next_back()
+    {
+        if version == Version::HTTP_10 {
+            return Err("transfer-encoding in an HTTP/1.0 answer");
+        }
+        let chunked = last
+            .as_bytes()
+            .rsplit(|&byte| byte == b',')
+            .next()
+            .is_some_and(|coding| coding.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+        return Ok(if chunked {
+            Framing::Chunked
+        } else {
+            Framing::Close
+        });
+    }
+    let mut length = None;
+    for value in headers.get_all(header::CONTENT_LENGTH) {
+        for part in value.as_bytes().split(|&byte| byte == b',') {
+            let part = part.trim_ascii();
+            let parsed = std::str::from_utf8(part)
+                .ok()
+                .filter(|text| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit()))
+                .and_then(|text| text.parse::<u64>().ok())
+                .ok_or("an invalid content-length")?;
+            if length.is_some_and(|length| length != parsed) {
+                return Err("conflicting content-length values");
+            }
+            length = Some(parsed);
+        }
+    }
+    Ok(length.map_or(Framing::Close, Framing::Length))
+}
+
+/// Whether the upstream lets the connection carry another request.
+fn keep_alive(version: Version, headers: &HeaderMap) -> bool {
+    let says = |token: &[u8]| {
+        headers.get_all(header::CONNECTION).iter().any(|value| {
+            value
+                .as_bytes()
+                .split(|&byte| byte == b',')
+                .any(|part| part.trim_ascii().eq_ignore_ascii_case(token))
+        })
+    };
+    if says(b"close") {
+        return false;
+    }
+    version == Version::HTTP_11 || says(b"keep-alive")
+}
+
+/// The size of a chunk from its size line (hex digits, then any extensions after `;`).
+fn chunk_size(line: &[u8]) -> Result<u64, String> {
+    let digits = line
+        .split(|&byte| byte == b';')
+        .next()
+        .unwrap_or_default()
+        .trim_ascii();
+    let invalid = || "an invalid chunk size".to_owned();
+    if digits.is_empty() || digits.len() > 16 || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return Err(invalid());
+    }
+    let text = std::str::from_utf8(digits).map_err(|_| invalid())?;
+    u64::from_str_radix(text, 16).map_err(|_| invalid())
+}
+
+#[cfg(test)]
+mod tests;

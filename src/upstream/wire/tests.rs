@@ -1,0 +1,449 @@
+use super::*;
+use expect_test::{Expect, expect};
+use tokio::net::TcpListener;
+
+fn outgoing(method: Method, uri: &str, headers: &[(&str, &str)], body: Option<&str>) -> Outgoing {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        map.append(
+            HeaderName::from_bytes(name.as_bytes()).expect("name"),
+            HeaderValue::from_str(value).expect("value"),
+        );
+    }
+    Outgoing {
+        method,
+        uri: uri.parse().expect("uri"),
+        headers: map,
+        body: body.map(|body| bytes::Bytes::copy_from_slice(body.as_bytes())),
+    }
+}
+
+fn encoded(request: &Outgoing, host: &str) -> String {
+    let mut out = Vec::new();
+    encode(request, host, &mut out);
+    String::from_utf8(out)
+        .expect("text")
+        .replace(super::super::pool::USER_AGENT, "ferry/VERSION")
+}
+
+#[test]
+fn requests_go_in_origin_form_with_host_first_and_a_length_only_for_a_body() {
+    let get = outgoing(
+        Method::GET,
+        "http://api.test:8080/pets?limit=2",
+        &[("x-trace", "1"), ("x-trace", "2")],
+        None,
+    );
+    expect![[r#"
+        GET /pets?limit=2 HTTP/1.1
+        host: api.test:8080
+        x-trace: 1
+        x-trace: 2
+        user-agent: ferry/VERSION
+        accept: */*
+
+    "#]]
+    .assert_eq(&encoded(&get, "api.test:8080").replace('\r', ""));
+    let post = outgoing(
+        Method::POST,
+        "http://api.test",
+        &[("accept", "application/json"), ("user-agent", "mine")],
+        Some("{\"a\":1}"),
+    );
+    expect![[r#"
+        POST / HTTP/1.1
+        host: api.test
+        accept: application/json
+        user-agent: mine
+        content-length: 7
+
+        {"a":1}"#]]
+    .assert_eq(&encoded(&post, "api.test").replace('\r', ""));
+    let empty = outgoing(Method::PUT, "http://api.test/x", &[], Some(""));
+    assert!(!encoded(&empty, "api.test").contains("content-length"));
+    assert!(encoded(&get, "h").starts_with("GET /pets?limit=2 HTTP/1.1\r\nhost: h\r\n"));
+}
+
+/// Header lines, name and value.
+type Lines<'a> = &'a [(&'a str, &'a str)];
+
+fn headers(lines: Lines<'_>) -> HeaderMap {
+    outgoing(Method::GET, "http://h/", lines, None).headers
+}
+
+#[test]
+fn the_body_length_follows_rfc_9112() {
+    let cases: &[(Method, u16, Version, Lines<'_>)] = &[
+        (
+            Method::HEAD,
+            200,
+            Version::HTTP_11,
+            &[("content-length", "5")],
+        ),
+        (
+            Method::GET,
+            204,
+            Version::HTTP_11,
+            &[("content-length", "5")],
+        ),
+        (Method::GET, 304, Version::HTTP_11, &[]),
+        (
+            Method::GET,
+            200,
+            Version::HTTP_11,
+            &[("transfer-encoding", "chunked")],
+        ),
+        (
+            Method::GET,
+            200,
+            Version::HTTP_11,
+            &[("transfer-encoding", "gzip, Chunked")],
+        ),
+        (
+            Method::GET,
+            200,
+            Version::HTTP_11,
+            &[("transfer-encoding", "chunked, gzip")],
+        ),
+        (
+            Method::GET,
+            200,
+            Version::HTTP_11,
+            &[("transfer-encoding", "chunked"), ("content-length", "5")],
+        ),
+        (
+            Method::GET,
+            200,
+            Version::HTTP_10,
+            &[("transfer-encoding", "chunked")],
+        ),
+        (
+            Method::GET,
+            200,
+            Version::HTTP_11,
+            &[("content-length", "5")],
+        ),
+        (
+            Method::GET,
+            200,
+            Version::HTTP_11,
+            &[("content-length", "5, 5"), ("content-length", "5")],
+        ),
+        (
+            Method::GET,
+            200,
+            Version::HTTP_11,
+            &[("content-length", "5"), ("content-length", "6")],
+        ),
+        (
+            Method::GET,
+            200,
+            Version::HTTP_11,
+            &[("content-length", "+5")],
+        ),
+        (
+            Method::GET,
+            200,
+            Version::HTTP_11,
+            &[("content-length", "")],
+        ),
+        (
+            Method::GET,
+            200,
+            Version::HTTP_11,
+            &[("content-length", "99999999999999999999999")],
+        ),
+        (Method::GET, 200, Version::HTTP_11, &[]),
+    ];
+    let lines: Vec<String> = cases
+        .iter()
+        .map(|(method, status, version, lines)| {
+            let status = StatusCode::from_u16(*status).expect("status");
+            format!(
+                "{method} {status} {version:?} {lines:?}: {:?}",
+                framing(method, status, *version, &headers(lines))
+            )
+        })
+        .collect();
+    expect![[r#"
+        HEAD 200 OK HTTP/1.1 [("content-length", "5")]: Ok(Empty)
+        GET 204 No Content HTTP/1.1 [("content-length", "5")]: Ok(Empty)
+        GET 304 Not Modified HTTP/1.1 []: Ok(Empty)
+        GET 200 OK HTTP/1.1 [("transfer-encoding", "chunked")]: Ok(Chunked)
+        GET 200 OK HTTP/1.1 [("transfer-encoding", "gzip, Chunked")]: Ok(Chunked)
+        GET 200 OK HTTP/1.1 [("transfer-encoding", "chunked, gzip")]: Ok(Close)
+        GET 200 OK HTTP/1.1 [("transfer-encoding", "chunked"), ("content-length", "5")]: Ok(Chunked)
+        GET 200 OK HTTP/1.0 [("transfer-encoding", "chunked")]: Err("transfer-encoding in an HTTP/1.0 answer")
+        GET 200 OK HTTP/1.1 [("content-length", "5")]: Ok(Length(5))
+        GET 200 OK HTTP/1.1 [("content-length", "5, 5"), ("content-length", "5")]: Ok(Length(5))
+        GET 200 OK HTTP/1.1 [("content-length", "5"), ("content-length", "6")]: Err("conflicting content-length values")
+        GET 200 OK HTTP/1.1 [("content-length", "+5")]: Err("an invalid content-length")
+        GET 200 OK HTTP/1.1 [("content-length", "")]: Err("an invalid content-length")
+        GET 200 OK HTTP/1.1 [("content-length", "99999999999999999999999")]: Err("an invalid content-length")
+        GET 200 OK HTTP/1.1 []: Ok(Close)"#]]
+    .assert_eq(&lines.join("\n"));
+}
+
+#[test]
+fn a_connection_is_kept_when_the_version_and_connection_header_allow() {
+    let cases: &[(Version, Lines<'_>, bool)] = &[
+        (Version::HTTP_11, &[], true),
+        (
+            Version::HTTP_11,
+            &[("connection", "Keep-Alive, close")],
+            false,
+        ),
+        (
+            Version::HTTP_11,
+            &[("connection", "upgrade"), ("connection", "CLOSE")],
+            false,
+        ),
+        (Version::HTTP_10, &[], false),
+        (Version::HTTP_10, &[("connection", "keep-alive")], true),
+    ];
+    for (version, lines, kept) in cases {
+        assert_eq!(
+            keep_alive(*version, &headers(lines)),
+            *kept,
+            "{version:?} {lines:?}"
+        );
+    }
+}
+
+#[test]
+fn chunk_sizes_are_hex_digits_before_any_extension() {
+    for (line, size) in [
+        ("1a", Some(26)),
+        ("1A ; name=value", Some(26)),
+        ("0", Some(0)),
+        ("ffffffffffffffff", Some(u64::MAX)),
+        ("10000000000000000", None),
+        ("+1", None),
+        ("", None),
+        ("g", None),
+        ("1 2", None),
+    ] {
+        assert_eq!(chunk_size(line.as_bytes()).ok(), size, "{line:?}");
+    }
+}
+
+/// Sends `request` over a fresh loopback connection to a server that reads one request head
+/// and answers with `raw`, then closes; renders what the exchange came to.
+async fn exchange(method: Method, raw: &'static [u8], limit: usize) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let server = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.expect("accept");
+        let mut head = Vec::new();
+        let mut buffer = [0u8; 1024];
+        while !head.windows(4).any(|window| window == b"\r\n\r\n") {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(read) => head.extend_from_slice(&buffer[..read]),
+            }
+        }
+        let _ = stream.write_all(raw).await;
+        let _ = stream.shutdown().await;
+    });
+    let origin = format!("127.0.0.1:{port}");
+    let mut connection = Connection::open("127.0.0.1", port, &origin)
+        .await
+        .expect("connect");
+    let request = outgoing(method, &format!("http://{origin}/"), &[], None);
+    let rendered = match connection.exchange(&request, &origin, limit).await {
+        Ok(answer) => format!(
+            "{} {:?}{}{}",
+            answer.status.as_u16(),
+            String::from_utf8_lossy(&answer.body),
+            if answer.truncated { " truncated" } else { "" },
+            if answer.reusable { " reusable" } else { "" },
+        ),
+        Err(Error::Closed { nothing, error }) => {
+            format!("closed (nothing came: {nothing}): {error}")
+        }
+        Err(Error::Head(malformed, detail)) => format!("head {malformed:?}: {detail}"),
+        Err(Error::Body { status, detail, .. }) => {
+            format!("body of {} failed: {detail}", status.as_u16())
+        }
+    };
+    server.await.expect("server");
+    rendered
+}
+
+async fn check(method: Method, raw: &'static [u8], limit: usize, expect: Expect) {
+    expect.assert_eq(&exchange(method, raw, limit).await);
+}
+
+#[tokio::test]
+async fn answers_are_read_by_their_framing() {
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello",
+        100,
+        expect![[r#"200 "hello" reusable"#]],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n6\r\n world\r\n0\r\nx-checksum: 1\r\n\r\n",
+        100,
+        expect![[r#"200 "hello world" reusable"#]],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\nok",
+        100,
+        expect![[r#"201 "ok" reusable"#]],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.0 200 OK\r\n\r\nuntil the end",
+        100,
+        expect![[r#"200 "until the end""#]],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok",
+        100,
+        expect![[r#"200 "ok""#]],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokEXTRA",
+        100,
+        expect![[r#"200 "ok""#]],
+    )
+    .await;
+    check(
+        Method::HEAD,
+        b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n",
+        100,
+        expect![[r#"200 "" reusable"#]],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 204 No Content\r\n\r\n",
+        100,
+        expect![[r#"204 "" reusable"#]],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_body_past_the_cap_is_cut_and_its_connection_not_kept() {
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n0123456789",
+        4,
+        expect![[r#"200 "0123" truncated"#]],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n0123456789",
+        10,
+        expect![[r#"200 "0123456789" reusable"#]],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n",
+        5,
+        expect![[r#"200 "abcde" truncated"#]],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\n\r\nabcdef",
+        3,
+        expect![[r#"200 "abc" truncated"#]],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn broken_answers_are_told_apart() {
+    check(
+        Method::GET,
+        b"",
+        100,
+        expect!["closed (nothing came: true): connection closed before a whole response head"],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ncontent-le",
+        100,
+        expect!["closed (nothing came: false): connection closed before a whole response head"],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"SSH-2.0-OpenSSH\r\n\r\n",
+        100,
+        expect!["head Invalid: not an HTTP response head"],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\nx: \x01\r\n\r\n",
+        100,
+        expect!["head Invalid: not an HTTP response head"],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n",
+        100,
+        expect!["head Invalid: conflicting content-length values"],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\nshort",
+        100,
+        expect!["body of 200 failed: connection closed before the body ended"],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabcdef\r\n0\r\n\r\n",
+        100,
+        expect!["body of 200 failed: a chunk is longer than its size says"],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n",
+        100,
+        expect!["body of 200 failed: an invalid chunk size"],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n",
+        100,
+        expect!["body of 200 failed: a chunk line does not end in CRLF"],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n",
+        100,
+        expect!["body of 200 failed: connection closed before the body ended"],
+    )
+    .await;
+    const INTERIM: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\n";
+    check(
+        Method::GET,
+        INTERIM,
+        100,
+        expect!["head Invalid: too many 1xx answers"],
+    )
+    .await;
+}
