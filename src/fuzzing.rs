@@ -41,6 +41,7 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("retry_after", retry_after),
     ("header_value", header_value),
     ("arazzo", arazzo),
+    ("wire", wire),
 ];
 
 /// The document the request builder, the dispatcher and the curation reader are fuzzed
@@ -550,6 +551,71 @@ pub fn retry_after(data: &[u8]) {
                 .is_some_and(|resume| resume < deadline),
             "a Retry-After delay of {delay:?} was waited past the deadline"
         );
+    }
+}
+
+/// What a plain-HTTP upstream sends back, read as the answer to one request: the first byte
+/// picks how many bytes each read gets (so heads and chunk lines arrive split anywhere),
+/// whether the request was `HEAD` and the size cap; the rest is the upstream's bytes. Any
+/// answer read is final, within its cap, and kept for another request only when whole.
+pub fn wire(data: &[u8]) {
+    use crate::upstream::pool::Outgoing;
+    use crate::upstream::wire::Connection;
+    let [pick, rest @ ..] = data else {
+        return;
+    };
+    let piece = if pick & 0x20 != 0 {
+        4096
+    } else {
+        usize::from(pick & 0x1f) + 1
+    };
+    let method = if pick & 0x40 != 0 {
+        http::Method::HEAD
+    } else {
+        http::Method::GET
+    };
+    let limit = if pick & 0x80 != 0 { 16 } else { 1 << 16 };
+    let stream = tokio::io::join(Pieces { data: rest, piece }, tokio::io::sink());
+    let mut connection = Connection::over(stream, "upstream.test");
+    let request = Outgoing {
+        method: method.clone(),
+        uri: http::Uri::from_static("http://upstream.test/items"),
+        headers: HeaderMap::new(),
+        body: None,
+    };
+    let outcome = block_on(connection.exchange(&request, "upstream.test", limit));
+    if let Ok(answer) = outcome {
+        assert!(!answer.status.is_informational(), "{answer:?}");
+        assert!(answer.body.len() <= limit, "{answer:?}");
+        assert!(
+            !answer.truncated || answer.body.len() == limit,
+            "{answer:?}"
+        );
+        assert!(!(answer.truncated && answer.reusable), "{answer:?}");
+        assert!(
+            method != http::Method::HEAD || answer.body.is_empty(),
+            "{answer:?}"
+        );
+    }
+}
+
+/// Bytes read at most `piece` at a time, then the end.
+struct Pieces<'a> {
+    data: &'a [u8],
+    piece: usize,
+}
+
+impl tokio::io::AsyncRead for Pieces<'_> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let size = self.piece.min(self.data.len()).min(buf.remaining());
+        let (now, later) = self.data.split_at(size);
+        buf.put_slice(now);
+        self.data = later;
+        Poll::Ready(Ok(()))
     }
 }
 

@@ -28,13 +28,13 @@ mod address;
 mod body;
 mod credential;
 mod outcome;
-mod pool;
+pub(crate) mod pool;
 pub(crate) mod redact;
 pub(crate) mod request;
 pub(crate) mod response;
 mod retry;
 mod span;
-mod wire;
+pub(crate) mod wire;
 mod workflow;
 
 use address::{base_url, join};

@@ -24,7 +24,7 @@ pub(super) const USER_AGENT: &str = concat!("ferry/", env!("CARGO_PKG_VERSION"))
 
 /// One request to the upstream, ready to send; cheap to clone (the body is shared).
 #[derive(Debug, Clone)]
-pub(super) struct Outgoing {
+pub(crate) struct Outgoing {
     pub method: Method,
     pub uri: Uri,
     pub headers: HeaderMap,
@@ -64,7 +64,7 @@ pub(super) enum Attempt {
 
 /// How an upstream's answer failed to be an HTTP response head.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Malformed {
+pub(crate) enum Malformed {
     /// Over the client's limits: too many header lines, or too long ones.
     TooLarge,
     /// Not HTTP: a bad status line, version or header.

@@ -10,7 +10,7 @@ use std::net::{IpAddr, SocketAddr};
 use bytes::{Buf, BytesMut};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, StatusCode, Version};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::pool::{Malformed, Outgoing};
@@ -33,10 +33,11 @@ const MAX_READ_ROOM: usize = 256 * 1024;
 /// A kept connection gives back buffers grown past this.
 const KEPT_BUFFER: usize = 64 * 1024;
 
-/// One open connection, with what it has read beyond the answer it was last asked for.
+/// One open connection, with what it has read beyond the answer it was last asked for. The
+/// stream is a TCP connection except where the fuzzing harness feeds bytes.
 #[derive(Debug)]
-pub(super) struct Connection {
-    stream: TcpStream,
+pub(crate) struct Connection<S = TcpStream> {
+    stream: S,
     /// The `host:port` it was opened to.
     origin: Box<str>,
     /// Bytes read and not yet taken.
@@ -49,7 +50,7 @@ pub(super) struct Connection {
 
 /// A response read whole (or cut at the size cap).
 #[derive(Debug)]
-pub(super) struct Answer {
+pub(crate) struct Answer {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: Vec<u8>,
@@ -61,7 +62,7 @@ pub(super) struct Answer {
 
 /// How an exchange failed.
 #[derive(Debug)]
-pub(super) enum Error {
+pub(crate) enum Error {
     /// The request could not be written, or the connection failed before a whole head came.
     /// `nothing` when not one byte of an answer had come.
     Closed { nothing: bool, error: io::Error },
@@ -93,7 +94,7 @@ enum Framing {
     Close,
 }
 
-impl Connection {
+impl Connection<TcpStream> {
     /// Opens a connection to `host` (a name, an IPv4 address or a bracketed IPv6 one) and
     /// `port`, known as `origin`, trying each address the name resolves to in turn. The
     /// caller bounds the wait.
@@ -129,18 +130,7 @@ impl Connection {
             }
         };
         stream.set_nodelay(true)?;
-        Ok(Connection {
-            stream,
-            origin: origin.into(),
-            read: BytesMut::new(),
-            write: Vec::new(),
-            room: READ_ROOM,
-        })
-    }
-
-    /// The `host:port` the connection was opened to.
-    pub fn origin(&self) -> &str {
-        &self.origin
+        Ok(Connection::over(stream, origin))
     }
 
     /// Whether an idle connection can still carry a request: the upstream has neither closed
@@ -150,10 +140,28 @@ impl Connection {
         let mut probe = [0u8; 1];
         matches!(self.stream.try_read(&mut probe), Err(error) if error.kind() == io::ErrorKind::WouldBlock)
     }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
+    /// A connection over `stream`, opened to `origin`.
+    pub(crate) fn over(stream: S, origin: &str) -> Connection<S> {
+        Connection {
+            stream,
+            origin: origin.into(),
+            read: BytesMut::new(),
+            write: Vec::new(),
+            room: READ_ROOM,
+        }
+    }
+
+    /// The `host:port` the connection was opened to.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
 
     /// Writes `request` (to `host`, the `Host` header's value) and reads its answer, keeping
     /// at most `limit` bytes of the body.
-    pub async fn exchange(
+    pub(crate) async fn exchange(
         &mut self,
         request: &Outgoing,
         host: &str,
@@ -430,9 +438,16 @@ fn encode(request: &Outgoing, host: &str, out: &mut Vec<u8>) {
 
 /// A response head at the start of `bytes`, with its length; `None` when more must be read.
 fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, Error> {
-    let mut lines = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut response = httparse::Response::new(&mut lines);
-    let used = match response.parse(bytes) {
+    // Left uninitialised: the parser writes only the lines it finds, so a head of a few
+    // lines does not pay for clearing room for a hundred.
+    let mut lines = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut response,
+        bytes,
+        &mut lines,
+    );
+    let used = match parsed {
         Ok(httparse::Status::Complete(used)) => used,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => {
