@@ -689,13 +689,21 @@ impl Upstream {
     }
 }
 
-/// Whether a call may be sent again after a failure: its method is safe to repeat, or the
-/// API deduplicates it by an idempotency key.
+/// Whether a call may be sent again after a failure: its method is idempotent, or the API
+/// deduplicates it by an idempotency key.
 fn retryable(method: &Method, settings: &crate::catalog::CallSettings) -> bool {
+    idempotent(method)
+        || (settings.idempotency_header.is_some()
+            && matches!(*method, Method::POST | Method::PATCH))
+}
+
+/// Whether sending a request with `method` twice changes nothing more than sending it once
+/// (RFC 9110 §9.2.2), so that one that may have reached the upstream can be sent again.
+fn idempotent(method: &Method) -> bool {
     matches!(
         *method,
         Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
-    ) || (settings.idempotency_header.is_some() && matches!(*method, Method::POST | Method::PATCH))
+    )
 }
 
 /// What a request that got no answer comes to.

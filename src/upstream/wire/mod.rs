@@ -6,6 +6,7 @@
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -63,8 +64,9 @@ pub(crate) struct Answer {
 /// How an exchange failed.
 #[derive(Debug)]
 pub(crate) enum Error {
-    /// The request could not be written, or the connection failed before a whole head came.
-    /// `nothing` when not one byte of an answer had come.
+    /// The request could not be written (and no answer came), or the connection failed
+    /// before a whole head came. `nothing` when not one byte of an answer came, so the
+    /// upstream cannot have answered.
     Closed { nothing: bool, error: io::Error },
     /// The answer was not a response head ferry reads.
     Head(Malformed, &'static str),
@@ -96,46 +98,47 @@ enum Framing {
 
 impl Connection<TcpStream> {
     /// Opens a connection to `host` (a name, an IPv4 address or a bracketed IPv6 one) and
-    /// `port`, known as `origin`, trying each address the name resolves to in turn. The
-    /// caller bounds the wait.
-    pub async fn open(host: &str, port: u16, origin: &str) -> io::Result<Connection> {
+    /// `port`, known as `origin`. A name's addresses are tried in turn, each given an equal
+    /// share of `connect_timeout`, as hyper's connector does; resolving the name is bounded by
+    /// the caller's deadline only. A connect that ran out of time is `TimedOut`.
+    pub async fn open(
+        host: &str,
+        port: u16,
+        origin: &str,
+        connect_timeout: Duration,
+    ) -> io::Result<Connection> {
         let bare = host
             .strip_prefix('[')
             .and_then(|rest| rest.strip_suffix(']'))
             .unwrap_or(host);
-        let stream = match bare.parse::<IpAddr>() {
-            Ok(ip) => TcpStream::connect(SocketAddr::new(ip, port)).await?,
-            Err(_) => {
-                let mut last = None;
-                let mut opened = None;
-                for address in tokio::net::lookup_host((bare, port)).await? {
-                    match TcpStream::connect(address).await {
-                        Ok(stream) => {
-                            opened = Some(stream);
-                            break;
-                        }
-                        Err(error) => last = Some(error),
-                    }
+        let addresses: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
+            Ok(ip) => vec![SocketAddr::new(ip, port)],
+            Err(_) => tokio::net::lookup_host((bare, port)).await?.collect(),
+        };
+        let share = connect_timeout / u32::try_from(addresses.len()).unwrap_or(u32::MAX).max(1);
+        let mut last = io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{bare} resolves to no address"),
+        );
+        for address in addresses {
+            match tokio::time::timeout(share, TcpStream::connect(address)).await {
+                Ok(Ok(stream)) => {
+                    stream.set_nodelay(true)?;
+                    return Ok(Connection::over(stream, origin));
                 }
-                match (opened, last) {
-                    (Some(stream), _) => stream,
-                    (None, Some(error)) => return Err(error),
-                    (None, None) => {
-                        return Err(io::Error::new(
-                            io::ErrorKind::NotFound,
-                            format!("{bare} resolves to no address"),
-                        ));
-                    }
+                Ok(Err(error)) => last = error,
+                Err(_) => {
+                    last = io::Error::new(io::ErrorKind::TimedOut, format!("{address} timed out"));
                 }
             }
-        };
-        stream.set_nodelay(true)?;
-        Ok(Connection::over(stream, origin))
+        }
+        Err(last)
     }
 
     /// Whether an idle connection can still carry a request: the upstream has neither closed
-    /// it nor sent anything unasked. Costs no system call when nothing arrived since the last
-    /// read drained the socket.
+    /// it nor sent anything unasked, as far as the runtime has seen (a close that arrived
+    /// while this thread was busy and not yet polled for is missed; see the pool's resend).
+    /// Costs no system call when nothing arrived since the last read drained the socket.
     pub fn is_open(&self) -> bool {
         let mut probe = [0u8; 1];
         matches!(self.stream.try_read(&mut probe), Err(error) if error.kind() == io::ErrorKind::WouldBlock)
@@ -168,20 +171,32 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         limit: usize,
     ) -> Result<Answer, Error> {
         encode(request, host, &mut self.write);
-        if let Err(error) = self.stream.write_all(&self.write).await {
-            return Err(Error::Closed {
+        let written = self.stream.write_all(&self.write).await;
+        let wrote_all = written.is_ok();
+        let head = match written {
+            Ok(()) => self.read_head().await?,
+            // An upstream may answer and close before it has read a whole request (a 413 or
+            // a 401 to a large body): that answer is the result. The request is written whole
+            // before any answer is read, so one that answers while still reading a body
+            // larger than the sockets' buffers is only cut by the call's deadline.
+            Err(error) => self.read_head().await.map_err(|_| Error::Closed {
                 nothing: true,
                 error,
-            });
-        }
+            })?,
+        };
         let Head {
             status,
             version,
             headers,
-        } = self.read_head().await?;
+        } = head;
         let framing = framing(&request.method, status, version, &headers)
             .map_err(|detail| Error::Head(Malformed::Invalid, detail))?;
-        let keep_alive = keep_alive(version, &headers) && framing != Framing::Close;
+        // Both lengths given is a message RFC 9112 says to treat as an error: its chunked
+        // framing is read, but the connection is not trusted with another request.
+        let ambiguous = headers.contains_key(header::TRANSFER_ENCODING)
+            && headers.contains_key(header::CONTENT_LENGTH);
+        let keep_alive =
+            wrote_all && !ambiguous && keep_alive(version, &headers) && framing != Framing::Close;
         let mut body = Body::new(framing, limit);
         if let Err(detail) = self.read_body(&mut body).await {
             return Err(Error::Body {
@@ -207,6 +222,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             if !self.read.is_empty() {
                 if let Some((used, head)) = parse_head(&self.read)? {
                     self.read.advance(used);
+                    if head.status == StatusCode::SWITCHING_PROTOCOLS {
+                        return Err(Error::Head(
+                            Malformed::Invalid,
+                            "a protocol switch ferry did not ask for",
+                        ));
+                    }
                     if head.status.is_informational() {
                         interim += 1;
                         if interim > MAX_INTERIM {
@@ -280,6 +301,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             if left == 0 {
                 return Ok(());
             }
+            if body.bytes.len() == body.limit {
+                // Full, and the length says more follows: cut without waiting for it.
+                body.truncated = true;
+                return Ok(());
+            }
             match self.fill().await {
                 Ok(0) => return Err("connection closed before the body ended".to_owned()),
                 Ok(_) => {}
@@ -292,6 +318,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     async fn line(&mut self) -> Result<BytesMut, String> {
         loop {
             if let Some(end) = self.read.iter().position(|&byte| byte == b'\n') {
+                if end > MAX_LINE {
+                    return Err("a chunk line is too long".to_owned());
+                }
                 let mut line = self.read.split_to(end + 1);
                 line.truncate(end);
                 if line.last() != Some(&b'\r') {
@@ -413,6 +442,13 @@ fn encode(request: &Outgoing, host: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(host.as_bytes());
     out.extend_from_slice(b"\r\n");
     for (name, value) in &request.headers {
+        // The framing is ferry's to write, whatever a credential's header is named.
+        if name == header::HOST
+            || name == header::CONTENT_LENGTH
+            || name == header::TRANSFER_ENCODING
+        {
+            continue;
+        }
         out.extend_from_slice(name.as_str().as_bytes());
         out.extend_from_slice(b": ");
         out.extend_from_slice(value.as_bytes());
@@ -548,19 +584,31 @@ fn keep_alive(version: Version, headers: &HeaderMap) -> bool {
     version == Version::HTTP_11 || says(b"keep-alive")
 }
 
-/// The size of a chunk from its size line (hex digits, then any extensions after `;`).
+/// The size of a chunk from its size line: hex digits, then optional whitespace and any
+/// extensions after `;` (RFC 9112 §7.1). Leading zeros are allowed; a size past `u64` is
+/// not.
 fn chunk_size(line: &[u8]) -> Result<u64, String> {
-    let digits = line
-        .split(|&byte| byte == b';')
-        .next()
-        .unwrap_or_default()
-        .trim_ascii();
     let invalid = || "an invalid chunk size".to_owned();
-    if digits.is_empty() || digits.len() > 16 || !digits.iter().all(u8::is_ascii_hexdigit) {
+    let end = line
+        .iter()
+        .position(|byte| !byte.is_ascii_hexdigit())
+        .unwrap_or(line.len());
+    let (digits, rest) = line.split_at(end);
+    let extension = rest
+        .iter()
+        .find(|&&byte| byte != b' ' && byte != b'\t')
+        .is_none_or(|&byte| byte == b';');
+    if digits.is_empty() || !extension {
         return Err(invalid());
     }
-    let text = std::str::from_utf8(digits).map_err(|_| invalid())?;
-    u64::from_str_radix(text, 16).map_err(|_| invalid())
+    let significant = &digits[digits.iter().take_while(|&&byte| byte == b'0').count()..];
+    if significant.len() > 16 {
+        return Err(invalid());
+    }
+    significant.iter().try_fold(0u64, |size, &byte| {
+        let digit = char::from(byte).to_digit(16).ok_or_else(invalid)?;
+        Ok(size << 4 | u64::from(digit))
+    })
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 use super::*;
 use expect_test::{Expect, expect};
+use std::time::Duration;
 use tokio::net::TcpListener;
 
 fn outgoing(method: Method, uri: &str, headers: &[(&str, &str)], body: Option<&str>) -> Outgoing {
@@ -59,6 +60,26 @@ fn requests_go_in_origin_form_with_host_first_and_a_length_only_for_a_body() {
 
         {"a":1}"#]]
     .assert_eq(&encoded(&post, "api.test").replace('\r', ""));
+    // Framing is ferry's to write, whatever a credential's header is named.
+    let framed = outgoing(
+        Method::PUT,
+        "http://api.test/x",
+        &[
+            ("host", "elsewhere"),
+            ("content-length", "1"),
+            ("transfer-encoding", "chunked"),
+        ],
+        Some("ab"),
+    );
+    expect![[r#"
+        PUT /x HTTP/1.1
+        host: api.test
+        user-agent: ferry/VERSION
+        accept: */*
+        content-length: 2
+
+        ab"#]]
+    .assert_eq(&encoded(&framed, "api.test").replace('\r', ""));
     let empty = outgoing(Method::PUT, "http://api.test/x", &[], Some(""));
     assert!(!encoded(&empty, "api.test").contains("content-length"));
     assert!(encoded(&get, "h").starts_with("GET /pets?limit=2 HTTP/1.1\r\nhost: h\r\n"));
@@ -215,10 +236,15 @@ fn chunk_sizes_are_hex_digits_before_any_extension() {
     for (line, size) in [
         ("1a", Some(26)),
         ("1A ; name=value", Some(26)),
+        ("1a;name", Some(26)),
+        ("5 ", Some(5)),
         ("0", Some(0)),
         ("ffffffffffffffff", Some(u64::MAX)),
+        ("00000000000000000005", Some(5)),
         ("10000000000000000", None),
         ("+1", None),
+        (" 5", None),
+        ("5\r", None),
         ("", None),
         ("g", None),
         ("1 2", None),
@@ -227,9 +253,10 @@ fn chunk_sizes_are_hex_digits_before_any_extension() {
     }
 }
 
-/// Sends `request` over a fresh loopback connection to a server that reads one request head
-/// and answers with `raw`, then closes; renders what the exchange came to.
-async fn exchange(method: Method, raw: &'static [u8], limit: usize) -> String {
+/// Sends a request over a fresh loopback connection to a server that reads one request head
+/// and answers with `raw`, then closes (or, with `hold`, keeps the connection open until the
+/// client closes it); renders what the exchange came to.
+async fn exchange(method: Method, raw: &'static [u8], limit: usize, hold: bool) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("address").port();
     let server = tokio::spawn(async move {
@@ -243,14 +270,24 @@ async fn exchange(method: Method, raw: &'static [u8], limit: usize) -> String {
             }
         }
         let _ = stream.write_all(raw).await;
+        if hold {
+            while matches!(stream.read(&mut buffer).await, Ok(read) if read > 0) {}
+        }
         let _ = stream.shutdown().await;
     });
     let origin = format!("127.0.0.1:{port}");
-    let mut connection = Connection::open("127.0.0.1", port, &origin)
+    let mut connection = Connection::open("127.0.0.1", port, &origin, Duration::from_secs(5))
         .await
         .expect("connect");
     let request = outgoing(method, &format!("http://{origin}/"), &[], None);
-    let rendered = match connection.exchange(&request, &origin, limit).await {
+    let rendered = render(connection.exchange(&request, &origin, limit).await);
+    drop(connection);
+    server.await.expect("server");
+    rendered
+}
+
+fn render(outcome: Result<Answer, Error>) -> String {
+    match outcome {
         Ok(answer) => format!(
             "{} {:?}{}{}",
             answer.status.as_u16(),
@@ -265,13 +302,11 @@ async fn exchange(method: Method, raw: &'static [u8], limit: usize) -> String {
         Err(Error::Body { status, detail, .. }) => {
             format!("body of {} failed: {detail}", status.as_u16())
         }
-    };
-    server.await.expect("server");
-    rendered
+    }
 }
 
 async fn check(method: Method, raw: &'static [u8], limit: usize, expect: Expect) {
-    expect.assert_eq(&exchange(method, raw, limit).await);
+    expect.assert_eq(&exchange(method, raw, limit, false).await);
 }
 
 #[tokio::test]
@@ -332,6 +367,14 @@ async fn answers_are_read_by_their_framing() {
         expect![[r#"204 "" reusable"#]],
     )
     .await;
+    // Both lengths: read as chunked, the connection not trusted again.
+    check(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+        100,
+        expect![[r#"200 "ok""#]],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -364,6 +407,14 @@ async fn a_body_past_the_cap_is_cut_and_its_connection_not_kept() {
         expect![[r#"200 "abc" truncated"#]],
     )
     .await;
+    // A length past the cap is cut once the cap is reached, not when more comes.
+    let held = exchange(
+        Method::GET,
+        b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n0123",
+        4,
+        true,
+    );
+    expect![[r#"200 "0123" truncated"#]].assert_eq(&held.await);
 }
 
 #[tokio::test]
@@ -387,6 +438,13 @@ async fn broken_answers_are_told_apart() {
         b"SSH-2.0-OpenSSH\r\n\r\n",
         100,
         expect!["head Invalid: not an HTTP response head"],
+    )
+    .await;
+    check(
+        Method::GET,
+        b"HTTP/1.1 101 Switching Protocols\r\nupgrade: h2c\r\n\r\n",
+        100,
+        expect!["head Invalid: a protocol switch ferry did not ask for"],
     )
     .await;
     check(
@@ -446,4 +504,44 @@ async fn broken_answers_are_told_apart() {
         expect!["head Invalid: too many 1xx answers"],
     )
     .await;
+}
+
+/// A stream whose writes fail as a closed connection's do, and whose reads give `answer`.
+fn refusing_writes(answer: &'static [u8]) -> impl AsyncRead + AsyncWrite + Unpin {
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    struct Refusing;
+    impl AsyncWrite for Refusing {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()))
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+    tokio::io::join(answer, Refusing)
+}
+
+#[tokio::test]
+async fn an_answer_that_came_before_the_request_was_written_whole_is_the_result() {
+    let request = outgoing(
+        Method::PUT,
+        "http://api.test/upload",
+        &[],
+        Some("a large body"),
+    );
+    let answer = b"HTTP/1.1 413 Content Too Large\r\ncontent-length: 8\r\n\r\ntoo big!";
+    let mut answered = Connection::over(refusing_writes(answer), "api.test");
+    expect![[r#"413 "too big!""#]]
+        .assert_eq(&render(answered.exchange(&request, "api.test", 100).await));
+    let mut silent = Connection::over(refusing_writes(b""), "api.test");
+    expect!["closed (nothing came: true): broken pipe"]
+        .assert_eq(&render(silent.exchange(&request, "api.test", 100).await));
 }

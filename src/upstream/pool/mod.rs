@@ -5,7 +5,8 @@
 //! store.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,9 @@ use super::wire::{self, Connection};
 
 /// How long an unused pooled connection is kept.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+/// How often kept connections are looked over, closing the expired ones and those the
+/// upstream closed, so that none lingers half-closed while no call comes.
+const SWEEP_EVERY: Duration = Duration::from_secs(15);
 /// Unused connections kept per pool.
 const MAX_IDLE: usize = 64;
 pub(super) const USER_AGENT: &str = concat!("ferry/", env!("CARGO_PKG_VERSION"));
@@ -34,21 +38,26 @@ pub(crate) struct Outgoing {
 /// The pooled connections of one connect timeout.
 #[derive(Debug, Clone)]
 pub(super) enum Pool {
-    Plain(std::sync::Arc<Plain>),
+    Plain(Arc<Plain>),
     Tls(reqwest::Client),
 }
 
 /// Plain-HTTP connections kept between calls, oldest first. Each is taken again only on the
-/// thread that opened it: its socket is registered with that thread's runtime.
+/// thread that last used it: on ferry's serving threads, each running its own
+/// single-threaded runtime, that is the thread whose runtime its socket is registered with.
 #[derive(Debug)]
 pub(super) struct Plain {
     connect_timeout: Duration,
     idle: Mutex<VecDeque<Idle>>,
+    /// A task looks over the kept connections while there are any.
+    sweeping: AtomicBool,
+    sweep_every: Duration,
 }
 
 #[derive(Debug)]
 struct Idle {
     connection: Connection,
+    /// The thread that put it back.
     thread: ThreadId,
     since: Instant,
 }
@@ -95,10 +104,10 @@ impl Pool {
         if scheme == "https" {
             return http_client(connect_timeout_ms).map(Pool::Tls);
         }
-        Ok(Pool::Plain(std::sync::Arc::new(Plain {
+        Ok(Pool::Plain(Arc::new(Plain::new(
             connect_timeout,
-            idle: Mutex::new(VecDeque::new()),
-        })))
+            SWEEP_EVERY,
+        ))))
     }
 
     /// Sends `request` and reads at most `max_bytes` of the answer's body.
@@ -127,7 +136,25 @@ pub(super) fn http_client(connect_timeout_ms: u64) -> Result<reqwest::Client, Up
 }
 
 impl Plain {
-    async fn send(&self, request: &Outgoing, limit: usize) -> Attempt {
+    pub(super) fn new(connect_timeout: Duration, sweep_every: Duration) -> Plain {
+        Plain {
+            connect_timeout,
+            idle: Mutex::new(VecDeque::new()),
+            sweeping: AtomicBool::new(false),
+            sweep_every,
+        }
+    }
+
+    /// How many connections are kept.
+    #[cfg(test)]
+    pub(super) fn kept(&self) -> usize {
+        self.idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    pub(super) async fn send(self: &Arc<Plain>, request: &Outgoing, limit: usize) -> Attempt {
         let Some(origin) = origin(&request.uri) else {
             return Attempt::Send(Failure {
                 connect: true,
@@ -151,10 +178,12 @@ impl Plain {
         let mut outcome = connection.exchange(request, host, limit).await;
         if reused
             && matches!(outcome, Err(wire::Error::Closed { nothing: true, .. }))
-            && repeatable(&request.method)
+            && super::idempotent(&request.method)
         {
-            // The upstream closed the idle connection as the request went out on it, so it
-            // was not answered: sent once more on a fresh connection, as other clients do.
+            // The upstream closed the idle connection as the request went out on it, or
+            // before: no answer came, and the method allows sending it again, so it goes once
+            // more on a fresh connection, as hyper's client did. This is not one of the
+            // call's retries, which a connection that was never kept gets only if allowed.
             connection = match self.open(&request.uri, origin).await {
                 Ok(connection) => connection,
                 Err(failure) => return Attempt::Send(failure),
@@ -212,53 +241,55 @@ impl Plain {
     async fn open(&self, uri: &Uri, origin: &str) -> Result<Connection, Failure> {
         let host = uri.host().unwrap_or_default();
         let port = uri.port_u16().unwrap_or(80);
-        let failure = |timeout: bool, detail: String| Failure {
-            connect: true,
-            timeout,
-            connection: !timeout,
-            malformed: None,
-            detail,
-        };
-        match tokio::time::timeout(self.connect_timeout, Connection::open(host, port, origin)).await
-        {
-            Ok(Ok(connection)) => Ok(connection),
-            Ok(Err(error)) => Err(failure(
-                error.kind() == std::io::ErrorKind::TimedOut,
-                format!("connecting to {host}:{port}: {error}"),
-            )),
-            Err(_) => Err(failure(
-                true,
-                format!("connecting to {host}:{port}: timed out"),
-            )),
-        }
+        Connection::open(host, port, origin, self.connect_timeout)
+            .await
+            .map_err(|error| {
+                let timeout = error.kind() == std::io::ErrorKind::TimedOut;
+                Failure {
+                    connect: true,
+                    timeout,
+                    connection: !timeout,
+                    malformed: None,
+                    detail: format!("connecting to {host}:{port}: {error}"),
+                }
+            })
     }
 
-    /// The newest idle connection to `origin` this thread opened that is still open;
-    /// expired and closed ones met on the way are dropped.
+    /// The newest connection to `origin` this thread kept that is still open; expired and
+    /// closed ones met on the way are closed.
     fn checkout(&self, origin: &str) -> Option<Connection> {
         let thread = thread::current().id();
         let now = Instant::now();
-        loop {
+        let mut closed = Vec::new();
+        let found = loop {
             let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
             while idle
                 .front()
                 .is_some_and(|entry| now.duration_since(entry.since) >= IDLE_TIMEOUT)
             {
-                idle.pop_front();
+                closed.extend(idle.pop_front());
             }
-            let position = idle
+            let Some(position) = idle
                 .iter()
-                .rposition(|entry| entry.thread == thread && entry.connection.origin() == origin)?;
-            let entry = idle.remove(position)?;
+                .rposition(|entry| entry.thread == thread && entry.connection.origin() == origin)
+            else {
+                break None;
+            };
+            let entry = idle.remove(position);
             drop(idle);
-            if entry.connection.is_open() {
-                return Some(entry.connection);
+            match entry {
+                Some(entry) if entry.connection.is_open() => break Some(entry.connection),
+                entry => closed.extend(entry),
             }
-        }
+        };
+        // Closed outside the lock.
+        drop(closed);
+        found
     }
 
-    /// Keeps `connection` for a later call, dropping the oldest beyond [`MAX_IDLE`].
-    fn put_back(&self, mut connection: Connection) {
+    /// Keeps `connection` for a later call, closing the oldest beyond [`MAX_IDLE`], and
+    /// starts the sweep if none runs.
+    fn put_back(self: &Arc<Plain>, mut connection: Connection) {
         connection.rest();
         let entry = Idle {
             connection,
@@ -274,6 +305,46 @@ impl Plain {
         idle.push_back(entry);
         drop(idle);
         drop(dropped);
+        // After the push, so that a sweep that found the pool empty and stopped is
+        // followed by a new one.
+        if !self.sweeping.swap(true, Ordering::AcqRel) {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(sweep(Arc::downgrade(self)));
+                }
+                Err(_) => self.sweeping.store(false, Ordering::Release),
+            }
+        }
+    }
+}
+
+/// Every [`Plain::sweep_every`] while the pool lives and keeps connections, closes those
+/// expired or closed by the upstream.
+async fn sweep(plain: Weak<Plain>) {
+    loop {
+        let every = match plain.upgrade() {
+            Some(plain) => plain.sweep_every,
+            None => return,
+        };
+        tokio::time::sleep(every).await;
+        let Some(plain) = plain.upgrade() else {
+            return;
+        };
+        let now = Instant::now();
+        let mut idle = plain.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        let (kept, closed): (VecDeque<Idle>, VecDeque<Idle>) = idle.drain(..).partition(|entry| {
+            now.duration_since(entry.since) < IDLE_TIMEOUT && entry.connection.is_open()
+        });
+        *idle = kept;
+        let empty = idle.is_empty();
+        if empty {
+            plain.sweeping.store(false, Ordering::Release);
+        }
+        drop(idle);
+        drop(closed);
+        if empty {
+            return;
+        }
     }
 }
 
@@ -284,15 +355,6 @@ fn origin(uri: &Uri) -> Option<&str> {
         .rsplit_once('@')
         .map_or(authority, |(_, rest)| rest);
     (!origin.is_empty()).then_some(origin)
-}
-
-/// Whether a request that may have reached the upstream can be sent again unasked: its
-/// method says repeating it changes nothing more (RFC 9110 §9.2.2).
-fn repeatable(method: &Method) -> bool {
-    matches!(
-        *method,
-        Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS | Method::TRACE
-    )
 }
 
 async fn send_tls(client: &reqwest::Client, request: Outgoing, limit: usize) -> Attempt {
@@ -387,3 +449,6 @@ fn malformed(error: &(dyn std::error::Error + 'static)) -> Option<Malformed> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests;
