@@ -642,8 +642,13 @@ async fn a_flood_of_bytes_is_cut_at_the_size_cap() {
     }
 }
 
-/// A server that accepts connections and resets them at once, counting them.
-async fn resetting_server() -> (String, Arc<AtomicUsize>) {
+/// A raw upstream on loopback that counts the connections it accepts and gives each to
+/// `serve`, in a task of its own; its base URL and the count.
+async fn counting_upstream<F, Serving>(serve: F) -> (String, Arc<AtomicUsize>)
+where
+    F: Fn(tokio::net::TcpStream) -> Serving + Send + 'static,
+    Serving: Future<Output = ()> + Send + 'static,
+{
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -653,11 +658,19 @@ async fn resetting_server() -> (String, Arc<AtomicUsize>) {
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             count.fetch_add(1, Ordering::SeqCst);
-            let _ = stream.set_zero_linger();
-            drop(stream);
+            tokio::spawn(serve(stream));
         }
     });
     (base, accepted)
+}
+
+/// A server that accepts connections and resets them at once, counting them.
+async fn resetting_server() -> (String, Arc<AtomicUsize>) {
+    counting_upstream(|stream| async move {
+        let _ = stream.set_zero_linger();
+        drop(stream);
+    })
+    .await
 }
 
 #[tokio::test]
@@ -1658,26 +1671,17 @@ async fn a_retry_after_past_any_deadline_gives_the_answer_that_came() {
 
 /// A raw upstream that answers every request with `head`, counting connections.
 async fn raw_upstream(head: Vec<u8>) -> (String, Arc<AtomicUsize>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("address"));
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let count = accepted.clone();
     let head: Arc<[u8]> = head.into();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            count.fetch_add(1, Ordering::SeqCst);
-            let head = head.clone();
-            tokio::spawn(async move {
-                let mut buffer = [0u8; 4096];
-                let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await;
-                let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, &head).await;
-                let _ = tokio::io::AsyncWriteExt::shutdown(&mut stream).await;
-            });
+    counting_upstream(move |mut stream| {
+        let head = head.clone();
+        async move {
+            let mut buffer = [0u8; 4096];
+            let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await;
+            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, &head).await;
+            let _ = tokio::io::AsyncWriteExt::shutdown(&mut stream).await;
         }
-    });
-    (base, accepted)
+    })
+    .await
 }
 
 // Regression test for issue 9: a response head over the client's limits was reported as
@@ -1723,48 +1727,38 @@ enum Turn {
 /// A raw upstream that keeps its connections open between requests, counting them; `turn`
 /// says what each request on a connection (numbered from 0) gets.
 async fn keeping_upstream(turn: fn(usize) -> Turn) -> (String, Arc<AtomicUsize>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("address"));
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let count = accepted.clone();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            count.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(async move {
-                let mut read = Vec::new();
-                for index in 0.. {
-                    // One request head (the tools called here send no body).
-                    while !read.windows(4).any(|window| window == b"\r\n\r\n") {
-                        let mut buffer = [0u8; 4096];
-                        match tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(size) => read.extend_from_slice(&buffer[..size]),
-                        }
-                    }
-                    let end = read
-                        .windows(4)
-                        .position(|window| window == b"\r\n\r\n")
-                        .expect("head")
-                        + 4;
-                    read.drain(..end);
-                    let answer = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
-                    match turn(index) {
-                        Turn::Answer => {
-                            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, answer).await;
-                        }
-                        Turn::AnswerAndClose => {
-                            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, answer).await;
-                            return;
-                        }
-                        Turn::CloseUnanswered => return,
-                    }
+    counting_upstream(move |mut stream| async move {
+        let mut read = Vec::new();
+        for index in 0.. {
+            // One request head (the tools called here send no body).
+            while !read.windows(4).any(|window| window == b"\r\n\r\n") {
+                let mut buffer = [0u8; 4096];
+                match tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(size) => read.extend_from_slice(&buffer[..size]),
                 }
-            });
+            }
+            let end = read
+                .windows(4)
+                .position(|window| window == b"\r\n\r\n")
+                .expect("head")
+                + 4;
+            read.drain(..end);
+            let answer =
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+            match turn(index) {
+                Turn::Answer => {
+                    let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, answer).await;
+                }
+                Turn::AnswerAndClose => {
+                    let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, answer).await;
+                    return;
+                }
+                Turn::CloseUnanswered => return,
+            }
         }
-    });
-    (base, accepted)
+    })
+    .await
 }
 
 #[tokio::test]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::upstream::wire::tests::read_request_head;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// An upstream on loopback that answers each connection's first request `{}` and then
@@ -11,14 +12,10 @@ async fn upstream(keep: bool) -> String {
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut buffer = [0u8; 1024];
-                while !head.windows(4).any(|window| window == b"\r\n\r\n") {
-                    match stream.read(&mut buffer).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(read) => head.extend_from_slice(&buffer[..read]),
-                    }
+                if !read_request_head(&mut stream).await {
+                    return;
                 }
+                let mut buffer = [0u8; 1024];
                 let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
                 let _ = stream.write_all(answer).await;
                 if keep {

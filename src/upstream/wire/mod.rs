@@ -612,4 +612,4 @@ fn chunk_size(line: &[u8]) -> Result<u64, String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

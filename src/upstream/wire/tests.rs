@@ -261,15 +261,11 @@ async fn exchange(method: Method, raw: &'static [u8], limit: usize, hold: bool) 
     let port = listener.local_addr().expect("address").port();
     let server = tokio::spawn(async move {
         let (mut stream, _) = listener.accept().await.expect("accept");
-        let mut head = Vec::new();
-        let mut buffer = [0u8; 1024];
-        while !head.windows(4).any(|window| window == b"\r\n\r\n") {
-            match stream.read(&mut buffer).await {
-                Ok(0) | Err(_) => return,
-                Ok(read) => head.extend_from_slice(&buffer[..read]),
-            }
+        if !read_request_head(&mut stream).await {
+            return;
         }
         let _ = stream.write_all(raw).await;
+        let mut buffer = [0u8; 1024];
         if hold {
             while matches!(stream.read(&mut buffer).await, Ok(read) if read > 0) {}
         }
@@ -284,6 +280,20 @@ async fn exchange(method: Method, raw: &'static [u8], limit: usize, hold: bool) 
     drop(connection);
     server.await.expect("server");
     rendered
+}
+
+/// Reads one request head (up to its empty line) from a loopback upstream's `stream`;
+/// false when the client went away first.
+pub(crate) async fn read_request_head(stream: &mut tokio::net::TcpStream) -> bool {
+    let mut head = Vec::new();
+    let mut buffer = [0u8; 1024];
+    while !head.windows(4).any(|window| window == b"\r\n\r\n") {
+        match stream.read(&mut buffer).await {
+            Ok(0) | Err(_) => return false,
+            Ok(read) => head.extend_from_slice(&buffer[..read]),
+        }
+    }
+    true
 }
 
 fn render(outcome: Result<Answer, Error>) -> String {
