@@ -555,7 +555,7 @@ impl Upstream {
         &self,
         tool: &Tool,
         pool: usize,
-        request: Outgoing,
+        mut request: Outgoing,
         mut clock: Clock<'_>,
         secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
@@ -579,19 +579,9 @@ impl Upstream {
         };
         let timeout_ms = settings.timeout.as_millis() as u64;
         let mut attempt: u32 = 0;
-        let mut request = Some(request);
         loop {
-            // The last attempt the call may make sends the request itself, not a copy.
-            let this = if !retryable || attempt >= settings.retries {
-                request.take()
-            } else {
-                request.clone()
-            };
-            let Some(this) = this else {
-                return Err(CallError::Request);
-            };
             let outcome = self
-                .attempt_traced(tool, pool, this, &mut clock, attempt)
+                .attempt_traced(tool, pool, &mut request, &mut clock, attempt)
                 .await;
             let retry_delay = |after: Option<Duration>| {
                 if !retryable || attempt >= settings.retries {
@@ -655,7 +645,7 @@ impl Upstream {
         &self,
         tool: &Tool,
         pool: usize,
-        mut request: Outgoing,
+        request: &mut Outgoing,
         clock: &mut Clock<'_>,
         resend: u32,
     ) -> Result<Attempt, tokio::time::error::Elapsed> {

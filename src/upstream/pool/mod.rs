@@ -111,10 +111,10 @@ impl Pool {
     }
 
     /// Sends `request` and reads at most `max_bytes` of the answer's body.
-    pub async fn send(&self, request: Outgoing, max_bytes: u64) -> Attempt {
+    pub async fn send(&self, request: &Outgoing, max_bytes: u64) -> Attempt {
         let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
         match self {
-            Pool::Plain(plain) => plain.send(&request, limit).await,
+            Pool::Plain(plain) => plain.send(request, limit).await,
             Pool::Tls(client) => send_tls(client, request, limit).await,
         }
     }
@@ -357,7 +357,7 @@ fn origin(uri: &Uri) -> Option<&str> {
     (!origin.is_empty()).then_some(origin)
 }
 
-async fn send_tls(client: &reqwest::Client, request: Outgoing, limit: usize) -> Attempt {
+async fn send_tls(client: &reqwest::Client, request: &Outgoing, limit: usize) -> Attempt {
     let failure = |error: reqwest::Error| {
         let error = error.without_url();
         let malformed = malformed(&error);
@@ -383,10 +383,10 @@ async fn send_tls(client: &reqwest::Client, request: Outgoing, limit: usize) -> 
             });
         }
     };
-    let mut outgoing = reqwest::Request::new(request.method, url);
-    *outgoing.headers_mut() = request.headers;
-    if let Some(body) = request.body {
-        *outgoing.body_mut() = Some(body.into());
+    let mut outgoing = reqwest::Request::new(request.method.clone(), url);
+    *outgoing.headers_mut() = request.headers.clone();
+    if let Some(body) = &request.body {
+        *outgoing.body_mut() = Some(body.clone().into());
     }
     let mut response = match client.execute(outgoing).await {
         Ok(response) => response,
