@@ -191,12 +191,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         } = head;
         let framing = framing(&request.method, status, version, &headers)
             .map_err(|detail| Error::Head(Malformed::Invalid, detail))?;
-        // Both lengths given is a message RFC 9112 says to treat as an error: its chunked
-        // framing is read, but the connection is not trusted with another request.
-        let ambiguous = headers.contains_key(header::TRANSFER_ENCODING)
-            && headers.contains_key(header::CONTENT_LENGTH);
-        let keep_alive =
-            wrote_all && !ambiguous && keep_alive(version, &headers) && framing != Framing::Close;
+        let keep_alive = wrote_all && keep_alive(version, &headers) && framing != Framing::Close;
         let mut body = Body::new(framing, limit);
         if let Err(detail) = self.read_body(&mut body).await {
             return Err(Error::Body {
@@ -357,9 +352,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Reads what the socket has into the read buffer; `Ok(0)` at its end.
     async fn fill(&mut self) -> io::Result<usize> {
-        if self.read.is_empty() {
-            self.read.clear();
-        }
+        // `reserve` moves what is left to the front of the buffer when that makes the room.
         let room = self.room.max(self.read.len());
         if self.read.capacity() - self.read.len() < room {
             self.read.reserve(room);
@@ -568,8 +561,15 @@ fn framing(
     Ok(length.map_or(Framing::Close, Framing::Length))
 }
 
-/// Whether the upstream lets the connection carry another request.
+/// Whether the upstream lets the connection carry another request. An answer with both
+/// lengths is one RFC 9112 says to treat as an error: its chunked framing is read, but the
+/// connection is not trusted again.
 fn keep_alive(version: Version, headers: &HeaderMap) -> bool {
+    if headers.contains_key(header::TRANSFER_ENCODING)
+        && headers.contains_key(header::CONTENT_LENGTH)
+    {
+        return false;
+    }
     let says = |token: &[u8]| {
         headers.get_all(header::CONNECTION).iter().any(|value| {
             value

@@ -221,6 +221,11 @@ fn a_connection_is_kept_when_the_version_and_connection_header_allow() {
         ),
         (Version::HTTP_10, &[], false),
         (Version::HTTP_10, &[("connection", "keep-alive")], true),
+        (
+            Version::HTTP_11,
+            &[("transfer-encoding", "chunked"), ("content-length", "3")],
+            false,
+        ),
     ];
     for (version, lines, kept) in cases {
         assert_eq!(
