@@ -1,8 +1,7 @@
 # Sourced by bench/load.sh and bench/soak.sh, after they define `fail`: installs wrk and
 # nginx from Debian when absent, builds ferry (unless FERRY_BIN names a binary), and starts
 # nginx (bench/nginx.conf, the upstream) and ferry (bench/ferry.yaml) on loopback ports.
-# Defines: nginx, FERRY_BIN, upstream_port, ferry_port, ferry_pid, and what
-# scripts/processes.sh defines.
+# Defines: upstream_port, ferry_port, ferry_pid, and what bench/setup.sh defines.
 
 missing=()
 command -v wrk >/dev/null || missing+=(wrk)
@@ -12,22 +11,10 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 \
         || fail "could not install ${missing[*]}"
 fi
-nginx="$(command -v nginx || echo /usr/sbin/nginx)"
 
-if [ -z "${FERRY_BIN:-}" ]; then
-    echo "==> cargo build --release" >&2
-    (cd "$root" && cargo build --release --quiet --bin ferry) || fail "release build failed"
-    FERRY_BIN="$root/target/release/ferry"
-fi
-
-# shellcheck source=../scripts/processes.sh
-source "$root/scripts/processes.sh"
-
-upstream_port="$(free_port)"
-sed -e "s|__PORT__|$upstream_port|" -e "s|__DIR__|$work|g" "$here/nginx.conf" >"$work/nginx.conf"
-"$nginx" -p "$work" -c "$work/nginx.conf" -e "$work/nginx-error.log" &
-pids+=($!)
-wait_port "$upstream_port" || fail "nginx did not start: $(cat "$work/nginx-error.log" 2>/dev/null)"
+# shellcheck source=setup.sh
+source "$here/setup.sh"
+start_upstream
 
 ferry_port="$(free_port)"
 RUST_LOG="${RUST_LOG:-warn}" "$FERRY_BIN" serve --config "$here/ferry.yaml" \

@@ -21,21 +21,9 @@ few="${FEW:-200}"
 many="${MANY:-1200}"
 fail() { printf 'bench: %s\n' "$*" >&2; exit 1; }
 command -v valgrind >/dev/null || fail "needs valgrind (apt-get install valgrind)"
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || fail "needs nginx (apt-get install nginx)"
-nginx="$(command -v nginx || echo /usr/sbin/nginx)"
-if [ -z "${FERRY_BIN:-}" ]; then
-    (cd "$root" && cargo build --release --quiet --bin ferry) || fail "release build failed"
-    FERRY_BIN="$root/target/release/ferry"
-fi
-
-# shellcheck source=../scripts/processes.sh
-source "$root/scripts/processes.sh"
-
-upstream_port="$(free_port)"
-sed -e "s|__PORT__|$upstream_port|" -e "s|__DIR__|$work|g" "$here/nginx.conf" >"$work/nginx.conf"
-"$nginx" -p "$work" -c "$work/nginx.conf" -e "$work/nginx-error.log" &
-pids+=($!)
-wait_port "$upstream_port" || fail "nginx did not start"
+# shellcheck source=setup.sh
+source "$here/setup.sh"
+start_upstream
 
 # One run: ferry under callgrind, CALLS calls, then SIGTERM; prints the total instructions.
 measure() {

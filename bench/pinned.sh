@@ -18,21 +18,9 @@ case "$duration" in *[!0-9]* | "") fail "DURATION is whole seconds" ;; esac
 [ "$(nproc)" -ge 2 ] || fail "needs two cores"
 command -v taskset >/dev/null || fail "needs taskset (util-linux)"
 command -v wrk >/dev/null || fail "needs wrk (apt-get install wrk)"
-nginx="$(command -v nginx || echo /usr/sbin/nginx)"
-[ -x "$nginx" ] || fail "needs nginx (apt-get install nginx)"
-if [ -z "${FERRY_BIN:-}" ]; then
-    (cd "$root" && cargo build --release --quiet --bin ferry) || fail "release build failed"
-    FERRY_BIN="$root/target/release/ferry"
-fi
-
-# shellcheck source=../scripts/processes.sh
-source "$root/scripts/processes.sh"
-
-upstream_port="$(free_port)"
-sed -e "s|__PORT__|$upstream_port|" -e "s|__DIR__|$work|g" "$here/nginx.conf" >"$work/nginx.conf"
-taskset -c 1 "$nginx" -p "$work" -c "$work/nginx.conf" -e "$work/nginx-error.log" &
-pids+=($!)
-wait_port "$upstream_port" || fail "nginx did not start"
+# shellcheck source=setup.sh
+source "$here/setup.sh"
+start_upstream taskset -c 1
 
 # user ticks, system ticks, minor faults, involuntary switches (all threads) of process $1.
 usage() {
