@@ -179,6 +179,12 @@ pub async fn call(base: &str, tool: &Tool, arguments: Value) -> ToolResult {
     served(tool, client(base, tool).call(tool, &arguments).await)
 }
 
+/// A call of `tool` without arguments on `upstream`, whose kept connections earlier calls may
+/// have left.
+pub async fn call_on(upstream: &Upstream, tool: &Tool) -> ToolResult {
+    served(tool, upstream.call(tool, &Map::new()).await)
+}
+
 /// The tool result `mcp` writes of a call's outcome.
 pub fn served(tool: &Tool, outcome: Outcome) -> ToolResult {
     ToolResult::of(&tool.name, outcome)
@@ -1767,7 +1773,7 @@ async fn calls_in_turn_go_out_on_one_kept_connection() {
     let tool = tool("getPet", Method::GET, "/pets", Vec::new());
     let upstream = client(&base, &tool);
     for _ in 0..3 {
-        let result = served(&tool, upstream.call(&tool, &Map::new()).await);
+        let result = call_on(&upstream, &tool).await;
         assert!(!result.is_error, "{result:?}");
     }
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
@@ -1780,7 +1786,7 @@ async fn a_kept_connection_the_upstream_closed_is_not_used_again() {
     tool.call.retries = 0;
     let upstream = client(&base, &tool);
     for _ in 0..3 {
-        let result = served(&tool, upstream.call(&tool, &Map::new()).await);
+        let result = call_on(&upstream, &tool).await;
         assert!(!result.is_error, "{result:?}");
         // Time for the close to arrive before the next call looks for a kept connection.
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -1802,7 +1808,7 @@ async fn a_request_a_kept_connection_closed_on_is_sent_again_only_if_repeatable(
     get.call.retries = 0;
     let upstream = client(&base, &get);
     for _ in 0..2 {
-        let result = served(&get, upstream.call(&get, &Map::new()).await);
+        let result = call_on(&upstream, &get).await;
         assert!(!result.is_error, "{result:?}");
     }
     assert_eq!(accepted.load(Ordering::SeqCst), 2);
@@ -1810,9 +1816,9 @@ async fn a_request_a_kept_connection_closed_on_is_sent_again_only_if_repeatable(
     let (base, accepted) = keeping_upstream(turn).await;
     let post = tool("createPet", Method::POST, "/pets", Vec::new());
     let upstream = client(&base, &post);
-    let first = served(&post, upstream.call(&post, &Map::new()).await);
+    let first = call_on(&upstream, &post).await;
     assert!(!first.is_error, "{first:?}");
-    let second = served(&post, upstream.call(&post, &Map::new()).await);
+    let second = call_on(&upstream, &post).await;
     assert!(second.is_error);
     expect![[r#"the upstream closed the connection without an answer"#]]
         .assert_eq(&text_of(&second));
