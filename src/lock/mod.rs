@@ -675,14 +675,11 @@ fn digest_value(value: &Value) -> String {
 }
 
 fn digest_bytes(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let hash = Sha256::digest(bytes);
+    let mut hex = [0u8; 64];
+    crate::trace::write_hex(&Sha256::digest(bytes), &mut hex);
     let mut text = String::with_capacity(71);
     text.push_str("sha256:");
-    for byte in hash {
-        text.push(char::from(HEX[usize::from(byte >> 4)]));
-        text.push(char::from(HEX[usize::from(byte & 0xf)]));
-    }
+    text.push_str(std::str::from_utf8(&hex).unwrap_or_default());
     text
 }
 
