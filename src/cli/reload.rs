@@ -144,27 +144,35 @@ impl Reload {
     async fn try_reload(&mut self, serving: &Serving, reporting: &Reporting) -> anyhow::Result<()> {
         let observer = reporting.observer.as_ref();
         let (source, locked) = (self.source.clone(), self.locked);
-        // Reading and compiling block: off the thread that serves requests.
-        let mut loaded = tokio::task::spawn_blocking(move || {
+        // Reading, compiling, digesting and dropping the document block: off the thread that
+        // serves requests.
+        let (loaded, files, digests) = tokio::task::spawn_blocking(move || {
             // On one thread: the server goes on serving meanwhile, and loses one core at most.
-            let loaded = load_chosen_alone(&source)?;
+            let mut loaded = load_chosen_alone(&source)?;
             if locked {
                 super::lock::enforce(&loaded.catalog, loaded.config.as_deref())?;
             }
-            anyhow::Ok(loaded)
+            let files = watched(&source, &loaded);
+            loaded.document = None;
+            let clean = !loaded
+                .diagnostics
+                .iter()
+                .any(|diagnostic| diagnostic.severity == Severity::Error);
+            let digests = clean.then(|| Digests::new(&loaded.catalog));
+            anyhow::Ok((loaded, files, digests))
         })
         .await
         .context("reading the files")??;
         // A curation that now names another document is watched with it, even when it does
         // not compile: fixing it is a change too.
-        self.files = watched(&self.source, &loaded);
-        loaded.document = None;
+        self.files = files;
         let errors = log_diagnostics(&loaded.diagnostics);
-        if errors > 0 {
+        let Some(digests) = digests.filter(|_| errors == 0) else {
             anyhow::bail!("{errors} error(s) in the catalog");
-        }
+        };
         let server = build(&loaded.catalog, &self.transport, reporting).await?;
-        let digests = Digests::new(&loaded.catalog);
+        // The catalog the server was built from goes on a blocking thread too.
+        tokio::task::spawn_blocking(move || drop(loaded));
         let changes = lock::diff(&self.digests, &digests);
         // Who reaches which tool follows `auth:` too, and with it each caller's list.
         let tools_changed = changes.iter().any(|change| match change {
