@@ -293,19 +293,26 @@ fn written(items: &[impl ToString]) -> Vec<String> {
 fn input_schemas_are_locked_by_the_text_they_are_served_as() {
     let (catalog, document) = composite("ferry.yaml");
     let lock = lock(&catalog, &document, None);
+    // The `inputSchema` text of a definition as `tools/list` writes it.
+    fn served_schema(definition: impl serde::Serialize) -> String {
+        let text = serde_json::to_string(&definition).expect("serializes");
+        let value: serde_json::Value = serde_json::from_str(&text).expect("reads back");
+        let schema = value["inputSchema"].to_string();
+        assert!(text.contains(&schema), "{text}");
+        schema
+    }
     let mut pinned = String::new();
     for tool in &catalog.tools {
         let digest = &lock.tools[&tool.name].definition["inputSchema"];
-        assert_eq!(digest, &digest_bytes(tool.input_schema.as_str().as_bytes()));
+        let served = served_schema(tool.sorted_definition());
+        assert_eq!(digest, &digest_bytes(served.as_bytes()));
         pinned.push_str(&format!("{}: {digest}\n", tool.name));
     }
     // A composite tool's as an operation's: the canonical text `tools/list` serves.
     for workflow in &catalog.workflows {
         let digest = &lock.workflows[&workflow.name].definition["inputSchema"];
-        assert_eq!(
-            digest,
-            &digest_bytes(workflow.input_schema.as_str().as_bytes())
-        );
+        let served = served_schema(workflow.to_json());
+        assert_eq!(digest, &digest_bytes(served.as_bytes()));
         pinned.push_str(&format!("{} (composite): {digest}\n", workflow.name));
     }
     // Pinned: a change of how a schema is written or digested would make every lock drift.
