@@ -392,7 +392,7 @@ impl Run<'_> {
                     answer,
                     wait: asked,
                 },
-                Failed::Unanswered(error) => StepFailure::Call(error),
+                unanswered => unanswered.ended(),
             });
         };
         tokio::time::sleep(wait).await;
