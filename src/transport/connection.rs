@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::http::header;
 use axum::response::Response;
@@ -22,7 +21,7 @@ use hyper_util::server::conn::auto;
 use tokio::sync::{OwnedSemaphorePermit, watch};
 use tokio::task::JoinSet;
 
-use super::http::{HttpOptions, router};
+use super::http::{Answer, Endpoint, HttpOptions};
 use crate::mcp::Serving;
 
 /// Serves `server` on `listener` until `shutdown` completes, then lets requests in flight
@@ -41,7 +40,7 @@ where
 {
     let local = listener.local_addr()?;
     let (stop, stopped) = watch::channel(false);
-    let router = router(server.into(), local, &options, stopped.clone());
+    let endpoint = Endpoint::new(server, local, &options, stopped.clone());
     let builder = Arc::new(connection_builder(options.header_timeout));
     let mut connections = JoinSet::new();
     let mut shutdown = pin!(shutdown);
@@ -59,7 +58,7 @@ where
         connections.spawn(connection(
             Arc::clone(&builder),
             io,
-            router.clone(),
+            endpoint.clone(),
             (options.header_timeout, options.request_timeout),
             stopped.clone(),
             permit,
@@ -112,7 +111,7 @@ fn connection_builder(header_timeout: Duration) -> auto::Builder<TokioExecutor> 
 async fn connection<I>(
     builder: Arc<auto::Builder<TokioExecutor>>,
     io: I,
-    router: Router,
+    endpoint: Endpoint,
     timeouts: (Duration, Duration),
     mut stopping: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
@@ -126,7 +125,7 @@ async fn connection<I>(
     // flight at two looks in a row and none started in between.
     let activity = Arc::new(Activity::default());
     let requests = Requests {
-        router,
+        endpoint,
         activity: Arc::clone(&activity),
     };
     let io = TokioIo::new(WriteDeadline::new(io, request_timeout));
@@ -216,9 +215,9 @@ impl Drop for InFlight {
     }
 }
 
-/// The router as one connection's hyper service, counting its requests in flight.
+/// The endpoint as one connection's hyper service, counting its requests in flight.
 struct Requests {
-    router: Router,
+    endpoint: Endpoint,
     activity: Arc<Activity>,
 }
 
@@ -229,9 +228,8 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Requests
 
     fn call(&self, request: hyper::Request<hyper::body::Incoming>) -> Self::Future {
         let in_flight = InFlight::new(&self.activity);
-        // The router is always ready; a clone is a reference count, as `axum::serve` takes.
         Answering {
-            route: tower_service::Service::call(&mut self.router.clone(), request),
+            answer: self.endpoint.answer(request),
             in_flight: Some(in_flight),
         }
     }
@@ -240,7 +238,7 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Requests
 /// A request being answered: in flight until its response is ready, or, for a subscription
 /// stream, until the stream ends.
 struct Answering {
-    route: axum::routing::future::RouteFuture<Infallible>,
+    answer: Answer,
     in_flight: Option<InFlight>,
 }
 
@@ -248,7 +246,7 @@ impl Future for Answering {
     type Output = Result<Response<Streamed>, Infallible>;
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
-        let Ok(response) = ready!(Pin::new(&mut self.route).poll(context));
+        let response = ready!(Pin::new(&mut self.answer).poll(context));
         let streamed = response
             .headers()
             .get(header::CONTENT_TYPE)

@@ -8,16 +8,20 @@
 //! The connections themselves, their deadlines and their bound, are `transport::connection`'s
 //! ([`serve`]).
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::mcp::{self, Incoming, Kind, Serving};
@@ -107,15 +111,80 @@ impl Default for HttpOptions {
     }
 }
 
-/// The router for `POST /mcp`, and the protected resource metadata of the current server's
-/// authenticator; `local` is the address it is reached at, allowed as a host.
-/// `shutdown` turning `true` ends subscription streams.
-pub fn router(
-    server: impl Into<Serving>,
+/// What the HTTP transport answers: `POST /mcp`, and the protected resource metadata of the
+/// current server's authenticator.
+///
+/// `POST /mcp`, every call, is answered by [`post_mcp`] directly; only the rest (the metadata,
+/// 405, 404) goes through axum's router, whose matching, extractors and response mapping
+/// would otherwise be a twentieth of a call's instructions.
+#[derive(Clone)]
+pub(super) struct Endpoint {
+    state: Arc<HttpState>,
+    router: Router,
+}
+
+/// An answer being written: the endpoint's own, or the router's (boxed: axum's future is
+/// twenty times as large, and only the rare requests take it).
+pub(super) enum Answer {
+    Mcp(Pin<Box<dyn Future<Output = Response> + Send>>),
+    Routed(Box<axum::routing::future::RouteFuture<Infallible>>),
+}
+
+impl Future for Answer {
+    type Output = Response;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Response> {
+        match self.get_mut() {
+            Answer::Mcp(answer) => answer.as_mut().poll(context),
+            Answer::Routed(route) => {
+                let Ok(response) = ready!(Pin::new(&mut **route).poll(context));
+                Poll::Ready(response)
+            }
+        }
+    }
+}
+
+impl Endpoint {
+    /// `local` is the address the endpoint is reached at, allowed as a host. `shutdown`
+    /// turning `true` ends subscription streams.
+    pub(super) fn new(
+        server: impl Into<Serving>,
+        local: SocketAddr,
+        options: &HttpOptions,
+        shutdown: watch::Receiver<bool>,
+    ) -> Endpoint {
+        let state = state(server.into(), local, options, shutdown);
+        let root = crate::auth::METADATA_ROOT_PATH;
+        let router = Router::new()
+            .route(ENDPOINT, any(method_not_allowed))
+            .route(root, get(metadata))
+            .route(&format!("{root}/{{*resource}}"), get(metadata))
+            .with_state(Arc::clone(&state));
+        Endpoint { state, router }
+    }
+
+    pub(super) fn answer(&self, request: hyper::Request<hyper::body::Incoming>) -> Answer {
+        if request.method() == Method::POST && request.uri().path() == ENDPOINT {
+            Answer::Mcp(Box::pin(post_mcp(
+                Arc::clone(&self.state),
+                request.map(Body::new),
+            )))
+        } else {
+            // The router is always ready; a clone is a reference count, as `axum::serve` takes.
+            Answer::Routed(Box::new(tower_service::Service::call(
+                &mut self.router.clone(),
+                request,
+            )))
+        }
+    }
+}
+
+fn state(
+    server: Serving,
     local: SocketAddr,
     options: &HttpOptions,
     shutdown: watch::Receiver<bool>,
-) -> Router {
+) -> Arc<HttpState> {
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()];
     hosts.push(host_name_of(local.ip()));
     hosts.extend(
@@ -124,8 +193,7 @@ pub fn router(
             .iter()
             .map(|host| host.to_ascii_lowercase()),
     );
-    let server = server.into();
-    let state = Arc::new(HttpState {
+    Arc::new(HttpState {
         server,
         hosts,
         origins: options
@@ -138,13 +206,7 @@ pub fn router(
         keep_alive: options.keep_alive,
         shutdown,
         observer: options.observer.clone(),
-    });
-    let root = crate::auth::METADATA_ROOT_PATH;
-    Router::new()
-        .route(ENDPOINT, post(post_mcp).fallback(method_not_allowed))
-        .route(root, get(metadata))
-        .route(&format!("{root}/{{*resource}}"), get(metadata))
-        .with_state(state)
+    })
 }
 
 struct HttpState {
@@ -168,7 +230,7 @@ impl HttpState {
     }
 }
 
-async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+async fn post_mcp(state: Arc<HttpState>, request: Request) -> Response {
     // Taken apart rather than extracted piecemeal: the headers are borrowed, not copied, and
     // a refused request's body is never read.
     let (parts, body) = request.into_parts();
@@ -227,8 +289,8 @@ async fn post_mcp(State(state): State<Arc<HttpState>>, request: Request) -> Resp
         // Awaited in place, not spawned: when the client goes away hyper drops this future,
         // and with it the upstream call in flight. Boxed: the call's future is kilobytes (the
         // upstream client's among them), and inline it would make this handler's future as
-        // large, copied whole each time axum and tower move it (a fifth of a call's
-        // instructions were those copies); boxed, it is written once, where it runs.
+        // large, copied whole each time it is moved (into the timeout, into its box; a fifth
+        // of a call's instructions were such copies); boxed, it is written once, where it runs.
         Ok::<_, axum::Error>(Box::pin(server.handle(incoming)).await)
     };
     let outgoing = match tokio::time::timeout(state.request_timeout, work).await {

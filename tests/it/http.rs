@@ -511,6 +511,33 @@ async fn get_and_delete_are_405_with_allow_post() {
     }
 }
 
+// `POST /mcp` is answered before the router, which has every other request: the endpoint is
+// the path alone (a query does not change it), and no other path answers.
+#[tokio::test]
+async fn only_the_endpoint_path_answers_posts() {
+    let running = start_default().await;
+    let with_query = post_modern(
+        &format!("{}?probe=1", running.url),
+        "server/discover",
+        json!({}),
+    )
+    .await;
+    assert_eq!(with_query.status, 200, "{}", with_query.text);
+    assert!(
+        with_query.json()["result"]["supportedVersions"].is_array(),
+        "{}",
+        with_query.text
+    );
+    let root = running.url.trim_end_matches("/mcp");
+    for path in ["/mcp/", "/MCP", "/other", "/"] {
+        let answer = post(&format!("{root}{path}"), "{}", &[]).await;
+        assert_eq!(answer.status, 404, "{path}: {}", answer.text);
+    }
+    let response = client().head(&running.url).send().await.expect("request");
+    assert_eq!(response.status().as_u16(), 405);
+    assert_eq!(response.headers()["allow"], "POST");
+}
+
 #[tokio::test]
 async fn foreign_origin_is_forbidden_and_loopback_or_absent_allowed() {
     let options = HttpOptions {
