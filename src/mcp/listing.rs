@@ -181,7 +181,7 @@ impl Listing {
         era: Era,
         ttl_ms: u64,
         cache_scope: &str,
-        server_info: &Value,
+        server_info: &RawValue,
     ) -> Prepared {
         let mut suffix = br#","result":"#.to_vec();
         match era {

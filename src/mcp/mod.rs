@@ -117,7 +117,8 @@ pub struct Server {
     tools: Vec<ServedTool>,
     by_name: HashMap<String, usize>,
     upstream: Option<Upstream>,
-    server_info: Value,
+    /// `serverInfo`, as the JSON text results carry.
+    server_info: Box<RawValue>,
     discover: Prepared,
     initialize: Prepared,
     ping: Prepared,
@@ -385,6 +386,9 @@ impl Server {
             Value::String(catalog.server.version.clone()),
         );
         let server_info = Value::Object(server_info);
+        // Written once: every modern result carries it.
+        let server_info_text =
+            serde_json::value::to_raw_value(&server_info).expect("a map of strings is JSON");
 
         // The catalog promises sorted tools; sorting again keeps the listing deterministic
         // even for a catalog built by hand. Composite tools are listed among the others.
@@ -455,14 +459,14 @@ impl Server {
             Era::Modern,
             options.ttl_ms,
             cache_scope,
-            &server_info,
+            &server_info_text,
         );
         let tools_list_legacy = Listing::result(
             listing.array(),
             Era::Legacy,
             options.ttl_ms,
             cache_scope,
-            &server_info,
+            &server_info_text,
         );
         // Kept only where lists are written per caller.
         let listing = if listing_varies {
@@ -488,7 +492,7 @@ impl Server {
             ping: Prepared::result(&json!({})),
             tools_list_modern,
             tools_list_legacy,
-            server_info,
+            server_info: server_info_text,
             authenticator: options.authenticator,
             listing_varies,
             listing,

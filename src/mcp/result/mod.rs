@@ -149,7 +149,7 @@ pub(super) fn respond(
     id: &RawValue,
     result: &CallResult<'_>,
     era: Era,
-    server_info: &Value,
+    server_info: &RawValue,
 ) -> Result<Outgoing, serde_json::Error> {
     let written = match era {
         Era::Modern => Written {
@@ -182,7 +182,11 @@ pub(super) fn respond(
 /// The `input_required` answer to a confirming tool's call: one form-mode elicitation (a
 /// boolean to confirm, and the value to type back when the tool asks for one) and the sealed
 /// state. It carries no `ttlMs` or `cacheScope`: an interim result is never cached.
-pub(super) fn input_required(id: &RawValue, question: &Question, server_info: &Value) -> Outgoing {
+pub(super) fn input_required(
+    id: &RawValue,
+    question: &Question,
+    server_info: &RawValue,
+) -> Outgoing {
     let mut properties = Map::new();
     properties.insert(
         CONFIRM_FIELD.into(),

@@ -13,7 +13,7 @@ pub(super) struct Written<'r, 't> {
     pub(super) result: &'r CallResult<'t>,
     pub(super) result_type: Option<&'static str>,
     /// The server info added last to `_meta` (modern).
-    pub(super) server_info: Option<&'r Value>,
+    pub(super) server_info: Option<&'r RawValue>,
     /// A `structuredContent` that is not an object is wrapped (legacy).
     pub(super) wrap: bool,
 }
@@ -143,7 +143,7 @@ struct Meta<'r> {
     handling: Option<&'r Handling>,
     rate_limit: Option<&'r RateLimited>,
     workflow: Option<&'r Value>,
-    server_info: Option<&'r Value>,
+    server_info: Option<&'r RawValue>,
 }
 
 impl Serialize for Meta<'_> {
