@@ -95,13 +95,16 @@ impl ToolResult {
 /// The JSON of `outcome`'s result before the era's additions.
 pub(crate) fn era_free(tool: &str, outcome: Outcome) -> Vec<u8> {
     let result = outcome_result(tool, outcome);
-    serde_json::to_vec(&Written {
+    let mut out = Vec::with_capacity(512);
+    Written {
         result: &result,
         result_type: None,
         server_info: None,
         wrap: false,
-    })
-    .expect("a tool result serializes")
+    }
+    .write(&mut out)
+    .expect("a tool result serializes");
+    out
 }
 
 /// The result of a call's outcome.
@@ -170,7 +173,7 @@ pub(super) fn respond(
     body.extend_from_slice(ID_PREFIX);
     body.extend_from_slice(id);
     body.extend_from_slice(br#","result":"#);
-    serde_json::to_writer(&mut body, &written)?;
+    written.write(&mut body)?;
     body.push(b'}');
     Ok(Outgoing {
         status: StatusCode::OK,

@@ -1,14 +1,17 @@
-//! A tool result written straight into the response bytes: typed blocks and `_meta`, with no
-//! JSON tree in between, and each era's additions (`resultType` and the server info, or the
-//! legacy wrap of a `structuredContent` that is not an object).
+//! A tool result written straight into the response bytes, by hand: typed blocks and
+//! `_meta`, with no JSON tree in between, and each era's additions (`resultType` and the
+//! server info, or the legacy wrap of a `structuredContent` that is not an object).
+//!
+//! The member names are fixed, so they are written as they are; only values that may need
+//! it (text, header values, cursors, the body's JSON) go through `serde_json`'s escaping.
+//! Through a `Serializer`, every name was escaped again on every call.
 
-use serde::ser::{SerializeMap, SerializeSeq};
-use serde::{Serialize, Serializer};
-use serde_json::Value;
+use serde::Serialize;
+use serde_json::value::RawValue;
 
 use super::*;
 
-/// A result with its era's additions, serialized in place.
+/// A result with its era's additions.
 pub(super) struct Written<'r, 't> {
     pub(super) result: &'r CallResult<'t>,
     pub(super) result_type: Option<&'static str>,
@@ -18,23 +21,38 @@ pub(super) struct Written<'r, 't> {
     pub(super) wrap: bool,
 }
 
-impl Serialize for Written<'_, '_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl Written<'_, '_> {
+    /// Appends the result's JSON object to `out`.
+    pub(super) fn write(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         let result = self.result;
-        let mut map = serializer.serialize_map(None)?;
+        let mut object = Object::open(out);
         if let Some(result_type) = self.result_type {
-            map.serialize_entry("resultType", result_type)?;
+            object.key("resultType");
+            text(object.out, result_type)?;
         }
-        map.serialize_entry("content", &Blocks(&result.content))?;
+        object.key("content");
+        object.out.push(b'[');
+        for (index, block) in result.content.iter().enumerate() {
+            if index > 0 {
+                object.out.push(b',');
+            }
+            write_block(block, object.out)?;
+        }
+        object.out.push(b']');
         if let Some(structured) = &result.structured_content {
+            object.key("structuredContent");
             if self.wrap && !structured.is_object() {
-                map.serialize_entry("structuredContent", &Wrapped(structured))?;
+                let mut wrapped = Object::open(object.out);
+                wrapped.key(LEGACY_WRAP_KEY);
+                value(wrapped.out, structured)?;
+                wrapped.close();
             } else {
-                map.serialize_entry("structuredContent", structured)?;
+                value(object.out, structured)?;
             }
         }
         if result.is_error {
-            map.serialize_entry("isError", &true)?;
+            object.key("isError");
+            object.out.extend_from_slice(b"true");
         }
         if result.http.is_some()
             || result.handling.is_some()
@@ -42,201 +60,196 @@ impl Serialize for Written<'_, '_> {
             || result.workflow.is_some()
             || self.server_info.is_some()
         {
-            map.serialize_entry(
-                "_meta",
-                &Meta {
-                    http: result.http.as_ref(),
-                    handling: result.handling.as_ref(),
-                    rate_limit: result.rate_limit.as_ref(),
-                    workflow: result.workflow.as_ref(),
-                    server_info: self.server_info,
-                },
-            )?;
+            object.key("_meta");
+            self.write_meta(object.out)?;
         }
-        map.end()
+        object.close();
+        Ok(())
     }
-}
 
-struct Wrapped<'v>(&'v Value);
-
-impl Serialize for Wrapped<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry(LEGACY_WRAP_KEY, self.0)?;
-        map.end()
-    }
-}
-
-struct Blocks<'b, 't>(&'b [Block<'t>]);
-
-impl Serialize for Blocks<'_, '_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for block in self.0 {
-            seq.serialize_element(block)?;
+    fn write_meta(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        let result = self.result;
+        let mut meta = Object::open(out);
+        if let Some(http) = &result.http {
+            meta.key(HTTP_META);
+            write_http(http, meta.out)?;
         }
-        seq.end()
-    }
-}
-
-impl Serialize for Block<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        match self {
-            Block::Text(text) => {
-                map.serialize_entry("type", "text")?;
-                map.serialize_entry("text", text)?;
-            }
-            Block::Media { kind, data, mime } => {
-                map.serialize_entry("type", kind)?;
-                map.serialize_entry("data", data)?;
-                map.serialize_entry("mimeType", mime)?;
-            }
-            Block::Resource { tool, mime, body } => {
-                map.serialize_entry("type", "resource")?;
-                map.serialize_entry(
-                    "resource",
-                    &Resource {
-                        tool,
-                        mime: mime.as_deref(),
-                        body,
-                    },
-                )?;
-            }
+        if let Some(handling) = &result.handling {
+            meta.key(RESULT_META);
+            write_handling(handling, meta.out)?;
         }
-        map.end()
-    }
-}
-
-struct Resource<'r> {
-    tool: &'r str,
-    mime: Option<&'r str>,
-    body: &'r ResourceBody,
-}
-
-impl Serialize for Resource<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("uri", &Uri(self.tool))?;
-        if let Some(mime) = self.mime {
-            map.serialize_entry("mimeType", mime)?;
+        if let Some(limited) = &result.rate_limit {
+            meta.key(RATE_LIMIT_META);
+            let mut limit = Object::open(meta.out);
+            limit.key("retryAfterSeconds");
+            value(limit.out, &limited.retry_after_seconds)?;
+            limit.key("limit");
+            text(limit.out, &limited.limit.to_string())?;
+            limit.key("scope");
+            text(limit.out, limited.scope)?;
+            limit.close();
         }
-        match self.body {
-            ResourceBody::Text(text) => map.serialize_entry("text", text)?,
-            ResourceBody::Blob(blob) => map.serialize_entry("blob", blob)?,
-        }
-        map.end()
-    }
-}
-
-/// `ferry://tools/<tool>/response`, the URI of a tool's response body.
-struct Uri<'t>(&'t str);
-
-impl Serialize for Uri<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(&format_args!("ferry://tools/{}/response", self.0))
-    }
-}
-
-struct Meta<'r> {
-    http: Option<&'r Http>,
-    handling: Option<&'r Handling>,
-    rate_limit: Option<&'r RateLimited>,
-    workflow: Option<&'r Value>,
-    server_info: Option<&'r RawValue>,
-}
-
-impl Serialize for Meta<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        if let Some(http) = self.http {
-            map.serialize_entry(HTTP_META, &HttpFacts(http))?;
-        }
-        if let Some(handling) = self.handling {
-            map.serialize_entry(RESULT_META, &Done(handling))?;
-        }
-        if let Some(limited) = self.rate_limit {
-            map.serialize_entry(
-                RATE_LIMIT_META,
-                &json!({
-                    "retryAfterSeconds": limited.retry_after_seconds,
-                    "limit": limited.limit.to_string(),
-                    "scope": limited.scope,
-                }),
-            )?;
-        }
-        if let Some(workflow) = self.workflow {
-            map.serialize_entry(crate::catalog::WORKFLOW_META_KEY, workflow)?;
+        if let Some(workflow) = &result.workflow {
+            meta.key(crate::catalog::WORKFLOW_META_KEY);
+            value(meta.out, workflow)?;
         }
         if let Some(info) = self.server_info {
-            map.serialize_entry(META_SERVER_INFO, info)?;
+            meta.key(META_SERVER_INFO);
+            meta.out.extend_from_slice(info.get().as_bytes());
         }
-        map.end()
+        meta.close();
+        Ok(())
     }
+}
+
+/// An object being written: its members are separated as they come.
+struct Object<'o> {
+    out: &'o mut Vec<u8>,
+    empty: bool,
+}
+
+impl<'o> Object<'o> {
+    fn open(out: &'o mut Vec<u8>) -> Object<'o> {
+        out.push(b'{');
+        Object { out, empty: true }
+    }
+
+    /// Starts a member. `name` is one of the writer's own, which need no escaping.
+    fn key(&mut self, name: &str) {
+        debug_assert!(
+            !name
+                .bytes()
+                .any(|byte| byte < b' ' || byte == b'"' || byte == b'\\'),
+            "{name:?} needs escaping"
+        );
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b"\":");
+    }
+
+    fn close(self) {
+        self.out.push(b'}');
+    }
+}
+
+/// A JSON string, escaped.
+fn text(out: &mut Vec<u8>, text: &str) -> Result<(), serde_json::Error> {
+    serde_json::to_writer(out, text)
+}
+
+fn value<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), serde_json::Error> {
+    serde_json::to_writer(out, value)
+}
+
+fn write_block(block: &Block<'_>, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    let mut object = Object::open(out);
+    match block {
+        Block::Text(content) => {
+            object.key("type");
+            object.out.extend_from_slice(b"\"text\"");
+            object.key("text");
+            text(object.out, content)?;
+        }
+        Block::Media { kind, data, mime } => {
+            object.key("type");
+            text(object.out, kind)?;
+            object.key("data");
+            text(object.out, data)?;
+            object.key("mimeType");
+            text(object.out, mime)?;
+        }
+        Block::Resource { tool, mime, body } => {
+            object.key("type");
+            object.out.extend_from_slice(b"\"resource\"");
+            object.key("resource");
+            let mut resource = Object::open(object.out);
+            resource.key("uri");
+            text(resource.out, &format!("ferry://tools/{tool}/response"))?;
+            if let Some(mime) = mime {
+                resource.key("mimeType");
+                text(resource.out, mime)?;
+            }
+            match body {
+                ResourceBody::Text(content) => {
+                    resource.key("text");
+                    text(resource.out, content)?;
+                }
+                ResourceBody::Blob(blob) => {
+                    resource.key("blob");
+                    text(resource.out, blob)?;
+                }
+            }
+            resource.close();
+        }
+    }
+    object.close();
+    Ok(())
 }
 
 /// `{"status": 200, "headers": {"content-type": "..."}}`.
-struct HttpFacts<'h>(&'h Http);
-
-impl Serialize for HttpFacts<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Headers<'h>(&'h Http);
-        impl Serialize for Headers<'_> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut map = serializer.serialize_map(Some(self.0.headers.len()))?;
-                for (name, value) in &self.0.headers {
-                    map.serialize_entry(name.as_str(), value)?;
-                }
-                map.end()
-            }
-        }
-        let mut map = serializer.serialize_map(Some(2))?;
-        map.serialize_entry("status", &self.0.status.as_u16())?;
-        map.serialize_entry("headers", &Headers(self.0))?;
-        map.end()
+fn write_http(http: &Http, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    let mut facts = Object::open(out);
+    facts.key("status");
+    value(facts.out, &http.status.as_u16())?;
+    facts.key("headers");
+    let mut headers = Object::open(facts.out);
+    for (name, content) in &http.headers {
+        // A header name is a token: no character of it needs escaping.
+        headers.key(name.as_str());
+        text(headers.out, content)?;
     }
+    headers.close();
+    facts.close();
+    Ok(())
 }
 
 /// What ferry did, each note in the order it was made: the body redacted, cut, paged by a
 /// field, projected, its numbers rounded; a cursor or location redacted, paged by `Link`;
 /// a header redacted.
-struct Done<'h>(&'h Handling);
-
-impl Serialize for Done<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let handling = self.0;
-        let mut map = serializer.serialize_map(None)?;
-        let redacted_at = |map: &mut S::SerializeMap, part: Redacted| {
-            if handling.redacted == Some(part) {
-                map.serialize_entry("redacted", &true)
-            } else {
-                Ok(())
-            }
-        };
-        let page = |map: &mut S::SerializeMap, from_link: bool| match &handling.page {
+fn write_handling(handling: &Handling, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    let mut done = Object::open(out);
+    let flag = |done: &mut Object<'_>, name: &str| {
+        done.key(name);
+        done.out.extend_from_slice(b"true");
+    };
+    let redacted_at = |done: &mut Object<'_>, part: Redacted| {
+        if handling.redacted == Some(part) {
+            flag(done, "redacted");
+        }
+    };
+    let page = |done: &mut Object<'_>, from_link: bool| -> Result<(), serde_json::Error> {
+        match &handling.page {
             Some(page) if page.from_link == from_link => {
                 if let Some(cursor) = &page.cursor {
-                    map.serialize_entry("nextCursor", cursor)?;
+                    done.key("nextCursor");
+                    text(done.out, cursor)?;
                 }
-                map.serialize_entry("more", &page.more)
+                done.key("more");
+                value(done.out, &page.more)
             }
             _ => Ok(()),
-        };
-        redacted_at(&mut map, Redacted::Body)?;
-        if handling.truncated {
-            map.serialize_entry("truncated", &true)?;
-            map.serialize_entry("limitBytes", &handling.limit_bytes)?;
         }
-        page(&mut map, false)?;
-        if handling.projected {
-            map.serialize_entry("projected", &true)?;
-        }
-        if handling.numbers_rounded {
-            map.serialize_entry("numbersRounded", &true)?;
-        }
-        redacted_at(&mut map, Redacted::Target)?;
-        page(&mut map, true)?;
-        redacted_at(&mut map, Redacted::Headers)?;
-        map.end()
+    };
+    redacted_at(&mut done, Redacted::Body);
+    if handling.truncated {
+        flag(&mut done, "truncated");
+        done.key("limitBytes");
+        value(done.out, &handling.limit_bytes)?;
     }
+    page(&mut done, false)?;
+    if handling.projected {
+        flag(&mut done, "projected");
+    }
+    if handling.numbers_rounded {
+        flag(&mut done, "numbersRounded");
+    }
+    redacted_at(&mut done, Redacted::Target);
+    page(&mut done, true)?;
+    redacted_at(&mut done, Redacted::Headers);
+    done.close();
+    Ok(())
 }
