@@ -655,7 +655,7 @@ pub fn header_value(data: &[u8]) {
     if let Ok(value) = HeaderValue::from_str(text) {
         let mut headers = HeaderMap::new();
         headers.insert("mcp-name", value);
-        let _ = mcp::headers::decoded(&headers, "mcp-name");
+        let _ = mcp::headers::decoded(&headers, mcp::headers::MCP_NAME);
     }
 }
 

@@ -362,10 +362,10 @@ pub(super) fn cancelled_request_id(params: Option<&ParamsField<'_>>) -> Option<S
 
 /// A header's value as text; `Err` says what is wrong when it holds bytes that are not visible
 /// ASCII or occurs more than once (an intermediary may read either line).
-pub(super) fn header_str<'h>(
-    headers: &'h HeaderMap,
-    name: &str,
-) -> Result<Option<&'h str>, &'static str> {
+pub(super) fn header_str(
+    headers: &HeaderMap,
+    name: impl http::header::AsHeaderName,
+) -> Result<Option<&str>, &'static str> {
     match headers::single(headers, name)? {
         None => Ok(None),
         Some(value) => value.to_str().map(Some).map_err(|_| "is not visible ASCII"),

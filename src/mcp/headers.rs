@@ -3,8 +3,15 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use http::{HeaderMap, HeaderValue};
+use http::header::AsHeaderName;
+use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
+
+/// The headers a modern client mirrors the request into, named once: looked up by name, a
+/// text name would be parsed again on every request.
+pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+pub(crate) const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// An argument whose value a modern HTTP client mirrors into `Mcp-Param-{name}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +52,10 @@ fn walk(schema: &Value, path: &mut Vec<String>, found: &mut Vec<MirroredHeader>)
 
 /// A header's value, base64-decoded when it uses the `=?base64?…?=` form. `Err` names what is
 /// wrong with it.
-pub(crate) fn decoded(headers: &HeaderMap, name: &str) -> Result<Option<String>, String> {
+pub(crate) fn decoded(
+    headers: &HeaderMap,
+    name: impl AsHeaderName,
+) -> Result<Option<String>, String> {
     let Some(value) = single(headers, name)? else {
         return Ok(None);
     };
@@ -60,10 +70,10 @@ pub(super) const REPEATED: &str = "occurs more than once";
 
 /// A header's one value; `Err` when it occurs more than once, since an intermediary may read
 /// another line than the one checked.
-pub(super) fn single<'h>(
-    headers: &'h HeaderMap,
-    name: &str,
-) -> Result<Option<&'h HeaderValue>, &'static str> {
+pub(super) fn single(
+    headers: &HeaderMap,
+    name: impl AsHeaderName,
+) -> Result<Option<&HeaderValue>, &'static str> {
     let mut values = headers.get_all(name).iter();
     let value = values.next();
     match values.next() {

@@ -769,7 +769,7 @@ impl Server {
                 ));
             }
         }
-        match header_str(headers, "mcp-method") {
+        match header_str(headers, headers::MCP_METHOD) {
             Ok(Some(value)) if value == method => {}
             Ok(Some(value)) => {
                 return Err(Failure::header_mismatch(format!(
@@ -793,7 +793,7 @@ impl Server {
                 Some(MetaString::Text(value)) => Some(value.as_ref()),
                 _ => None,
             };
-            match (headers::decoded(headers, "mcp-name"), body) {
+            match (headers::decoded(headers, headers::MCP_NAME), body) {
                 (Ok(Some(header)), Some(body)) if header == body => {}
                 (Ok(Some(header)), Some(body)) => {
                     return Err(Failure::header_mismatch(format!(
@@ -832,7 +832,7 @@ impl Server {
 /// The `MCP-Protocol-Version` header of an HTTP request, when it has one; a header that
 /// cannot be read is a header mismatch.
 fn header_version(headers: Option<&HeaderMap>) -> Result<Option<&str>, Failure> {
-    match headers.map(|headers| header_str(headers, "mcp-protocol-version")) {
+    match headers.map(|headers| header_str(headers, headers::MCP_PROTOCOL_VERSION)) {
         Some(Err(problem)) => Err(Failure::header_mismatch(format!(
             "MCP-Protocol-Version header {problem}"
         ))),

@@ -7,7 +7,7 @@
 
 use std::cell::RefCell;
 
-use http::HeaderValue;
+use http::{HeaderName, HeaderValue};
 
 pub mod export;
 pub mod otlp;
@@ -15,9 +15,9 @@ pub mod otlp;
 pub use export::{Endpoint, EndpointError, ExportOptions, Exporter, Exporting};
 
 /// The header a caller's trace arrives in, and ferry's upstream request carries on.
-pub const TRACEPARENT: &str = "traceparent";
+pub const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 /// The vendors' list that travels with it, passed on as received.
-pub const TRACESTATE: &str = "tracestate";
+pub const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 /// Longest `tracestate` passed on: the specification asks every vendor to carry at least
 /// 512 characters, and a longer one is dropped rather than cut (a cut list is not the list).
 pub const MAX_TRACESTATE: usize = 512;

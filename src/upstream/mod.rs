@@ -652,9 +652,7 @@ impl Upstream {
         let deadline = deadline_after(clock.started, tool.call.timeout);
         let context = clock.context;
         let (span_id, traceparent) = context.child();
-        request
-            .headers
-            .insert(HeaderName::from_static(trace::TRACEPARENT), traceparent);
+        request.headers.insert(trace::TRACEPARENT, traceparent);
         let exporter = self.traces.as_ref().filter(|_| context.sampled());
         let begun = exporter.map(|_| span::Begun {
             context,
@@ -719,7 +717,7 @@ fn trace_headers(headers: &mut http::HeaderMap, context: &trace::Context) {
     headers.remove(trace::TRACEPARENT);
     match &context.state {
         Some(state) => {
-            headers.insert(HeaderName::from_static(trace::TRACESTATE), state.clone());
+            headers.insert(trace::TRACESTATE, state.clone());
         }
         None => {
             headers.remove(trace::TRACESTATE);
