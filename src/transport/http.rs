@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
@@ -165,10 +165,7 @@ impl Endpoint {
 
     pub(super) fn answer(&self, request: hyper::Request<hyper::body::Incoming>) -> Answer {
         if request.method() == Method::POST && request.uri().path() == ENDPOINT {
-            Answer::Mcp(Box::pin(post_mcp(
-                Arc::clone(&self.state),
-                request.map(Body::new),
-            )))
+            Answer::Mcp(Box::pin(post_mcp(Arc::clone(&self.state), request)))
         } else {
             // The router is always ready; a clone is a reference count, as `axum::serve` takes.
             Answer::Routed(Box::new(tower_service::Service::call(
@@ -230,7 +227,10 @@ impl HttpState {
     }
 }
 
-async fn post_mcp(state: Arc<HttpState>, request: Request) -> Response {
+async fn post_mcp(
+    state: Arc<HttpState>,
+    request: hyper::Request<hyper::body::Incoming>,
+) -> Response {
     // Taken apart rather than extracted piecemeal: the headers are borrowed, not copied, and
     // a refused request's body is never read.
     let (parts, body) = request.into_parts();
@@ -280,7 +280,7 @@ async fn post_mcp(state: Arc<HttpState>, request: Request) -> Response {
     // outside so a request that runs out of time is still answered with its id.
     let mut received = None;
     let work = async {
-        let body = received.insert(axum::body::to_bytes(body, state.body_limit).await?);
+        let body = received.insert(read_body(body, state.body_limit).await?);
         let incoming = Incoming {
             body,
             headers: Some(&parts.headers),
@@ -291,7 +291,7 @@ async fn post_mcp(state: Arc<HttpState>, request: Request) -> Response {
         // upstream client's among them), and inline it would make this handler's future as
         // large, copied whole each time it is moved (into the timeout, into its box; a fifth
         // of a call's instructions were such copies); boxed, it is written once, where it runs.
-        Ok::<_, axum::Error>(Box::pin(server.handle(incoming)).await)
+        Ok::<_, BodyError>(Box::pin(server.handle(incoming)).await)
     };
     let outgoing = match tokio::time::timeout(state.request_timeout, work).await {
         Ok(Ok(outgoing)) => outgoing,
@@ -324,6 +324,57 @@ async fn post_mcp(state: Arc<HttpState>, request: Request) -> Response {
             let mut response = json_response(outgoing.status, outgoing.body);
             super::auth::add_challenge(&mut response, &challenge);
             response
+        }
+    }
+}
+
+/// A request's whole body, refused once it passes `limit` bytes. A body that comes in one
+/// piece, as a JSON-RPC message usually does, is kept as it came, without a copy.
+async fn read_body(mut body: hyper::body::Incoming, limit: usize) -> Result<Bytes, BodyError> {
+    use hyper::body::Body as _;
+    let mut first = Bytes::new();
+    let mut joined: Vec<u8> = Vec::new();
+    let mut length = 0;
+    while let Some(frame) =
+        std::future::poll_fn(|context| Pin::new(&mut body).poll_frame(context)).await
+    {
+        // Trailers are not part of the message.
+        let Ok(data) = frame.map_err(BodyError::Failed)?.into_data() else {
+            continue;
+        };
+        length += data.len();
+        if length > limit {
+            return Err(BodyError::TooLarge);
+        }
+        if length == data.len() {
+            first = data;
+        } else {
+            if joined.is_empty() {
+                joined.reserve(length);
+                joined.extend_from_slice(&first);
+            }
+            joined.extend_from_slice(&data);
+        }
+    }
+    Ok(if joined.is_empty() {
+        first
+    } else {
+        Bytes::from(joined)
+    })
+}
+
+/// Why a request's body was not read whole.
+#[derive(Debug)]
+enum BodyError {
+    TooLarge,
+    Failed(hyper::Error),
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::TooLarge => f.write_str("length limit exceeded"),
+            BodyError::Failed(error) => error.fmt(f),
         }
     }
 }

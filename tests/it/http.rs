@@ -945,6 +945,40 @@ async fn repeated_mirrored_headers_are_header_mismatches() {
     assert_eq!(answer.status_and_code(), "500 -32603", "{}", answer.text);
 }
 
+// A body that comes in pieces is read whole, and refused once the pieces pass the limit.
+#[tokio::test]
+async fn a_chunked_body_is_joined_and_held_to_the_limit() {
+    let options = HttpOptions {
+        body_limit: 1024,
+        ..HttpOptions::default()
+    };
+    let running = start(server(), options).await;
+    let chunked = |body: &str| {
+        let mut chunks = String::new();
+        for piece in body.as_bytes().chunks(7) {
+            let piece = std::str::from_utf8(piece).expect("ASCII");
+            chunks.push_str(&format!("{:x}\r\n{piece}\r\n", piece.len()));
+        }
+        format!(
+            "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n{chunks}0\r\n\r\n",
+            address_of(&running.url)
+        )
+    };
+    let answer = raw(&running.url, &chunked(&initialize())).await;
+    assert_eq!(status_of(&answer), "200", "{answer}");
+    assert!(
+        answer.contains(r#""protocolVersion":"2025-11-25""#),
+        "{answer}"
+    );
+    let padding = "x".repeat(2048);
+    let answer = raw(
+        &running.url,
+        &chunked(&legacy("ping", json!({"padding": padding}))),
+    )
+    .await;
+    assert_eq!(status_of(&answer), "413", "{answer}");
+}
+
 // Issue 9: a declared length over the limit is refused before any of the body is waited for.
 #[tokio::test]
 async fn a_declared_length_over_the_limit_is_413_at_once() {
