@@ -27,8 +27,7 @@ impl Written<'_, '_> {
         let result = self.result;
         let mut object = Object::open(out);
         if let Some(result_type) = self.result_type {
-            object.key("resultType");
-            text(object.out, result_type)?;
+            object.text("resultType", result_type)?;
         }
         object.key("content");
         object.out.push(b'[');
@@ -43,16 +42,14 @@ impl Written<'_, '_> {
             object.key("structuredContent");
             if self.wrap && !structured.is_object() {
                 let mut wrapped = Object::open(object.out);
-                wrapped.key(LEGACY_WRAP_KEY);
-                value(wrapped.out, structured)?;
+                wrapped.value(LEGACY_WRAP_KEY, structured)?;
                 wrapped.close();
             } else {
                 value(object.out, structured)?;
             }
         }
         if result.is_error {
-            object.key("isError");
-            object.out.extend_from_slice(b"true");
+            object.flag("isError");
         }
         if result.http.is_some()
             || result.handling.is_some()
@@ -81,17 +78,13 @@ impl Written<'_, '_> {
         if let Some(limited) = &result.rate_limit {
             meta.key(RATE_LIMIT_META);
             let mut limit = Object::open(meta.out);
-            limit.key("retryAfterSeconds");
-            value(limit.out, &limited.retry_after_seconds)?;
-            limit.key("limit");
-            text(limit.out, &limited.limit.to_string())?;
-            limit.key("scope");
-            text(limit.out, limited.scope)?;
+            limit.value("retryAfterSeconds", &limited.retry_after_seconds)?;
+            limit.text("limit", &limited.limit.to_string())?;
+            limit.text("scope", limited.scope)?;
             limit.close();
         }
         if let Some(workflow) = &result.workflow {
-            meta.key(crate::catalog::WORKFLOW_META_KEY);
-            value(meta.out, workflow)?;
+            meta.value(crate::catalog::WORKFLOW_META_KEY, workflow)?;
         }
         if let Some(info) = self.server_info {
             meta.key(META_SERVER_INFO);
@@ -131,6 +124,28 @@ impl<'o> Object<'o> {
         self.out.extend_from_slice(b"\":");
     }
 
+    /// A member whose value is a JSON string.
+    fn text(&mut self, name: &str, content: &str) -> Result<(), serde_json::Error> {
+        self.key(name);
+        text(self.out, content)
+    }
+
+    /// A member whose value `serde_json` writes.
+    fn value<T: Serialize + ?Sized>(
+        &mut self,
+        name: &str,
+        content: &T,
+    ) -> Result<(), serde_json::Error> {
+        self.key(name);
+        value(self.out, content)
+    }
+
+    /// A member whose value is `true`.
+    fn flag(&mut self, name: &str) {
+        self.key(name);
+        self.out.extend_from_slice(b"true");
+    }
+
     fn close(self) {
         self.out.push(b'}');
     }
@@ -149,39 +164,25 @@ fn write_block(block: &Block<'_>, out: &mut Vec<u8>) -> Result<(), serde_json::E
     let mut object = Object::open(out);
     match block {
         Block::Text(content) => {
-            object.key("type");
-            object.out.extend_from_slice(b"\"text\"");
-            object.key("text");
-            text(object.out, content)?;
+            object.text("type", "text")?;
+            object.text("text", content)?;
         }
         Block::Media { kind, data, mime } => {
-            object.key("type");
-            text(object.out, kind)?;
-            object.key("data");
-            text(object.out, data)?;
-            object.key("mimeType");
-            text(object.out, mime)?;
+            object.text("type", kind)?;
+            object.text("data", data)?;
+            object.text("mimeType", mime)?;
         }
         Block::Resource { tool, mime, body } => {
-            object.key("type");
-            object.out.extend_from_slice(b"\"resource\"");
+            object.text("type", "resource")?;
             object.key("resource");
             let mut resource = Object::open(object.out);
-            resource.key("uri");
-            text(resource.out, &format!("ferry://tools/{tool}/response"))?;
+            resource.text("uri", &format!("ferry://tools/{tool}/response"))?;
             if let Some(mime) = mime {
-                resource.key("mimeType");
-                text(resource.out, mime)?;
+                resource.text("mimeType", mime)?;
             }
             match body {
-                ResourceBody::Text(content) => {
-                    resource.key("text");
-                    text(resource.out, content)?;
-                }
-                ResourceBody::Blob(blob) => {
-                    resource.key("blob");
-                    text(resource.out, blob)?;
-                }
+                ResourceBody::Text(content) => resource.text("text", content)?,
+                ResourceBody::Blob(blob) => resource.text("blob", blob)?,
             }
             resource.close();
         }
@@ -193,14 +194,12 @@ fn write_block(block: &Block<'_>, out: &mut Vec<u8>) -> Result<(), serde_json::E
 /// `{"status": 200, "headers": {"content-type": "..."}}`.
 fn write_http(http: &Http, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
     let mut facts = Object::open(out);
-    facts.key("status");
-    value(facts.out, &http.status.as_u16())?;
+    facts.value("status", &http.status.as_u16())?;
     facts.key("headers");
     let mut headers = Object::open(facts.out);
     for (name, content) in &http.headers {
         // A header name is a token: no character of it needs escaping.
-        headers.key(name.as_str());
-        text(headers.out, content)?;
+        headers.text(name.as_str(), content)?;
     }
     headers.close();
     facts.close();
@@ -212,40 +211,33 @@ fn write_http(http: &Http, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
 /// a header redacted.
 fn write_handling(handling: &Handling, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
     let mut done = Object::open(out);
-    let flag = |done: &mut Object<'_>, name: &str| {
-        done.key(name);
-        done.out.extend_from_slice(b"true");
-    };
     let redacted_at = |done: &mut Object<'_>, part: Redacted| {
         if handling.redacted == Some(part) {
-            flag(done, "redacted");
+            done.flag("redacted");
         }
     };
     let page = |done: &mut Object<'_>, from_link: bool| -> Result<(), serde_json::Error> {
         match &handling.page {
             Some(page) if page.from_link == from_link => {
                 if let Some(cursor) = &page.cursor {
-                    done.key("nextCursor");
-                    text(done.out, cursor)?;
+                    done.text("nextCursor", cursor)?;
                 }
-                done.key("more");
-                value(done.out, &page.more)
+                done.value("more", &page.more)
             }
             _ => Ok(()),
         }
     };
     redacted_at(&mut done, Redacted::Body);
     if handling.truncated {
-        flag(&mut done, "truncated");
-        done.key("limitBytes");
-        value(done.out, &handling.limit_bytes)?;
+        done.flag("truncated");
+        done.value("limitBytes", &handling.limit_bytes)?;
     }
     page(&mut done, false)?;
     if handling.projected {
-        flag(&mut done, "projected");
+        done.flag("projected");
     }
     if handling.numbers_rounded {
-        flag(&mut done, "numbersRounded");
+        done.flag("numbersRounded");
     }
     redacted_at(&mut done, Redacted::Target);
     page(&mut done, true)?;
