@@ -116,7 +116,7 @@ impl Default for HttpOptions {
 ///
 /// `POST /mcp`, every call, is answered by [`post_mcp`] directly; only the rest (the metadata,
 /// 405, 404) goes through axum's router, whose matching, extractors and response mapping
-/// would otherwise be a twentieth of a call's instructions.
+/// would otherwise be about 4% of a call's instructions.
 #[derive(Clone)]
 pub(super) struct Endpoint {
     state: Arc<HttpState>,
@@ -135,7 +135,11 @@ impl Future for Answer {
 
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Response> {
         match self.get_mut() {
-            Answer::Mcp(answer) => answer.as_mut().poll(context),
+            Answer::Mcp(answer) => {
+                let mut response = ready!(answer.as_mut().poll(context));
+                set_content_length(&mut response);
+                Poll::Ready(response)
+            }
             Answer::Routed(route) => {
                 let Ok(response) = ready!(Pin::new(&mut **route).poll(context));
                 Poll::Ready(response)
@@ -173,6 +177,19 @@ impl Endpoint {
                 request,
             )))
         }
+    }
+}
+
+/// Says a body's length when it is known and not said, as axum's router does for what it
+/// answers: hyper writes it on HTTP/1, but not on HTTP/2 for a body that is empty.
+fn set_content_length(response: &mut Response) {
+    if response.headers().contains_key(header::CONTENT_LENGTH) {
+        return;
+    }
+    if let Some(length) = http_body::Body::size_hint(response.body()).exact() {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(length));
     }
 }
 

@@ -275,6 +275,44 @@ fn http2_post(address: &str, body: String, headers: &[(&str, String)]) -> hyper:
     request.body(body).expect("request")
 }
 
+// Every answer says its length, on HTTP/2 too, where hyper leaves it out of an empty body: a
+// notification's 202 and a refused body's 413, as well as a result.
+#[tokio::test]
+async fn http2_answers_say_their_length_even_when_empty() {
+    let options = HttpOptions {
+        body_limit: 1024,
+        ..HttpOptions::default()
+    };
+    let running = start(server(), options).await;
+    let address = address_of(&running.url);
+    let (mut sender, _connection) = http2(&address).await;
+    let notification = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let too_large = legacy("ping", serde_json::json!({"padding": "x".repeat(2048)}));
+    for (body, status, length) in [
+        (notification.to_string(), 202, Some("0")),
+        (too_large, 413, Some("0")),
+        (initialize(), 200, None),
+    ] {
+        let response = sender
+            .send_request(http2_post(&address, body, &[]))
+            .await
+            .expect("answered");
+        assert_eq!(response.status(), status);
+        let said = response.headers()["content-length"]
+            .to_str()
+            .expect("ASCII")
+            .to_owned();
+        if let Some(length) = length {
+            assert_eq!(said, length, "{status}");
+        }
+        let body = http_body_util::BodyExt::collect(response.into_body())
+            .await
+            .expect("body")
+            .to_bytes();
+        assert_eq!(said, body.len().to_string(), "{status}");
+    }
+}
+
 // Issue 9, defect 3, found in review: an HTTP/2 connection whose requests have been answered has no request
 // in flight, and is closed once it has had none for the header timeout, rather than keeping
 // its place under the connection bound for as long as its client likes.
