@@ -14,6 +14,7 @@ pub mod demo;
 pub mod diagnostic;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod json;
 pub mod lock;
 pub mod mcp;
 pub mod observe;

@@ -43,7 +43,7 @@ where
 }
 
 pub(super) fn parse_request(body: &[u8]) -> Result<Request<'_>, Failure> {
-    let envelope: Envelope<'_> = match serde_json::from_slice(body) {
+    let envelope: Envelope<'_> = match crate::json::from_bytes(body) {
         Ok(envelope) => envelope,
         Err(error) if error.is_syntax() || error.is_eof() || error.is_io() => {
             return Err(Failure::new(

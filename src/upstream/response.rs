@@ -404,7 +404,7 @@ fn decimal(text: &str) -> (bool, String, i64) {
 
 /// JSON from a body, past a UTF-8 byte order mark if there is one.
 fn parse_json(body: &[u8]) -> Result<Value, serde_json::Error> {
-    serde_json::from_slice(body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body))
+    crate::json::from_bytes(body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body))
 }
 
 /// Notes that a secret was taken out of `part` of the answer, unless one already was.

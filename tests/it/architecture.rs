@@ -32,8 +32,15 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule {
-        text: "`diagnostic`, `parameter`, `rate`, `openapi` and `trace` import nothing from ferry",
-        scope: Scope::Only(&["diagnostic", "parameter", "rate", "openapi", "trace"]),
+        text: "`diagnostic`, `json`, `parameter`, `rate`, `openapi` and `trace` import nothing from ferry",
+        scope: Scope::Only(&[
+            "diagnostic",
+            "json",
+            "parameter",
+            "rate",
+            "openapi",
+            "trace",
+        ]),
         forbidden: &["crate"],
     },
     Rule {
