@@ -19,7 +19,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, Version, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
@@ -126,7 +126,11 @@ pub(super) struct Endpoint {
 /// An answer being written: the endpoint's own, or the router's (boxed: axum's future is
 /// twenty times as large, and only the rare requests take it).
 pub(super) enum Answer {
-    Mcp(Pin<Box<dyn Future<Output = Response> + Send>>),
+    /// `http2`: the request came over HTTP/2, where the answer's length must be said.
+    Mcp {
+        answer: Pin<Box<dyn Future<Output = Response> + Send>>,
+        http2: bool,
+    },
     Routed(Box<axum::routing::future::RouteFuture<Infallible>>),
 }
 
@@ -135,9 +139,11 @@ impl Future for Answer {
 
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Response> {
         match self.get_mut() {
-            Answer::Mcp(answer) => {
+            Answer::Mcp { answer, http2 } => {
                 let mut response = ready!(answer.as_mut().poll(context));
-                set_content_length(&mut response);
+                if *http2 {
+                    set_content_length(&mut response);
+                }
                 Poll::Ready(response)
             }
             Answer::Routed(route) => {
@@ -169,7 +175,10 @@ impl Endpoint {
 
     pub(super) fn answer(&self, request: hyper::Request<hyper::body::Incoming>) -> Answer {
         if request.method() == Method::POST && request.uri().path() == ENDPOINT {
-            Answer::Mcp(Box::pin(post_mcp(Arc::clone(&self.state), request)))
+            Answer::Mcp {
+                http2: request.version() == Version::HTTP_2,
+                answer: Box::pin(post_mcp(Arc::clone(&self.state), request)),
+            }
         } else {
             // The router is always ready; a clone is a reference count, as `axum::serve` takes.
             Answer::Routed(Box::new(tower_service::Service::call(
@@ -181,7 +190,9 @@ impl Endpoint {
 }
 
 /// Says a body's length when it is known and not said, as axum's router does for what it
-/// answers: hyper writes it on HTTP/1, but not on HTTP/2 for a body that is empty.
+/// answers. Only HTTP/2 needs it: hyper writes the length of every HTTP/1 answer itself, from
+/// the body's size, but leaves it out of an empty HTTP/2 one (a header here would cost an
+/// HTTP/1 call about 500 instructions).
 fn set_content_length(response: &mut Response) {
     if response.headers().contains_key(header::CONTENT_LENGTH) {
         return;

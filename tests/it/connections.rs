@@ -275,10 +275,10 @@ fn http2_post(address: &str, body: String, headers: &[(&str, String)]) -> hyper:
     request.body(body).expect("request")
 }
 
-// Every answer says its length, on HTTP/2 too, where hyper leaves it out of an empty body: a
-// notification's 202 and a refused body's 413, as well as a result.
+// Every answer says its length, on HTTP/1 and on HTTP/2, where hyper leaves it out of an
+// empty body: a notification's 202 and a refused body's 413, as well as a result.
 #[tokio::test]
-async fn http2_answers_say_their_length_even_when_empty() {
+async fn answers_say_their_length_even_when_empty() {
     let options = HttpOptions {
         body_limit: 1024,
         ..HttpOptions::default()
@@ -311,6 +311,10 @@ async fn http2_answers_say_their_length_even_when_empty() {
             .to_bytes();
         assert_eq!(said, body.len().to_string(), "{status}");
     }
+    let notification = notification.to_string();
+    let answer = post(&running.url, &notification, &[]).await;
+    assert_eq!(answer.status, 202);
+    assert_eq!(answer.headers["content-length"], "0");
 }
 
 // Issue 9, defect 3, found in review: an HTTP/2 connection whose requests have been answered has no request
