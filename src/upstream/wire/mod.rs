@@ -179,9 +179,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             // a 401 to a large body): that answer is the result. The request is written whole
             // before any answer is read, so one that answers while still reading a body
             // larger than the sockets' buffers is only cut by the call's deadline.
-            Err(error) => self.read_head().await.map_err(|_| Error::Closed {
-                nothing: true,
-                error,
+            // Its failure is the write's, but whether any of an answer came, and a head that
+            // came malformed, stay as read: a request half answered is not sent again.
+            Err(error) => self.read_head().await.map_err(|failed| match failed {
+                Error::Closed { nothing, .. } => Error::Closed { nothing, error },
+                failed => failed,
             })?,
         };
         let Head {

@@ -559,4 +559,12 @@ async fn an_answer_that_came_before_the_request_was_written_whole_is_the_result(
     let mut silent = Connection::over(refusing_writes(b""), "api.test");
     expect!["closed (nothing came: true): broken pipe"]
         .assert_eq(&render(silent.exchange(&request, "api.test", 100).await));
+    // Part of an answer came: the upstream began answering, so the request is not repeatable
+    // as unanswered; and a malformed answer stays malformed.
+    let mut half = Connection::over(refusing_writes(b"HTTP/1.1 200 OK\r\ncont"), "api.test");
+    expect!["closed (nothing came: false): broken pipe"]
+        .assert_eq(&render(half.exchange(&request, "api.test", 100).await));
+    let mut garbled = Connection::over(refusing_writes(b"SMTP ready\r\n\r\n"), "api.test");
+    expect!["head Invalid: not an HTTP response head"]
+        .assert_eq(&render(garbled.exchange(&request, "api.test", 100).await));
 }
