@@ -310,7 +310,7 @@ impl Plain {
         if !self.sweeping.swap(true, Ordering::AcqRel) {
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => {
-                    runtime.spawn(sweep(Arc::downgrade(self)));
+                    runtime.spawn(sweep(Arc::downgrade(self), self.sweep_every));
                 }
                 Err(_) => self.sweeping.store(false, Ordering::Release),
             }
@@ -318,14 +318,10 @@ impl Plain {
     }
 }
 
-/// Every [`Plain::sweep_every`] while the pool lives and keeps connections, closes those
+/// Every `every` (the pool's `sweep_every`) while the pool lives and keeps connections, closes those
 /// expired or closed by the upstream.
-async fn sweep(plain: Weak<Plain>) {
+async fn sweep(plain: Weak<Plain>, every: Duration) {
     loop {
-        let every = match plain.upgrade() {
-            Some(plain) => plain.sweep_every,
-            None => return,
-        };
         tokio::time::sleep(every).await;
         let Some(plain) = plain.upgrade() else {
             return;
