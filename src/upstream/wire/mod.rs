@@ -4,7 +4,7 @@
 //! and the general client's pool were the call path's largest costs after the kernel's.
 //! Which connections are kept between calls is [`super::pool`]'s.
 
-use std::io;
+use std::io::{self, Write as _};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
@@ -436,7 +436,11 @@ fn encode(request: &Outgoing, host: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(b" HTTP/1.1\r\nhost: ");
     out.extend_from_slice(host.as_bytes());
     out.extend_from_slice(b"\r\n");
+    // Whether the request names its own, noted on the way rather than looked up after.
+    let (mut user_agent, mut accept) = (false, false);
     for (name, value) in &request.headers {
+        user_agent |= name == header::USER_AGENT;
+        accept |= name == header::ACCEPT;
         // The framing is ferry's to write, whatever a credential's header is named.
         if name == header::HOST
             || name == header::CONTENT_LENGTH
@@ -449,18 +453,19 @@ fn encode(request: &Outgoing, host: &str, out: &mut Vec<u8>) {
         out.extend_from_slice(value.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    if !request.headers.contains_key(header::USER_AGENT) {
+    if !user_agent {
         out.extend_from_slice(b"user-agent: ");
         out.extend_from_slice(super::pool::USER_AGENT.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    if !request.headers.contains_key(header::ACCEPT) {
+    if !accept {
         out.extend_from_slice(b"accept: */*\r\n");
     }
     let body = request.body.as_deref().unwrap_or_default();
     if !body.is_empty() {
         out.extend_from_slice(b"content-length: ");
-        out.extend_from_slice(body.len().to_string().as_bytes());
+        // Written in place: `Vec<u8>`'s writes cannot fail.
+        let _ = write!(out, "{}", body.len());
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
