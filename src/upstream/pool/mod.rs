@@ -394,7 +394,7 @@ async fn send_tls(client: &reqwest::Client, request: &Outgoing, limit: usize) ->
         .content_length()
         .and_then(|length| usize::try_from(length).ok())
         .unwrap_or(0);
-    let mut body = Vec::with_capacity(expected.min(limit).min(1 << 20));
+    let mut body = body_for(expected, limit);
     let mut truncated = false;
     loop {
         match response.chunk().await {
@@ -416,8 +416,14 @@ async fn send_tls(client: &reqwest::Client, request: &Outgoing, limit: usize) ->
     })
 }
 
+/// Room for a body of `expected` bytes kept to `limit`: never more than a mebibyte ahead of
+/// what came, whatever a length says.
+pub(super) fn body_for(expected: usize, limit: usize) -> Vec<u8> {
+    Vec::with_capacity(expected.min(limit).min(1 << 20))
+}
+
 /// Appends `chunk` to `body` up to `limit` bytes in all; true when it did not fit whole.
-fn append(body: &mut Vec<u8>, chunk: &[u8], limit: usize) -> bool {
+pub(super) fn append(body: &mut Vec<u8>, chunk: &[u8], limit: usize) -> bool {
     let room = limit - body.len();
     if chunk.len() > room {
         body.extend_from_slice(&chunk[..room]);

@@ -397,7 +397,7 @@ impl Body {
         };
         Body {
             framing,
-            bytes: Vec::with_capacity(expected.min(limit).min(1 << 20)),
+            bytes: super::pool::body_for(expected, limit),
             limit,
             truncated: false,
         }
@@ -406,15 +406,11 @@ impl Body {
     /// Moves up to `most` bytes from `read` into the body; true when the cap was passed,
     /// so reading stops.
     fn take(&mut self, read: &mut BytesMut, most: usize) -> bool {
-        let chunk = &read[..read.len().min(most)];
-        let room = self.limit - self.bytes.len();
-        if chunk.len() > room {
-            self.bytes.extend_from_slice(&chunk[..room]);
+        let taken = read.len().min(most);
+        if super::pool::append(&mut self.bytes, &read[..taken], self.limit) {
             self.truncated = true;
             return true;
         }
-        let taken = chunk.len();
-        self.bytes.extend_from_slice(chunk);
         read.advance(taken);
         false
     }
