@@ -27,20 +27,7 @@ case "$duration$warmup" in *[!0-9]*) fail "DURATION and WARMUP are whole seconds
 # shellcheck source=common.sh
 source "$here/common.sh"
 
-proxy_port="$(free_port)"
-mkdir -p "$work/proxy"
-sed -e "s|__PORT__|$proxy_port|" -e "s|__UPSTREAM__|$upstream_port|" -e "s|__DIR__|$work/proxy|g" \
-    "$here/nginx-proxy.conf" >"$work/proxy/nginx.conf"
-"$nginx" -p "$work/proxy" -c "$work/proxy/nginx.conf" -e "$work/proxy/nginx-error.log" &
-proxy_master=$!
-pids+=("$proxy_master")
-wait_port "$proxy_port" || fail "the nginx proxy did not start: $(cat "$work/proxy/nginx-error.log" 2>/dev/null)"
-# The proxy's one worker, whose CPU per call is measured beside ferry's.
-for _ in $(seq 50); do
-    proxy_worker="$(pgrep -P "$proxy_master" | head -1)" && break
-    sleep 0.1
-done
-[ -n "$proxy_worker" ] || fail "the nginx proxy has no worker process"
+start_proxy
 
 # One call by hand first: the benchmark only means something if the call succeeds.
 python3 - "$ferry_port" "$here/call.lua" <<'EOF' || fail "the benchmarked call does not succeed"

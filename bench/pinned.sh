@@ -58,14 +58,5 @@ wait_port "$ferry_port" || fail "ferry did not start: $(cat "$work/ferry.log")"
 measure ferry "$ferry_pid" "http://127.0.0.1:$ferry_port" "$here/call.lua"
 kill "$ferry_pid"
 
-proxy_port="$(free_port)"
-mkdir -p "$work/proxy"
-sed -e "s|__PORT__|$proxy_port|" -e "s|__UPSTREAM__|$upstream_port|" -e "s|__DIR__|$work/proxy|g" \
-    "$here/nginx-proxy.conf" >"$work/proxy/nginx.conf"
-taskset -c 0 "$nginx" -p "$work/proxy" -c "$work/proxy/nginx.conf" -e "$work/proxy/nginx-error.log" &
-proxy_master=$!
-pids+=("$proxy_master")
-wait_port "$proxy_port" || fail "the nginx proxy did not start"
-proxy_worker="$(pgrep -P "$proxy_master" | head -1)"
-[ -n "$proxy_worker" ] || fail "the nginx proxy has no worker process"
+start_proxy taskset -c 0
 measure "nginx proxy (its worker)" "$proxy_worker" "http://127.0.0.1:$proxy_port/pets/1" "$here/report.lua"

@@ -1,7 +1,8 @@
 # Sourced by the bench scripts that run ferry against the local upstream, after they define
 # `root`, `here` and `fail`: finds nginx, builds ferry (unless FERRY_BIN names a binary) and
-# sources scripts/processes.sh. Defines: nginx, FERRY_BIN, start_upstream, and what
-# scripts/processes.sh defines.
+# sources scripts/processes.sh. Defines: nginx, FERRY_BIN, start_upstream, start_proxy, and
+# what scripts/processes.sh defines (`work`, `pids`, `free_port`, `wait_port`, which the
+# two starters use).
 
 nginx="$(command -v nginx || echo /usr/sbin/nginx)"
 [ -x "$nginx" ] || fail "needs nginx (apt-get install nginx)"
@@ -23,4 +24,25 @@ start_upstream() {
     "$@" "$nginx" -p "$work" -c "$work/nginx.conf" -e "$work/nginx-error.log" &
     pids+=($!)
     wait_port "$upstream_port" || fail "nginx did not start: $(cat "$work/nginx-error.log" 2>/dev/null)"
+}
+
+# Starts nginx as a do-nothing reverse proxy (bench/nginx-proxy.conf, one worker) in front of
+# the upstream, under the command given first if any; sets proxy_port and proxy_worker, the
+# worker process whose CPU is measured (looked for until the master has forked it).
+start_proxy() {
+    local master
+    proxy_port="$(free_port)"
+    mkdir -p "$work/proxy"
+    sed -e "s|__PORT__|$proxy_port|" -e "s|__UPSTREAM__|$upstream_port|" -e "s|__DIR__|$work/proxy|g" \
+        "$here/nginx-proxy.conf" >"$work/proxy/nginx.conf"
+    "$@" "$nginx" -p "$work/proxy" -c "$work/proxy/nginx.conf" -e "$work/proxy/nginx-error.log" &
+    master=$!
+    pids+=("$master")
+    wait_port "$proxy_port" || fail "the nginx proxy did not start: $(cat "$work/proxy/nginx-error.log" 2>/dev/null)"
+    proxy_worker=""
+    for _ in $(seq 50); do
+        proxy_worker="$(pgrep -P "$master" | head -1)" && break
+        sleep 0.1
+    done
+    [ -n "$proxy_worker" ] || fail "the nginx proxy has no worker process"
 }
