@@ -12,6 +12,7 @@ pub mod catalog;
 pub mod curation;
 pub mod demo;
 pub mod diagnostic;
+pub mod file;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod json;

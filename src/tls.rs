@@ -22,6 +22,8 @@ use tokio_rustls::server::TlsStream;
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Handshakes in progress at most; further connections wait to be accepted.
 const MAX_HANDSHAKES: usize = 256;
+/// The largest certificate chain or key file read (as every file, by `file::read`).
+const MAX_PEM_BYTES: u64 = 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
@@ -39,19 +41,27 @@ pub enum TlsError {
 /// (PKCS#8, PKCS#1 or SEC1), offering HTTP/2 and HTTP/1.1.
 pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsError> {
     let cert_path = cert.display().to_string();
-    let certificates = CertificateDer::pem_file_iter(cert)
-        .and_then(|items| items.collect::<Result<Vec<_>, _>>())
-        .map_err(|error| TlsError::Certificates {
+    let certificates = crate::file::read(cert, MAX_PEM_BYTES)
+        .map_err(|error| error.to_string())
+        .and_then(|pem| {
+            CertificateDer::pem_slice_iter(&pem)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|error| error.to_string())
+        })
+        .map_err(|message| TlsError::Certificates {
             path: cert_path.clone(),
-            message: error.to_string(),
+            message,
         })?;
     if certificates.is_empty() {
         return Err(TlsError::NoCertificate { path: cert_path });
     }
-    let private_key = PrivateKeyDer::from_pem_file(key).map_err(|error| TlsError::Key {
-        path: key.display().to_string(),
-        message: error.to_string(),
-    })?;
+    let private_key = crate::file::read(key, MAX_PEM_BYTES)
+        .map_err(|error| error.to_string())
+        .and_then(|pem| PrivateKeyDer::from_pem_slice(&pem).map_err(|error| error.to_string()))
+        .map_err(|message| TlsError::Key {
+            path: key.display().to_string(),
+            message,
+        })?;
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?

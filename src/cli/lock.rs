@@ -130,17 +130,32 @@ pub fn enforce(catalog: &Catalog, config: Option<&Path>) -> anyhow::Result<()> {
     for drift in &drift {
         eprintln!("drift from {}: {drift}", path.display());
     }
-    bail!(
-        "refusing to serve: the catalog differs from {} in {} ways; review them with `ferry check`, then run `ferry lock` again",
-        path.display(),
-        drift.len()
-    )
+    Err(anyhow::Error::new(Drifted {
+        lock: path.display().to_string(),
+        ways: drift.len(),
+    }))
 }
 
+/// The catalog differs from its lock: a problem found (exit 1), as `ferry check --locked`
+/// says it, not a failure to run.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "refusing to serve: the catalog differs from {lock} in {ways} ways; review them with `ferry check`, then run `ferry lock` again"
+)]
+pub struct Drifted {
+    lock: String,
+    ways: usize,
+}
+
+/// The largest lock read: a digest set per tool, about half a kilobyte each.
+const MAX_LOCK_BYTES: u64 = 64 * 1024 * 1024;
+
 fn read(path: &Path) -> anyhow::Result<Option<Lock>> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match ferry::file::read_text(path, MAX_LOCK_BYTES) {
         Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(ferry::file::FileError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None);
+        }
         Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
     };
     lock::from_text(&text)
@@ -150,7 +165,10 @@ fn read(path: &Path) -> anyhow::Result<Option<Lock>> {
 
 fn curation_bytes(config: Option<&Path>) -> anyhow::Result<Option<Vec<u8>>> {
     config
-        .map(|path| std::fs::read(path).with_context(|| format!("reading {}", path.display())))
+        .map(|path| {
+            ferry::file::read(path, ferry::curation::MAX_CURATION_BYTES)
+                .with_context(|| format!("reading {}", path.display()))
+        })
         .transpose()
 }
 

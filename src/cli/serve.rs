@@ -145,8 +145,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         config,
         ..
     } = loaded;
-    if args.locked {
-        super::lock::enforce(&catalog, config.as_deref())?;
+    if args.locked
+        && let Err(error) = super::lock::enforce(&catalog, config.as_deref())
+    {
+        // Drift is a problem found, as `ferry check --locked` reports it: exit 1.
+        if error.is::<super::lock::Drifted>() {
+            eprintln!("ferry: {error:#}");
+            return Ok(ExitCode::from(1));
+        }
+        return Err(error);
     }
     serve_catalog(catalog, &diagnostics, &args.transport, Some(reload))
 }

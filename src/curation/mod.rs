@@ -123,7 +123,10 @@ pub struct TagEntry {
 #[derive(Debug, thiserror::Error)]
 pub enum CurationError {
     #[error("cannot read {path}: {error}")]
-    Read { path: String, error: std::io::Error },
+    Read {
+        path: String,
+        error: crate::file::FileError,
+    },
     #[error("{name} is not valid YAML: {message}")]
     Syntax { name: String, message: String },
 }
@@ -194,13 +197,17 @@ pub fn parse(
     Ok((curation, diagnostics))
 }
 
-/// Reads a curation file from disk.
+/// The largest curation file read: far more than any hand-written file needs.
+pub const MAX_CURATION_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads a curation file from disk: a regular file of at most [`MAX_CURATION_BYTES`].
 pub fn read(path: &Path) -> Result<(Curation, Vec<Diagnostic>), CurationError> {
     let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|error| CurationError::Read {
-        path: display.clone(),
-        error,
-    })?;
+    let text =
+        crate::file::read_text(path, MAX_CURATION_BYTES).map_err(|error| CurationError::Read {
+            path: display.clone(),
+            error,
+        })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     parse(&text, &display, dir)
 }

@@ -6,10 +6,11 @@
 //! error.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+use crate::file::FileError;
 
 use super::index::{Index, RefSite};
 use super::parse::{on_deep_stack, on_new_deep_thread};
@@ -315,32 +316,17 @@ fn read_local(root: &Path, name: &str, limit: u64) -> Result<String, LoadError> 
             root: "the root directory".into(),
         });
     }
-    let metadata = std::fs::metadata(&canonical).map_err(read_error)?;
-    if !metadata.is_file() {
-        return Err(read_error(std::io::Error::other("not a regular file")));
-    }
-    if metadata.len() > limit {
-        return Err(LoadError::TooLarge {
+    crate::file::read_text(&canonical, limit).map_err(|error| match error {
+        FileError::Io(error) => read_error(error),
+        FileError::NotRegular => read_error(std::io::Error::other("not a regular file")),
+        FileError::TooLarge { limit } => LoadError::TooLarge {
             name: name.to_string(),
             limit,
-        });
-    }
-    let file = std::fs::File::open(&canonical).map_err(read_error)?;
-    // Sized by the file, the text is read into one allocation rather than grown by doubling
-    // (a 47 MB document would take 64 MiB, and copies on the way).
-    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_error)?;
-    if bytes.len() as u64 > limit {
-        return Err(LoadError::TooLarge {
+        },
+        FileError::NotText => LoadError::Syntax {
             name: name.to_string(),
-            limit,
-        });
-    }
-    String::from_utf8(bytes).map_err(|_| LoadError::Syntax {
-        name: name.to_string(),
-        message: "not UTF-8 text".to_string(),
+            message: "not UTF-8 text".to_string(),
+        },
     })
 }
 

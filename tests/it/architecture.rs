@@ -32,16 +32,34 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule {
-        text: "`diagnostic`, `json`, `parameter`, `rate`, `openapi` and `trace` import nothing from ferry",
-        scope: Scope::Only(&[
-            "diagnostic",
-            "json",
-            "parameter",
-            "rate",
-            "openapi",
-            "trace",
-        ]),
+        text: "`diagnostic`, `file`, `json`, `parameter`, `rate` and `trace` import nothing from ferry",
+        scope: Scope::Only(&["diagnostic", "file", "json", "parameter", "rate", "trace"]),
         forbidden: &["crate"],
+    },
+    Rule {
+        text: "`openapi` imports nothing from ferry but the leaf `file`",
+        scope: Scope::Only(&["openapi"]),
+        forbidden: &[
+            "crate::access",
+            "crate::arazzo",
+            "crate::auth",
+            "crate::catalog",
+            "crate::curation",
+            "crate::demo",
+            "crate::diagnostic",
+            "crate::fuzzing",
+            "crate::json",
+            "crate::lock",
+            "crate::mcp",
+            "crate::observe",
+            "crate::parameter",
+            "crate::rate",
+            "crate::tls",
+            "crate::trace",
+            "crate::transport",
+            "crate::upstream",
+            "crate::cli",
+        ],
     },
     Rule {
         text: "`access` imports nothing from ferry but the leaf `parameter`",

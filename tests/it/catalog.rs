@@ -1060,8 +1060,9 @@ fn a_lock_names_the_drift_of_a_changed_document_and_locked_commands_refuse_it() 
     assert_eq!(code, 0, "{out}");
     let (code, out, _) = ferry(&["check", "--locked"], &dir);
     assert_eq!(code, 1, "{out}");
+    // Regression (issue 23): drift is a problem found, exit 1 for serve as for check.
     let (code, _, err) = ferry(&["serve", "--locked", "--listen", "127.0.0.1:0"], &dir);
-    assert_ne!(code, 0);
+    assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("refusing to serve") && err.contains("tool \"a\" changed: description"),
         "{err}"
@@ -1278,7 +1279,7 @@ fn a_lock_holds_the_upstream_and_the_scopes_too() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("`upstream` changed"), "{out}");
     let (code, _, err) = ferry(&["serve", "--locked", "--listen", "127.0.0.1:0"], &dir);
-    assert_ne!(code, 0);
+    assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("refusing to serve") && err.contains("`upstream` changed"),
         "{err}"
@@ -1389,5 +1390,46 @@ fn check_reports_an_arazzo_document_that_cannot_be_loaded_or_is_broken() {
         });
     assert!(found, "{report}");
     assert_eq!(report["summary"]["workflows"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Regression (issue 23): `ferry check --config /dev/zero` grew to hundreds of megabytes,
+/// and a FIFO as `ferry.lock` blocked `ferry check --locked` for good. Every file ferry is
+/// given is read only as a regular file, within a size cap, and anything else is an error
+/// at once (exit 2, naming the file).
+#[test]
+fn a_curation_or_lock_that_is_no_regular_file_is_refused_at_once() {
+    let dir = temp_dir("special-files");
+    std::fs::write(
+        dir.join("api.yaml"),
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a: {get: {operationId: a}}\n",
+    )
+    .expect("document");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        "openapi: ./api.yaml\ntools: {a: {}}\n",
+    )
+    .expect("curation");
+    let started = std::time::Instant::now();
+    let (code, _, err) = ferry(&["check", "--config", "/dev/zero"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("/dev/zero") && err.contains("not a regular file"),
+        "{err}"
+    );
+    let made = Command::new("mkfifo")
+        .arg(dir.join("ferry.lock"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let (code, _, err) = ferry(&["check", "--locked"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("ferry.lock") && err.contains("not a regular file"),
+        "{err}"
+    );
+    let (code, _, err) = ferry(&["serve", "--locked", "--listen", "127.0.0.1:0"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
     let _ = std::fs::remove_dir_all(&dir);
 }
