@@ -177,7 +177,12 @@ pub fn serve_catalog(
         eprintln!("ferry: refusing to serve: {errors} error(s) in the catalog");
         return Ok(ExitCode::from(1));
     }
-    runtime()?.block_on(serve_reloading(catalog, args, None, reload))?;
+    let runtime = runtime()?;
+    let served = runtime.block_on(serve_reloading(catalog, args, None, reload));
+    // Serving has ended: a reload still reading or compiling on a blocking thread is left
+    // to the exit rather than waited for.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    served?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -107,7 +107,7 @@ fn connection_builder(header_timeout: Duration) -> auto::Builder<TokioExecutor> 
 /// `header_timeout` (closed at once if it never had one, asked to close otherwise and dropped
 /// if it has not within `request_timeout`), a write makes no progress for `request_timeout`,
 /// or shutdown is asked for (`stopping` turns `true`) and its requests in flight have
-/// finished. `_permit` is its place under the connection bound.
+/// finished (at once when it has none). `_permit` is its place under the connection bound.
 async fn connection<I>(
     builder: Arc<auto::Builder<TokioExecutor>>,
     io: I,
@@ -171,6 +171,13 @@ async fn connection<I>(
             }
             _ = stopping.wait_for(|stop| *stop), if !stop_seen => {
                 stop_seen = true;
+                // Nothing in flight (the connection is idle, or still sending a head): there
+                // is nothing to finish, so it is closed at once rather than given until its
+                // head deadline or the shutdown deadline.
+                if !activity.now().1 {
+                    tracing::debug!("shutting down; closing a connection with no request in flight");
+                    return;
+                }
                 if !closing {
                     serving.as_mut().graceful_shutdown();
                     closing = true;
