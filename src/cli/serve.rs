@@ -228,6 +228,7 @@ async fn serve_reloading(
         traces,
         confirm_nonces: Arc::default(),
         confirm_key: ConfirmKey::generate(),
+        limiter: Arc::default(),
     };
     let server = build(&catalog, args, &reporting).await?;
     tracing::info!(tools = catalog.tools.len(), "catalog ready");
@@ -268,8 +269,8 @@ fn digest_and_drop(
 }
 
 /// What every server one process builds shares, start-up's and each reload's: where it
-/// reports beside the log (the audit log and metrics, the span exporter), and the
-/// confirmation nonces already answered.
+/// reports beside the log (the audit log and metrics, the span exporter), the confirmation
+/// nonces already answered, and the rate-limit budgets already spent.
 #[derive(Clone)]
 pub struct Reporting {
     pub observer: Option<Observer>,
@@ -279,6 +280,8 @@ pub struct Reporting {
     /// The key that seals confirmation state when the curation names none: made once, so a
     /// reload keeps the confirmations already asked for.
     pub confirm_key: ConfirmKey,
+    /// Every caller's rate-limit budgets, so that a reload gives nobody a new one.
+    pub limiter: Arc<ferry::mcp::limit::Limiter>,
 }
 
 /// Builds everything that serving takes from the files: the upstream client, the
@@ -315,6 +318,7 @@ pub async fn build(
         traces: reporting.traces.clone(),
         confirm_key: Some(confirm_key(catalog)?.unwrap_or_else(|| reporting.confirm_key.clone())),
         confirm_nonces: Arc::clone(&reporting.confirm_nonces),
+        limiter: Arc::clone(&reporting.limiter),
         ..ServerOptions::default()
     };
     Ok(Server::new(catalog, Some(upstream), options))

@@ -95,16 +95,21 @@ impl Server {
                 return Err(Failure::internal());
             }
         };
-        // Limits are checked once the call would go: an invalid call costs nothing.
+        // Limits are checked once the call would go: an invalid call costs nothing. A call
+        // that asks the user first is only measured against them here and charged once it
+        // proceeds, so that asking, a decline or a mistyped answer costs no budget.
+        let confirms = served.confirms();
         let refused = match validate::problems(validator, arguments.as_value()) {
             Some(text) => {
                 facts.outcome = Some(Outcome::InvalidArguments);
                 Some(result::invalid_arguments(text))
             }
-            None => self.over_limit(served, principal).map(|limited| {
-                facts.outcome = Some(Outcome::Refused(Reason::RateLimit));
-                result::rate_limited(limited)
-            }),
+            None => self
+                .over_limit(served, principal, !confirms)
+                .map(|limited| {
+                    facts.outcome = Some(Outcome::Refused(Reason::RateLimit));
+                    result::rate_limited(limited)
+                }),
         };
         let result = match refused {
             Some(refused) => refused,
@@ -117,17 +122,33 @@ impl Server {
                 let (gate, confirmation) =
                     self.confirmation(id, served, arguments.as_map(), principal, era, round);
                 facts.confirmation = confirmation;
-                let idempotency_key = match gate? {
-                    confirm::Gate::Proceed { idempotency_key } => idempotency_key,
-                    confirm::Gate::Respond(outgoing) => {
+                let idempotency_key = match gate {
+                    Ok(confirm::Gate::Proceed { idempotency_key }) => idempotency_key,
+                    Ok(confirm::Gate::Respond(outgoing)) => {
                         facts.outcome = Some(Outcome::Unconfirmed);
                         return Ok(outgoing);
                     }
-                    confirm::Gate::Unconfirmed(result) => {
+                    Ok(confirm::Gate::Unconfirmed(result)) => {
                         facts.outcome = Some(Outcome::Unconfirmed);
                         return self.respond_call(id, &served.name, &result, era);
                     }
+                    Err(confirm::GateError::Caller(failure)) => {
+                        // A client without elicitation, or a retry that breaks the schema:
+                        // the caller's doing, answered as a protocol error.
+                        facts.outcome = Some(Outcome::ProtocolError);
+                        return Err(failure);
+                    }
+                    Err(confirm::GateError::Gateway(failure)) => return Err(failure),
                 };
+                if confirms && let Some(limited) = self.over_limit(served, Some(principal), true) {
+                    facts.outcome = Some(Outcome::Refused(Reason::RateLimit));
+                    return self.respond_call(
+                        id,
+                        &served.name,
+                        &result::rate_limited(limited),
+                        era,
+                    );
+                }
                 let context = upstream::CallContext {
                     idempotency_key: idempotency_key.as_deref(),
                     trace: &trace.context,
@@ -195,12 +216,14 @@ impl Server {
         })
     }
 
-    /// Spends the call from each of the tool's rate limits for its caller; when one has no
-    /// room, spends nothing and says which and when to try again.
+    /// Spends the call from each of the tool's rate limits for its caller (only measures it,
+    /// without `spend`); when one has no room, spends nothing and says which and when to try
+    /// again.
     pub(super) fn over_limit(
         &self,
         served: &ServedTool,
         principal: Option<&Principal>,
+        spend: bool,
     ) -> Option<result::RateLimited> {
         if served.limits.is_empty() {
             return None;
@@ -211,7 +234,12 @@ impl Server {
             .unwrap_or(Principal::anonymous_ref())
             .subject
             .as_str();
-        let refusal = self.limiter.check(subject, &served.limits).err()?;
+        let refusal = if spend {
+            self.limiter.check(subject, &served.limits)
+        } else {
+            self.limiter.fits(subject, &served.limits)
+        }
+        .err()?;
         let (limit, scope) = served.limits_told[refusal.limit];
         tracing::debug!(tool = %served.name, user = %subject, %limit, scope, "tool call refused: rate limit");
         Some(result::RateLimited {
@@ -222,10 +250,11 @@ impl Server {
     }
 }
 
-/// A tool's limits as the limiter checks them: its own keyed by its index, its class's by
-/// the class (one key for all reads, one for all writes), each with what the caller is told.
+/// A tool's limits as the limiter checks them: its own spent from `key` (the limiter's key
+/// for its name), its class's from the class's key (one for all reads, one for all writes),
+/// each with what the caller is told.
 pub(super) fn rate_limits(
-    index: usize,
+    key: u32,
     limits: &ToolLimits,
 ) -> (Vec<limit::Limit>, Vec<(Rate, &'static str)>) {
     const READS: u32 = 0;
@@ -233,7 +262,7 @@ pub(super) fn rate_limits(
     let mut checked = Vec::new();
     let mut told = Vec::new();
     if let Some(rate) = limits.tool {
-        checked.push(limit::Limit::new(WRITES + 1 + index as u32, rate));
+        checked.push(limit::Limit::new(key, rate));
         told.push((rate, "tool"));
     }
     if let Some(rate) = limits.class_limit {

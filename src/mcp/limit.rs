@@ -17,6 +17,13 @@
 //! keys when it has grown to twice what it held after its last sweep, and at its share of
 //! the hard cap ([`MAX_KEYS`] by default) it also forgets the key nearest to a full budget,
 //! so that key's subject gets its budget back early, by less than any other key would.
+//!
+//! One limiter serves every server a process builds, start-up's and each reload's, so a
+//! reload gives nobody a new budget. A tool's budget is keyed by the tool's name
+//! ([`Limiter::key_for`]), not its place in a catalog, so it stays the same tool's across a
+//! reload; and a budget remembers the rate it was spent at, so a reload that changes a
+//! limit applies the new one to the calls already spent (the time they hold ahead is scaled
+//! by the new interval over the old).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
@@ -65,6 +72,9 @@ impl Refusal {
 #[derive(Debug)]
 pub struct Limiter {
     shards: Box<[Mutex<Shard>]>,
+    /// The key each tool's own limit is spent from, by tool name; fixed once given, so a
+    /// reload finds the budgets of the tools it keeps. Written only when a server is built.
+    tool_keys: Mutex<HashMap<Box<str>, u32>>,
     hasher: RandomState,
     /// Keys a shard holds at most.
     shard_cap: usize,
@@ -95,6 +105,28 @@ struct Budget {
     key: u32,
     /// The theoretical arrival time, in nanoseconds since the origin.
     tat: u64,
+    /// The interval `tat` was last advanced by: the limit's rate when it was spent.
+    interval: u64,
+}
+
+impl Budget {
+    /// `tat` as `limit` reads it at `now`: the time held ahead of `now` is the calls spent
+    /// at the budget's own interval, counted again at the limit's (the same unless a reload
+    /// changed the rate).
+    fn tat_for(&self, limit: &Limit, now: u64) -> u64 {
+        if self.interval == limit.interval || self.tat <= now || self.interval == 0 {
+            return self.tat;
+        }
+        let ahead =
+            u128::from(self.tat - now) * u128::from(limit.interval) / u128::from(self.interval);
+        now.saturating_add(u64::try_from(ahead).unwrap_or(u64::MAX))
+    }
+
+    /// Spends one call of `limit` at `now`.
+    fn spend(&mut self, limit: &Limit, now: u64) {
+        self.tat = self.tat_for(limit, now).max(now) + limit.interval;
+        self.interval = limit.interval;
+    }
 }
 
 /// The "hasher" of a map whose keys are hashes already: it passes them through.
@@ -147,18 +179,71 @@ impl Limiter {
                     })
                 })
                 .collect(),
+            tool_keys: Mutex::default(),
             hasher: RandomState::new(),
             shard_cap,
             origin: Instant::now(),
         }
     }
 
+    /// The key of the budget that the tool named `tool` spends for its own limit: the same
+    /// for the same name for the limiter's life, and above every key below
+    /// [`Limiter::FIRST_TOOL_KEY`], which the class limits use.
+    pub fn key_for(&self, tool: &str) -> u32 {
+        let mut keys = self
+            .tool_keys
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(&key) = keys.get(tool) {
+            return key;
+        }
+        let key = Self::FIRST_TOOL_KEY + keys.len() as u32;
+        keys.insert(tool.into(), key);
+        key
+    }
+
+    /// Keys below this name budgets shared by several tools (a class's); tools' own start here.
+    pub const FIRST_TOOL_KEY: u32 = 16;
+
     /// Checks a call of `subject` against every one of `limits` now and, when it fits all,
     /// spends it from each.
     pub fn check(&self, subject: &str, limits: &[Limit]) -> Result<(), Refusal> {
-        // Starting at 1 keeps 0 free to mean "never seen" (a full budget).
-        let now = self.origin.elapsed().as_nanos() as u64 + 1;
-        self.check_at(subject, limits, now)
+        self.check_at(subject, limits, self.now())
+    }
+
+    /// Whether a call of `subject` would fit every one of `limits` now, spending nothing:
+    /// what a call that asks the user first checks, so that asking costs no budget and the
+    /// user is not asked about a call that would be refused.
+    pub fn fits(&self, subject: &str, limits: &[Limit]) -> Result<(), Refusal> {
+        self.fits_at(subject, limits, self.now())
+    }
+
+    /// [`Limiter::fits`] at `now`, as [`Limiter::check_at`].
+    pub fn fits_at(&self, subject: &str, limits: &[Limit], now: u64) -> Result<(), Refusal> {
+        if limits.is_empty() {
+            return Ok(());
+        }
+        let hash = self.hasher.hash_one(subject);
+        let shard = self.shards[Self::shard_of(hash, self.shards.len())]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match judge(shard.held(hash, subject), limits, now).0 {
+            Some(refusal) => Err(refusal),
+            None => Ok(()),
+        }
+    }
+
+    /// Nanoseconds on the limiter's clock. Starting at 1 keeps 0 free to mean "never seen"
+    /// (a full budget).
+    fn now(&self) -> u64 {
+        self.origin.elapsed().as_nanos() as u64 + 1
+    }
+
+    /// The shard a subject's `hash` picks: bits the map inside does not use for its buckets
+    /// (the low ones) nor its tags (the top seven), so each shard's map still sees
+    /// well-spread hashes.
+    fn shard_of(hash: u64, shards: usize) -> usize {
+        (hash >> 32) as usize % shards
     }
 
     /// [`Limiter::check`] at `now`, nanoseconds on the limiter's own clock: what the tests
@@ -168,10 +253,7 @@ impl Limiter {
             return Ok(());
         }
         let hash = self.hasher.hash_one(subject);
-        // Bits the map inside does not use for its buckets (the low ones) nor its tags (the
-        // top seven), so each shard's map still sees well-spread hashes.
-        let index = (hash >> 32) as usize % self.shards.len();
-        let mut shard = self.shards[index]
+        let mut shard = self.shards[Self::shard_of(hash, self.shards.len())]
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         // The usual call: a caller seen before, on a tool it has called. One lookup, and the
@@ -183,7 +265,7 @@ impl Limiter {
             }
             if missing == 0 {
                 for (budget, limit) in held.budgets_of(limits) {
-                    budget.tat = budget.tat.max(now) + limit.interval;
+                    budget.spend(limit, now);
                 }
                 return Ok(());
             }
@@ -210,11 +292,12 @@ impl Limiter {
         };
         for limit in limits {
             match held.budgets.iter_mut().find(|b| b.key == limit.key) {
-                Some(budget) => budget.tat = budget.tat.max(now) + limit.interval,
+                Some(budget) => budget.spend(limit, now),
                 None => {
                     held.budgets.push(Budget {
                         key: limit.key,
                         tat: now + limit.interval,
+                        interval: limit.interval,
                     });
                     shard.keys += 1;
                 }
@@ -244,7 +327,7 @@ fn judge(held: Option<&Held>, limits: &[Limit], now: u64) -> (Option<Refusal>, u
     let mut missing = 0;
     for (position, limit) in limits.iter().enumerate() {
         let tat = match held.and_then(|held| held.budget(limit.key)) {
-            Some(budget) => budget.tat,
+            Some(budget) => budget.tat_for(limit, now),
             None => {
                 missing += 1;
                 0

@@ -93,6 +93,9 @@ pub struct ServerOptions {
     pub confirm_nonces: Arc<confirm::Nonces>,
     /// Where each request's span goes (`--otlp-endpoint`); `None` exports nothing.
     pub traces: Option<trace::Exporter>,
+    /// Every caller's rate-limit budgets: one limiter for every server a process builds, so
+    /// that a reload gives nobody a new budget.
+    pub limiter: Arc<limit::Limiter>,
 }
 
 impl Default for ServerOptions {
@@ -107,6 +110,7 @@ impl Default for ServerOptions {
             confirm_key: None,
             confirm_nonces: Arc::default(),
             traces: None,
+            limiter: Arc::default(),
         }
     }
 }
@@ -135,8 +139,9 @@ pub struct Server {
     /// function of the scopes, and most callers hold one of a few sets.
     scoped_lists: [Mutex<HashMap<Vec<String>, Arc<Prepared>>>; 2],
     ttl_ms: u64,
-    /// Every caller's rate-limit budgets, shared by the worker threads.
-    limiter: limit::Limiter,
+    /// Every caller's rate-limit budgets, shared by the worker threads and kept across a
+    /// reload.
+    limiter: Arc<limit::Limiter>,
     observer: Option<Observer>,
     /// Asks for, and checks, the user's confirmation of a confirming tool's calls.
     confirmer: confirm::Confirmer,
@@ -255,12 +260,12 @@ enum Runs {
 
 impl ServedTool {
     fn operation(
-        index: usize,
         tool: &Tool,
+        limiter: &limit::Limiter,
         upstream: Option<&Upstream>,
         observer: Option<&Observer>,
     ) -> ServedTool {
-        let (limits, limits_told) = rate_limits(index, &tool.limits);
+        let (limits, limits_told) = rate_limits(limiter.key_for(&tool.name), &tool.limits);
         ServedTool {
             name: tool.name.clone(),
             unchecked_patterns: tool.unchecked_patterns.clone(),
@@ -281,12 +286,12 @@ impl ServedTool {
     /// A composite tool: its audit records and metrics name no method, and the workflow
     /// (`arazzo:<workflowId>`) as the path.
     fn workflow(
-        index: usize,
         workflow: &Arc<WorkflowTool>,
+        limiter: &limit::Limiter,
         upstream: Option<&Upstream>,
         observer: Option<&Observer>,
     ) -> ServedTool {
-        let (limits, limits_told) = rate_limits(index, &workflow.limits);
+        let (limits, limits_told) = rate_limits(limiter.key_for(&workflow.name), &workflow.limits);
         let template = format!("arazzo:{}", workflow.workflow.id);
         ServedTool {
             name: workflow.name.clone(),
@@ -323,6 +328,14 @@ fn schema_headers(schema: &InputSchema) -> Vec<MirroredHeader> {
 }
 
 impl ServedTool {
+    /// Whether a call asks the user first.
+    fn confirms(&self) -> bool {
+        match &self.runs {
+            Runs::Operation { tool, .. } => tool.confirm.is_some(),
+            Runs::Workflow { workflow, .. } => workflow.confirm.is_some(),
+        }
+    }
+
     /// The input schema the tool's arguments are validated against.
     fn input_schema(&self) -> &InputSchema {
         match &self.runs {
@@ -334,28 +347,30 @@ impl ServedTool {
     /// A composite tool's call spends, beside its own budgets, the budget of each listed
     /// tool with a `rate_limit:` of its own whose operation a step calls: a tool's limit
     /// holds whether it is called alone or through a workflow.
-    fn spend_steps_limits(&mut self, workflow: &WorkflowTool, listed: &[Listed<'_>]) {
+    fn spend_steps_limits(
+        &mut self,
+        workflow: &WorkflowTool,
+        listed: &[Listed<'_>],
+        limiter: &limit::Limiter,
+    ) {
         for plan in &workflow.plans {
-            let called = listed
-                .iter()
-                .enumerate()
-                .find_map(|(index, listed)| match listed {
-                    Listed::Operation(tool)
-                        if tool.plan.method == plan.tool.plan.method
-                            && tool.plan.path == plan.tool.plan.path =>
-                    {
-                        Some((index, tool))
-                    }
-                    _ => None,
-                });
-            let Some((index, tool)) = called else {
+            let called = listed.iter().find_map(|listed| match listed {
+                Listed::Operation(tool)
+                    if tool.plan.method == plan.tool.plan.method
+                        && tool.plan.path == plan.tool.plan.path =>
+                {
+                    Some(tool)
+                }
+                _ => None,
+            });
+            let Some(tool) = called else {
                 continue;
             };
             let own = ToolLimits {
                 class_limit: None,
                 ..tool.limits
             };
-            let (limits, told) = rate_limits(index, &own);
+            let (limits, told) = rate_limits(limiter.key_for(&tool.name), &own);
             for (limit, (rate, _)) in limits.into_iter().zip(told) {
                 if !self.limits.contains(&limit) {
                     self.limits.push(limit);
@@ -403,17 +418,17 @@ impl Server {
         // catalog's trees are never copied whole.
         let listing = Listing::new(sorted.iter());
         let observer = options.observer.as_ref();
+        let limiter = &options.limiter;
         let tools: Vec<ServedTool> = sorted
             .iter()
-            .enumerate()
-            .map(|(index, listed)| match listed {
+            .map(|listed| match listed {
                 Listed::Operation(tool) => {
-                    ServedTool::operation(index, tool, upstream.as_ref(), observer)
+                    ServedTool::operation(tool, limiter, upstream.as_ref(), observer)
                 }
                 Listed::Workflow(workflow) => {
                     let mut served =
-                        ServedTool::workflow(index, workflow, upstream.as_ref(), observer);
-                    served.spend_steps_limits(workflow, &sorted);
+                        ServedTool::workflow(workflow, limiter, upstream.as_ref(), observer);
+                    served.spend_steps_limits(workflow, &sorted, limiter);
                     served
                 }
             })
@@ -498,7 +513,7 @@ impl Server {
             listing,
             scoped_lists: Default::default(),
             ttl_ms,
-            limiter: limit::Limiter::default(),
+            limiter: options.limiter,
             observer: options.observer,
             confirmer,
             traces: options.traces,

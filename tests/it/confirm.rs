@@ -258,6 +258,8 @@ async fn tampered_expired_and_misdirected_states_are_refused() {
         &Binding {
             subject: "anonymous",
             tool: "delete_pet",
+            // Expiry is judged before what the state is bound to.
+            shown: [0; 32],
             arguments: arguments_digest(&arguments),
         },
         now - 1,
@@ -700,4 +702,149 @@ async fn a_state_answered_before_a_reload_is_refused_after_it() {
         "{again}"
     );
     assert_eq!(upstream.requests().len(), 1);
+}
+
+/// Audited calls of `catalog`'s tools: the server and where its records go.
+async fn audited(
+    catalog: &Catalog,
+) -> (
+    support::Running,
+    ferry::observe::Observer,
+    std::path::PathBuf,
+) {
+    use ferry::observe::{Audit, AuditCounters, AuditTarget, Observer};
+    let path = tempfile_dir().join("audit.jsonl");
+    let audit =
+        Audit::open(AuditTarget::File(path.clone()), AuditCounters::default()).expect("audit log");
+    let observer = Observer::new(Some(audit), None);
+    let options = ServerOptions {
+        confirm_key: ConfirmKey::new(KEY),
+        observer: Some(observer.clone()),
+        ..ServerOptions::default()
+    };
+    let client = ferry::upstream::Upstream::new(catalog).expect("client");
+    let running = support::start(
+        Server::new(catalog, Some(client), options),
+        HttpOptions::default(),
+    )
+    .await;
+    (running, observer, path)
+}
+
+/// Each audit record's outcome and confirmation, in order.
+fn outcomes(observer: &ferry::observe::Observer, path: &std::path::Path) -> Vec<(String, String)> {
+    observer.finish(std::time::Duration::from_secs(5));
+    let text = std::fs::read_to_string(path).expect("the audit log");
+    let _ = std::fs::remove_dir_all(path.parent().expect("a folder"));
+    text.lines()
+        .map(|line| {
+            let event: Value = serde_json::from_str(line).expect("a JSON line");
+            let word = |key: &str| event[key].as_str().unwrap_or_default().to_string();
+            (word("outcome"), word("confirmation"))
+        })
+        .collect()
+}
+
+/// Regression (issue 23): a client without elicitation, or a retry whose `inputResponses`
+/// breaks the schema, was audited and counted as ferry's own failure.
+#[tokio::test]
+async fn refusals_that_are_the_clients_doing_are_not_recorded_as_ferrys_fault() {
+    let upstream = TestUpstream::start(|_, _| json_reply(200, json!({"deleted": true}))).await;
+    let (running, observer, path) = audited(&catalog(&upstream.base, false)).await;
+    let arguments = json!({"petId": "rex"});
+    let no_elicitation = call_with(
+        &running.url,
+        "delete_pet",
+        arguments.clone(),
+        json!({}),
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        no_elicitation.json()["error"]["code"],
+        -32021,
+        "{}",
+        no_elicitation.text
+    );
+    let state = asked(&call(&running.url, "delete_pet", arguments.clone(), json!({})).await);
+    let malformed = call(
+        &running.url,
+        "delete_pet",
+        arguments,
+        json!({"inputResponses": {"confirm": {"action": "maybe"}}, "requestState": state}),
+    )
+    .await;
+    assert_eq!(
+        malformed.json()["error"]["code"],
+        -32602,
+        "{}",
+        malformed.text
+    );
+    let seen = outcomes(&observer, &path);
+    let pairs: Vec<(&str, &str)> = seen.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    assert_eq!(
+        pairs,
+        [
+            ("protocol_error", "needs_elicitation"),
+            ("unconfirmed", "asked"),
+            ("protocol_error", "malformed"),
+        ]
+    );
+    assert!(upstream.requests().is_empty());
+}
+
+/// Regression (issue 23): with `confirm: true` and `rate_limit: 1/min`, asking spent the
+/// budget and the accepted retry was refused. The question, a decline and a mistyped answer
+/// cost nothing; the call is charged once, when it is made.
+#[tokio::test]
+async fn a_confirmed_call_is_charged_once_against_its_rate_limit() {
+    let upstream = TestUpstream::start(|_, _| json_reply(200, json!({"deleted": true}))).await;
+    let mut limited = delete_pet();
+    limited.limits.tool = Some(ferry::catalog::Rate::parse("1/min").expect("a rate"));
+    let catalog = crate::upstream::catalog(&upstream.base, &[limited]);
+    let (running, observer, path) = audited(&catalog).await;
+    let arguments = json!({"petId": "rex"});
+    // Declined, then mistyped: each a question and an answer, none charged.
+    for answer in [json!({"confirm": {"action": "decline"}}), accept("Rex")] {
+        let state = asked(&call(&running.url, "delete_pet", arguments.clone(), json!({})).await);
+        let retry = json!({"inputResponses": answer, "requestState": state});
+        let text = refused(&call(&running.url, "delete_pet", arguments.clone(), retry).await);
+        assert!(!text.contains("rate limit"), "{text}");
+    }
+    let state = asked(&call(&running.url, "delete_pet", arguments.clone(), json!({})).await);
+    let retry = json!({"inputResponses": accept("rex"), "requestState": state});
+    let done = call(&running.url, "delete_pet", arguments.clone(), retry).await;
+    assert_eq!(
+        done.json()["result"]["structuredContent"],
+        json!({"deleted": true}),
+        "{}",
+        done.text
+    );
+    assert_eq!(upstream.requests().len(), 1);
+    // The budget is spent now: the next call is refused before the user is asked.
+    let next = call(&running.url, "delete_pet", arguments, json!({})).await;
+    let text = refused(&next);
+    assert!(text.contains("rate limit"), "{text}");
+    assert_eq!(upstream.requests().len(), 1);
+    let seen = outcomes(&observer, &path);
+    let words: Vec<&str> = seen
+        .iter()
+        .map(|(_, confirmation)| confirmation.as_str())
+        .collect();
+    assert_eq!(
+        words,
+        [
+            "asked",
+            "declined",
+            "asked",
+            "mistyped",
+            "asked",
+            "confirmed",
+            ""
+        ]
+    );
+    assert_eq!(
+        seen.last().map(|(outcome, _)| outcome.as_str()),
+        Some("refused")
+    );
 }

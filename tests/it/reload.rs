@@ -817,3 +817,96 @@ async fn a_confirmation_asked_before_a_reload_is_answered_after_it() {
     let again = send(call(answer)).await;
     assert_eq!(again["result"]["isError"], true, "{again}");
 }
+
+/// Regression (issue 23): each reload built a new limiter, so SIGHUP, `--watch` and a
+/// log-rotation reload gave every caller a full budget. Budgets outlive a reload, and a
+/// reload that changes a limit applies the new one to the calls already spent.
+#[tokio::test]
+async fn rate_limit_budgets_outlive_a_reload() {
+    let upstream = upstream().await;
+    let files = Files::new("limits", &upstream.base, &[]);
+    let limited = |rate: &str| {
+        format!(
+            "openapi: ./openapi.json\nupstream: {}\ntools:\n  listPets: {{rate_limit: {rate}}}\n",
+            upstream.base
+        )
+    };
+    files.write(&limited("2/min"));
+    let ferry = Ferry::serve(&files.curation(), &[]);
+    let limited_now = |result: &Value| {
+        result["result"]["isError"] == true
+            && result["result"]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|text| text.contains("rate limit"))
+    };
+    let call = || async {
+        let answer = post_modern(
+            &ferry.url,
+            "tools/call",
+            json!({"name": "listPets", "arguments": {}}),
+        )
+        .await;
+        assert_eq!(answer.status, 200, "{}", answer.text);
+        answer.json()
+    };
+    for _ in 0..2 {
+        let sent = call().await;
+        assert!(!limited_now(&sent), "{sent}");
+    }
+    let third = call().await;
+    assert!(limited_now(&third), "{third}");
+    // A reload that changes nothing gives nobody a new budget.
+    ferry.hangup();
+    ferry.logged("catalog reloaded", 1).await;
+    let fourth = call().await;
+    assert!(limited_now(&fourth), "{fourth}");
+    // Doubled, the limit counts the two calls spent against four: two more go through.
+    files.write(&limited("4/min"));
+    ferry.hangup();
+    ferry.logged("catalog reloaded", 2).await;
+    for _ in 0..2 {
+        let sent = call().await;
+        assert!(!limited_now(&sent), "{sent}");
+    }
+    let over = call().await;
+    assert!(limited_now(&over), "{over}");
+}
+
+/// Regression (issue 23): a FIFO in the curation's place blocked the reload thread for good,
+/// so no later reload happened and SIGTERM left ferry running. It is a failed reload now,
+/// the next reload works, and shutdown does not wait.
+#[tokio::test]
+async fn a_fifo_in_the_curations_place_fails_the_reload_and_nothing_else() {
+    let upstream = upstream().await;
+    let files = Files::new("fifo", &upstream.base, &["listPets"]);
+    let mut ferry = Ferry::serve(&files.curation(), &["--shutdown-timeout", "3"]);
+    std::fs::remove_file(files.curation()).expect("remove curation");
+    let made = Command::new("mkfifo")
+        .arg(files.curation())
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    ferry.hangup();
+    ferry.logged("reload failed", 1).await;
+    let failed = ferry.find("reload failed").unwrap_or_default();
+    assert!(failed.contains("not a regular file"), "{failed}");
+    std::fs::remove_file(files.curation()).expect("remove fifo");
+    files.choose(&["listPets", "getPet"]);
+    ferry.hangup();
+    ferry.lists(&["getPet", "listPets"]).await;
+    // And SIGTERM ends it promptly.
+    let sent = Command::new("kill")
+        .args(["-TERM", &ferry.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let started = Instant::now();
+    loop {
+        if let Some(status) = ferry.child.try_wait().expect("wait") {
+            assert!(status.success(), "{status:?}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "still running");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

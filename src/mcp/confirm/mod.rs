@@ -4,8 +4,10 @@
 //!
 //! ferry keeps no state between requests, so the state carries what the retry is checked
 //! against: an expiry and a random nonce in clear, and SHA-256 digests of the caller's
-//! subject, the tool's name and the canonical arguments, all under an HMAC-SHA256 with the
-//! server's key. A nonce is accepted once per process (remembered until its expiry, in a
+//! subject, the tool's name, what the user was shown of the tool and what it runs (its
+//! question, its title, each request's method and path: a reload that changes any of them
+//! refuses the states given before) and the canonical arguments, all under an HMAC-SHA256
+//! with the server's key. A nonce is accepted once per process (remembered until its expiry, in a
 //! bounded set); across replicas only the API's idempotency key can deduplicate, which is why
 //! the nonce is sent as that key where the tool has one.
 //!
@@ -42,10 +44,10 @@ const MAX_LISTED_ARGUMENTS: usize = 20;
 /// expired new confirmations are refused rather than a live nonce forgotten.
 pub const MAX_NONCES: usize = 65_536;
 
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 const NONCE_LEN: usize = 16;
 const DIGEST_LEN: usize = 32;
-const PAYLOAD_LEN: usize = 1 + 8 + NONCE_LEN + 3 * DIGEST_LEN;
+const PAYLOAD_LEN: usize = 1 + 8 + NONCE_LEN + 4 * DIGEST_LEN;
 const STATE_LEN: usize = PAYLOAD_LEN + DIGEST_LEN;
 /// A state's length in base64url without padding.
 const STATE_CHARS: usize = (STATE_LEN * 4).div_ceil(3);
@@ -80,11 +82,14 @@ impl fmt::Debug for ConfirmKey {
     }
 }
 
-/// What one state is made for: who calls, which tool, with what.
+/// What one state is made for: who calls, which tool, what the user is shown of it and what
+/// it runs, with what.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Binding<'a> {
     pub subject: &'a str,
     pub tool: &'a str,
+    /// The digest of the question's template and what the tool runs ([`Asked::digest`]).
+    pub shown: [u8; DIGEST_LEN],
     /// [`arguments_digest`] of the call's arguments.
     pub arguments: [u8; DIGEST_LEN],
 }
@@ -99,6 +104,9 @@ pub enum Refusal {
     Forged,
     Expired,
     OtherTool,
+    /// The tool was changed by a reload since the user was asked: its question, or what it
+    /// runs.
+    Changed,
     OtherCaller,
     OtherArguments,
     /// Its nonce was already answered in this process.
@@ -115,6 +123,7 @@ impl Refusal {
             Refusal::Forged => "forged",
             Refusal::Expired => "expired",
             Refusal::OtherTool => "other_tool",
+            Refusal::Changed => "changed",
             Refusal::OtherCaller => "other_caller",
             Refusal::OtherArguments => "other_arguments",
             Refusal::Replayed => "replayed",
@@ -151,6 +160,7 @@ pub fn seal(
     state.extend_from_slice(&nonce);
     state.extend_from_slice(&Sha256::digest(binding.subject.as_bytes()));
     state.extend_from_slice(&Sha256::digest(binding.tool.as_bytes()));
+    state.extend_from_slice(&binding.shown);
     state.extend_from_slice(&binding.arguments);
     let mac = mac(key, &state);
     state.extend_from_slice(&mac);
@@ -194,7 +204,10 @@ pub fn open(
     if digests[..DIGEST_LEN] != Sha256::digest(binding.subject.as_bytes())[..] {
         return Err(Refusal::OtherCaller);
     }
-    if digests[2 * DIGEST_LEN..] != binding.arguments[..] {
+    if digests[2 * DIGEST_LEN..3 * DIGEST_LEN] != binding.shown[..] {
+        return Err(Refusal::Changed);
+    }
+    if digests[3 * DIGEST_LEN..] != binding.arguments[..] {
         return Err(Refusal::OtherArguments);
     }
     Ok(Opened { expires, nonce })
@@ -357,6 +370,7 @@ impl Confirmer {
         let binding = Binding {
             subject,
             tool: tool.name,
+            shown: tool.digest(),
             arguments: arguments_digest(&value),
         };
         let ask = || {
@@ -418,6 +432,14 @@ impl Confirmer {
     }
 }
 
+/// A confirmation that ends the call with a JSON-RPC error, and whose doing that is.
+pub(super) enum GateError {
+    /// The client's: it cannot be asked (no elicitation), or its retry breaks the schema.
+    Caller(super::Failure),
+    /// ferry's own.
+    Gateway(super::Failure),
+}
+
 /// What a call of a tool does after its confirmation is decided.
 pub(super) enum Gate {
     /// Call the upstream (with this idempotency key, when confirmed).
@@ -440,7 +462,7 @@ impl super::Server {
         principal: &crate::auth::Principal,
         era: Era,
         round: &Round<'_>,
-    ) -> (Result<Gate, super::Failure>, Option<&'static str>) {
+    ) -> (Result<Gate, GateError>, Option<&'static str>) {
         let tool = match &served.runs {
             super::Runs::Operation { tool, .. } => Asked::from(tool.as_ref()),
             super::Runs::Workflow { workflow, .. } => Asked::from(workflow.as_ref()),
@@ -482,11 +504,15 @@ impl super::Server {
                 &question,
                 &self.server_info,
             ))),
-            Decision::NeedsElicitation => Err(super::Failure::missing_capability()),
-            Decision::Malformed(problem) => Err(super::Failure::invalid_params(problem)),
+            Decision::NeedsElicitation => {
+                Err(GateError::Caller(super::Failure::missing_capability()))
+            }
+            Decision::Malformed(problem) => {
+                Err(GateError::Caller(super::Failure::invalid_params(problem)))
+            }
             Decision::NoRandomness => {
                 tracing::error!(tool = %tool.name, "no random bytes for a confirmation nonce");
-                Err(super::Failure::internal())
+                Err(GateError::Gateway(super::Failure::internal()))
             }
             Decision::Declined(how) => Ok(Gate::Unconfirmed(result::declined(how))),
             Decision::Refused(refusal) => Ok(Gate::Unconfirmed(result::state_refused(refusal))),
@@ -532,6 +558,50 @@ impl<'a> From<&'a WorkflowTool> for Asked<'a> {
             confirm: workflow.confirm.as_ref(),
             sends: Sends::Workflow(workflow),
         }
+    }
+}
+
+impl Asked<'_> {
+    /// SHA-256 of what the user is shown of the tool and what a call of it sends: its title,
+    /// its question (literal parts and the arguments they name) and the value to type back,
+    /// and each request's method and path (a composite tool's: its workflow and every step's).
+    /// Each part is written with its length, so no two tools' parts run together the same.
+    pub(super) fn digest(&self) -> [u8; DIGEST_LEN] {
+        let mut hash = Sha256::new();
+        let mut part = |text: &str| {
+            hash.update((text.len() as u64).to_be_bytes());
+            hash.update(text.as_bytes());
+        };
+        part(self.title.unwrap_or(""));
+        if let Some(confirm) = self.confirm {
+            for message in confirm.message.iter().flatten() {
+                match message {
+                    MessagePart::Literal(literal) => {
+                        part("literal");
+                        part(literal);
+                    }
+                    MessagePart::Argument(name) => {
+                        part("argument");
+                        part(name);
+                    }
+                }
+            }
+            part(confirm.type_to_confirm.as_deref().unwrap_or(""));
+        }
+        match self.sends {
+            Sends::Request(plan) => {
+                part(plan.method.as_str());
+                part(&plan.path);
+            }
+            Sends::Workflow(workflow) => {
+                part(&workflow.workflow.id);
+                for plan in &workflow.plans {
+                    part(plan.tool.plan.method.as_str());
+                    part(&plan.tool.plan.path);
+                }
+            }
+        }
+        hash.finalize().into()
     }
 }
 
@@ -680,9 +750,11 @@ fn shown(value: &Value) -> String {
     }
 }
 
-/// `text` with what could change how the message reads written out: control characters
-/// (a newline would start a line of the caller's choosing) and bidirectional overrides (they
-/// reorder what is shown), then cut to `max` characters.
+/// `text` with what could change how the message reads written out, then cut to `max`
+/// characters. Written out are every character of the Unicode general categories Cc
+/// (controls: a newline would start a line of the caller's choosing), Cf (format characters,
+/// among them every bidirectional control, which reorder what is shown, and invisible ones)
+/// and Zl and Zp (the line and paragraph separators, which start a line as a newline does).
 pub fn escape(text: &str, max: usize) -> String {
     let mut out = String::with_capacity(text.len().min(max * 2));
     for c in text.chars() {
@@ -690,18 +762,28 @@ pub fn escape(text: &str, max: usize) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if c.is_control()
-                || ('\u{202a}'..='\u{202e}').contains(&c)
-                || ('\u{2066}'..='\u{2069}').contains(&c)
-                || c == '\u{200e}'
-                || c == '\u{200f}' =>
-            {
-                out.push_str(&format!("\\u{{{:04x}}}", c as u32));
-            }
+            c if is_unseen(c) => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
             c => out.push(c),
         }
     }
     cut(&out, max)
+}
+
+/// Whether `c` changes how the text around it reads without being seen itself: what
+/// [`escape`] writes out.
+pub fn is_unseen(c: char) -> bool {
+    use unicode_general_category::{GeneralCategory, get_general_category};
+    // Printable ASCII is most of what is shown; it needs no table.
+    if (' '..='~').contains(&c) {
+        return false;
+    }
+    matches!(
+        get_general_category(c),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+    )
 }
 
 /// `text` cut to `max` characters, an ellipsis marking the cut.

@@ -16,6 +16,7 @@ fn binding<'a>(subject: &'a str, tool: &'a str, arguments: &Value) -> Binding<'a
     Binding {
         subject,
         tool,
+        shown: [1; 32],
         arguments: arguments_digest(arguments),
     }
 }
@@ -100,6 +101,49 @@ fn a_state_for_another_call_is_refused_for_what_differs() {
         ),
         Err(Refusal::OtherArguments)
     );
+    let changed = Binding {
+        shown: [2; 32],
+        ..binding("alice", "deletePet", &arguments)
+    };
+    assert_eq!(open(&key(), &state, &changed, NOW), Err(Refusal::Changed));
+}
+
+/// Issue 23: a state answered after a reload that points the tool at another operation, or
+/// changes its question, would run what the user never saw.
+#[test]
+fn what_the_user_was_shown_and_what_runs_are_bound() {
+    let asked = tool(typed());
+    let digest = Asked::from(&asked).digest();
+    assert_eq!(
+        digest,
+        Asked::from(&tool(typed())).digest(),
+        "deterministic"
+    );
+    let mut other_path = tool(typed());
+    other_path.plan.path = "/owners/{petId}".into();
+    let mut other_method = tool(typed());
+    other_method.plan.method = http::Method::POST;
+    let other_message = tool(Confirm {
+        message: Some(
+            crate::catalog::confirm::parse_message("Archive pet {petId}?").expect("a message"),
+        ),
+        type_to_confirm: Some("petId".into()),
+    });
+    let untyped = tool(Confirm {
+        type_to_confirm: None,
+        ..typed()
+    });
+    let mut titled = tool(typed());
+    titled.title = Some("Remove a pet".into());
+    for (what, changed) in [
+        ("path", &other_path),
+        ("method", &other_method),
+        ("message", &other_message),
+        ("type_to_confirm", &untyped),
+        ("title", &titled),
+    ] {
+        assert_ne!(Asked::from(changed).digest(), digest, "{what}");
+    }
 }
 
 #[test]
@@ -508,4 +552,63 @@ fn messages_escape_and_bound_what_the_caller_chose() {
         text,
         "Allow deletePet (DELETE /pets/{petId})?\na: [1]\npetId: 7"
     );
+}
+
+/// Regression (issue 23): U+2028, U+2029 and U+061C reached the question raw. Every control,
+/// format character and line or paragraph separator is written out, and nothing else is.
+#[test]
+fn every_unseen_character_is_written_out_and_no_other() {
+    use unicode_general_category::{GeneralCategory, get_general_category};
+    // Named by hand, apart from the table: the characters that were found passing, the
+    // bidirectional controls, and the line breakers a reader would trip on.
+    let known = [
+        '\u{0b}',
+        '\u{1b}',
+        '\u{7f}',
+        '\u{85}',
+        '\u{ad}',
+        '\u{61c}',
+        '\u{180e}',
+        '\u{200b}',
+        '\u{200d}',
+        '\u{200e}',
+        '\u{200f}',
+        '\u{2028}',
+        '\u{2029}',
+        '\u{202a}',
+        '\u{202e}',
+        '\u{2066}',
+        '\u{2069}',
+        '\u{feff}',
+        '\u{fff9}',
+        '\u{e0001}',
+        '\u{e007f}',
+    ];
+    for c in known {
+        assert!(is_unseen(c), "U+{:04X} is shown raw", c as u32);
+    }
+    let mut written_out = 0;
+    for c in (0..=0x10_ffff_u32).filter_map(char::from_u32) {
+        let unseen = matches!(
+            get_general_category(c),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        );
+        let text = format!("7{c}SYSTEM");
+        let shown = escape(&text, MAX_VALUE_CHARS);
+        if unseen {
+            written_out += 1;
+            assert!(!shown.contains(c), "U+{:04X} is shown raw", c as u32);
+            assert!(
+                shown.starts_with("7\\") && shown.ends_with("SYSTEM"),
+                "{shown:?}"
+            );
+        } else {
+            assert_eq!(shown, text, "U+{:04X} is written out", c as u32);
+        }
+    }
+    // Unicode 16 has 65 controls, 170 format characters and one separator of each kind.
+    assert!(written_out > 200, "{written_out}");
 }

@@ -256,6 +256,9 @@ pub(super) fn state_refused(refusal_of: Refusal) -> CallResult<'static> {
         }
         Refusal::Expired => "the confirmation request expired before it was answered",
         Refusal::OtherTool => "the requestState was given for another tool",
+        Refusal::Changed => {
+            "the tool was changed since the user was asked (its question or what it sends)"
+        }
         Refusal::OtherCaller => "the requestState was given to another caller",
         Refusal::OtherArguments => {
             "the requestState was given for other arguments: a confirmation covers exactly the arguments it showed"
