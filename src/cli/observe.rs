@@ -124,9 +124,14 @@ impl ObserveArgs {
 }
 
 impl Observing {
-    /// Starts what runs beside serving (on the current runtime): the metrics listener, and
-    /// the audit log's reopening on SIGHUP.
-    pub fn run_beside(&mut self, args: &ObserveArgs) -> anyhow::Result<()> {
+    /// Starts what runs beside serving (on the current runtime): the metrics listener (which
+    /// accepts the `allowed_hosts` in `Host`, as the MCP listener does), and the audit log's
+    /// reopening on SIGHUP.
+    pub fn run_beside(
+        &mut self,
+        args: &ObserveArgs,
+        allowed_hosts: &[String],
+    ) -> anyhow::Result<()> {
         if let Some(observer) = &self.observer
             && args.reopens()
         {
@@ -143,7 +148,10 @@ impl Observing {
             if let Some((host, port)) = self.upstream.take() {
                 tokio::spawn(self.readiness.clone().watch_upstream(host, port));
             }
-            tokio::spawn(ferry::transport::admin::serve(listener, router, metrics));
+            let allowed_hosts = allowed_hosts.to_vec();
+            tokio::spawn(async move {
+                ferry::transport::admin::serve(listener, router, metrics, &allowed_hosts).await
+            });
             let url = format!("http://{local}{}", ferry::transport::admin::METRICS);
             tracing::info!(metrics = %url, "serving metrics");
         }

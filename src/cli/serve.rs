@@ -53,7 +53,8 @@ pub struct TransportArgs {
     #[arg(long, env = "FERRY_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
     /// A host name accepted in the Host header besides localhost, 127.0.0.1, [::1] and the
-    /// listen address (repeat, or comma-separate in the variable); for a proxy in front.
+    /// listen address (repeat, or comma-separate in the variable); for a proxy in front. The
+    /// metrics listener accepts these, localhost and any IP address.
     #[arg(
         long = "allowed-host",
         env = "FERRY_ALLOWED_HOSTS",
@@ -333,7 +334,7 @@ async fn serve_current(
     observing: &mut Observing,
 ) -> anyhow::Result<()> {
     if args.stdio {
-        observing.run_beside(&args.observe)?;
+        observing.run_beside(&args.observe, &args.allowed_hosts)?;
         let input = tokio::io::BufReader::new(tokio::io::stdin());
         stdio::serve(serving, input, tokio::io::stdout(), args.body_limit)
             .await
@@ -352,7 +353,7 @@ async fn serve_current(
         "http"
     };
     let endpoint = format!("{scheme}://{local}{}", http::ENDPOINT);
-    observing.run_beside(&args.observe)?;
+    observing.run_beside(&args.observe, &args.allowed_hosts)?;
     tracing::info!(%endpoint, workers, "serving MCP over Streamable HTTP");
     if let Some(announce) = announce {
         announce(&endpoint);

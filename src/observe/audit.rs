@@ -274,8 +274,7 @@ pub fn write_line(record: &CallRecord, out: &mut Vec<u8>) {
     }
     out.push(b'"');
     if let Some(id) = &record.jsonrpc_id {
-        out.extend_from_slice(b",\"jsonrpc_id\":");
-        out.extend_from_slice(id.get().as_bytes());
+        jsonrpc_id(out, id);
     }
     if let Some(tool) = &record.tool {
         text(out, "tool", &tool.name);
@@ -320,6 +319,25 @@ pub fn write_line(record: &CallRecord, out: &mut Vec<u8>) {
     number(out, "bytes_in", record.bytes_in);
     number(out, "bytes_out", record.bytes_out);
     out.extend_from_slice(b"}\n");
+}
+
+/// `"jsonrpc_id":` the request's id as the client wrote it, when that is at most 128 bytes.
+/// A longer one is the caller's bulk, repeated in every record: it is written as a string
+/// cut to 128 bytes (a string's text, a number's digits) and `"jsonrpc_id_cut":true`.
+fn jsonrpc_id(out: &mut Vec<u8>, id: &RawValue) {
+    let written = id.get();
+    if written.len() <= 128 {
+        key(out, "jsonrpc_id");
+        out.extend_from_slice(written.as_bytes());
+        return;
+    }
+    let value: std::borrow::Cow<'_, str> = match serde_json::from_str(written) {
+        Ok(text) => text,
+        // A number: its digits as written.
+        Err(_) => written.into(),
+    };
+    text(out, "jsonrpc_id", cut(&value));
+    out.extend_from_slice(b",\"jsonrpc_id_cut\":true");
 }
 
 /// The client's name and version, as `clientInfo` writes them.

@@ -164,3 +164,29 @@ fn values_are_escaped_where_they_need_it() {
     assert_eq!(value["error_code"], -32602);
     assert_eq!(value["outcome"], "protocol_error");
 }
+
+/// Issue 23: the request's id was written whole, so a caller could put a megabyte into every
+/// record; it is bounded as the client's name and version are.
+#[test]
+fn a_long_jsonrpc_id_is_cut_and_marked() {
+    let line = |id: String| {
+        let mut record = record(Outcome::Ok);
+        record.jsonrpc_id = RawValue::from_string(id).ok();
+        let mut line = Vec::new();
+        audit::write_line(&record, &mut line);
+        let value: serde_json::Value = serde_json::from_slice(&line).expect("JSON");
+        value
+    };
+    let short = line("\"call-7\"".into());
+    assert_eq!(short["jsonrpc_id"], "call-7");
+    assert!(short.get("jsonrpc_id_cut").is_none());
+    assert_eq!(line("7".into())["jsonrpc_id"], 7);
+    let long = line(format!("\"{}\"", "é".repeat(100_000)));
+    assert_eq!(long["jsonrpc_id"], "é".repeat(64));
+    assert_eq!(long["jsonrpc_id_cut"], true);
+    let escaped = line(format!("\"{}\"", "\\n".repeat(1_000)));
+    assert_eq!(escaped["jsonrpc_id"], "\n".repeat(128));
+    let digits = line("1".repeat(10_000));
+    assert_eq!(digits["jsonrpc_id"], "1".repeat(128));
+    assert_eq!(digits["jsonrpc_id_cut"], true);
+}

@@ -6,6 +6,12 @@
 //! request head must come within [`HEAD_TIMEOUT`], a connection lasts at most
 //! [`CONNECTION_LIMIT`] (a scraper opens another), and at most [`CONNECTIONS`] are served at
 //! once.
+//!
+//! Its `Host` is checked as the MCP listener's is, against DNS rebinding (a page in a browser
+//! on the same machine whose name was made to resolve here): a request is answered only when
+//! every authority it names is `localhost`, an IP address (a scraper reaching a pod or host
+//! by address; no rebinding page can have an address for its origin's name) or one of the
+//! `--allowed-host` names; anything else is 403.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -62,8 +68,18 @@ pub fn router(metrics: Option<Metrics>, readiness: Readiness) -> Router {
 }
 
 /// Serves `router` on `listener` for as long as the future is polled, and keeps `metrics`'
-/// histograms folded.
-pub async fn serve(listener: tokio::net::TcpListener, router: Router, metrics: Option<Metrics>) {
+/// histograms folded. `allowed_hosts`: names accepted in `Host` besides `localhost` and IP
+/// addresses.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    metrics: Option<Metrics>,
+    allowed_hosts: &[String],
+) {
+    let allowed_hosts: Arc<[String]> = allowed_hosts
+        .iter()
+        .map(|host| host.to_ascii_lowercase())
+        .collect();
     if let Some(metrics) = metrics {
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(UPKEEP);
@@ -93,10 +109,15 @@ pub async fn serve(listener: tokio::net::TcpListener, router: Router, metrics: O
             }
         };
         let (builder, router) = (Arc::clone(&builder), router.clone());
+        let allowed_hosts = Arc::clone(&allowed_hosts);
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
+            let service = hyper::service::service_fn(move |request: hyper::Request<_>| {
                 let mut router = router.clone();
+                let allowed = host_allowed(&request, &allowed_hosts);
                 async move {
+                    if !allowed {
+                        return Ok((StatusCode::FORBIDDEN, "host not allowed\n").into_response());
+                    }
                     let Ok(response) = tower_service::Service::call(&mut router, request).await;
                     Ok::<_, Infallible>(response)
                 }
@@ -106,6 +127,32 @@ pub async fn serve(listener: tokio::net::TcpListener, router: Router, metrics: O
             drop(permit);
         });
     }
+}
+
+/// Whether every authority `request` names (its one `Host`, its target's) is `localhost`, an
+/// IP address, or one of `allowed`.
+fn host_allowed<B>(request: &hyper::Request<B>, allowed: &[String]) -> bool {
+    let name_allowed = |authority: &str| {
+        super::http::host_of(authority).is_some_and(|name| {
+            name.eq_ignore_ascii_case("localhost")
+                || name.parse::<std::net::IpAddr>().is_ok()
+                || name
+                    .strip_prefix('[')
+                    .and_then(|name| name.strip_suffix(']'))
+                    .is_some_and(|name| name.parse::<std::net::Ipv6Addr>().is_ok())
+                || allowed.iter().any(|host| host.eq_ignore_ascii_case(name))
+        })
+    };
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() || (host.is_none() && request.uri().authority().is_none()) {
+        return false;
+    }
+    request
+        .uri()
+        .authority()
+        .is_none_or(|authority| name_allowed(authority.as_str()))
+        && host.is_none_or(|host| host.to_str().is_ok_and(name_allowed))
 }
 
 fn render(metrics: &Metrics) -> Response {

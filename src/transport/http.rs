@@ -494,7 +494,7 @@ fn check_origin(state: &HttpState, headers: &HeaderMap) -> Result<(), Refusal> {
 /// The host of an authority written `host` or `host:port`; `None` when anything else follows
 /// the host (`[::1].evil.example`, `[::1]@evil.example`, an empty or non-numeric port), so
 /// that a prefix of an allowed name is never taken for it.
-fn host_of(authority: &str) -> Option<&str> {
+pub(crate) fn host_of(authority: &str) -> Option<&str> {
     let end = if authority.starts_with('[') {
         authority.find(']')? + 1
     } else {

@@ -629,3 +629,43 @@ fn an_audit_write_that_fails_is_counted_and_logged_and_calls_go_on() {
     );
     assert!(ferry.stop());
 }
+
+/// Issue 23: the metrics listener had no `Host` check, so a page in a browser on the same
+/// machine could read it through DNS rebinding. A name is refused unless allowed; an IP
+/// address (how a scraper reaches a pod) and `localhost` are answered.
+#[test]
+fn the_metrics_listener_refuses_a_foreign_host() {
+    let folder = scratch("metrics-host");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let upstream = runtime.block_on(pets_upstream());
+    let (ferry, _, metrics) =
+        ferry_with_metrics(&folder, &upstream, &["--allowed-host", "metrics.internal"]);
+    let port = metrics
+        .trim_start_matches("http://")
+        .split(['/', ':'])
+        .nth(1)
+        .expect("a port")
+        .to_owned();
+    let status = |host: String| {
+        runtime.block_on(async {
+            crate::support::client()
+                .get(&metrics)
+                .header("host", host)
+                .timeout(Duration::from_secs(5))
+                .send()
+                .await
+                .expect("an answer")
+                .status()
+                .as_u16()
+        })
+    };
+    assert_eq!(status(format!("rebound.example.com:{port}")), 403);
+    assert_eq!(status("localhost.example.com".to_owned()), 403);
+    assert_eq!(status(format!("127.0.0.1.example.com:{port}")), 403);
+    assert_eq!(status(format!("127.0.0.1:{port}")), 200);
+    assert_eq!(status(format!("localhost:{port}")), 200);
+    assert_eq!(status(format!("10.1.2.3:{port}")), 200);
+    assert_eq!(status(format!("[::1]:{port}")), 200);
+    assert_eq!(status(format!("metrics.internal:{port}")), 200);
+    assert!(ferry.stop());
+}
