@@ -63,6 +63,29 @@ pub struct Catalog {
     pub workflows: Vec<std::sync::Arc<WorkflowTool>>,
 }
 
+impl Catalog {
+    /// How many tools `tools/list` serves: the operations' and the composite ones.
+    pub fn served_tools(&self) -> usize {
+        self.tools.len() + self.workflows.len()
+    }
+
+    /// The estimated tokens of every served tool's definition: the operations' as their
+    /// reports measured them, and each composite tool's.
+    pub fn served_tokens(&self) -> usize {
+        let operations: usize = self
+            .operations
+            .iter()
+            .filter_map(|report| report.tokens)
+            .sum();
+        let workflows: usize = self
+            .workflows
+            .iter()
+            .map(|workflow| trim::token_estimate(&workflow.to_json()))
+            .sum();
+        operations + workflows
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerInfo {
     pub name: String,

@@ -48,8 +48,8 @@ pub struct Args {
 pub enum Command {
     /// Report every problem in the document and curation, and what each operation becomes.
     Check(CheckArgs),
-    /// Print the tools array exactly as `tools/list` serves it.
-    Tools(SourceArgs),
+    /// Print the tools array `tools/list` serves (pretty-printed; --compact: its bytes).
+    Tools(ToolsArgs),
     /// Write a starter curation file listing every operation, all switched off.
     Init(InitArgs),
     /// Write ferry.lock: what the catalog serves now, for `check --locked` and `serve --locked`.
@@ -99,6 +99,15 @@ pub struct CheckArgs {
     /// there is no lock.
     #[arg(long)]
     pub locked: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ToolsArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Print the array exactly as `tools/list` serves it, byte for byte, on one line.
+    #[arg(long)]
+    pub compact: bool,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -161,7 +170,7 @@ pub fn init_logging(verbose: u8, format: LogFormat) {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Check(check) => report::check(&check),
-        Command::Tools(source) => report::tools(&source),
+        Command::Tools(tools) => report::tools(&tools),
         Command::Init(init) => report::init(&init),
         Command::Lock(lock) => lock::run(&lock),
         Command::Diff(diff) => diff::run(&diff),

@@ -14,7 +14,9 @@ use ferry::diagnostic::{Diagnostic, Location, Severity};
 use ferry::openapi;
 use serde_json::{Value, json};
 
-use super::{CheckArgs, Format, InitArgs, SourceArgs, load_catalog, load_chosen, load_report};
+use super::{
+    CheckArgs, Format, InitArgs, ToolsArgs, load_catalog, load_chosen, load_report,
+};
 
 /// The version of `ferry check --format json`'s shape; bumped only on a breaking change.
 /// 2: every operation has a `status` (and a `reason` when not served); a diagnostic names
@@ -76,9 +78,9 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-pub fn tools(source: &SourceArgs) -> anyhow::Result<ExitCode> {
+pub fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     // Only errors are shown here, and those are the same either way.
-    let mut loaded = load_chosen(source)?;
+    let mut loaded = load_chosen(&args.source)?;
     // Printing needs only the catalog: the document goes first, since it can be larger.
     loaded.document = None;
     for diagnostic in &loaded.diagnostics {
@@ -86,8 +88,16 @@ pub fn tools(source: &SourceArgs) -> anyhow::Result<ExitCode> {
             eprintln!("{diagnostic}");
         }
     }
+    // The bytes `tools/list` serves, from the same writer; pretty-printed unless asked for as
+    // they are, which keeps the members' order and every value.
+    let array = ferry::mcp::tools_array(&loaded.catalog);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    catalog::write_tools_json(&loaded.catalog, &mut out)?;
+    if args.compact {
+        out.write_all(&array)?;
+    } else {
+        let tools: serde_json::Value = serde_json::from_slice(&array)?;
+        serde_json::to_writer_pretty(&mut out, &tools)?;
+    }
     out.write_all(b"\n")?;
     out.flush()?;
     Ok(if loaded.has_errors() {
@@ -211,12 +221,12 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
         "version": CHECK_FORMAT_VERSION,
         "summary": {
             "operations": catalog.operations.len(),
-            "tools": catalog.tools.len(),
+            "tools": catalog.served_tools(),
             "errors": count(Severity::Error),
             "warnings": count(Severity::Warning),
             "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count()
                 + catalog.workflows.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
-            "tokens": catalog.operations.iter().filter_map(|r| r.tokens).sum::<usize>(),
+            "tokens": catalog.served_tokens(),
             "confirming": catalog.tools.iter().filter(|t| t.confirm.is_some()).count(),
             "workflows": catalog.workflows.len(),
         },
@@ -240,7 +250,6 @@ fn check_text(
         out.push('\n');
     }
     let served = tools_by_operation(catalog);
-    let mut tokens = 0;
     let rows: Vec<[String; 6]> = catalog
         .operations
         .iter()
@@ -254,7 +263,6 @@ fn check_text(
             let (hints, basis, cost) = match tool {
                 Some(tool) => {
                     let cost = report.tokens.unwrap_or_default();
-                    tokens += cost;
                     (hints(tool), basis(tool.basis).to_string(), cost.to_string())
                 }
                 None => (String::new(), String::new(), String::new()),
@@ -395,11 +403,13 @@ fn check_text(
         }
     }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let tools = catalog.served_tools();
     let _ = writeln!(
         out,
-        "\n{} operations, {} tools (about {tokens} tokens of tool definitions), {errors} errors, {} warnings",
+        "\n{} operations, {tools} {} (about {} tokens of tool definitions), {errors} errors, {} warnings",
         catalog.operations.len(),
-        catalog.tools.len(),
+        if tools == 1 { "tool" } else { "tools" },
+        catalog.served_tokens(),
         diagnostics.len() - errors,
     );
     out

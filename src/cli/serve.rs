@@ -232,7 +232,7 @@ async fn serve_reloading(
         limiter: Arc::default(),
     };
     let server = build(&catalog, args, &reporting).await?;
-    tracing::info!(tools = catalog.tools.len(), "catalog ready");
+    tracing::info!(tools = catalog.served_tools(), "catalog ready");
     let digesting = digest_and_drop(catalog, reporting.observer.clone(), observing.readiness());
     let serving = Serving::new(Arc::new(server));
     // SIGHUP is taken over before anything is served, so that none can end the process.

@@ -160,6 +160,10 @@ impl Listing {
         &self.array
     }
 
+    pub(super) fn into_array(self) -> Vec<u8> {
+        self.array
+    }
+
     /// The array of the definitions whose index `keep` accepts.
     pub(super) fn select(&self, keep: impl Fn(usize) -> bool) -> Vec<u8> {
         let mut array = vec![b'['];

@@ -381,6 +381,26 @@ impl ServedTool {
     }
 }
 
+/// Every tool of `catalog` in the order `tools/list` serves them. The catalog promises
+/// sorted tools; sorting again keeps the listing deterministic even for a catalog built by
+/// hand. Composite tools are listed among the others.
+fn listed(catalog: &Catalog) -> Vec<Listed<'_>> {
+    let mut sorted: Vec<Listed<'_>> = catalog
+        .tools
+        .iter()
+        .map(Listed::Operation)
+        .chain(catalog.workflows.iter().map(Listed::Workflow))
+        .collect();
+    sorted.sort_by(|a, b| a.name().cmp(b.name()));
+    sorted
+}
+
+/// The `tools` array of `tools/list` for `catalog`, the bytes every caller who may reach
+/// every tool is served: what `ferry tools` prints.
+pub fn tools_array(catalog: &Catalog) -> Vec<u8> {
+    Listing::new(listed(catalog).iter()).into_array()
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Era {
     Modern,
@@ -405,15 +425,7 @@ impl Server {
         let server_info_text =
             serde_json::value::to_raw_value(&server_info).expect("a map of strings is JSON");
 
-        // The catalog promises sorted tools; sorting again keeps the listing deterministic
-        // even for a catalog built by hand. Composite tools are listed among the others.
-        let mut sorted: Vec<Listed<'_>> = catalog
-            .tools
-            .iter()
-            .map(Listed::Operation)
-            .chain(catalog.workflows.iter().map(Listed::Workflow))
-            .collect();
-        sorted.sort_by(|a, b| a.name().cmp(b.name()));
+        let sorted = listed(catalog);
         // Each tool is written out once, one at a time, and served from its text: the
         // catalog's trees are never copied whole.
         let listing = Listing::new(sorted.iter());

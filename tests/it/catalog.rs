@@ -1433,3 +1433,78 @@ fn a_curation_or_lock_that_is_no_regular_file_is_refused_at_once() {
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The `tools` array of a `tools/list` answered by `ferry serve --stdio` with `args`, as the
+/// bytes it was written with.
+fn served_tools_array(args: &[&str]) -> String {
+    use std::io::{BufRead as _, Write as _};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--stdio", "--upstream", "http://127.0.0.1:9"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("ferry serve --stdio starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {
+        "_meta": crate::support::meta(),
+    }});
+    writeln!(stdin, "{request}").expect("write the request");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read the answer");
+    drop(stdin);
+    let _ = child.wait();
+    #[derive(serde::Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow)]
+        result: Listed<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Listed<'a> {
+        #[serde(borrow)]
+        tools: &'a serde_json::value::RawValue,
+    }
+    let answer: Answer<'_> = serde_json::from_str(&line).unwrap_or_else(|_| panic!("{line}"));
+    answer.result.tools.get().to_owned()
+}
+
+/// Issue 22: `ferry tools` printed `[]` and `check` counted 0 tools while `tools/list`
+/// served a composite tool. `ferry tools --compact` is the array `tools/list` serves, byte
+/// for byte, and `ferry tools` is the same array pretty-printed; every count counts it.
+#[test]
+fn ferry_tools_prints_what_tools_list_serves_composite_tools_included() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (config, composite) in [
+        ("src/demo/ferry.yaml", "add_pet_and_confirm"),
+        ("tests/data/arazzo/ferry.yaml", "adopt_pet"),
+    ] {
+        let config = root.join(config);
+        let config = config.to_str().expect("a UTF-8 path");
+        let (code, compact, err) = ferry(&["tools", "--compact", "--config", config], root);
+        assert_eq!(code, 0, "{err}");
+        let compact = compact.trim_end_matches('\n');
+        assert_eq!(compact, served_tools_array(&["--config", config]), "{config}");
+        let (code, pretty, err) = ferry(&["tools", "--config", config], root);
+        assert_eq!(code, 0, "{err}");
+        let pretty: Value = serde_json::from_str(&pretty).expect("JSON");
+        assert_eq!(serde_json::to_string(&pretty).expect("JSON"), compact);
+        let names: Vec<&str> = pretty
+            .as_array()
+            .expect("an array")
+            .iter()
+            .filter_map(|tool| tool["name"].as_str())
+            .collect();
+        assert!(names.contains(&composite), "{names:?}");
+        let (_, report, _) = ferry(&["check", "--format", "json", "--config", config], root);
+        let report: Value = serde_json::from_str(&report).expect("JSON");
+        assert_eq!(report["summary"]["tools"], names.len(), "{config}");
+        let (_, text, _) = ferry(&["check", "--config", config], root);
+        assert!(
+            text.contains(&format!("{} tools (about", names.len())),
+            "{text}"
+        );
+    }
+}
