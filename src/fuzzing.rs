@@ -487,7 +487,10 @@ pub fn response(data: &[u8]) {
         1 => Some(NextPage::Link {
             cursor_argument: "cursor".into(),
         }),
-        2 => Some(NextPage::Field("/next".into())),
+        2 => Some(NextPage::Field {
+            pointer: "/next".into(),
+            cursor_argument: "cursor".into(),
+        }),
         _ => None,
     };
     // What ferry registers for an API key: the key and its percent-encoded form.

@@ -61,9 +61,12 @@ pub enum NextPage {
     /// A `Link: <…>; rel="next"` header. The cursor is that link's query, taken back in the
     /// tool's argument `cursor_argument` (which compile adds to the input schema).
     Link { cursor_argument: String },
-    /// A field of the JSON body, at this JSON pointer, holds the cursor; it goes back in the
-    /// API's own parameter.
-    Field(String),
+    /// A field of the JSON body, at `pointer`, holds the cursor; it goes back in the API's
+    /// own parameter, `cursor_argument`.
+    Field {
+        pointer: String,
+        cursor_argument: String,
+    },
 }
 
 impl Default for CallSettings {
@@ -103,7 +106,11 @@ impl CallSettings {
                         .clone()
                         .unwrap_or_else(|| defaults::CURSOR_ARGUMENT.to_string()),
                 },
-                crate::curation::call::NextPage::Field(pointer) => NextPage::Field(pointer.clone()),
+                crate::curation::call::NextPage::Field(pointer) => NextPage::Field {
+                    pointer: pointer.clone(),
+                    // Compile refuses a cursor field without it.
+                    cursor_argument: pagination.cursor_argument.clone().unwrap_or_default(),
+                },
             });
         CallSettings {
             timeout: Duration::from_millis(options.timeout_ms.unwrap_or(defaults::TIMEOUT_MS)),

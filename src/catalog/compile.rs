@@ -729,7 +729,7 @@ fn paging_arguments(
             cursor.to_string(),
             serde_json::json!({
                 "type": "string",
-                "description": "Where to continue: the nextCursor of the previous page's result (_meta[\"dev.ferry/result\"]). Omit for the first page."
+                "description": "Only to get a further page: the value that a result's last text block gives for this argument (\"call … again with these arguments\"). Omit it for the first page. It holds the next page's whole query, so query arguments that differ from it are refused beside it."
             }),
         );
     }

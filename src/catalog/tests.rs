@@ -636,7 +636,7 @@ tools:
             listPets = GET /pets
               description: "List pets"
               annotations: {"readOnlyHint":true} (Method)
-              input: {"additionalProperties":false,"properties":{"cursor":{"description":"Where to continue: the nextCursor of the previous page's result (_meta[\"dev.ferry/result\"]). Omit for the first page.","type":"string"},"limit":{"description":"How many","maximum":100,"type":"integer"}},"type":"object"}
+              input: {"additionalProperties":false,"properties":{"cursor":{"description":"Only to get a further page: the value that a result's last text block gives for this argument (\"call … again with these arguments\"). Omit it for the first page. It holds the next page's whole query, so query arguments that differ from it are refused beside it.","type":"string"},"limit":{"description":"How many","maximum":100,"type":"integer"}},"type":"object"}
               Query limit <- limit Form explode=true
             error: `pagination.size_argument` names "per_page", which is not an argument of the tool (GET /pets/{petId})
               --> curation:tools.getPet

@@ -14,9 +14,7 @@ use ferry::diagnostic::{Diagnostic, Location, Severity};
 use ferry::openapi;
 use serde_json::{Value, json};
 
-use super::{
-    CheckArgs, Format, InitArgs, ToolsArgs, load_catalog, load_chosen, load_report,
-};
+use super::{CheckArgs, Format, InitArgs, ToolsArgs, load_catalog, load_chosen, load_report};
 
 /// The version of `ferry check --format json`'s shape; bumped only on a breaking change.
 /// 2: every operation has a `status` (and a `reason` when not served); a diagnostic names

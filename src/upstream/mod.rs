@@ -21,7 +21,7 @@ use tokio::time::Instant;
 
 use crate::auth::Principal;
 use crate::auth::outbound::identity_header;
-use crate::catalog::{Catalog, Tool};
+use crate::catalog::{Catalog, NextPage, Tool};
 use crate::trace;
 
 mod address;
@@ -366,7 +366,42 @@ impl Upstream {
             duration_us = started.elapsed().as_micros() as u64,
             "tool call finished"
         );
+        if let Ok(answer) = &mut result
+            && let Some(page) = &mut answer.handling.page
+        {
+            page.next_arguments = next_arguments(tool, route, arguments, page);
+        }
         result
+    }
+}
+
+/// The arguments that ask for the page after `page`, when it names one ferry can pass back.
+fn next_arguments(
+    tool: &Tool,
+    route: &Route,
+    arguments: &Map<String, Value>,
+    page: &Page,
+) -> Option<Map<String, Value>> {
+    let cursor = page.cursor.as_deref().filter(|_| page.more)?;
+    match tool.call.next.as_ref()? {
+        NextPage::Link { cursor_argument } => Some(request::next_page_arguments(
+            &tool.plan,
+            &route.request,
+            arguments,
+            cursor_argument,
+            cursor,
+        )),
+        NextPage::Field {
+            cursor_argument, ..
+        } => {
+            let mut next = arguments.clone();
+            let value = match cursor.parse::<serde_json::Number>() {
+                Ok(number) if page.cursor_number => Value::Number(number),
+                _ => Value::from(cursor),
+            };
+            next.insert(cursor_argument.clone(), value);
+            Some(next)
+        }
     }
 }
 

@@ -93,6 +93,12 @@ pub struct Page {
     pub more: bool,
     /// Read from the `Link` header rather than a field of the body.
     pub from_link: bool,
+    /// The cursor was a number in the body (a page number, say), and goes back as one.
+    pub cursor_number: bool,
+    /// The arguments that ask for the next page: the call's own, its cursor in the tool's
+    /// cursor argument, less any query argument a `Link` cursor sets otherwise. `None` when
+    /// there is no next page, or no cursor ferry can pass back.
+    pub next_arguments: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// A call that came to no answer to pass on.

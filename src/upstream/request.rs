@@ -127,6 +127,20 @@ pub fn build(
         .link_cursor
         .and_then(|name| arguments.get(name))
         .and_then(Value::as_str);
+    // A cursor is the next page's whole query: a query argument beside it must say what the
+    // cursor says, or one of the two would silently win.
+    if let (Some(cursor), Some(cursor_argument)) = (cursor, extras.link_cursor)
+        && let Some(parameter) = disagreeing(plan, route, arguments, cursor).next()
+    {
+        return Err(ArgumentError {
+            argument: parameter.argument.clone(),
+            reason: format!(
+                "cannot be given with {cursor_argument:?}, whose query sets it otherwise: the cursor already holds the next page's query; give {cursor_argument:?} with the other arguments and leave {:?} out",
+                parameter.argument
+            )
+            .into(),
+        });
+    }
     let mut query = String::new();
     let mut headers = HeaderMap::new();
     let mut cookies = String::new();
@@ -188,6 +202,81 @@ pub fn build(
         headers,
         body,
     })
+}
+
+/// The arguments that ask for the page after this one, when the answer to `arguments` named
+/// a `Link` cursor: the same arguments, less the query ones the cursor sets otherwise (a page
+/// number, say), with the cursor in `cursor_argument`. A query argument the cursor agrees
+/// with is kept, so a required one stays given.
+pub fn next_page_arguments(
+    plan: &RequestPlan,
+    route: &Route,
+    arguments: &Map<String, Value>,
+    cursor_argument: &str,
+    cursor: &str,
+) -> Map<String, Value> {
+    let dropped: Vec<&str> = disagreeing(plan, route, arguments, cursor)
+        .map(|parameter| parameter.argument.as_str())
+        .collect();
+    let mut next: Map<String, Value> = arguments
+        .iter()
+        .filter(|(name, _)| !dropped.contains(&name.as_str()) && *name != cursor_argument)
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    next.insert(cursor_argument.to_string(), Value::from(cursor));
+    next
+}
+
+/// The query parameters given in `arguments` whose items differ from those `cursor` (a query
+/// string) has under the same names: compared decoded, `+` read as a space, as a form is.
+fn disagreeing<'p>(
+    plan: &'p RequestPlan,
+    route: &'p Route,
+    arguments: &'p Map<String, Value>,
+    cursor: &'p str,
+) -> impl Iterator<Item = &'p ParameterPlan> + 'p {
+    let cursor_items = query_items(cursor.strip_prefix('?').unwrap_or(cursor));
+    plan.parameters
+        .iter()
+        .zip(&route.names)
+        .filter_map(move |(parameter, name)| {
+            let WireName::Query(name) = name else {
+                return None;
+            };
+            let value = arguments
+                .get(&parameter.argument)
+                .filter(|value| !value.is_null())?;
+            let mut written = String::new();
+            expand_query(parameter, name, value, &mut written);
+            let mut given = query_items(&written);
+            let names: Vec<&String> = given.iter().map(|(name, _)| name).collect();
+            let mut said: Vec<(String, String)> = cursor_items
+                .iter()
+                .filter(|(name, _)| names.contains(&name))
+                .cloned()
+                .collect();
+            given.sort();
+            said.sort();
+            (given != said).then_some(parameter)
+        })
+}
+
+/// A query string's items, names and values percent-decoded with `+` as a space.
+fn query_items(query: &str) -> Vec<(String, String)> {
+    let decode = |text: &str| {
+        let spaced = text.replace('+', " ");
+        percent_encoding::percent_decode_str(&spaced)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    query
+        .split('&')
+        .filter(|item| !item.is_empty())
+        .map(|item| {
+            let (name, value) = item.split_once('=').unwrap_or((item, ""));
+            (decode(name), decode(value))
+        })
+        .collect()
 }
 
 /// The characters of a `Link` target's query kept as they are in a cursor; everything else

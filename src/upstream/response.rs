@@ -171,29 +171,95 @@ pub fn project(value: &Value, paths: &[&[String]]) -> Value {
     }
 }
 
-/// The target of a `Link` header's `rel="next"` entry.
+/// The target of the first link-value of a `Link` header (RFC 8288 §3) whose relation types
+/// include `next`. The value is read as the RFC writes it: link-values separated by commas,
+/// each a `<target>` and its `;` parameters, a parameter's value a token or a quoted string
+/// (with `\` escapes, and commas or semicolons inside); `rel` may name several relation types,
+/// separated by spaces, compared without case, and only its first occurrence in a link-value
+/// counts (§3.3). A link-value that cannot be read ends the reading: nothing after it is
+/// trusted.
 pub fn next_link(link: &str) -> Option<&str> {
-    let mut rest = link;
-    while let Some(open) = rest.find('<') {
-        let close = open + rest[open..].find('>')?;
-        let target = &rest[open + 1..close];
-        let after = &rest[close + 1..];
-        let params_end = after.find('<').unwrap_or(after.len());
-        let is_next = after[..params_end].split(';').any(|param| {
-            let Some((key, value)) = param.split_once('=') else {
-                return false;
+    let bytes = link.as_bytes();
+    let mut at = 0;
+    loop {
+        // Empty list elements (`, ,`) are allowed (RFC 9110 §5.6.1).
+        while at < bytes.len() && matches!(bytes[at], b' ' | b'\t' | b',') {
+            at += 1;
+        }
+        if at >= bytes.len() || bytes[at] != b'<' {
+            return None;
+        }
+        let close = at + link[at..].find('>')?;
+        let target = &link[at + 1..close];
+        at = close + 1;
+        let mut relation: Option<Cow<'_, str>> = None;
+        loop {
+            while at < bytes.len() && matches!(bytes[at], b' ' | b'\t') {
+                at += 1;
+            }
+            if at >= bytes.len() || bytes[at] == b',' {
+                break;
+            }
+            if bytes[at] != b';' {
+                return None;
+            }
+            at += 1;
+            while at < bytes.len() && matches!(bytes[at], b' ' | b'\t') {
+                at += 1;
+            }
+            let name_start = at;
+            while at < bytes.len() && !matches!(bytes[at], b'=' | b';' | b',' | b' ' | b'\t') {
+                at += 1;
+            }
+            let name = &link[name_start..at];
+            while at < bytes.len() && matches!(bytes[at], b' ' | b'\t') {
+                at += 1;
+            }
+            let value = if at < bytes.len() && bytes[at] == b'=' {
+                at += 1;
+                while at < bytes.len() && matches!(bytes[at], b' ' | b'\t') {
+                    at += 1;
+                }
+                let (value, next) = link_param_value(link, at)?;
+                at = next;
+                value
+            } else {
+                Cow::Borrowed("")
             };
-            key.trim().eq_ignore_ascii_case("rel")
-                && value
-                    .trim()
-                    .trim_matches('"')
-                    .split_ascii_whitespace()
-                    .any(|rel| rel.eq_ignore_ascii_case("next"))
+            if relation.is_none() && name.eq_ignore_ascii_case("rel") {
+                relation = Some(value);
+            }
+        }
+        let is_next = relation.is_some_and(|relation| {
+            relation
+                .split_ascii_whitespace()
+                .any(|kind| kind.eq_ignore_ascii_case("next"))
         });
         if is_next {
             return Some(target);
         }
-        rest = &after[params_end..];
+    }
+}
+
+/// A link parameter's value starting at `at`: a quoted string (unescaped) or a token, and
+/// where reading goes on; `None` for a quoted string that never closes.
+fn link_param_value(link: &str, at: usize) -> Option<(Cow<'_, str>, usize)> {
+    let bytes = link.as_bytes();
+    if bytes.get(at) != Some(&b'"') {
+        let mut end = at;
+        while end < bytes.len() && !matches!(bytes[end], b';' | b',' | b' ' | b'\t') {
+            end += 1;
+        }
+        return Some((Cow::Borrowed(&link[at..end]), end));
+    }
+    let mut value = String::new();
+    let mut chars = link[at + 1..].char_indices();
+    while let Some((offset, c)) = chars.next() {
+        match c {
+            '"' => return Some((Cow::Owned(value), at + 1 + offset + 1)),
+            '\\' => value.push(chars.next()?.1),
+            c => value.push(c),
+        }
     }
     None
 }
@@ -205,7 +271,7 @@ fn success_json(
     shaping: &Shaping<'_>,
     handling: &mut Handling,
 ) -> Value {
-    if let Some(NextPage::Field(pointer)) = shaping.next {
+    if let Some(NextPage::Field { pointer, .. }) = shaping.next {
         handling.page = Some(field_page(&value, pointer));
     }
     let value = match shaping.fields {
@@ -261,15 +327,17 @@ fn http_facts(
 }
 
 fn field_page(value: &Value, pointer: &str) -> Page {
-    let cursor = match value.pointer(pointer) {
-        Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
-        Some(Value::Number(number)) => Some(number.to_string()),
-        _ => None,
+    let (cursor, cursor_number) = match value.pointer(pointer) {
+        Some(Value::String(text)) if !text.is_empty() => (Some(text.clone()), false),
+        Some(Value::Number(number)) => (Some(number.to_string()), true),
+        _ => (None, false),
     };
     Page {
         more: cursor.is_some(),
         cursor,
         from_link: false,
+        cursor_number,
+        next_arguments: None,
     }
 }
 
@@ -285,6 +353,8 @@ fn link_page(headers: &HeaderMap, shaping: &Shaping<'_>, handling: &mut Handling
             cursor: None,
             more: false,
             from_link: true,
+            cursor_number: false,
+            next_arguments: None,
         };
     };
     let query = target
@@ -302,6 +372,8 @@ fn link_page(headers: &HeaderMap, shaping: &Shaping<'_>, handling: &mut Handling
         cursor: cursor.filter(|cursor| !cursor.is_empty()),
         more: true,
         from_link: true,
+        cursor_number: false,
+        next_arguments: None,
     }
 }
 

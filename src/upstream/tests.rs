@@ -6,7 +6,7 @@ use expect_test::{Expect, expect};
 use http::StatusCode;
 use serde_json::json;
 
-use super::request::{Extras, Route, build};
+use super::request::{Extras, Route, build, next_page_arguments};
 use super::response::{Observed, Shaping, next_link, shape};
 use super::retry::http_date;
 use super::*;
@@ -393,8 +393,33 @@ fn page_size_default_and_link_cursor_replace_the_query() {
     expect![[r#"/items?per_page=20&q=x&api_key=s3cret"#]].assert_eq(&url(json!({"q": "x"})));
     expect![[r#"/items?per_page=5&api_key=s3cret"#]].assert_eq(&url(json!({"per_page": 5})));
     expect![[r#"/items?page=2&per_page=20&x=%20%23y&api_key=s3cret"#]].assert_eq(&url(
-        json!({"cursor": "page=2&per_page=20&api_key=stolen&x= #y", "q": "ignored"}),
+        json!({"cursor": "page=2&per_page=20&api_key=stolen&x= #y"}),
     ));
+    // Regression (issue 22): a query argument beside a cursor was silently dropped. One the
+    // cursor agrees with goes (as the cursor says it); one it sets otherwise is refused.
+    expect![[r#"/items?page=2&q=a+b&api_key=s3cret"#]]
+        .assert_eq(&url(json!({"cursor": "page=2&q=a+b", "q": "a b"})));
+    expect![[r#"invalid argument "q": cannot be given with "cursor", whose query sets it otherwise: the cursor already holds the next page's query; give "cursor" with the other arguments and leave "q" out"#]]
+        .assert_eq(&url(json!({"cursor": "page=2&q=x", "q": "ignored"})));
+    expect![[r#"invalid argument "per_page": cannot be given with "cursor", whose query sets it otherwise: the cursor already holds the next page's query; give "cursor" with the other arguments and leave "per_page" out"#]]
+        .assert_eq(&url(json!({"cursor": "page=2", "per_page": 5})));
+    let next = |arguments: Value, cursor: &str| {
+        let arguments = arguments.as_object().cloned().unwrap_or_default();
+        Value::Object(next_page_arguments(
+            &plan, &route, &arguments, "cursor", cursor,
+        ))
+    };
+    assert_eq!(
+        next(
+            json!({"q": "a b", "per_page": 5}),
+            "page=2&q=a+b&per_page=5"
+        ),
+        json!({"q": "a b", "per_page": 5, "cursor": "page=2&q=a+b&per_page=5"})
+    );
+    assert_eq!(
+        next(json!({"q": "a", "cursor": "page=2&q=a"}), "page=3&q=b"),
+        json!({"cursor": "page=3&q=b"})
+    );
 }
 
 fn body_plan(encoding: BodyEncoding, media_type: &str, placement: BodyPlacement) -> RequestPlan {
@@ -525,6 +550,63 @@ fn link_headers_name_the_next_page() {
         next_link("<https://x/?page=2>; rel=next"),
         Some("https://x/?page=2")
     );
+}
+
+/// Regression (issue 22): `rel="next"` followed by another entry (GitHub's own order) was
+/// missed, so ferry said there was no next page. RFC 8288's forms, and GitHub's real ones.
+#[test]
+fn link_headers_are_read_as_rfc_8288_writes_them() {
+    // GitHub, first page of a repository's issues; then a middle page.
+    let first = r#"<https://api.github.com/repositories/1300192/issues?page=2>; rel="next", <https://api.github.com/repositories/1300192/issues?page=515>; rel="last""#;
+    assert_eq!(
+        next_link(first),
+        Some("https://api.github.com/repositories/1300192/issues?page=2")
+    );
+    let middle = r#"<https://api.github.com/repositories/1300192/issues?page=4>; rel="prev", <https://api.github.com/repositories/1300192/issues?page=6>; rel="next", <https://api.github.com/repositories/1300192/issues?page=515>; rel="last", <https://api.github.com/repositories/1300192/issues?page=1>; rel="first""#;
+    assert_eq!(
+        next_link(middle),
+        Some("https://api.github.com/repositories/1300192/issues?page=6")
+    );
+    // GitHub's cursor pagination, with a comma inside the target.
+    let cursor = r#"<https://api.github.com/orgs/ORG/audit-log?after=MS4yNjMzNTUzNDg5NDAzZSsxMnxRb3JRYXdFSmFlaGZ1a2xKd1ZmdmF3&before=>; rel="next""#;
+    assert!(next_link(cursor).is_some_and(|target| target.contains("after=MS4y")));
+    let last = r#"<https://api.github.com/repositories/1300192/issues?page=514>; rel="prev", <https://api.github.com/repositories/1300192/issues?page=1>; rel="first""#;
+    assert_eq!(next_link(last), None);
+    for (header, expected) in [
+        // Several relation types in one `rel`, any case, either spacing.
+        (r#"<https://x/2>; rel="last NEXT""#, Some("https://x/2")),
+        (
+            r#"<https://x/2>;rel=next;title="a, b; c""#,
+            Some("https://x/2"),
+        ),
+        (
+            r#"<https://x/2> ; title="say \"next\"" ; rel = "next""#,
+            Some("https://x/2"),
+        ),
+        // A comma or semicolon inside a quoted title is not a separator.
+        (
+            r#"<https://x/1>; title="next, or not; rel=next", <https://x/2>; rel=next"#,
+            Some("https://x/2"),
+        ),
+        // Only the first `rel` of a link-value counts.
+        (r#"<https://x/1>; rel=prev; rel=next"#, None),
+        // `nextpage` is not `next`.
+        (r#"<https://x/1>; rel="nextpage""#, None),
+        // Empty list elements are skipped.
+        (
+            r#", <https://x/1>; rel=prev,, <https://x/2>; rel=next"#,
+            Some("https://x/2"),
+        ),
+        // Nothing after what cannot be read is trusted.
+        (r#"junk, <https://x/2>; rel=next"#, None),
+        (
+            r#"<https://x/1>; title="never closed, <https://x/2>; rel=next"#,
+            None,
+        ),
+        ("", None),
+    ] {
+        assert_eq!(next_link(header), expected, "{header}");
+    }
 }
 
 #[test]

@@ -1486,7 +1486,11 @@ fn ferry_tools_prints_what_tools_list_serves_composite_tools_included() {
         let (code, compact, err) = ferry(&["tools", "--compact", "--config", config], root);
         assert_eq!(code, 0, "{err}");
         let compact = compact.trim_end_matches('\n');
-        assert_eq!(compact, served_tools_array(&["--config", config]), "{config}");
+        assert_eq!(
+            compact,
+            served_tools_array(&["--config", config]),
+            "{config}"
+        );
         let (code, pretty, err) = ferry(&["tools", "--config", config], root);
         assert_eq!(code, 0, "{err}");
         let pretty: Value = serde_json::from_str(&pretty).expect("JSON");

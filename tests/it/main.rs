@@ -12,6 +12,7 @@ mod http;
 mod mcp;
 mod observe;
 mod packaging;
+mod paging;
 mod problem_details;
 mod rate_limits;
 mod reload;

@@ -1023,7 +1023,12 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
     // The reported `link` header carried the key: it was redacted, and the result says so.
     assert_eq!(
         first.meta["dev.ferry/result"],
-        json!({"nextCursor": "page=2&per_page=20", "more": true, "redacted": true})
+        json!({
+            "nextCursor": "page=2&per_page=20",
+            "more": true,
+            "nextArguments": {"cursor": "page=2&per_page=20"},
+            "redacted": true
+        })
     );
     assert!(
         !serde_json::to_string(&first).expect("json").contains("k1"),
@@ -1099,7 +1104,12 @@ async fn cursor_fields_and_projection_shape_json_results() {
     );
     assert_eq!(
         first.meta["dev.ferry/result"],
-        json!({"nextCursor": "c2", "more": true, "projected": true})
+        json!({
+            "nextCursor": "c2",
+            "more": true,
+            "nextArguments": {"after": "c2"},
+            "projected": true
+        })
     );
     let second = served(
         &tool,

@@ -447,7 +447,7 @@ pub(super) enum Gate {
     /// Answer with this (the `input_required` result).
     Respond(super::Outgoing),
     /// Answer with this tool result; nothing is sent.
-    Unconfirmed(super::result::CallResult<'static>),
+    Unconfirmed(Box<super::result::CallResult<'static>>),
 }
 
 impl super::Server {
@@ -514,9 +514,13 @@ impl super::Server {
                 tracing::error!(tool = %tool.name, "no random bytes for a confirmation nonce");
                 Err(GateError::Gateway(super::Failure::internal()))
             }
-            Decision::Declined(how) => Ok(Gate::Unconfirmed(result::declined(how))),
-            Decision::Refused(refusal) => Ok(Gate::Unconfirmed(result::state_refused(refusal))),
-            Decision::LegacyRefused => Ok(Gate::Unconfirmed(result::legacy_cannot_confirm())),
+            Decision::Declined(how) => Ok(Gate::Unconfirmed(Box::new(result::declined(how)))),
+            Decision::Refused(refusal) => {
+                Ok(Gate::Unconfirmed(Box::new(result::state_refused(refusal))))
+            }
+            Decision::LegacyRefused => {
+                Ok(Gate::Unconfirmed(Box::new(result::legacy_cannot_confirm())))
+            }
         };
         (gate, word)
     }

@@ -389,6 +389,10 @@ fn answer_result(tool: &str, answer: Answer) -> CallResult<'_> {
     let essence = essence.as_deref();
     if status.is_success() {
         success(&mut result, tool, status, body, essence, json, &handling);
+        // The model reads the content, not `_meta`: a next page is said where it reads.
+        if let Some(page) = handling.page.as_ref().filter(|page| page.more) {
+            result.content.push(Block::Text(next_page(tool, page)));
+        }
     } else {
         let parsed = json.is_some();
         let lead = failure_lead(status, location, authenticated, essence, json, &handling);
@@ -495,6 +499,17 @@ fn success<'t>(
                 .push(resource(tool, None, error.into_bytes())),
         },
         Some(essence) => result.content.push(resource(tool, Some(essence), body)),
+    }
+}
+
+/// What a paged result says of the next page: the exact arguments that ask for it.
+fn next_page(tool: &str, page: &crate::upstream::Page) -> String {
+    match &page.next_arguments {
+        Some(arguments) => format!(
+            "There are more results. For the next page, call {tool} again with these arguments: {}",
+            Value::Object(arguments.clone())
+        ),
+        None => "The API says there are more results, but named no next page that can be asked for through this tool.".to_string(),
     }
 }
 

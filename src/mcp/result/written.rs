@@ -222,7 +222,11 @@ fn write_handling(handling: &Handling, out: &mut Vec<u8>) -> Result<(), serde_js
                 if let Some(cursor) = &page.cursor {
                     done.text("nextCursor", cursor)?;
                 }
-                done.value("more", &page.more)
+                done.value("more", &page.more)?;
+                if let Some(arguments) = &page.next_arguments {
+                    done.value("nextArguments", arguments)?;
+                }
+                Ok(())
             }
             _ => Ok(()),
         }
