@@ -13,6 +13,10 @@ pub struct Diagnostic {
     /// several.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<String>,
+    /// A stable name for the kind of problem, for programs that read the JSON report (the
+    /// words of `message` may change); the kinds that have one are listed in the reference.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
     pub message: String,
 }
 
@@ -41,6 +45,7 @@ impl Diagnostic {
             severity: Severity::Error,
             location,
             operations: Vec::new(),
+            code: None,
             message: message.into(),
         }
     }
@@ -50,8 +55,15 @@ impl Diagnostic {
             severity: Severity::Warning,
             location,
             operations: Vec::new(),
+            code: None,
             message: message.into(),
         }
+    }
+
+    /// The same problem, named by `code` (see [`Diagnostic::code`]).
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = Some(code);
+        self
     }
 
     pub fn with_operation(mut self, operation: impl Into<String>) -> Self {
@@ -101,7 +113,10 @@ impl fmt::Display for Diagnostic {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, "{severity}: {}", self.message)?;
+        match self.code {
+            Some(code) => write!(f, "{severity}[{code}]: {}", self.message)?,
+            None => write!(f, "{severity}: {}", self.message)?,
+        }
         if !self.operations.is_empty() {
             write!(f, " ({})", self.operations.join(", "))?;
         }

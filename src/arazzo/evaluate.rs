@@ -84,6 +84,61 @@ pub fn fill<'t>(template: &'t Template, context: &Context<'_>) -> Result<Value, 
     })
 }
 
+/// [`fill`], where what reads an input the caller left out (`$inputs.name`, or a member of
+/// it, with no value) is left out in turn: an object member or array item that reads it is
+/// not written, and a template that is nothing but such a read (or text made with one) is
+/// absent, `Ok(None)`. An optional input left out so sends nothing in its place; any other
+/// value that is not there is the error, as for [`fill`].
+pub fn fill_present<'t>(
+    template: &'t Template,
+    context: &Context<'_>,
+) -> Result<Option<Value>, &'t Expression> {
+    let left_out = |expression: &Expression| {
+        matches!(expression, Expression::Input { .. }) && read(expression, context).is_none()
+    };
+    Ok(Some(match template {
+        Template::Literal(value) => value.clone(),
+        Template::Expression(expression) => match value(expression, context) {
+            Some(value) => value,
+            None if left_out(expression) => return Ok(None),
+            None => return Err(expression),
+        },
+        Template::Text(pieces) => {
+            let mut text = String::new();
+            for piece in pieces {
+                match piece {
+                    Piece::Literal(literal) => text.push_str(literal),
+                    Piece::Expression(expression) => match value(expression, context) {
+                        Some(Value::String(found)) => text.push_str(&found),
+                        Some(other) => text.push_str(&other.to_string()),
+                        None if left_out(expression) => return Ok(None),
+                        None => return Err(expression),
+                    },
+                }
+            }
+            Value::String(text)
+        }
+        Template::Array(items) => {
+            let mut array = Vec::with_capacity(items.len());
+            for item in items {
+                if let Some(value) = fill_present(item, context)? {
+                    array.push(value);
+                }
+            }
+            Value::Array(array)
+        }
+        Template::Object(entries) => {
+            let mut object = Map::new();
+            for (key, item) in entries {
+                if let Some(value) = fill_present(item, context)? {
+                    object.insert(key.clone(), value);
+                }
+            }
+            Value::Object(object)
+        }
+    }))
+}
+
 /// Whether `criterion` holds. A `simple` condition holds when any of its alternatives does,
 /// each with all its comparisons; a `regex` one when its pattern matches the context's value
 /// (a string, or a number or boolean as JSON writes it); a `jsonpath` one when its query, with

@@ -220,6 +220,13 @@ impl Reader<'_> {
             .push(Diagnostic::warning(location, message));
     }
 
+    /// A warning of a kind named by `code`.
+    fn coded_warning(&mut self, code: &'static str, pointer: &str, message: impl Into<String>) {
+        let location = Location::document(self.file, pointer);
+        self.diagnostics
+            .push(Diagnostic::warning(location, message).with_code(code));
+    }
+
     fn document(&mut self, value: &Value) -> Arazzo {
         let mut arazzo = Arazzo {
             file: self.file.to_string(),

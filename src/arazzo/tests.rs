@@ -97,6 +97,8 @@ fn a_two_step_workflow_is_read_with_its_expressions_parsed() {
                 Path petId = Expression(Input { name: "petId", pointer: "" })
                 output pet = Response(Body(""))
               output pet = StepOutput { step: "get", name: "pet", pointer: "" }
+            warning[workflow-optional-input-read]: parameter "petId" of step "get" reads the optional input "petId", which has no default: a call that leaves it out stops the workflow at this step, which cannot be sent without it; make the input required, or give it a default
+              --> pets.arazzo.yaml#/workflows/1/steps/0/parameters/0
         "#]],
     );
 }
@@ -138,6 +140,10 @@ fn every_problem_in_a_broken_document_is_reported_where_it_is() {
               --> broken.arazzo.json#/workflows/0/outputs/result
             warning: step "orphan" cannot be reached from the first step
               --> broken.arazzo.json#/workflows/0/steps/3
+            warning[workflow-loop-ends-only-failed]: every success leads back to step "first": a run leaves this loop only by a step's failure or by reaching `max_steps`, and either ends it as failed; give a success action with criteria that ends it (a `watch` that waits for a state, say)
+              --> broken.arazzo.json#/workflows/0/steps/0
+            warning[workflow-optional-input-read]: the request body of step "orphan" reads the optional input "owner", which has no default: a call that leaves it out leaves this out too
+              --> broken.arazzo.json#/workflows/0/steps/3/requestBody/payload
         "#]],
     );
 }
@@ -772,6 +778,8 @@ workflows:
               step b: OperationId { source: None, id: "getJob" }
                 action back Goto("a")
                 action stop End
+            warning[workflow-loop-ends-only-failed]: every success leads back to step "a": a run leaves this loop only by a step's failure or by reaching `max_steps`, and either ends it as failed; give a success action with criteria that ends it (a `watch` that waits for a state, say)
+              --> test.arazzo.yaml#/workflows/0/steps/0
         "#]],
     );
 }
@@ -1117,6 +1125,8 @@ workflows:
             workflow v (/workflows/1)
               step one: OperationId { source: None, id: "listTransfers" }
                 Query page = Literal(Number(1))
+            warning[workflow-optional-input-read]: parameter "page" of step "list" reads the optional input "page", which has no default: a call that leaves it out leaves this out too
+              --> test.arazzo.yaml#/workflows/0/steps/0/parameters/1
         "#]],
     );
     let options = LoadOptions::default();
@@ -1284,7 +1294,13 @@ fn expressions_embedded_in_strings_and_replacements_fill_the_payload() {
           replacements: [{target: /pet/name, value: $inputs.name}, {target: /pet/tags/1, value: c},
                          {target: /pet/age, value: $inputs.age}]}",
     );
-    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    // Only the warnings that `name` and `age` are optional and read.
+    assert!(
+        diagnostics
+            .iter()
+            .all(|d| d.starts_with("warning[workflow-optional-input-read]")),
+        "{diagnostics:?}"
+    );
     let body = body.expect("a payload");
     assert_eq!(
         evaluate::fill(&body, &context),
@@ -1316,6 +1332,8 @@ fn expressions_embedded_in_strings_and_replacements_fill_the_payload() {
           --> test.arazzo.yaml#/workflows/0/steps/0/requestBody/replacements/3/target
         error: a replacement needs a `value`
           --> test.arazzo.yaml#/workflows/0/steps/0/requestBody/replacements/4
+        warning[workflow-optional-input-read]: the request body of step "post" reads the optional input "name", which has no default: a call that leaves it out leaves this out too
+          --> test.arazzo.yaml#/workflows/0/steps/0/requestBody/payload
     "#]]
     .assert_eq(&(diagnostics.join("\n") + "\n"));
     let (_, diagnostics) = payload_of("{replacements: [{target: /a, value: 1}]}");

@@ -1611,6 +1611,8 @@ workflows:
               basis: Method
               description: "Adopt the first available pet\n\nFinds an available pet, then adopts it for the owner given."
               input: {"additionalProperties":false,"properties":{"owner":{"description":"who adopts the pet","type":"string"}},"required":["owner"],"type":"object"}
+            warning[workflow-optional-input-read]: parameter "petId" of step "get" reads the optional input "petId", which has no default: a call that leaves it out stops the workflow at this step, which cannot be sent without it; make the input required, or give it a default
+              --> pets.arazzo.yaml#/workflows/1/steps/0/parameters/0
         "#]],
     );
 }
@@ -1635,6 +1637,8 @@ workflows:
               input: {"additionalProperties":false,"properties":{"petId":{"type":"integer"}},"type":"object"}
             error: readOnlyHint: true is not justified: a workflow is read-only only when every step is GET or HEAD; add `because:` with the evidence, or drop the claim
               --> curation:workflows.tools.adoptFirstAvailable
+            warning[workflow-optional-input-read]: parameter "petId" of step "get" reads the optional input "petId", which has no default: a call that leaves it out stops the workflow at this step, which cannot be sent without it; make the input required, or give it a default
+              --> pets.arazzo.yaml#/workflows/1/steps/0/parameters/0
         "#]],
     );
     check_workflows(
@@ -1654,6 +1658,8 @@ workflows:
               basis: CurationAsserted
               description: "Adopt the first available pet\n\nFinds an available pet, then adopts it for the owner given."
               input: {"additionalProperties":false,"properties":{"owner":{"description":"who adopts the pet","type":"string"}},"required":["owner"],"type":"object"}
+            warning[workflow-optional-input-read]: parameter "petId" of step "get" reads the optional input "petId", which has no default: a call that leaves it out stops the workflow at this step, which cannot be sent without it; make the input required, or give it a default
+              --> pets.arazzo.yaml#/workflows/1/steps/0/parameters/0
         "#]],
     );
 }
@@ -1812,6 +1818,8 @@ workflows: {document: ./pets.arazzo.yaml, tools: {lookUp: {}}}
               annotations: {"readOnlyHint":true}
               basis: Method
               input: {"additionalProperties":false,"anyOf":[{"required":["code"]}],"properties":{"code":{"pattern":"(?<=a)b","type":"string"}},"type":"object"}
+            warning[workflow-optional-input-read]: parameter "status" of step "find" reads the optional input "code", which has no default: a call that leaves it out leaves this out too
+              --> pets.arazzo.yaml#/workflows/0/steps/0/parameters/0
             warning: pattern "(?<=a)b" is not supported by the linear-time regex engine; it is served but not checked
               --> pets.arazzo.yaml#/workflows/0/inputs
             warning: the workflow's inputs have anyOf at the root, which Anthropic's Messages API (`allOf`, `anyOf`, `oneOf`) and OpenAI's function calling (those and `not`) refuse, failing every request that lists the tool; write the inputs as one object schema

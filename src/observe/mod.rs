@@ -300,7 +300,7 @@ impl Outcome {
     pub fn of_workflow(outcome: &upstream::WorkflowOutcome) -> Outcome {
         use upstream::{Ending, StepFailure};
         match &outcome.end {
-            Ending::Done(_) => Outcome::Ok,
+            Ending::Done { .. } => Outcome::Ok,
             Ending::Failed {
                 failure:
                     StepFailure::Unmet(_)

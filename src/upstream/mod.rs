@@ -46,7 +46,7 @@ pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
 pub use outcome::{Answer, CallError, CallStats, Fault, Handling, Http, Outcome, Page, Redacted};
 pub use request::ArgumentError;
 pub use response::REPORTED_HEADERS;
-pub use workflow::{Ending, StepFailure, StepTaken, WorkflowOutcome};
+pub use workflow::{Ending, StepFailure, StepTaken, Unset, WorkflowOutcome};
 
 /// The pooled client that calls one upstream API for every tool of a catalog. Cheap to
 /// clone: clones share the connection pools.

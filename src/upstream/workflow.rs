@@ -38,13 +38,27 @@ pub struct StepTaken {
 
 #[derive(Debug)]
 pub enum Ending {
-    /// The workflow ran to its end: its outputs, by name.
-    Done(Map<String, Value>),
+    /// The workflow ran to its end: its outputs that have a value, by name, and those that
+    /// have none.
+    Done {
+        outputs: Map<String, Value>,
+        without: Vec<Unset>,
+    },
     /// It stopped at the step at `step` (`None`: after its last step, reading its outputs).
     Failed {
         step: Option<usize>,
         failure: StepFailure,
     },
+}
+
+/// A workflow output with no value in this run: left out of the outputs, and said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unset {
+    pub output: String,
+    /// The expression it reads, as written.
+    pub reads: String,
+    /// The step it reads, when that step did not run on this path.
+    pub unrun: Option<String>,
 }
 
 /// Why a workflow stopped before its end.
@@ -120,9 +134,10 @@ impl Upstream {
         context: &CallContext<'_>,
         stats: &mut CallStats,
     ) -> WorkflowOutcome {
+        let inputs = with_defaults(arguments, workflow.workflow.inputs.as_ref());
         let mut run = Run {
             workflow,
-            inputs: arguments,
+            inputs: &inputs,
             sender: Sender {
                 upstream: self,
                 routes,
@@ -440,7 +455,22 @@ impl Run<'_> {
             ..Exchange::default()
         };
         for (parameter, argument) in step.parameters.iter().zip(&plan.arguments) {
-            let value = fill(&parameter.value, &context, &parameter.name)?;
+            // An optional input the caller left out sends no parameter in its place; a path
+            // has no place without it, so there it is a value missing, as any other.
+            let Some(value) = fill(&parameter.value, &context, &parameter.name)? else {
+                if parameter.location == ParameterLocation::Path {
+                    return Err(StepFailure::Missing {
+                        expression: parameter
+                            .value
+                            .expressions()
+                            .first()
+                            .map(|expression| expression.to_string())
+                            .unwrap_or_default(),
+                        reading: parameter.name.clone(),
+                    });
+                }
+                continue;
+            };
             let text = match &value {
                 Value::String(text) => text.clone(),
                 other => other.to_string(),
@@ -456,17 +486,22 @@ impl Run<'_> {
             }
             arguments.insert(argument.clone(), value);
         }
-        if let (Some(template), Some(argument)) = (&step.body, &plan.body) {
-            let body = fill(template, &context, "the request body")?;
+        if let (Some(template), Some(argument)) = (&step.body, &plan.body)
+            && let Some(body) = fill(template, &context, "the request body")?
+        {
             exchange.request_body = Some(body.clone());
             arguments.insert(argument.clone(), body);
         }
         Ok((arguments, exchange))
     }
 
-    /// The workflow's outputs, once its last step has run.
+    /// The workflow's outputs, once it has ended: each that has a value. One that reads a
+    /// step that did not run on this path (an `end` before it), or a value its answer did not
+    /// have, has none, and is left out: the workflow did what it was asked, and the outputs
+    /// that have no value are named beside the others, never made a failure.
     fn finish(&self) -> Ending {
         let mut outputs = Map::new();
+        let mut without = Vec::new();
         for output in &self.workflow.workflow.outputs {
             let mut context = self.context(None);
             context.outputs = Some(&outputs);
@@ -474,18 +509,19 @@ impl Run<'_> {
                 Some(value) => {
                     outputs.insert(output.name.clone(), value);
                 }
-                None => {
-                    return Ending::Failed {
-                        step: None,
-                        failure: StepFailure::Missing {
-                            expression: output.value.to_string(),
-                            reading: format!("the workflow's output {:?}", output.name),
-                        },
-                    };
-                }
+                None => without.push(Unset {
+                    output: output.name.clone(),
+                    reads: output.value.to_string(),
+                    unrun: match &output.value {
+                        Expression::StepOutput { step, .. } => {
+                            (!self.outputs.contains_key(step)).then(|| step.clone())
+                        }
+                        _ => None,
+                    },
+                }),
             }
         }
-        Ending::Done(outputs)
+        Ending::Done { outputs, without }
     }
 
     fn context<'a>(&'a self, exchange: Option<&'a Exchange>) -> Context<'a> {
@@ -495,6 +531,28 @@ impl Run<'_> {
             outputs: None,
             exchange,
         }
+    }
+}
+
+/// `arguments` with the default of each input the caller left out, where its schema gives one
+/// (`inputs.properties.NAME.default`): a workflow reads an input's default as its value.
+fn with_defaults<'a>(arguments: &'a Value, inputs: Option<&Value>) -> std::borrow::Cow<'a, Value> {
+    let defaults = inputs
+        .and_then(|inputs| inputs.get("properties"))
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, property)| Some((name, property.get("default")?)))
+        .filter(|(name, _)| arguments.get(name.as_str()).is_none());
+    let mut filled: Option<Map<String, Value>> = None;
+    for (name, default) in defaults {
+        filled
+            .get_or_insert_with(|| arguments.as_object().cloned().unwrap_or_default())
+            .insert(name.clone(), default.clone());
+    }
+    match filled {
+        Some(filled) => std::borrow::Cow::Owned(Value::Object(filled)),
+        None => std::borrow::Cow::Borrowed(arguments),
     }
 }
 
@@ -531,9 +589,14 @@ fn failure_action<'s>(
         })
 }
 
-/// `template` filled in for `reading`; an expression whose value is not there fails.
-fn fill(template: &Template, context: &Context<'_>, reading: &str) -> Result<Value, StepFailure> {
-    arazzo::evaluate::fill(template, context).map_err(|expression: &Expression| {
+/// `template` filled in for `reading`, with what reads an optional input the caller left out
+/// left out (`None`: nothing at all); any other expression whose value is not there fails.
+fn fill(
+    template: &Template,
+    context: &Context<'_>,
+    reading: &str,
+) -> Result<Option<Value>, StepFailure> {
+    arazzo::evaluate::fill_present(template, context).map_err(|expression: &Expression| {
         StepFailure::Missing {
             expression: expression.to_string(),
             reading: reading.to_string(),

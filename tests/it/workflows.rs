@@ -1064,3 +1064,322 @@ workflows: {document: ./jobs.arazzo.yaml, tools: {where: {}}}
     // The request itself carried the key.
     assert!(upstream.requests()[0].uri.contains("key=s3cret-query-key"));
 }
+
+const ISSUES_OPENAPI: &str = "openapi: 3.1.0
+info: {title: Issues, version: 1.0.0}
+paths:
+  /search/issues:
+    get:
+      operationId: searchIssues
+      parameters:
+        - {name: q, in: query, required: true, schema: {type: string}}
+        - {name: label, in: query, schema: {type: string}}
+      responses:
+        '200': {description: matches}
+  /issues:
+    post:
+      operationId: createIssue
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [title]
+              properties: {title: {type: string}, body: {type: string}, labels: {type: array, items: {type: string}}}
+      responses:
+        '201': {description: created}
+  /issues/{number}/lock:
+    put:
+      operationId: lockIssue
+      parameters:
+        - {name: number, in: path, required: true, schema: {type: integer}}
+      responses:
+        '204': {description: locked}
+";
+
+const ISSUES_ARAZZO: &str = "arazzo: 1.0.1
+info: {title: Issues, version: 1.0.0}
+sourceDescriptions:
+  - {name: issues, url: ./issues.openapi.yaml, type: openapi}
+workflows:
+  - workflowId: fileOnce
+    summary: File an issue unless one with its title exists
+    inputs:
+      type: object
+      required: [title]
+      properties:
+        title: {type: string}
+        body: {type: string}
+        label: {type: string}
+    steps:
+      - stepId: search
+        operationId: searchIssues
+        parameters:
+          - {name: q, in: query, value: $inputs.title}
+          - {name: label, in: query, value: $inputs.label}
+        successCriteria:
+          - condition: $statusCode == 200
+        onSuccess:
+          - name: found
+            type: end
+            criteria:
+              - condition: $response.body#/total_count > 0
+        outputs:
+          number: $response.body#/items/0/number
+      - stepId: create
+        operationId: createIssue
+        requestBody:
+          payload:
+            title: $inputs.title
+            body: $inputs.body
+            labels: [triage, $inputs.label]
+        successCriteria:
+          - condition: $statusCode == 201
+        outputs:
+          number: $response.body#/number
+    outputs:
+      existingIssue: $steps.search.outputs.number
+      createdIssue: $steps.create.outputs.number
+  - workflowId: fileAndLock
+    summary: File an issue, then lock it
+    inputs:
+      type: object
+      required: [title]
+      properties:
+        title: {type: string}
+    steps:
+      - stepId: create
+        operationId: createIssue
+        requestBody:
+          payload: {title: $inputs.title}
+        successCriteria:
+          - condition: $statusCode == 201
+        outputs:
+          number: $response.body#/number
+      - stepId: lock
+        operationId: lockIssue
+        parameters:
+          - {name: number, in: path, value: $steps.create.outputs.number}
+        successCriteria:
+          - condition: $statusCode == 204
+    outputs:
+      number: $steps.create.outputs.number
+";
+
+/// The issues workflows served against `base`, and what compiling them said.
+fn issues(base: &str) -> (Catalog, Vec<Diagnostic>) {
+    let dir = temp_dir();
+    std::fs::write(dir.join("issues.openapi.yaml"), ISSUES_OPENAPI).expect("document");
+    std::fs::write(dir.join("issues.arazzo.yaml"), ISSUES_ARAZZO).expect("workflows");
+    let path = dir.join("ferry.yaml");
+    let curation = format!(
+        "upstream: {base}\nopenapi: ./issues.openapi.yaml\nretries: 0\nworkflows:\n  document: ./issues.arazzo.yaml\n  tools:\n    fileOnce: {{name: file_issue}}\n    fileAndLock: {{name: file_and_lock}}\n"
+    );
+    std::fs::write(&path, curation).expect("curation");
+    let (curation, mut diagnostics) = ferry::curation::read(&path).expect("curation reads");
+    let document = ferry::openapi::load(&dir.join("issues.openapi.yaml")).expect("document loads");
+    let (mut catalog, found) = catalog::compile_chosen(&document, &curation);
+    diagnostics.extend(found);
+    let file = ferry::openapi::load_file(
+        &dir.join("issues.arazzo.yaml"),
+        &ferry::openapi::LoadOptions::default(),
+    )
+    .expect("workflows load");
+    diagnostics.extend(catalog::add_workflows(
+        &mut catalog,
+        &document,
+        &curation,
+        &file,
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    (catalog, diagnostics)
+}
+
+/// An issues API: the search finds issue 12 for the title "known", nothing otherwise; a new
+/// issue is 42; locking answers `lock`.
+fn issues_upstream(lock: u16) -> impl Fn(&Received, usize) -> Reply + Send + Sync + 'static {
+    move |request, _| match request.method.as_str() {
+        "GET" if request.uri.contains("q=known") => {
+            json_reply(200, json!({"total_count": 1, "items": [{"number": 12}]}))
+        }
+        "GET" => json_reply(200, json!({"total_count": 0, "items": []})),
+        "POST" => json_reply(201, json!({"number": 42})),
+        _ => Reply::Now(respond(
+            lock,
+            &[("content-type", "application/problem+json")],
+            json!({"title": "Locking failed", "status": lock}).to_string(),
+        )),
+    }
+}
+
+/// Regression (issue 22): both branches answered `isError: true` (an output naming a step
+/// that did not run "has no value"), the one that had just created the issue too, so a model
+/// retried and filed it twice. An output of a step not taken is left out, and said.
+#[tokio::test]
+async fn a_workflow_that_ends_early_or_creates_is_no_failure_and_leaves_out_what_it_did_not_read() {
+    let upstream = TestUpstream::start(issues_upstream(204)).await;
+    let (catalog, _) = issues(&upstream.base);
+    let server = server(&catalog);
+
+    let found = call(&server, "file_issue", json!({"title": "known"})).await;
+    assert_ne!(found["isError"], true, "{found}");
+    assert_eq!(found["structuredContent"], json!({"existingIssue": 12}));
+    assert!(
+        says(
+            &found,
+            "createdIssue (it reads $steps.create.outputs.number, and step \"create\" did not run on this path)"
+        ),
+        "{found}"
+    );
+
+    let created = call(
+        &server,
+        "file_issue",
+        json!({"title": "new", "body": "details"}),
+    )
+    .await;
+    assert_ne!(created["isError"], true, "{created}");
+    assert_eq!(created["structuredContent"], json!({"createdIssue": 42}));
+    assert!(
+        says(
+            &created,
+            "existingIssue (it reads $steps.search.outputs.number, which had no value)"
+        ),
+        "{created}"
+    );
+
+    let requests = upstream.requests();
+    assert_eq!(
+        seen(&requests),
+        [
+            ("GET /search/issues?q=known".to_string(), Value::Null),
+            ("GET /search/issues?q=new".to_string(), Value::Null),
+            (
+                "POST /issues".to_string(),
+                json!({"title": "new", "body": "details", "labels": ["triage"]})
+            ),
+        ]
+    );
+}
+
+/// Regression (issue 22): an optional input the caller left out stopped the run ("the
+/// request body reads $inputs.body, which has no value"). What reads it is left out: the
+/// query parameter is not sent, the body member not written, the array item not added.
+#[tokio::test]
+async fn an_optional_input_left_out_leaves_out_what_reads_it() {
+    let upstream = TestUpstream::start(issues_upstream(204)).await;
+    let (catalog, _) = issues(&upstream.base);
+    let result = call(&server(&catalog), "file_issue", json!({"title": "new"})).await;
+    assert_ne!(result["isError"], true, "{result}");
+    let with_label = call(
+        &server(&catalog),
+        "file_issue",
+        json!({"title": "new", "label": "bug"}),
+    )
+    .await;
+    assert_ne!(with_label["isError"], true, "{with_label}");
+    assert_eq!(
+        seen(&upstream.requests()),
+        [
+            ("GET /search/issues?q=new".to_string(), Value::Null),
+            (
+                "POST /issues".to_string(),
+                json!({"title": "new", "labels": ["triage"]})
+            ),
+            (
+                "GET /search/issues?q=new&label=bug".to_string(),
+                Value::Null
+            ),
+            (
+                "POST /issues".to_string(),
+                json!({"title": "new", "labels": ["triage", "bug"]})
+            ),
+        ]
+    );
+}
+
+/// Issue 22: a workflow that fails after a step that changed something says so, naming the
+/// step and its status, so that a model does not repeat what succeeded.
+#[tokio::test]
+async fn a_failure_after_a_write_names_the_write_that_was_carried_out() {
+    let upstream = TestUpstream::start(issues_upstream(500)).await;
+    let (catalog, _) = issues(&upstream.base);
+    let result = call(&server(&catalog), "file_and_lock", json!({"title": "new"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    let lead = text(&result, 0);
+    assert!(lead.contains(r#"stopped at step "lock""#), "{lead}");
+    assert!(
+        lead.contains(
+            r#"These steps were carried out before the workflow stopped and must not be repeated: step "create" (POST /issues) answered 201."#
+        ),
+        "{lead}"
+    );
+    assert_eq!(upstream.requests().len(), 2);
+}
+
+/// `ferry check` warns of each of these at its location, with a stable code: an output that a
+/// run ending well may leave out, an expression reading an optional input with no default,
+/// and a loop that only a failure or `max_steps` can leave.
+#[test]
+fn check_warns_of_outputs_optional_inputs_and_loops_that_only_fail() {
+    let (_, diagnostics) = issues("http://127.0.0.1:9");
+    let coded: Vec<(&str, String)> = diagnostics
+        .iter()
+        .filter_map(|d| Some((d.code?, d.location.to_string())))
+        .collect();
+    for (code, at) in [
+        (
+            "workflow-output-may-be-unset",
+            "issues.arazzo.yaml#/workflows/0/outputs/createdIssue",
+        ),
+        (
+            "workflow-optional-input-read",
+            "issues.arazzo.yaml#/workflows/0/steps/0/parameters/1",
+        ),
+        (
+            "workflow-optional-input-read",
+            "issues.arazzo.yaml#/workflows/0/steps/1/requestBody/payload",
+        ),
+    ] {
+        assert!(
+            coded.contains(&(code, at.to_string())),
+            "{code} at {at} missing from {coded:#?}"
+        );
+    }
+    // existingIssue reads the first step, which every run takes.
+    assert!(
+        !coded
+            .iter()
+            .any(|(_, at)| at.ends_with("/outputs/existingIssue")),
+        "{coded:#?}"
+    );
+    // The jobs API's watch loop goes back on success until the job is done: it can end well.
+    // One that goes back on every success cannot.
+    let watch_forever = JOBS_ARAZZO.replace(
+        "          - name: again
+            type: goto
+            stepId: look
+            criteria:
+              - condition: $response.body#/state != 'done'
+          - name: done
+            type: end",
+        "          - name: again
+            type: goto
+            stepId: look",
+    );
+    let (_, diagnostics) = compile_jobs("http://127.0.0.1:9", JOBS, &watch_forever);
+    let loops: Vec<String> = diagnostics
+        .iter()
+        .filter(|d| d.code == Some("workflow-loop-ends-only-failed"))
+        .map(|d| d.location.to_string())
+        .collect();
+    assert_eq!(loops, ["jobs.arazzo.yaml#/workflows/1/steps/0"]);
+    let (_, diagnostics) = compile("http://127.0.0.1:9", JOBS);
+    assert!(
+        !diagnostics
+            .iter()
+            .any(|d| d.code == Some("workflow-loop-ends-only-failed")),
+        "{diagnostics:#?}"
+    );
+}

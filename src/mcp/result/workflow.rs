@@ -6,8 +6,52 @@
 use serde_json::{Value, json};
 
 use super::{Block, CallResult, answer_result, error_result};
+use crate::catalog::annotations::{Guarantee, justified};
 use crate::catalog::{StepOperation, WorkflowTool};
-use crate::upstream::{Ending, Handling, StepFailure, WorkflowOutcome};
+use crate::upstream::{Ending, Handling, StepFailure, StepTaken, Unset, WorkflowOutcome};
+
+/// What a finished workflow's outputs that have no value are, said so that a model does not
+/// take their absence for a failure.
+fn unset(without: &[Unset]) -> String {
+    let each: Vec<String> = without
+        .iter()
+        .map(|unset| match &unset.unrun {
+            Some(step) => format!(
+                "{} (it reads {}, and step {step:?} did not run on this path)",
+                unset.output, unset.reads
+            ),
+            None => format!(
+                "{} (it reads {}, which had no value)",
+                unset.output, unset.reads
+            ),
+        })
+        .collect();
+    format!(
+        "The workflow ran to its end. These outputs have no value in this run, so they are left out: {}.",
+        each.join("; ")
+    )
+}
+
+/// The steps of a failed run that changed something: a method that does not justify
+/// read-only, answered 2xx. Named with their status, so that a model does not repeat what
+/// was done.
+fn carried_out(workflow: &WorkflowTool, taken: &[StepTaken]) -> Option<String> {
+    let done: Vec<String> = taken
+        .iter()
+        .filter_map(|taken| {
+            let status = taken.status.filter(|status| (200..300).contains(status))?;
+            let step = workflow.steps.get(taken.step)?;
+            let reads = justified(&step.method).contains(&Guarantee::ReadOnly);
+            (!reads).then(|| format!("step {:?} ({}) answered {status}", step.step, step.label()))
+        })
+        .collect();
+    (!done.is_empty()).then(|| {
+        format!(
+            "These steps were carried out before the workflow stopped and must not be repeated: {}.",
+            done.join("; ")
+        )
+    })
+}
 
 /// The result of one run of `workflow`, the tool named `tool`.
 pub(in crate::mcp) fn workflow_result<'t>(
@@ -36,13 +80,17 @@ pub(in crate::mcp) fn workflow_result<'t>(
         .collect();
     let mut meta = json!({"workflowId": workflow.workflow.id, "steps": steps});
     let (step, failure) = match end {
-        Ending::Done(outputs) => {
+        Ending::Done { outputs, without } => {
             let outputs = Value::Object(outputs);
             // The outputs come from answers redacted of ferry's secrets: said as a single
             // tool says it.
             let redacted = taken.iter().find_map(|taken| taken.redacted);
+            let mut content = vec![Block::Text(outputs.to_string())];
+            if !without.is_empty() {
+                content.push(Block::Text(unset(&without)));
+            }
             return CallResult {
-                content: vec![Block::Text(outputs.to_string())],
+                content,
                 structured_content: Some(outputs),
                 workflow: Some(meta),
                 handling: redacted.map(|redacted| Handling {
@@ -82,6 +130,7 @@ pub(in crate::mcp) fn workflow_result<'t>(
     if let Some(position) = step {
         meta["failedStep"] = Value::String(id(position).to_string());
     }
+    let carried_out = carried_out(workflow, &taken);
     let (lead, mut result) = match failure {
         StepFailure::Unmet(answer) => {
             let status = answer.http.status.as_u16();
@@ -144,6 +193,10 @@ pub(in crate::mcp) fn workflow_result<'t>(
             ),
             CallResult::default(),
         ),
+    };
+    let lead = match carried_out {
+        Some(carried_out) => format!("{lead}\n{carried_out}"),
+        None => lead,
     };
     result.content.insert(0, Block::Text(lead));
     result.is_error = true;
