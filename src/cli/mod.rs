@@ -10,6 +10,7 @@ use ferry::curation::{self, Curation};
 use ferry::diagnostic::{Diagnostic, Location};
 use ferry::openapi::{self, Document};
 
+mod connect;
 mod demo;
 mod diff;
 mod lock;
