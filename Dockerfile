@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # ferry as a container image: a static (musl) binary on an empty base image, run as a non-root
-# user, serving on 0.0.0.0:8080 the README's curation example with one API key
-# (packaging/docker/ferry.yaml: beyond loopback, `ferry serve` refuses to start without an
+# user, serving on 0.0.0.0:8080 the book's curation example (docs/src/curating.md) with one API
+# key (packaging/docker/ferry.yaml: beyond loopback, `ferry serve` refuses to start without an
 # `auth:` section). This repository's CI does not build it (it has no image registry).
 #
 #   docker build -t ferry .

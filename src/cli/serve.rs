@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +14,7 @@ use tokio::sync::{mpsc, watch};
 
 use ferry::auth::Authenticator;
 use ferry::catalog::Catalog;
+use ferry::clients::{Client, Connection};
 use ferry::diagnostic::Diagnostic;
 use ferry::mcp::confirm::ConfirmKey;
 use ferry::mcp::{Server, ServerOptions, Serving};
@@ -24,6 +25,7 @@ use ferry::transport::stdio;
 use ferry::upstream::Upstream;
 
 use super::SourceArgs;
+use super::connect;
 use super::observe::Observing;
 use super::reload::Reload;
 
@@ -41,6 +43,9 @@ pub struct ServeArgs {
     /// second), as on SIGHUP.
     #[arg(long, env = "FERRY_WATCH")]
     pub watch: bool,
+    /// Print this client's configuration for this server once it listens (HTTP).
+    #[arg(long, value_name = "NAME", value_parser = connect::client_parser(), conflicts_with = "stdio")]
+    pub client: Option<Client>,
 }
 
 /// How the catalog is served; shared with `ferry demo`.
@@ -156,16 +161,98 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         return Err(error);
     }
-    serve_catalog(catalog, &diagnostics, &args.transport, Some(reload))
+    let announce = args.client.map(|client| {
+        let stdio = stdio_args(&args, config.as_deref());
+        let env = secret_variables(&catalog);
+        move |endpoint: &str| {
+            let connection = Connection {
+                name: "ferry".to_string(),
+                url: endpoint.to_string(),
+                command: connect::this_binary(),
+                args: stdio.clone(),
+                env: env.clone(),
+            };
+            eprintln!(
+                "\nferry serve: MCP endpoint {endpoint}\n\n{}",
+                connect::instructions(&connection, Some(client))
+            );
+        }
+    });
+    let announce = announce.as_ref().map(|announce| announce as &dyn Fn(&str));
+    serve_catalog(
+        catalog,
+        &diagnostics,
+        &args.transport,
+        Some(reload),
+        announce,
+    )
+}
+
+/// The arguments of a `ferry serve --stdio` that serves what `args` serves, for a client that
+/// starts ferry itself: the same files, as absolute paths, and the same choices.
+fn stdio_args(args: &ServeArgs, config: Option<&Path>) -> Vec<String> {
+    let absolute = |path: &Path| {
+        std::path::absolute(path)
+            .unwrap_or_else(|_| path.to_path_buf())
+            .display()
+            .to_string()
+    };
+    let source = &args.source;
+    let mut out = vec!["serve".to_string(), "--stdio".to_string()];
+    if let Some(config) = config {
+        out.extend(["--config".to_string(), absolute(config)]);
+    }
+    if let Some(openapi) = &source.openapi {
+        let location = if openapi.starts_with("http://") || openapi.starts_with("https://") {
+            openapi.clone()
+        } else {
+            // A document given beside a curation file is read from the curation's folder.
+            let folder = config.and_then(Path::parent).unwrap_or(Path::new(""));
+            absolute(&folder.join(openapi))
+        };
+        out.extend(["--openapi".to_string(), location]);
+    }
+    if let Some(upstream) = &source.upstream {
+        out.extend(["--upstream".to_string(), upstream.clone()]);
+    }
+    if let Some(root) = &source.ref_root {
+        out.extend(["--ref-root".to_string(), absolute(root)]);
+    }
+    for (set, flag) in [
+        (source.all, "--all"),
+        (source.allow_remote_refs, "--allow-remote-refs"),
+        (args.locked, "--locked"),
+        (args.watch, "--watch"),
+    ] {
+        if set {
+            out.push(flag.to_string());
+        }
+    }
+    out
+}
+
+/// The environment variables serving `catalog` reads at start (its upstream credential's and
+/// the confirmation key's): a client that starts ferry must pass them.
+fn secret_variables(catalog: &Catalog) -> Vec<String> {
+    let mut variables: Vec<String> = catalog
+        .upstream_auth
+        .iter()
+        .flat_map(|auth| auth.env_vars())
+        .map(str::to_string)
+        .collect();
+    variables.extend(catalog.confirm.key_env.iter().cloned());
+    variables
 }
 
 /// Prints every diagnostic on stderr (from a chosen-only compile: those about what is
 /// served); serves `catalog` only when none is an error, reloading it as `reload` says.
+/// `announce` is called with the endpoint URL once HTTP is listening.
 pub fn serve_catalog(
     catalog: Catalog,
     diagnostics: &[Diagnostic],
     args: &TransportArgs,
     reload: Option<Reload>,
+    announce: Option<&dyn Fn(&str)>,
 ) -> anyhow::Result<ExitCode> {
     for diagnostic in diagnostics {
         eprintln!("{diagnostic}");
@@ -179,7 +266,7 @@ pub fn serve_catalog(
         return Ok(ExitCode::from(1));
     }
     let runtime = runtime()?;
-    let served = runtime.block_on(serve_reloading(catalog, args, None, reload));
+    let served = runtime.block_on(serve_reloading(catalog, args, announce, reload));
     // Serving has ended: a reload still reading or compiling on a blocking thread is left
     // to the exit rather than waited for.
     runtime.shutdown_timeout(Duration::from_millis(100));

@@ -3,6 +3,7 @@
 mod architecture;
 mod auth;
 mod catalog;
+mod clients;
 mod confirm;
 mod connections;
 mod diff;

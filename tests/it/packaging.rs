@@ -1,7 +1,7 @@
 //! Packaging: the Debian package `scripts/package-deb.sh` builds, read and unpacked with
 //! Debian's own `dpkg-deb`, its unit checked by `systemd-analyze`, the binary under test run
 //! from it; and the configurations the package and the `Dockerfile` install, which must be the
-//! README's curation example and pass `ferry check`.
+//! book's curation example (`docs/src/curating.md`) and pass `ferry check`.
 //!
 //! `dpkg-deb` and `systemd-analyze` come from Debian's `dpkg` and `systemd` packages, which
 //! `scripts/setup-tests.sh` installs; without them these tests fail and say so.
@@ -185,17 +185,19 @@ fn the_debian_package_installs_the_binary_its_unit_and_a_configuration_that_chec
 }
 
 #[test]
-fn the_packaged_and_image_curations_are_the_readme_example_and_the_image_may_listen_beyond_loopback()
- {
+fn the_packaged_and_image_curations_are_the_books_example_and_the_image_may_listen_beyond_loopback()
+{
     let checkout = Path::new(env!("CARGO_MANIFEST_DIR"));
     let read = |path: &str| {
         std::fs::read_to_string(checkout.join(path))
             .unwrap_or_else(|error| panic!("{path}: {error}"))
     };
-    let readme = read("README.md");
-    let section = readme
-        .split_once("### The curation file\n\n```yaml\n")
-        .expect("README.md has a \"### The curation file\" section opening with a yaml block")
+    let chapter = read("docs/src/curating.md");
+    let section = chapter
+        .split_once("## The curation file\n\n```yaml\n")
+        .expect(
+            "docs/src/curating.md has a \"## The curation file\" section opening with a yaml block",
+        )
         .1;
     let example = &section[..section.find("```").expect("the yaml block ends")];
     let installed = read("packaging/example/ferry.yaml");
@@ -206,7 +208,7 @@ fn the_packaged_and_image_curations_are_the_readme_example_and_the_image_may_lis
     ] {
         assert!(
             curation.contains(example),
-            "{path} should hold the README's curation example as it is written"
+            "{path} should hold the book's curation example as it is written"
         );
     }
 
