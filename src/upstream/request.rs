@@ -530,6 +530,9 @@ pub(super) fn expand_query(
     };
     match (shape(parameter, value), parameter.style) {
         (Shape::Primitive(text), _) => push_item(query, name, &encode(&text)),
+        // Arrays under `deepObject` too: OpenAPI leaves them undefined, and the APIs that use
+        // the style read the brackets (`expand[0]=a`), not a repeated name.
+        (_, ParameterStyle::DeepObject) => deep_object(name, value, &encode, query),
         (Shape::Array(items), _) if parameter.explode => {
             for item in items {
                 push_item(query, name, &encode(&item));
@@ -541,7 +544,6 @@ pub(super) fn expand_query(
                 push_item(query, name, &joined.join(delimiter));
             }
         }
-        (Shape::Object(_), ParameterStyle::DeepObject) => deep_object(name, value, &encode, query),
         (Shape::Object(entries), ParameterStyle::Form) if parameter.explode => {
             for (key, item) in entries {
                 push_item(query, &encode(key), &encode(&item));
@@ -557,8 +559,11 @@ pub(super) fn expand_query(
     }
 }
 
-/// `deepObject`: `name[key]=value`; nested objects nest brackets and arrays repeat
-/// `name[key][]=item` (OpenAPI leaves both undefined; this is the common convention).
+/// `deepObject`: `name[key]=value`, nested objects nesting brackets and arrays numbering
+/// their items, `name[key][0]=item`, `name[0][key]=value` for an array of objects: the
+/// bracket form that Stripe's API and the `qs` parser its conventions come from read
+/// (OpenAPI leaves both nesting and arrays undefined). A number keeps an array of objects'
+/// members together, where `name[][key]` could not say which item a member belongs to.
 fn deep_object(prefix: &str, value: &Value, encode: &dyn Fn(&str) -> String, query: &mut String) {
     match value {
         Value::Object(map) => {
@@ -567,8 +572,8 @@ fn deep_object(prefix: &str, value: &Value, encode: &dyn Fn(&str) -> String, que
             }
         }
         Value::Array(items) => {
-            for item in items {
-                deep_object(&format!("{prefix}[]"), item, encode, query);
+            for (index, item) in items.iter().enumerate() {
+                deep_object(&format!("{prefix}[{index}]"), item, encode, query);
             }
         }
         Value::Null => {}

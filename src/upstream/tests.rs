@@ -222,7 +222,7 @@ fn query_styles_follow_openapi() {
             true,
             expect![[r#"
                 {"id":"a b&c"} => /q?id=a%20b%26c
-                {"id":[3,4,5]} => /q?id=3&id=4&id=5
+                {"id":[3,4,5]} => /q?id[0]=3&id[1]=4&id[2]=5
                 {"id":{"role":"admin","firstName":"Alex"}} => /q?id[role]=admin&id[firstName]=Alex
                 {"id":[]} => /q
                 {"id":null} => /q
@@ -269,7 +269,7 @@ fn deep_objects_nest_and_allow_reserved_keeps_slashes() {
             "where": {"name": "x y"}
         })],
         expect![[r#"
-            {"filter":{"created":{"gt":5},"tags":["a","b"]},"path":"a/b:c?d&e=f#g","where":{"name":"x y"}} => /q?filter[created][gt]=5&filter[tags][]=a&filter[tags][]=b&path=a/b:c?d%26e%3Df%23g&where=%7B%22name%22%3A%22x%20y%22%7D
+            {"filter":{"created":{"gt":5},"tags":["a","b"]},"path":"a/b:c?d&e=f#g","where":{"name":"x y"}} => /q?filter[created][gt]=5&filter[tags][0]=a&filter[tags][1]=b&path=a/b:c?d%26e%3Df%23g&where=%7B%22name%22%3A%22x%20y%22%7D
         "#]],
     );
 }
