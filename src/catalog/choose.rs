@@ -35,6 +35,36 @@ impl Choice {
     }
 }
 
+/// The operation an entry that selects none likely meant, as the message names it: an
+/// operationId a typo away, or the one whose tool is named as the entry is (a tool's name
+/// from `ferry check` written where its operationId goes).
+fn likely_meant(selector: &str, operations: &[Operation]) -> Option<String> {
+    let ids = || operations.iter().filter_map(|op| op.operation_id);
+    if let Some(id) = ids().find(|id| id.eq_ignore_ascii_case(selector)) {
+        return Some(format!("{id:?}"));
+    }
+    if let Some(id) = ids().find(|id| crate::curation::similar(id, selector)) {
+        return Some(format!("{id:?}"));
+    }
+    let named = operations.iter().find(|op| {
+        [
+            crate::curation::Naming::AsWritten,
+            crate::curation::Naming::SnakeCase,
+        ]
+        .into_iter()
+        .any(|naming| {
+            super::naming::derive(naming, op.operation_id, op.method, op.path) == selector
+        })
+    })?;
+    let key = match named.operation_id {
+        Some(id) => format!("{id:?}"),
+        None => format!("{:?}", named.label()),
+    };
+    Some(format!(
+        "{key} (the operation whose tool is named {selector:?}; `tools:` is keyed by operationId or `METHOD /path`, and `name:` sets a tool's name)"
+    ))
+}
+
 pub(super) fn choose(
     document: &Document,
     operations: &[Operation],
@@ -56,12 +86,8 @@ pub(super) fn choose(
                 "{:?} matches no operation (give an operationId or `METHOD /path`)",
                 entry.selector
             );
-            if let Some(close) = operations
-                .iter()
-                .filter_map(|op| op.operation_id)
-                .find(|id| id.eq_ignore_ascii_case(&entry.selector))
-            {
-                message.push_str(&format!("; did you mean {close:?}?"));
+            if let Some(close) = likely_meant(&entry.selector, operations) {
+                message.push_str(&format!("; did you mean {close}?"));
             }
             diagnostics.push(Diagnostic::error(Location::curation(path), message));
             continue;

@@ -13,8 +13,12 @@ use super::choose::{Choice, choose};
 use super::operation::{self, Operation};
 use super::{
     CallSettings, Catalog, ConfirmSettings, InputSchema, OperationReport, OperationStatus,
-    SafetyClass, ServerInfo, Tool, ToolLimits, annotations, body, build, confirm, naming, trim,
+    SafetyClass, ServerInfo, Tool, ToolLimits, annotations, body, build, confirm, naming, prose,
+    trim,
 };
+
+/// [`Diagnostic::code`] of a confirming tool that 2025-11-25 clients list but cannot call.
+pub const LEGACY_CANNOT_CONFIRM: &str = "confirm-refused-to-legacy-clients";
 
 /// Compiled regexes are bounded so a hostile pattern cannot exhaust memory either.
 pub(super) const PATTERN_SIZE_LIMIT: usize = 1 << 20;
@@ -250,7 +254,12 @@ fn compile_operation(
         Severity::Warning
     };
     let name = choice.settings.name.clone().unwrap_or_else(|| {
-        naming::derive(operation.operation_id, operation.method, operation.path)
+        naming::derive(
+            curation.naming,
+            operation.operation_id,
+            operation.method,
+            operation.path,
+        )
     });
     let mut report = new_report(operation, choice, &name);
     let mut failed = Vec::new();
@@ -320,6 +329,21 @@ fn compile_operation(
         }
         _ => None,
     };
+    if confirm.is_some() && !ConfirmSettings::resolve(&curation.confirm).allow_legacy {
+        diagnostics.push(
+            Diagnostic::warning(
+                Location::curation(format!(
+                    "{}.confirm",
+                    choice.origin.clone().unwrap_or_default()
+                )),
+                format!(
+                    "tool {name:?} asks the user to confirm each call: clients of MCP 2025-11-25, which cannot be asked, see the tool but every call of theirs is refused (`confirm_legacy: refuse`, the default); `confirm_legacy: allow` lets their calls through unconfirmed"
+                ),
+            )
+            .with_operation(label.clone())
+            .with_code(LEGACY_CANNOT_CONFIRM),
+        );
+    }
     if let Some(diagnostic) = failed.first() {
         report.ineligible = Some(diagnostic.message.clone());
         if choice.chosen {
@@ -332,7 +356,7 @@ fn compile_operation(
         }
         return (report, None);
     }
-    let (Some(built), true) = (built, choice.chosen) else {
+    let (Some(mut built), true) = (built, choice.chosen) else {
         return (report, None);
     };
     let unchecked_patterns =
@@ -343,14 +367,23 @@ fn compile_operation(
                 .with_operation(label.clone()),
         );
     }
+    // The document's prose as Markdown, unless the curation keeps it as written; the
+    // curation's own description is the operator's words and is taken as it is.
+    let as_written = curation.descriptions_as_written;
+    if !as_written {
+        prose::schema_descriptions(&mut built.input_schema);
+    }
     let tool = Tool {
         name,
         title: choice.settings.title.clone(),
-        description: choice
-            .settings
-            .description
-            .clone()
-            .or_else(|| describe(operation)),
+        description: choice.settings.description.clone().or_else(|| {
+            let described = describe(operation)?;
+            Some(if as_written {
+                described
+            } else {
+                prose::markdown(&described).into_owned()
+            })
+        }),
         // The tree goes with `built`: from here on the schema is the text served.
         input_schema: InputSchema::new(&built.input_schema),
         annotations: decision.annotations,
@@ -555,7 +588,13 @@ fn server_info(document: &Document, curation: &Curation) -> ServerInfo {
             .clone()
             .or_else(|| info_text("title"))
             .unwrap_or_else(|| "ferry".to_string()),
-        title: curation.server.title.clone().or_else(|| info_text("title")),
+        // A server the curation names is titled as it says, or not at all (clients then show
+        // its name); the document's title is taken only with its name.
+        title: match (&curation.server.title, &curation.server.name) {
+            (Some(title), _) => Some(title.clone()),
+            (None, Some(_)) => None,
+            (None, None) => info_text("title"),
+        },
         version: info_text("version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
         instructions: curation.server.instructions.clone(),
     }

@@ -18,6 +18,7 @@ pub mod confirm;
 mod input;
 pub mod naming;
 mod operation;
+mod prose;
 mod schema;
 pub mod step;
 #[cfg(test)]

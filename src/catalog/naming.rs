@@ -1,7 +1,10 @@
-//! Tool names: the operationId when every client accepts it as it is, otherwise a readable
-//! name derived from it (or from method and path), shortened with a stable hash suffix.
+//! Tool names: by the curation's `naming:` rule, from the operationId (or method and path):
+//! as written when every client accepts it, otherwise made acceptable; or in snake case.
+//! Either way at most 64 characters, shortened with a stable hash suffix.
 
 use sha2::{Digest, Sha256};
+
+use crate::curation::Naming;
 
 /// The longest name every major client accepts.
 pub const MAX_LEN: usize = 64;
@@ -15,16 +18,56 @@ pub fn is_valid(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// The name an operation gets when the curation gives none. Depends only on the operation
-/// itself, never on the order of the document.
-pub fn derive(operation_id: Option<&str>, method: &str, path: &str) -> String {
-    if let Some(id) = operation_id.filter(|id| is_valid(id)) {
-        return id.to_string();
-    }
+/// The name an operation gets when the curation gives none, by `naming`. Depends only on the
+/// operation itself, never on the order of the document.
+pub fn derive(naming: Naming, operation_id: Option<&str>, method: &str, path: &str) -> String {
     let source = match operation_id {
         Some(id) if !id.trim().is_empty() => id.to_string(),
         _ => format!("{method}_{path}"),
     };
+    match naming {
+        Naming::AsWritten => match operation_id.filter(|id| is_valid(id)) {
+            Some(id) => id.to_string(),
+            None => bounded(accepted(&source), &source, method),
+        },
+        Naming::SnakeCase => bounded(snake_case(&source), &source, method),
+    }
+}
+
+/// `source` in snake case: its words (split at every character that is not a letter or a
+/// digit, and where a lowercase letter or digit meets an uppercase one, or an uppercase run
+/// meets a capitalized word: `HTTPServer` is `http_server`) lowercased and joined by `_`.
+fn snake_case(source: &str) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let mut name = String::with_capacity(source.len() + 8);
+    for (index, &c) in chars.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            if !name.is_empty() && !name.ends_with('_') {
+                name.push('_');
+            }
+            continue;
+        }
+        if c.is_ascii_uppercase() && index > 0 && !name.is_empty() && !name.ends_with('_') {
+            let before = chars[index - 1];
+            let after = chars.get(index + 1).copied();
+            let starts_word = before.is_ascii_lowercase()
+                || before.is_ascii_digit()
+                || (before.is_ascii_uppercase() && after.is_some_and(|a| a.is_ascii_lowercase()));
+            if starts_word {
+                name.push('_');
+            }
+        }
+        name.push(c.to_ascii_lowercase());
+    }
+    while name.ends_with('_') {
+        name.pop();
+    }
+    name
+}
+
+/// `source` with each character no client accepts as `_`, and no `_` doubled, leading or
+/// trailing.
+fn accepted(source: &str) -> String {
     let mut name = String::with_capacity(source.len());
     for c in source.chars() {
         let c = if c.is_ascii_alphanumeric() || c == '-' {
@@ -40,6 +83,12 @@ pub fn derive(operation_id: Option<&str>, method: &str, path: &str) -> String {
     while name.ends_with('_') {
         name.pop();
     }
+    name
+}
+
+/// `name` made from `source`, within [`MAX_LEN`]: a longer one is cut and given a stable
+/// hash of `source`; an empty one is `method`.
+fn bounded(mut name: String, source: &str, method: &str) -> String {
     if name.is_empty() {
         name = method.to_string();
     }

@@ -8,7 +8,8 @@ use crate::diagnostic::Diagnostic;
 use crate::openapi::Document;
 use crate::rate::{MAX_COUNT, Period, Rate, RateError};
 
-use super::{InputSchema, compile, compile_chosen, compile_report};
+use super::{InputSchema, compile, compile_chosen, compile_report, naming};
+use crate::curation::Naming;
 
 /// Compiles `openapi` (YAML) with `curation` (YAML) and renders every tool and diagnostic.
 fn check(openapi: &str, curation_text: &str, expect: Expect) {
@@ -273,7 +274,7 @@ server: {name: 3}
               --> curation:tools.listPets.titel
             error: unknown key `readOnly` (expected one of: readOnlyHint, destructiveHint, idempotentHint, openWorldHint)
               --> curation:tools.listPets.annotations.readOnly
-            error: "getPets" matches no operation (give an operationId or `METHOD /path`)
+            error: "getPets" matches no operation (give an operationId or `METHOD /path`); did you mean "getPet"?
               --> curation:tools.getPets
             error: "GET /nothing" matches no operation (give an operationId or `METHOD /path`)
               --> curation:tools.GET /nothing
@@ -1497,6 +1498,10 @@ fn a_confirming_tool_carries_its_parsed_message_and_typed_argument() {
               input: {"$defs":{"Pet":{"properties":{"name":{"type":"string"},"tag":{"type":["string","null"]}},"required":["name"],"type":"object"}},"additionalProperties":false,"properties":{"body":{"$ref":"#/$defs/Pet"},"petId":{"type":"string"}},"required":["petId"],"type":"object"}
               Path petId <- petId Simple explode=false required
               body application/json Json Argument("body")
+            warning[confirm-refused-to-legacy-clients]: tool "getPet" asks the user to confirm each call: clients of MCP 2025-11-25, which cannot be asked, see the tool but every call of theirs is refused (`confirm_legacy: refuse`, the default); `confirm_legacy: allow` lets their calls through unconfirmed (GET /pets/{petId})
+              --> curation:tools.getPet.confirm
+            warning[confirm-refused-to-legacy-clients]: tool "deletePet" asks the user to confirm each call: clients of MCP 2025-11-25, which cannot be asked, see the tool but every call of theirs is refused (`confirm_legacy: refuse`, the default); `confirm_legacy: allow` lets their calls through unconfirmed (DELETE /pets/{petId})
+              --> curation:tools.deletePet.confirm
         "##]],
     );
 }
@@ -1541,6 +1546,8 @@ fn a_document_may_ask_for_confirmation_and_the_curation_may_switch_it_off() {
             b = DELETE /b
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
               input: {"additionalProperties":false,"properties":{},"type":"object"}
+            warning[confirm-refused-to-legacy-clients]: tool "a" asks the user to confirm each call: clients of MCP 2025-11-25, which cannot be asked, see the tool but every call of theirs is refused (`confirm_legacy: refuse`, the default); `confirm_legacy: allow` lets their calls through unconfirmed (DELETE /a)
+              --> curation:x-mcp of DELETE /a.confirm
         "#]],
     );
 }
@@ -1980,5 +1987,104 @@ fn an_input_schema_nested_deeper_than_json_readers_take_is_not_a_tool() {
             .as_deref()
             .is_some_and(|why| why.contains("127")),
         "{report:?}"
+    );
+}
+
+#[test]
+fn snake_case_names_join_lowercase_words() {
+    for (id, expected) in [
+        ("repos/get-content", "repos_get_content"),
+        ("issues/list-for-repo", "issues_list_for_repo"),
+        ("getPetById", "get_pet_by_id"),
+        ("GetCustomersCustomer", "get_customers_customer"),
+        ("HTTPServerStatus", "http_server_status"),
+        ("listV2Items", "list_v2_items"),
+        ("already_snake", "already_snake"),
+        ("  weird -- id!! ", "weird_id"),
+    ] {
+        assert_eq!(
+            naming::derive(Naming::SnakeCase, Some(id), "get", "/x"),
+            expected,
+            "{id}"
+        );
+    }
+    assert_eq!(
+        naming::derive(Naming::SnakeCase, None, "get", "/pets/{petId}/photos"),
+        "get_pets_pet_id_photos"
+    );
+    let long = "a".repeat(40) + "/" + &"b".repeat(40);
+    let name = naming::derive(Naming::SnakeCase, Some(&long), "get", "/");
+    assert!(
+        name.len() <= naming::MAX_LEN && naming::is_valid(&name),
+        "{name}"
+    );
+    assert_eq!(
+        name,
+        naming::derive(Naming::SnakeCase, Some(&long), "get", "/")
+    );
+}
+
+#[test]
+fn as_written_keeps_what_every_client_accepts() {
+    assert_eq!(
+        naming::derive(Naming::AsWritten, Some("repos/get-content"), "get", "/"),
+        "repos_get-content"
+    );
+    assert_eq!(
+        naming::derive(Naming::AsWritten, Some("getPetById"), "get", "/"),
+        "getPetById"
+    );
+}
+
+/// Issue 24: Stripe's descriptions arrived as raw HTML. HTML elements are rendered as
+/// Markdown, the words kept; a `<` that opens no element stays text, and text without
+/// elements is not touched.
+#[test]
+fn html_in_descriptions_is_rendered_as_markdown_and_the_words_kept() {
+    use super::prose::markdown;
+    for (written, rendered) in [
+        (
+            "<p>Retrieves a Customer object.</p>",
+            "Retrieves a Customer object.",
+        ),
+        (
+            "<p>Use <code>expand[]</code> to get the <strong>full</strong> object.</p><p>See <a href=\"https://x.example/a\">the guide</a>.</p>",
+            "Use `expand[]` to get the **full** object.\n\nSee [the guide](https://x.example/a).",
+        ),
+        ("<ul><li>one</li><li>two</li></ul>", "- one\n- two"),
+        (
+            "<p>A Map<String, Value> of a < b values</p>",
+            // Escaped as Markdown writes a `<` that would otherwise open an HTML tag.
+            "A Map\\<String, Value> of a < b values",
+        ),
+    ] {
+        assert_eq!(markdown(written), rendered, "{written}");
+    }
+    for plain in [
+        "Plain **Markdown** with `code` and a < b.",
+        "Generic Map<String> is no element.",
+    ] {
+        assert!(
+            matches!(markdown(plain), std::borrow::Cow::Borrowed(_)),
+            "{plain}"
+        );
+    }
+    let mut schema = serde_json::json!({
+        "description": "<p>Top</p>",
+        "properties": {
+            "description": {"type": "string", "description": "<b>The</b> text"},
+            "data": {"default": {"description": "<p>kept</p>"}, "enum": ["<p>kept</p>"]},
+        },
+    });
+    super::prose::schema_descriptions(&mut schema);
+    assert_eq!(
+        schema,
+        serde_json::json!({
+            "description": "Top",
+            "properties": {
+                "description": {"type": "string", "description": "**The** text"},
+                "data": {"default": {"description": "<p>kept</p>"}, "enum": ["<p>kept</p>"]},
+            },
+        })
     );
 }

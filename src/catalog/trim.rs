@@ -12,6 +12,87 @@ use crate::openapi::unescape_token;
 /// context windows; 10,000 is a few percent of a large one.
 pub const DEFAULT_MAX_TOOL_TOKENS: u64 = 10_000;
 
+/// The budget for the whole tool list, in estimated tokens, unless the curation sets
+/// `max_catalog_tokens`: Claude Code warns of a "large MCP tools context" past 25,000, and a
+/// tool list that size is an eighth of a 200,000-token window before any work is done.
+pub const DEFAULT_MAX_CATALOG_TOKENS: u64 = 25_000;
+
+/// The most tools served before a warning, unless the curation sets `max_tools`: OpenAI's
+/// models take at most 128 tools in one request, and VS Code's chat sends at most 128.
+pub const DEFAULT_MAX_TOOLS: u64 = 128;
+
+/// [`crate::diagnostic::Diagnostic::code`] of a tool list over `max_tools`.
+pub const OVER_MAX_TOOLS: &str = "catalog-over-max-tools";
+/// Of a tool list whose definitions together are over `max_catalog_tokens`.
+pub const OVER_MAX_CATALOG_TOKENS: &str = "catalog-over-max-tokens";
+
+/// Warnings for a whole tool list past its budgets: more tools than `max_tools`, or more
+/// estimated tokens together than `max_catalog_tokens`. Each names the five largest tools.
+pub fn catalog_budget(
+    catalog: &super::Catalog,
+    curation: &crate::curation::Curation,
+) -> Vec<crate::diagnostic::Diagnostic> {
+    use crate::diagnostic::{Diagnostic, Location};
+    let max_tools = curation.max_tools.unwrap_or(DEFAULT_MAX_TOOLS);
+    let max_tokens = curation
+        .max_catalog_tokens
+        .unwrap_or(DEFAULT_MAX_CATALOG_TOKENS);
+    let tools = catalog.served_tools();
+    let tokens = catalog.served_tokens();
+    let mut found = Vec::new();
+    let largest = || {
+        let named: Vec<String> = largest_tools(catalog, 5)
+            .into_iter()
+            .map(|(name, tokens)| format!("{name} ({tokens})"))
+            .collect();
+        named.join(", ")
+    };
+    if tools as u64 > max_tools {
+        found.push(
+            Diagnostic::warning(
+                Location::curation("max_tools"),
+                format!(
+                    "{tools} tools are served, more than {max_tools} (`max_tools`): some clients take no more than 128 tools at once and refuse or cut the list; choose fewer operations, or raise `max_tools` if your clients take more"
+                ),
+            )
+            .with_code(OVER_MAX_TOOLS),
+        );
+    }
+    if tokens as u64 > max_tokens {
+        found.push(
+            Diagnostic::warning(
+                Location::curation("max_catalog_tokens"),
+                format!(
+                    "the tool list costs about {tokens} tokens of context, more than {max_tokens} (`max_catalog_tokens`): every conversation pays it before any work; the largest tools are {}; choose fewer operations, leave optional arguments out (`arguments: {{omit: [...]}}`), or raise the budget",
+                    largest()
+                ),
+            )
+            .with_code(OVER_MAX_CATALOG_TOKENS),
+        );
+    }
+    found
+}
+
+/// The `count` served tools with the largest definitions, largest first: each name and its
+/// estimated tokens (operations' as measured when compiled, composite tools' measured here).
+pub fn largest_tools(catalog: &super::Catalog, count: usize) -> Vec<(String, usize)> {
+    let mut sizes: Vec<(String, usize)> = catalog
+        .operations
+        .iter()
+        .filter(|report| report.status == super::OperationStatus::Served)
+        .filter_map(|report| Some((report.tool.clone(), report.tokens?)))
+        .chain(
+            catalog
+                .workflows
+                .iter()
+                .map(|workflow| (workflow.name.clone(), token_estimate(&workflow.to_json()))),
+        )
+        .collect();
+    sizes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    sizes.truncate(count);
+    sizes
+}
+
 /// A rough count of the tokens a JSON value costs as compact text: JSON runs at about four
 /// characters a token. Counted as it is written, nothing is kept.
 pub fn token_estimate(value: &impl serde::Serialize) -> usize {

@@ -285,7 +285,7 @@ fn compile_workflow(
     } = inputs;
     let tool_name = match &entry.name {
         Some(name) => name.clone(),
-        None => naming::derive(Some(&workflow.id), "post", "/"),
+        None => naming::derive(inputs.curation.naming, Some(&workflow.id), "post", "/"),
     };
     let mut failed = false;
     let mut error = |pointer: &str, message: String| {
@@ -449,6 +449,18 @@ fn compile_workflow(
     };
     if failed {
         return None;
+    }
+    if confirm.is_some() && !super::ConfirmSettings::resolve(&inputs.curation.confirm).allow_legacy
+    {
+        diagnostics.push(
+            Diagnostic::warning(
+                Location::curation(format!("{path}.confirm")),
+                format!(
+                    "composite tool {tool_name:?} asks the user to confirm each call: clients of MCP 2025-11-25, which cannot be asked, see the tool but every call of theirs is refused (`confirm_legacy: refuse`, the default); `confirm_legacy: allow` lets their calls through unconfirmed"
+                ),
+            )
+            .with_code(super::compile::LEGACY_CANNOT_CONFIRM),
+        );
     }
     let mut annotations = decision.annotations;
     annotations.title = entry.title.clone();

@@ -80,7 +80,10 @@ pub fn check(
         .map(|drift| {
             Diagnostic::warning(
                 Location::General,
-                format!("drift from {}: {drift}", path.display()),
+                format!(
+                    "drift from {}: {drift} (if that is intended, run `ferry lock` to accept it)",
+                    path.display()
+                ),
             )
         })
         .collect();
@@ -93,7 +96,7 @@ pub fn check(
         diagnostics.push(Diagnostic::warning(
             Location::General,
             format!(
-                "changed since {} was written: {}",
+                "changed since {} was written: {} (run `ferry lock` once the change is reviewed)",
                 path.display(),
                 changed.join(", ")
             ),

@@ -118,6 +118,24 @@ pub struct CheckArgs {
     /// there is no lock.
     #[arg(long)]
     pub locked: bool,
+    /// Which operations the text report lists: the served tools and those that could not be
+    /// (default, with one line counting the operations off), or all, served, off, problems.
+    /// The JSON report always lists every operation.
+    #[arg(long, value_enum)]
+    pub operations: Option<Operations>,
+}
+
+/// The operations `ferry check` lists in its text report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Operations {
+    /// Every operation of the document.
+    All,
+    /// The tools served.
+    Served,
+    /// The operations off: not chosen, switched off, or excluded by a tag.
+    Off,
+    /// The chosen operations that could not be tools (ineligible, or a name collision).
+    Problems,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -307,6 +325,8 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
             )),
         }
     }
+    // The whole list's budgets, once every tool, composite ones too, is known.
+    diagnostics.extend(catalog::trim::catalog_budget(&catalog, &curation));
     diagnostics.sort_by_key(|d| d.severity);
     Ok(Loaded {
         catalog,

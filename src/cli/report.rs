@@ -14,7 +14,9 @@ use ferry::diagnostic::{Diagnostic, Location, Severity};
 use ferry::openapi;
 use serde_json::{Value, json};
 
-use super::{CheckArgs, Format, InitArgs, ToolsArgs, load_catalog, load_chosen, load_report};
+use super::{
+    CheckArgs, Format, InitArgs, Operations, ToolsArgs, load_catalog, load_chosen, load_report,
+};
 
 /// The version of `ferry check --format json`'s shape; bumped only on a breaking change.
 /// 2: every operation has a `status` (and a `reason` when not served); a diagnostic names
@@ -56,8 +58,14 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         .workflows
         .iter()
         .any(|t| t.basis == AnnotationBasis::CurationAsserted);
+    let over_budget = loaded.diagnostics.iter().any(|diagnostic| {
+        matches!(
+            diagnostic.code,
+            Some(catalog::trim::OVER_MAX_TOOLS | catalog::trim::OVER_MAX_CATALOG_TOKENS)
+        )
+    });
     let failed = loaded.has_errors()
-        || (args.strict && (!asserted.is_empty() || asserted_workflows))
+        || (args.strict && (!asserted.is_empty() || asserted_workflows || over_budget))
         || (args.locked && drifted);
     let text = match args.format {
         Format::Json => {
@@ -66,7 +74,13 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             text.push('\n');
             text
         }
-        Format::Text => check_text(&loaded.catalog, &loaded.diagnostics, &asserted, args.strict),
+        Format::Text => check_text(
+            &loaded.catalog,
+            &loaded.diagnostics,
+            &asserted,
+            args.strict,
+            args.operations,
+        ),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(if failed {
@@ -109,7 +123,14 @@ pub fn init(args: &InitArgs) -> anyhow::Result<ExitCode> {
     let path = std::path::Path::new(&args.openapi);
     let document = openapi::load(path)
         .with_context(|| format!("loading OpenAPI document {}", args.openapi))?;
-    let (catalog, _) = catalog::compile(&document, &Curation::default());
+    // Every operation built, so each comment can say what its tool would cost; named as the
+    // file will name them.
+    let measured = Curation {
+        all: true,
+        naming: ferry::curation::Naming::SnakeCase,
+        ..Curation::default()
+    };
+    let (catalog, _) = catalog::compile(&document, &measured);
     let relative = relative_to(&args.output, path);
     let mut text = starter(&catalog, &document, &relative);
     let mut workflows = 0;
@@ -141,13 +162,16 @@ pub fn init(args: &InitArgs) -> anyhow::Result<ExitCode> {
     let listed = match args.arazzo {
         Some(_) => format!(
             "{} operations and {workflows} workflows",
-            catalog.operations.len()
+            thousands(catalog.operations.len())
         ),
-        None => format!("{} operations", catalog.operations.len()),
+        None => format!("{} operations", thousands(catalog.operations.len())),
     };
+    let all_tokens: usize = catalog.operations.iter().filter_map(|r| r.tokens).sum();
     eprintln!(
-        "wrote {} with {listed}, all off; switch on the ones to serve, then run `ferry check`",
+        "wrote {} with {listed}, all off: 0 tools switched on (0 tokens; all of them would cost about {} tokens of context).\n\
+         Switch on the ones to serve (each comment says what its tool costs), set `upstream_auth` if the API needs a credential, then run `ferry check`",
         args.output.display(),
+        thousands(all_tokens),
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -239,6 +263,7 @@ fn check_text(
     diagnostics: &[Diagnostic],
     asserted: &[&catalog::Tool],
     strict: bool,
+    shown: Option<Operations>,
 ) -> String {
     let mut out = String::new();
     for diagnostic in diagnostics {
@@ -248,9 +273,24 @@ fn check_text(
         out.push('\n');
     }
     let served = tools_by_operation(catalog);
+    let off = |report: &&OperationReport| {
+        matches!(
+            report.status,
+            OperationStatus::Off | OperationStatus::Excluded | OperationStatus::NotChosen
+        )
+    };
+    // By default the served tools and those that could not be, and a count of the rest.
+    let listed = |report: &&OperationReport| match shown {
+        Some(Operations::All) => true,
+        Some(Operations::Served) => report.status == OperationStatus::Served,
+        Some(Operations::Off) => off(report),
+        Some(Operations::Problems) => !off(report) && report.status != OperationStatus::Served,
+        None => !off(report),
+    };
     let rows: Vec<[String; 6]> = catalog
         .operations
         .iter()
+        .filter(listed)
         .map(|report| {
             let tool = find_tool(&served, report);
             // The choice in brackets when it says more than the status does.
@@ -290,12 +330,28 @@ fn check_text(
             *width = (*width).max(cell.chars().count()).min(60);
         }
     }
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (cell, width) in row.iter().zip(widths) {
-            let _ = write!(line, "{cell:<width$}  ");
+    if !rows.is_empty() {
+        for row in std::iter::once(&header).chain(&rows) {
+            let mut line = String::new();
+            for (cell, width) in row.iter().zip(widths) {
+                let _ = write!(line, "{cell:<width$}  ");
+            }
+            let _ = writeln!(out, "{}", line.trim_end());
         }
-        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    let unlisted = catalog.operations.len() - rows.len();
+    if unlisted > 0 && shown.is_none() {
+        let _ = writeln!(
+            out,
+            "\n{} {} off (not chosen, or switched off); `--operations all` lists {}",
+            thousands(unlisted),
+            if unlisted == 1 {
+                "operation is"
+            } else {
+                "operations are"
+            },
+            if unlisted == 1 { "it" } else { "them" },
+        );
     }
     if !asserted.is_empty() {
         let _ = writeln!(out, "\nasserted by curation, not justified by the method:");
@@ -400,16 +456,40 @@ fn check_text(
             );
         }
     }
+    let largest = catalog::trim::largest_tools(catalog, 5);
+    if largest.len() > 1 {
+        let named: Vec<String> = largest
+            .iter()
+            .map(|(name, tokens)| format!("{name} ({tokens})"))
+            .collect();
+        let _ = writeln!(out, "\nlargest tools, in tokens: {}", named.join(", "));
+    }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = diagnostics.len() - errors;
     let tools = catalog.served_tools();
     let _ = writeln!(
         out,
-        "\n{} operations, {tools} {} (about {} tokens of tool definitions), {errors} errors, {} warnings",
-        catalog.operations.len(),
+        "\n{} operations, {} {} (about {} tokens of tool definitions), {errors} {}, {warnings} {}",
+        thousands(catalog.operations.len()),
+        thousands(tools),
         if tools == 1 { "tool" } else { "tools" },
-        catalog.served_tokens(),
-        diagnostics.len() - errors,
+        thousands(catalog.served_tokens()),
+        if errors == 1 { "error" } else { "errors" },
+        if warnings == 1 { "warning" } else { "warnings" },
     );
+    out
+}
+
+/// `n` with a comma between each group of three digits: 1,214.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
     out
 }
 
@@ -495,6 +575,11 @@ fn starter(catalog: &Catalog, document: &openapi::Document, openapi_path: &str) 
         "# (or with settings: name, title, description, annotations, because). Then `ferry check`."
     );
     let _ = writeln!(out, "openapi: {}", quote(openapi_path));
+    let _ = writeln!(
+        out,
+        "# Tool names: lowercase words joined by `_` (`as_written` keeps the document's ids)."
+    );
+    let _ = writeln!(out, "naming: snake_case");
     match &catalog.upstream {
         Some(upstream) => {
             let _ = writeln!(
@@ -509,13 +594,22 @@ fn starter(catalog: &Catalog, document: &openapi::Document, openapi_path: &str) 
             );
         }
     }
-    let _ = writeln!(out, "server:\n  name: {}", quote(&catalog.server.name));
+    let slug = slug(title);
+    let _ = writeln!(out, "server:\n  name: {}", quote(&slug));
+    out.push_str(&credential_stub(
+        document,
+        &env_prefix(catalog.upstream.as_deref(), &slug),
+    ));
     let _ = writeln!(out, "tools:");
     for report in &catalog.operations {
         let summary = report.summary.as_deref().map(one_line).unwrap_or_default();
+        let cost = match report.tokens {
+            Some(tokens) => format!(", about {tokens} tokens"),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "  # {} {}: {} (tool {})",
+            "  # {} {}: {} (tool {}{cost})",
             report.method, report.path, summary, report.tool
         );
         if let Some(reason) = &report.ineligible {
@@ -530,6 +624,10 @@ fn starter(catalog: &Catalog, document: &openapi::Document, openapi_path: &str) 
                 out,
                 "  #   to serve it, consider having the user confirm each call: {}: {{confirm: true}}",
                 quote(&key)
+            );
+            let _ = writeln!(
+                out,
+                "  #   (clients of MCP 2025-11-25 cannot be asked: they then see the tool but every call is refused, unless `confirm_legacy: allow`)"
             );
         }
         let _ = writeln!(out, "  {}: false", quote(&key));
@@ -583,6 +681,112 @@ fn starter_workflows(
             );
         }
         let _ = writeln!(out, "    {}: false", quote(&workflow.id));
+    }
+    out
+}
+
+/// `title` as a server name: lowercase letters and digits, words joined by `-`
+/// (`GitHub v3 REST API` is `github-v3-rest-api`); `api` when nothing is left.
+fn slug(title: &str) -> String {
+    let mut slug = String::new();
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.is_empty() && !slug.ends_with('-') && c != '\'' {
+            slug.push('-');
+        }
+    }
+    while slug.ends_with('-') {
+        slug.pop();
+    }
+    if slug.is_empty() {
+        slug.push_str("api");
+    }
+    slug
+}
+
+/// The start of the environment variables a starter names: the upstream's name without its
+/// `api.`/`www.` and top-level domain (`https://api.github.com` gives `GITHUB`), else the
+/// server's slug, in capitals.
+fn env_prefix(upstream: Option<&str>, slug: &str) -> String {
+    let host = upstream
+        .and_then(|upstream| url::Url::parse(upstream).ok())
+        .and_then(|url| url.host_str().map(str::to_string))
+        .filter(|host| host.parse::<std::net::IpAddr>().is_err() && host.contains('.'));
+    let name = match &host {
+        Some(host) => {
+            let labels: Vec<&str> = host.split('.').collect();
+            labels[labels.len().saturating_sub(2)].to_string()
+        }
+        None => slug.to_string(),
+    };
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A commented `upstream_auth` for each security scheme the document declares that ferry
+/// can send as its own credential, naming the environment variable to set; a bearer token's
+/// when the document declares none.
+fn credential_stub(document: &openapi::Document, prefix: &str) -> String {
+    let root = document.root();
+    let schemes = root
+        .pointer("/components/securitySchemes")
+        .or_else(|| root.get("securityDefinitions"))
+        .and_then(Value::as_object)
+        .filter(|schemes| !schemes.is_empty());
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# ferry's own credential for the API, read from the environment at start (never a caller's):"
+    );
+    let Some(schemes) = schemes else {
+        let _ = writeln!(
+            out,
+            "# upstream_auth: {{bearer: {{env: {prefix}_TOKEN}}}}   # the document declares no scheme; set one if the API needs it"
+        );
+        return out;
+    };
+    for (name, scheme) in schemes {
+        let kind = scheme
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let http = scheme
+            .get("scheme")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let line = match (kind, http.to_ascii_lowercase().as_str()) {
+            ("http", "bearer") | ("oauth2" | "openIdConnect", _) => {
+                format!("upstream_auth: {{bearer: {{env: {prefix}_TOKEN}}}}")
+            }
+            ("http", "basic") | ("basic", _) => format!(
+                "upstream_auth: {{basic: {{username: {{env: {prefix}_USERNAME}}, password: {{env: {prefix}_PASSWORD}}}}}}"
+            ),
+            ("apiKey", _) => {
+                let location = scheme.get("in").and_then(Value::as_str).unwrap_or("header");
+                let parameter = scheme
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("api_key");
+                format!(
+                    "upstream_auth: {{api_key: {{in: {location}, name: {}, env: {prefix}_API_KEY}}}}",
+                    quote(parameter)
+                )
+            }
+            _ => continue,
+        };
+        let _ = writeln!(
+            out,
+            "# {line}   # the document's {} scheme",
+            quote(&one_line(name))
+        );
     }
     out
 }

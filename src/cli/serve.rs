@@ -320,6 +320,7 @@ async fn serve_reloading(
     };
     let server = build(&catalog, args, &reporting).await?;
     tracing::info!(tools = catalog.served_tools(), "catalog ready");
+    warn_of_generated_key(&catalog, args);
     let digesting = digest_and_drop(catalog, reporting.observer.clone(), observing.readiness());
     let serving = Serving::new(Arc::new(server));
     // SIGHUP is taken over before anything is served, so that none can end the process.
@@ -469,24 +470,36 @@ async fn serve_current(
     Ok(())
 }
 
-/// The key that seals confirmation state: `confirm_key`'s variable, which must be set;
-/// without one, `None` (a key generated for this process), with a warning when some tool
-/// confirms, since copies of ferry behind one address must share a key.
-fn confirm_key(catalog: &Catalog) -> anyhow::Result<Option<ConfirmKey>> {
+/// Says once, at start-up, that confirmations hold only on this process, where that matters:
+/// confirming tools served over HTTP, where copies may stand behind a load balancer, with no
+/// `confirm_key`. A reload keeps the generated key, and stdio has one client, so neither is
+/// told.
+fn warn_of_generated_key(catalog: &Catalog, args: &TransportArgs) {
     let confirming = catalog
         .tools
         .iter()
         .filter(|tool| tool.confirm.is_some())
-        .count();
+        .count()
+        + catalog
+            .workflows
+            .iter()
+            .filter(|workflow| workflow.confirm.is_some())
+            .count();
+    if confirming > 0 && catalog.confirm.key_env.is_none() && !args.stdio {
+        tracing::warn!(
+            tools = confirming,
+            "confirming tools are served with a key generated at start-up: a confirmation is \
+             valid only on this process, so copies behind a load balancer must share \
+             `confirm_key: {{env: VAR}}`"
+        );
+    }
+}
+
+/// The key that seals confirmation state: `confirm_key`'s variable, which must be set;
+/// without one, `None` (a key generated for this process), with a warning when some tool
+/// confirms, since copies of ferry behind one address must share a key.
+fn confirm_key(catalog: &Catalog) -> anyhow::Result<Option<ConfirmKey>> {
     let Some(name) = &catalog.confirm.key_env else {
-        if confirming > 0 {
-            tracing::warn!(
-                tools = confirming,
-                "confirming tools are served with a key generated at start-up: a confirmation is \
-                 valid only on this process, so copies behind a load balancer must share \
-                 `confirm_key: {{env: VAR}}`"
-            );
-        }
         return Ok(None);
     };
     let value = std::env::var(name)

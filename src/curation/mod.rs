@@ -39,6 +39,17 @@ pub struct Curation {
     /// The budget for one tool's definition, in estimated tokens (`max_tool_tokens`); `None`:
     /// [`crate::catalog::trim::DEFAULT_MAX_TOOL_TOKENS`].
     pub max_tool_tokens: Option<u64>,
+    /// The budget for the whole tool list, in estimated tokens (`max_catalog_tokens`); `None`:
+    /// [`crate::catalog::trim::DEFAULT_MAX_CATALOG_TOKENS`].
+    pub max_catalog_tokens: Option<u64>,
+    /// How a tool's name is made when its entry gives none (`naming:`).
+    pub naming: Naming,
+    /// Keep the document's descriptions as written (`descriptions: as_written`), HTML
+    /// included, rather than rendering HTML in them as Markdown (`markdown`, the default).
+    pub descriptions_as_written: bool,
+    /// The most tools to serve before warning (`max_tools`); `None`:
+    /// [`crate::catalog::trim::DEFAULT_MAX_TOOLS`].
+    pub max_tools: Option<u64>,
     /// Spread a body whose root has `allOf`, `anyOf`, `oneOf` or `not` into the arguments,
     /// lifting those keywords onto the input schema's root (`lift_composition: true`). Off
     /// by default: some major clients refuse a tool list holding such a schema.
@@ -131,6 +142,29 @@ pub enum CurationError {
     Syntax { name: String, message: String },
 }
 
+/// How a tool's name is made when the curation gives none (`naming:`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Naming {
+    /// The operationId as written when every client accepts it; otherwise each character no
+    /// client accepts becomes `_` (the default, so that names and locks written before
+    /// `naming:` existed do not change).
+    #[default]
+    AsWritten,
+    /// Lowercase words joined by `_`: `repos/get-content` and `reposGetContent` both become
+    /// `repos_get_content`. What `ferry init` writes into a new curation file.
+    SnakeCase,
+}
+
+impl Naming {
+    /// The word the curation writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Naming::AsWritten => "as_written",
+            Naming::SnakeCase => "snake_case",
+        }
+    }
+}
+
 /// The keys of the top level, besides those of [`call::KEYS`].
 const TOP_KEYS: &[&str] = &[
     "openapi",
@@ -139,6 +173,10 @@ const TOP_KEYS: &[&str] = &[
     "document_extensions",
     "lift_composition",
     "max_tool_tokens",
+    "max_catalog_tokens",
+    "max_tools",
+    "naming",
+    "descriptions",
     "credential_parameters",
     "tools",
     "tags",
@@ -189,7 +227,7 @@ pub fn parse(
         serde_saphyr::from_str_with_options(text, serde_saphyr::options! { strict_booleans: true })
             .map_err(|error| CurationError::Syntax {
                 name: name.to_string(),
-                message: error.to_string(),
+                message: crate::openapi::yaml_message(&error.to_string(), name),
             })?
     };
     let mut diagnostics = Vec::new();
@@ -259,6 +297,31 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
     curation.lift_composition = bool_at(map, "lift_composition", "", diagnostics).unwrap_or(false);
     if let Some(value) = map.get("max_tool_tokens") {
         curation.max_tool_tokens = call::positive_integer(value, "max_tool_tokens", diagnostics);
+    }
+    if let Some(value) = map.get("max_catalog_tokens") {
+        curation.max_catalog_tokens =
+            call::positive_integer(value, "max_catalog_tokens", diagnostics);
+    }
+    if let Some(value) = map.get("max_tools") {
+        curation.max_tools = call::positive_integer(value, "max_tools", diagnostics);
+    }
+    match string_at(map, "descriptions", "", diagnostics).as_deref() {
+        None | Some("markdown") => {}
+        Some("as_written") => curation.descriptions_as_written = true,
+        Some(other) => diagnostics.push(Diagnostic::error(
+            Location::curation("descriptions"),
+            format!(
+                "`descriptions` is {other:?}; it is `markdown` (the default: HTML in them rendered as Markdown) or `as_written`"
+            ),
+        )),
+    }
+    match string_at(map, "naming", "", diagnostics).as_deref() {
+        None | Some("as_written") => {}
+        Some("snake_case") => curation.naming = Naming::SnakeCase,
+        Some(other) => diagnostics.push(Diagnostic::error(
+            Location::curation("naming"),
+            format!("`naming` is {other:?}; it is `as_written` (the default) or `snake_case`"),
+        )),
     }
     if let Some(server) = map.get("server") {
         curation.server = parse_server(server, diagnostics);
@@ -669,7 +732,9 @@ fn is_env_var(name: &str) -> bool {
 }
 
 /// Whether `a` and `b` differ by case, or by at most two edits: a likely typo.
-fn similar(a: &str, b: &str) -> bool {
+/// Whether `a` and `b` are the same but for case, or at most two characters apart: what a
+/// typo makes of a name.
+pub fn similar(a: &str, b: &str) -> bool {
     if a.eq_ignore_ascii_case(b) {
         return true;
     }

@@ -22,7 +22,7 @@ mod parse;
 mod pointer;
 
 pub use load::{load, load_file, load_url, load_url_blocking, load_with};
-pub use parse::{parse, parse_with};
+pub use parse::{parse, parse_with, yaml_message};
 pub use pointer::{escape_token, pointer_get, unescape_token};
 
 /// Which OpenAPI dialect a document is written in.

@@ -321,12 +321,41 @@ fn yaml_load_error(name: &str, error: &serde_saphyr::Error, options: &LoadOption
 /// serde-saphyr renders errors with a snippet of the input below the first line; the snippet
 /// could quote a secret from a misplaced file, so only the first line is kept.
 fn first_line(message: &str) -> String {
-    message
+    let line = message
         .lines()
         .find(|line| !line.trim().is_empty())
         .unwrap_or(message)
-        .trim()
-        .to_string()
+        .trim();
+    yaml_words(line)
+}
+
+/// A YAML parser's message in ferry's words: where it is, then what is wrong and how to mend
+/// it, without the parser's own advice (`set DuplicateKeyPolicy in Options`), which is about
+/// its API and not the file; `<input>` (the parser's name for the text) becomes `name`.
+pub fn yaml_message(message: &str, name: &str) -> String {
+    yaml_words(message).replace("<input>", name)
+}
+
+fn yaml_words(message: &str) -> String {
+    let message = message.strip_prefix("error: ").unwrap_or(message);
+    let mut out = String::with_capacity(message.len());
+    for (index, line) in message.split('\n').enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        let line = line.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
+        match line.find("duplicate mapping key: ") {
+            Some(at) => {
+                let key = line[at + "duplicate mapping key: ".len()..].trim();
+                out.push_str(&line[..at]);
+                out.push_str(&format!(
+                    "the key {key:?} is written twice in one mapping: keep one"
+                ));
+            }
+            None => out.push_str(&line),
+        }
+    }
+    out
 }
 
 /// Whether `[`/`{` nesting, outside JSON-style quoted strings, goes deeper than `limit`. A

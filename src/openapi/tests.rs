@@ -505,7 +505,7 @@ fn a_missing_or_broken_file_only_affects_the_references_to_it() {
         &document,
         expect![[r#"
             openapi.yaml#/components/schemas/Gone/$ref: `$ref` "schemas/gone.yaml" names a file that could not be loaded: cannot read schemas/gone.yaml: No such file or directory (os error 2)
-            openapi.yaml#/components/schemas/Broken/$ref: `$ref` "schemas/broken.yaml#/a" names a file that could not be loaded: schemas/broken.yaml is not valid JSON or YAML: error: line 1 column 4: unclosed bracket '['
+            openapi.yaml#/components/schemas/Broken/$ref: `$ref` "schemas/broken.yaml#/a" names a file that could not be loaded: schemas/broken.yaml is not valid JSON or YAML: line 1 column 4: unclosed bracket '['
         "#]],
     );
 }

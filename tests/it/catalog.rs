@@ -692,7 +692,7 @@ fn check_json_gives_every_operation_a_status_and_names_collided_operations() {
         .expect("the collision is a diagnostic");
     assert_eq!(collision["operations"], json!(["GET /a", "GET /b"]));
     // The text report uses the same words.
-    let (_, text, _) = ferry(&["check"], &dir);
+    let (_, text, _) = ferry(&["check", "--operations", "all"], &dir);
     for word in [
         "served (tools entry)",
         "collision (tools entry)",
@@ -701,6 +701,29 @@ fn check_json_gives_every_operation_a_status_and_names_collided_operations() {
     ] {
         assert!(text.contains(word), "{word:?} missing from\n{text}");
     }
+    // Issue 24: by default it lists what is served and what could not be, and counts the
+    // rest in one line; `--operations` picks the others.
+    let (_, text, _) = ferry(&["check"], &dir);
+    assert!(
+        text.contains("served (tools entry)")
+            && text.contains("collision (tools entry)")
+            && text.contains("ineligible (tools entry)")
+            && !text.contains("excluded (off by tags.admin)")
+            && text.contains(
+                "3 operations are off (not chosen, or switched off); `--operations all` lists them"
+            ),
+        "{text}"
+    );
+    let (_, text, _) = ferry(&["check", "--operations", "off"], &dir);
+    assert!(
+        text.contains("excluded (off by tags.admin)") && !text.contains("served (tools entry)"),
+        "{text}"
+    );
+    let (_, text, _) = ferry(&["check", "--operations", "problems"], &dir);
+    assert!(
+        text.contains("collision (tools entry)") && !text.contains("served (tools entry)"),
+        "{text}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -713,9 +736,19 @@ fn init_lists_every_operation_switched_off_and_never_overwrites() {
     assert_eq!(code, 0, "{err}");
     let written = std::fs::read_to_string(dir.join("ferry.yaml")).expect("init wrote ferry.yaml");
     assert_eq!(written.matches(": false").count(), 19, "{written}");
+    // Issue 24: the names `naming: snake_case` gives, each tool's cost, a slug for the
+    // server's name, and a commented credential to set.
     assert!(
-        written.contains("# GET /pet/{petId}: Find pet by ID. (tool getPetById)"),
+        written
+            .contains("# GET /pet/{petId}: Find pet by ID. (tool get_pet_by_id, about 98 tokens)")
+            && written.contains("\nnaming: snake_case\n")
+            && written.contains("server:\n  name: swagger-petstore-openapi-3-0\n")
+            && written.contains("# upstream_auth: {api_key: {in: header, name: api_key, env: "),
         "{written}"
+    );
+    assert!(
+        err.contains("0 tools switched on (0 tokens; all of them would cost about"),
+        "{err}"
     );
     // The starter compiles as it is, serving nothing; switching one on serves it.
     let (code, out, _) = ferry(&["tools"], &dir);
@@ -727,7 +760,7 @@ fn init_lists_every_operation_switched_off_and_never_overwrites() {
     .expect("edit");
     let (code, out, _) = ferry(&["tools"], &dir);
     assert_eq!(code, 0);
-    assert!(out.contains("\"name\": \"getPetById\""), "{out}");
+    assert!(out.contains("\"name\": \"get_pet_by_id\""), "{out}");
     let (code, _, err) = ferry(&["init", doc], &dir);
     assert_eq!(code, 2);
     assert!(err.contains("never overwrites"), "{err}");
@@ -791,7 +824,7 @@ fn init_lists_an_arazzo_documents_workflows_switched_off() {
     );
     assert_eq!(
         (&chosen[0]["tool"], &chosen[0]["basis"]),
-        (&json!("showPet"), &json!("method"))
+        (&json!("show_pet"), &json!("method"))
     );
 
     std::fs::remove_file(dir.join("ferry.yaml")).expect("remove curation");
@@ -928,7 +961,7 @@ fn check_lists_confirming_tools_and_init_suggests_them_for_deletes() {
     assert_eq!(code, 0, "{err}");
     let written = std::fs::read_to_string(dir.join("ferry.yaml")).expect("init wrote ferry.yaml");
     assert!(
-        written.contains("  #   to serve it, consider having the user confirm each call: deleteProject: {confirm: true}\n  deleteProject: false\n"),
+        written.contains("  #   to serve it, consider having the user confirm each call: deleteProject: {confirm: true}\n  #   (clients of MCP 2025-11-25 cannot be asked: they then see the tool but every call is refused, unless `confirm_legacy: allow`)\n  deleteProject: false\n"),
         "{written}"
     );
     assert_eq!(written.matches("confirm: true").count(), 1, "{written}");
@@ -936,7 +969,9 @@ fn check_lists_confirming_tools_and_init_suggests_them_for_deletes() {
 }
 
 /// Issue 13: serving confirming tools with a generated key warns that copies must share
-/// one; a `confirm_key` variable that is unset or too short stops the start.
+/// one; a `confirm_key` variable that is unset or too short stops the start. Issue 24: the
+/// warning is given once, over HTTP, where copies can stand behind a balancer; stdio has one
+/// client, and is not told.
 #[test]
 fn serve_warns_of_a_generated_confirmation_key_and_refuses_a_missing_one() {
     let dir = temp_dir("serve-confirm");
@@ -970,7 +1005,32 @@ fn serve_warns_of_a_generated_confirmation_key_and_refuses_a_missing_one() {
     curation("");
     let (code, err) = serve(None);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("generated at start-up"), "{err}");
+    assert!(!err.contains("generated at start-up"), "{err}");
+    let mut http = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .current_dir(&dir)
+        .env_remove("FERRY_CONFIRM_KEY")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ferry serves HTTP");
+    let mut log = String::new();
+    {
+        use std::io::BufRead as _;
+        let stderr = std::io::BufReader::new(http.stderr.take().expect("stderr"));
+        for line in stderr.lines().map_while(Result::ok) {
+            let listening = line.contains("endpoint=");
+            log.push_str(&line);
+            log.push('\n');
+            if listening {
+                break;
+            }
+        }
+    }
+    let _ = http.kill();
+    let _ = http.wait();
+    assert_eq!(log.matches("generated at start-up").count(), 1, "{log}");
     curation("confirm_key: {env: FERRY_CONFIRM_KEY}\n");
     let (code, err) = serve(None);
     assert_eq!(code, 2, "{err}");
@@ -1511,4 +1571,134 @@ fn ferry_tools_prints_what_tools_list_serves_composite_tools_included() {
             "{text}"
         );
     }
+}
+
+/// Issue 24: `ferry check --all` on GitHub reported 1,223 tools and about 498,000 tokens
+/// with no warning. Past `max_tools` or `max_catalog_tokens` it warns, naming the largest
+/// tools; `--strict` fails; the summary names the five largest.
+#[test]
+fn a_tool_list_past_its_budgets_is_warned_of_and_fails_strict() {
+    let github = research("node_modules/@octokit/openapi/generated/api.github.com.json");
+    let github = github.to_str().expect("UTF-8");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (code, out, _) = ferry(&["check", "--all", "--openapi", github], here);
+    assert_eq!(code, 0, "warnings only");
+    assert!(
+        out.contains(
+            "warning[catalog-over-max-tools]: 1223 tools are served, more than 128 (`max_tools`)"
+        ) && out.contains("warning[catalog-over-max-tokens]: the tool list costs about")
+            && out.contains("largest tools, in tokens: repos_update-org-ruleset"),
+        "{}",
+        &out[..out.len().min(3000)]
+    );
+    let (code, _, _) = ferry(&["check", "--strict", "--all", "--openapi", github], here);
+    assert_eq!(code, 1);
+    let (_, json, _) = ferry(
+        &["check", "--all", "--format", "json", "--openapi", github],
+        here,
+    );
+    let report: Value = serde_json::from_str(&json).expect("JSON");
+    let codes: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert!(
+        codes.contains(&"catalog-over-max-tools") && codes.contains(&"catalog-over-max-tokens"),
+        "{codes:?}"
+    );
+    // Raised budgets are the operator's call.
+    let dir = temp_dir("budgets");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        format!("openapi: {github}\nmax_tools: 2000\nmax_catalog_tokens: 1000000\n"),
+    )
+    .expect("curation");
+    let (code, out, _) = ferry(&["check", "--strict", "--all"], &dir);
+    assert_eq!(code, 0, "{}", &out[out.len().saturating_sub(2000)..]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 24: names by `naming: snake_case`; YAML errors name the file and say what is wrong
+/// in ferry's words; an entry naming a tool where its operationId goes is told which; a
+/// server the curation names is not titled with the document's title.
+#[test]
+fn naming_messages_and_titles_say_what_a_newcomer_needs() {
+    let dir = temp_dir("newcomer");
+    std::fs::write(
+        dir.join("api.yaml"),
+        "openapi: 3.1.0\ninfo: {title: Pet Store, version: '1'}\npaths:\n  /pets:\n    get: {operationId: pets/list-all}\n  /pets/{id}:\n    parameters: [{name: id, in: path, required: true, schema: {type: string}}]\n    get: {operationId: getPetById}\n",
+    )
+    .expect("document");
+    let write = |text: &str| std::fs::write(dir.join("ferry.yaml"), text).expect("curation");
+    write(
+        "openapi: ./api.yaml\nnaming: snake_case\nserver: {name: pets}\ntools: {pets/list-all: {}, getPetById: {}}\n",
+    );
+    let (code, out, err) = ferry(&["tools"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let names: Vec<String> = serde_json::from_str::<Value>(&out)
+        .expect("JSON")
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(names, ["get_pet_by_id", "pets_list_all"]);
+    // A tool's name where its operationId goes.
+    write("openapi: ./api.yaml\nnaming: snake_case\ntools: {get_pet_by_id: {}}\n");
+    let (code, out, _) = ferry(&["check"], &dir);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(
+            r#"did you mean "getPetById" (the operation whose tool is named "get_pet_by_id""#
+        ),
+        "{out}"
+    );
+    write("openapi: ./api.yaml\nnaming: kebab\ntools: {getPetById: {}}\n");
+    let (_, out, _) = ferry(&["check"], &dir);
+    assert!(out.contains("`naming` is \"kebab\""), "{out}");
+    // A key written twice: the file named, in ferry's words.
+    write("openapi: ./api.yaml\ntools:\n  getPetById: {}\n  getPetById: {}\n");
+    let (code, _, err) = ferry(&["check"], &dir);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("the key \"getPetById\" is written twice in one mapping: keep one")
+            && err.contains("ferry.yaml:4:3")
+            && !err.contains("<input>")
+            && !err.contains("DuplicateKeyPolicy"),
+        "{err}"
+    );
+    // The server's title follows its name: the document's title only with the document's
+    // name.
+    let info = |curation: &str| {
+        write(curation);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .args(["serve", "--stdio", "--upstream", "http://127.0.0.1:9"])
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("ferry serves stdio");
+        use std::io::{BufRead as _, Write as _};
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "{}", crate::support::initialize()).expect("write");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("read");
+        drop(stdin);
+        let _ = child.wait();
+        let answer: Value = serde_json::from_str(&line).expect("JSON");
+        answer["result"]["serverInfo"].clone()
+    };
+    let named = info("openapi: ./api.yaml\nserver: {name: pets}\ntools: {getPetById: {}}\n");
+    assert_eq!(
+        (named["name"].as_str(), named.get("title")),
+        (Some("pets"), None)
+    );
+    let unnamed = info("openapi: ./api.yaml\ntools: {getPetById: {}}\n");
+    assert_eq!(unnamed["title"], "Pet Store");
+    let _ = std::fs::remove_dir_all(&dir);
 }

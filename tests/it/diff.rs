@@ -87,7 +87,7 @@ fn a_side_that_does_not_compile_is_exit_2_with_its_errors() {
         &["old.yaml", "broken.yaml"],
         expect![[r#"
             exit 2
-            broken.yaml: error: "getPets" matches no operation (give an operationId or `METHOD /path`)
+            broken.yaml: error: "getPets" matches no operation (give an operationId or `METHOD /path`); did you mean "getPet"?
               --> curation:tools.getPets
             ferry: cannot compare catalogs with errors: fix them, then run `ferry diff` again
         "#]],
