@@ -7,7 +7,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::*;
+use serde_json::Value;
+
+use super::{Action, ActionKind, Expression, Reader, Step, Workflow};
 
 /// The document-only checks of one workflow: what its expressions name, which steps can be
 /// reached, and loops without a way out.

@@ -5,8 +5,8 @@
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::envelope::*;
-use super::failure::*;
+use super::envelope::{MetaString, Params};
+use super::failure::Failure;
 use super::{Era, Outgoing, Runs, Scope, ServedTool, Server, confirm, limit, result, validate};
 use crate::auth::Principal;
 use crate::catalog::{Rate, SafetyClass, ToolLimits};

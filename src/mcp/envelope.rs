@@ -12,7 +12,10 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::*;
+use http::StatusCode;
+
+use super::failure::Failure;
+use super::{code, headers};
 
 /// The envelope of a JSON-RPC message, borrowed from the body.
 pub(super) struct Request<'a> {

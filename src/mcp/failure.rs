@@ -1,7 +1,12 @@
 //! A JSON-RPC error on its way out: its code, message and data, and the HTTP status it
 //! travels with; every protocol error ferry answers is one of these.
 
-use super::*;
+use bytes::Bytes;
+use http::StatusCode;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use super::{Kind, Outgoing, SUPPORTED_VERSIONS, code};
 
 /// A JSON-RPC error on its way out, with the HTTP status it travels with (boxed: errors are
 /// the rare path, and results stay small).

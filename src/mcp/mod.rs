@@ -24,8 +24,10 @@ use crate::observe::{CallFacts, CallRecord, Observer, ToolMeter};
 use crate::trace;
 use crate::upstream::{self, Upstream};
 use call::{CallTarget, rate_limits};
-use envelope::*;
-use failure::*;
+use envelope::{
+    MetaString, Params, Request, cancelled_request_id, check_no_cursor, header_str, parse_request,
+};
+use failure::Failure;
 use listing::{ID_PREFIX, Listing, Prepared, respond_value};
 
 mod call;

@@ -207,6 +207,25 @@ fn source_keeps_the_import_rules() {
             continue;
         }
         let text = std::fs::read_to_string(file).expect("source file readable");
+        // Imports name their source: no glob import outside tests (an inline test module
+        // ends a file, so scanning stops at its attribute).
+        for (index, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line == "#[cfg(test)]" {
+                break;
+            }
+            let imports = line.starts_with("use ")
+                || line.starts_with("pub use ")
+                || (line.starts_with("pub(") && line.contains(" use "));
+            if imports && line.trim_end_matches(';').ends_with("::*") {
+                writeln!(
+                    broken,
+                    "{name}:{}: `{line}` is a glob import: name what is imported",
+                    index + 1
+                )
+                .expect("writing to a string");
+            }
+        }
         for (line, path) in references(&text, &module) {
             if path.first() == Some(&"crate".to_owned()) && path.get(1) == Some(&top) {
                 continue;

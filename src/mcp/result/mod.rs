@@ -32,7 +32,7 @@ use super::{
 };
 use crate::auth::Challenge;
 use crate::catalog::Rate;
-use crate::upstream::{Answer, CallError, Handling, Http, Outcome, Redacted};
+use crate::upstream::{Answer, CallError, Handling, Http, Outcome};
 
 /// `_meta` key of the observed HTTP facts.
 pub const HTTP_META: &str = "dev.ferry/http";

@@ -9,7 +9,11 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::*;
+use super::{
+    Block, CallResult, HTTP_META, LEGACY_WRAP_KEY, RATE_LIMIT_META, RESULT_META, ResourceBody,
+};
+use crate::mcp::META_SERVER_INFO;
+use crate::upstream::{Handling, Http, Redacted};
 
 /// A result with its era's additions.
 pub(super) struct Written<'r, 't> {
