@@ -23,7 +23,6 @@ pub mod observe;
 pub mod openapi;
 pub mod parameter;
 pub mod rate;
-pub mod tls;
 pub mod trace;
 pub mod transport;
 pub mod upstream;

@@ -461,7 +461,7 @@ async fn serve_current(
     };
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
-            Some(ferry::tls::server_config(cert, key).context("setting up TLS")?)
+            Some(ferry::transport::tls::server_config(cert, key).context("setting up TLS")?)
         }
         _ => None,
     };
@@ -602,7 +602,7 @@ async fn serve_listener(
 ) -> anyhow::Result<()> {
     match tls {
         Some(tls) => {
-            let listener = ferry::tls::TlsListener::new(listener, tls).context("setting up TLS")?;
+            let listener = ferry::transport::tls::TlsListener::new(listener, tls).context("setting up TLS")?;
             http::serve(server, listener, options, shutdown)
                 .await
                 .context("serving HTTPS")

@@ -1,6 +1,6 @@
-//! Carrying MCP messages: Streamable HTTP ([`http`]) and newline-delimited stdio ([`stdio`]).
-//! Both hand every message to the one dispatcher, [`crate::mcp::Server::handle`]. [`admin`]
-//! is the operators' listener beside them (metrics).
+//! Carrying MCP messages: Streamable HTTP ([`http`], over TLS with [`tls`]) and
+//! newline-delimited stdio ([`stdio`]). Both hand every message to the one dispatcher,
+//! [`crate::mcp::Server::handle`]. [`admin`] is the operators' listener beside them (metrics).
 
 pub mod admin;
 pub mod auth;
@@ -8,3 +8,4 @@ mod connection;
 pub mod http;
 pub mod spread;
 pub mod stdio;
+pub mod tls;

@@ -1102,7 +1102,7 @@ const TLS_DATA: &str = "tests/data/tls";
 
 #[tokio::test]
 async fn ferry_can_terminate_tls_itself() {
-    let config = ferry::tls::server_config(
+    let config = ferry::transport::tls::server_config(
         std::path::Path::new(&format!("{TLS_DATA}/localhost.crt")),
         std::path::Path::new(&format!("{TLS_DATA}/localhost.key")),
     )
@@ -1110,7 +1110,7 @@ async fn ferry_can_terminate_tls_itself() {
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind loopback");
-    let listener = ferry::tls::TlsListener::new(tcp, config).expect("listener");
+    let listener = ferry::transport::tls::TlsListener::new(tcp, config).expect("listener");
     let port = axum::serve::Listener::local_addr(&listener)
         .expect("address")
         .port();
@@ -1157,7 +1157,7 @@ async fn ferry_can_terminate_tls_itself() {
 
 #[test]
 fn unusable_tls_files_are_named_in_the_error() {
-    let missing = ferry::tls::server_config(
+    let missing = ferry::transport::tls::server_config(
         std::path::Path::new(&format!("{TLS_DATA}/missing.crt")),
         std::path::Path::new(&format!("{TLS_DATA}/localhost.key")),
     )
@@ -1168,7 +1168,7 @@ fn unusable_tls_files_are_named_in_the_error() {
             .starts_with("cannot read the certificate chain tests/data/tls/missing.crt"),
         "{missing}"
     );
-    let mismatched = ferry::tls::server_config(
+    let mismatched = ferry::transport::tls::server_config(
         std::path::Path::new(&format!("{TLS_DATA}/localhost.crt")),
         std::path::Path::new(&format!("{TLS_DATA}/ca.crt")),
     )
