@@ -7,10 +7,13 @@ use serde_json::{Map, Value, json};
 
 use super::envelope::{MetaString, Params};
 use super::failure::Failure;
-use super::{Era, Outgoing, Runs, Scope, ServedTool, Server, confirm, limit, result, validate};
+use super::{
+    Era, Outgoing, Runs, Scope, ServedTool, Server, confirm, limit, result, span, validate,
+};
 use crate::auth::Principal;
 use crate::catalog::{Rate, SafetyClass, ToolLimits};
-use crate::upstream;
+use crate::observe::CallFacts;
+use crate::upstream::{self, Fault};
 
 impl Server {
     /// Finds the tool and reads the arguments of a `tools/call`.
@@ -48,6 +51,8 @@ impl Server {
         })
     }
 
+    /// Runs a `tools/call` of `target` to its end, and answers it: the one place the MCP
+    /// answer and the audit record's facts are both written, from one [`Ending`].
     pub(super) async fn call<'s>(
         &'s self,
         id: &RawValue,
@@ -56,7 +61,6 @@ impl Server {
         round: &confirm::Round<'_>,
         scope: Scope<'_, 's>,
     ) -> Result<Outgoing, Failure> {
-        use crate::observe::{Outcome, Reason};
         let Scope {
             principal,
             facts,
@@ -73,17 +77,32 @@ impl Server {
             facts.tool = Some(index);
             // Copied as written: the audit log's writer reads it, off the call's path.
             facts.client = client_info.map(ToOwned::to_owned);
-            // Anything that ends this call early without an outcome is ferry's own failure.
-            facts.outcome = Some(Outcome::GatewayFailure);
         }
+        let (ending, confirmation) = self
+            .end_of(served, &arguments, principal, era, round, trace)
+            .await;
+        facts.confirmation = confirmation;
+        self.answer(id, served, ending, era, facts, trace)
+    }
+
+    /// How a call of `served` with `arguments` ends: refused, invalid, limited, asked or
+    /// unconfirmed, failed, or run; beside it, what became of its confirmation.
+    async fn end_of<'s>(
+        &'s self,
+        served: &'s ServedTool,
+        arguments: &Arguments,
+        principal: Option<&Principal>,
+        era: Era,
+        round: &confirm::Round<'_>,
+        trace: &span::Traced<'s>,
+    ) -> (Ending<'s>, Option<&'static str>) {
         // Scopes are checked before the arguments: a caller who may not call the tool
         // learns nothing about what it accepts.
         if let Some(principal) = principal
             && let Err(challenge) = self.authenticator.authorize(principal, &served.name)
         {
             tracing::info!(tool = %served.name, user = %principal.subject, "tool call refused: missing scope");
-            facts.outcome = Some(Outcome::Refused(Reason::Scope));
-            return Ok(result::refused(id, challenge));
+            return (Ending::Refused(challenge), None);
         }
         let validator = served
             .validator
@@ -92,110 +111,129 @@ impl Server {
             Ok(validator) => validator,
             Err(detail) => {
                 tracing::error!(tool = %served.name, %detail, "input schema does not compile");
-                return Err(Failure::internal());
+                return (Ending::Failed(Failure::internal(), Fault::Gateway), None);
             }
         };
+        if let Some(text) = validate::problems(validator, arguments.as_value()) {
+            return (Ending::Invalid(text), None);
+        }
         // Limits are checked once the call would go: an invalid call costs nothing. A call
         // that asks the user first is only measured against them here and charged once it
         // proceeds, so that asking, a decline or a mistyped answer costs no budget.
         let confirms = served.confirms();
-        let refused = match validate::problems(validator, arguments.as_value()) {
-            Some(text) => {
-                facts.outcome = Some(Outcome::InvalidArguments);
-                Some(result::invalid_arguments(text))
-            }
-            None => self
-                .over_limit(served, principal, !confirms)
-                .map(|limited| {
-                    facts.outcome = Some(Outcome::Refused(Reason::RateLimit));
-                    result::rate_limited(limited)
-                }),
+        if let Some(limited) = self.over_limit(served, principal, !confirms) {
+            return (Ending::Limited(limited), None);
+        }
+        let Some(upstream) = &self.upstream else {
+            tracing::error!(tool = %served.name, "no upstream client to call");
+            return (Ending::Failed(Failure::internal(), Fault::Gateway), None);
         };
-        let result = match refused {
-            Some(refused) => refused,
-            None => {
-                let Some(upstream) = &self.upstream else {
-                    tracing::error!(tool = %served.name, "no upstream client to call");
-                    return Err(Failure::internal());
-                };
-                let principal = principal.unwrap_or(Principal::anonymous_ref());
-                let (gate, confirmation) =
-                    self.confirmation(id, served, arguments.as_map(), principal, era, round);
-                facts.confirmation = confirmation;
-                let idempotency_key = match gate {
-                    Ok(confirm::Gate::Proceed { idempotency_key }) => idempotency_key,
-                    Ok(confirm::Gate::Respond(outgoing)) => {
-                        facts.outcome = Some(Outcome::Unconfirmed);
-                        return Ok(outgoing);
-                    }
-                    Ok(confirm::Gate::Unconfirmed(result)) => {
-                        facts.outcome = Some(Outcome::Unconfirmed);
-                        return self.respond_call(id, &served.name, &result, era);
-                    }
-                    Err(confirm::GateError::Caller(failure)) => {
-                        // A client without elicitation, or a retry that breaks the schema:
-                        // the caller's doing, answered as a protocol error.
-                        facts.outcome = Some(Outcome::ProtocolError);
-                        return Err(failure);
-                    }
-                    Err(confirm::GateError::Gateway(failure)) => return Err(failure),
-                };
-                if confirms && let Some(limited) = self.over_limit(served, Some(principal), true) {
-                    facts.outcome = Some(Outcome::Refused(Reason::RateLimit));
-                    return self.respond_call(
-                        id,
-                        &served.name,
-                        &result::rate_limited(limited),
-                        era,
-                    );
-                }
-                let context = upstream::CallContext {
-                    idempotency_key: idempotency_key.as_deref(),
-                    trace: &trace.context,
-                };
-                match &served.runs {
-                    Runs::Operation {
-                        tool,
-                        route: Some(route),
-                    } => {
-                        let outcome = upstream
-                            .call_with(
-                                route,
-                                tool,
-                                arguments.as_map(),
-                                principal,
-                                &context,
-                                &mut facts.stats,
-                            )
-                            .await;
-                        facts.outcome = Some(Outcome::of(&outcome));
-                        facts.upstream_status = Outcome::status_of(&outcome);
-                        result::outcome_result(&served.name, outcome)
-                    }
-                    Runs::Workflow { workflow, routes } => {
-                        // Boxed: a run's future holds a step's call and the waits between
-                        // steps, several kilobytes that an operation's call would otherwise
-                        // carry (and copy) too.
-                        let outcome = Box::pin(upstream.run_workflow(
-                            workflow,
-                            routes,
-                            arguments.as_value(),
-                            principal,
-                            &context,
-                            &mut facts.stats,
-                        ))
-                        .await;
-                        facts.outcome = Some(Outcome::of_workflow(&outcome));
-                        facts.upstream_status = outcome.taken.last().and_then(|taken| taken.status);
-                        result::workflow_result(&served.name, workflow, outcome)
-                    }
-                    Runs::Operation { route: None, .. } => {
-                        tracing::error!(tool = %served.name, "no upstream client to call");
-                        return Err(Failure::internal());
-                    }
-                }
+        let principal = principal.unwrap_or(Principal::anonymous_ref());
+        let (gate, confirmation) = self.confirmation(served, arguments.as_map(), principal, era, round);
+        let idempotency_key = match gate {
+            Ok(confirm::Gate::Proceed { idempotency_key }) => idempotency_key,
+            Ok(confirm::Gate::Ask(question)) => return (Ending::Asked(question), confirmation),
+            Ok(confirm::Gate::Unconfirmed(result)) => {
+                return (Ending::Unconfirmed(result), confirmation);
+            }
+            // A client without elicitation, or a retry that breaks the schema: the caller's
+            // doing, answered as a protocol error.
+            Err(confirm::GateError::Caller(failure)) => {
+                return (Ending::Failed(failure, Fault::Caller), confirmation);
+            }
+            Err(confirm::GateError::Gateway(failure)) => {
+                return (Ending::Failed(failure, Fault::Gateway), confirmation);
             }
         };
+        if confirms && let Some(limited) = self.over_limit(served, Some(principal), true) {
+            return (Ending::Limited(limited), confirmation);
+        }
+        let context = upstream::CallContext {
+            idempotency_key: idempotency_key.as_deref(),
+            trace: &trace.context,
+        };
+        let mut stats = upstream::CallStats::default();
+        let ran = match &served.runs {
+            Runs::Operation {
+                tool,
+                route: Some(route),
+            } => Ran::Operation(
+                upstream
+                    .call_with(route, tool, arguments.as_map(), principal, &context, &mut stats)
+                    .await,
+            ),
+            Runs::Workflow { workflow, routes } => {
+                // Boxed: a run's future holds a step's call and the waits between steps,
+                // several kilobytes that an operation's call would otherwise carry (and copy)
+                // too.
+                let outcome = Box::pin(upstream.run_workflow(
+                    workflow,
+                    routes,
+                    arguments.as_value(),
+                    principal,
+                    &context,
+                    &mut stats,
+                ))
+                .await;
+                Ran::Workflow(workflow, outcome)
+            }
+            Runs::Operation { route: None, .. } => {
+                tracing::error!(tool = %served.name, "no upstream client to call");
+                return (Ending::Failed(Failure::internal(), Fault::Gateway), confirmation);
+            }
+        };
+        (Ending::Ran(ran, stats), confirmation)
+    }
+
+    /// Writes `ending`: the answer the caller gets, and the facts its audit record and
+    /// metrics are made of.
+    fn answer(
+        &self,
+        id: &RawValue,
+        served: &ServedTool,
+        ending: Ending<'_>,
+        era: Era,
+        facts: &mut CallFacts,
+        trace: &span::Traced<'_>,
+    ) -> Result<Outgoing, Failure> {
+        use crate::observe::{Outcome, Reason};
+        let (outcome, result) = match ending {
+            Ending::Refused(challenge) => {
+                facts.outcome = Some(Outcome::Refused(Reason::Scope));
+                return Ok(result::refused(id, challenge));
+            }
+            Ending::Asked(question) => {
+                facts.outcome = Some(Outcome::Unconfirmed);
+                return Ok(result::input_required(id, &question, &self.server_info));
+            }
+            Ending::Failed(failure, fault) => {
+                facts.outcome = Some(match fault {
+                    Fault::Caller => Outcome::ProtocolError,
+                    _ => Outcome::GatewayFailure,
+                });
+                return Err(failure);
+            }
+            Ending::Invalid(text) => (Outcome::InvalidArguments, result::invalid_arguments(text)),
+            Ending::Limited(limited) => (
+                Outcome::Refused(Reason::RateLimit),
+                result::rate_limited(limited),
+            ),
+            Ending::Unconfirmed(result) => (Outcome::Unconfirmed, *result),
+            Ending::Ran(Ran::Operation(outcome), stats) => {
+                facts.stats = stats;
+                facts.upstream_status = Outcome::status_of(&outcome);
+                (Outcome::of(&outcome), result::outcome_result(&served.name, outcome))
+            }
+            Ending::Ran(Ran::Workflow(workflow, outcome), stats) => {
+                facts.stats = stats;
+                facts.upstream_status = outcome.taken.last().and_then(|taken| taken.status);
+                (
+                    Outcome::of_workflow(&outcome),
+                    result::workflow_result(&served.name, workflow, outcome),
+                )
+            }
+        };
+        facts.outcome = Some(outcome);
         trace
             .tool_error
             .store(result.is_error, std::sync::atomic::Ordering::Relaxed);
@@ -274,6 +312,33 @@ pub(super) fn rate_limits(
         told.push((rate, limits.class.as_str()));
     }
     (checked, told)
+}
+
+/// How one `tools/call` ended: every way is one variant, and [`Server::answer`] writes both
+/// the answer and the audit facts from it. `Ran` is the large variant and the usual one, so
+/// it is kept unboxed: boxing it would allocate on every call to save stack on the rare ones.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Ending<'s> {
+    /// The caller lacks a scope the tool needs: 403 with the challenge.
+    Refused(crate::auth::Challenge),
+    /// The arguments break the input schema: what to fix. Nothing was sent.
+    Invalid(String),
+    /// Over a rate limit: when to try again. Nothing was sent.
+    Limited(result::RateLimited),
+    /// The user is asked to confirm (`input_required`). Nothing was sent.
+    Asked(confirm::Question),
+    /// The user did not confirm, or the confirmation could not be taken. Nothing was sent.
+    Unconfirmed(Box<result::CallResult<'static>>),
+    /// A JSON-RPC error, and whose doing it is (the caller's, or ferry's own).
+    Failed(Failure, Fault),
+    /// The call ran: what it came to, and what it cost.
+    Ran(Ran<'s>, upstream::CallStats),
+}
+
+/// What a call that ran came to: an operation's outcome, or a workflow's.
+pub(super) enum Ran<'s> {
+    Operation(upstream::Outcome),
+    Workflow(&'s crate::catalog::WorkflowTool, upstream::WorkflowOutcome),
 }
 
 pub(super) struct CallTarget<'s, 'p> {

@@ -444,8 +444,8 @@ pub(super) enum GateError {
 pub(super) enum Gate {
     /// Call the upstream (with this idempotency key, when confirmed).
     Proceed { idempotency_key: Option<String> },
-    /// Answer with this (the `input_required` result).
-    Respond(super::Outgoing),
+    /// Ask the user this (answered `input_required`).
+    Ask(Question),
     /// Answer with this tool result; nothing is sent.
     Unconfirmed(Box<super::result::CallResult<'static>>),
 }
@@ -456,7 +456,6 @@ impl super::Server {
     /// as the word an audit record names (`None` for a tool that does not confirm).
     pub(super) fn confirmation(
         &self,
-        id: &RawValue,
         served: &super::ServedTool,
         arguments: &Map<String, Value>,
         principal: &crate::auth::Principal,
@@ -499,11 +498,7 @@ impl super::Server {
         use super::result;
         let gate = match decision {
             Decision::Proceed { idempotency_key } => Ok(Gate::Proceed { idempotency_key }),
-            Decision::Ask(question) => Ok(Gate::Respond(result::input_required(
-                id,
-                &question,
-                &self.server_info,
-            ))),
+            Decision::Ask(question) => Ok(Gate::Ask(question)),
             Decision::NeedsElicitation => {
                 Err(GateError::Caller(super::Failure::missing_capability()))
             }
