@@ -25,8 +25,11 @@ use crate::parameter::ParameterLocation;
 use check::check_workflow;
 
 mod check;
+mod components;
+mod criteria;
 pub mod evaluate;
 pub mod expression;
+mod written;
 
 pub use evaluate::{Context, Exchange};
 pub use expression::{Condition, Criterion, Expression, ExpressionError, Source};
@@ -259,7 +262,7 @@ impl Reader<'_> {
             }
         }
         if let Some(components) = self.object_at(root, "components", "", false) {
-            self.components(components);
+            components::read(self, components);
         }
         let workflows = self.array_at(root, "workflows", "", true);
         let mut ids = HashSet::new();
@@ -274,185 +277,6 @@ impl Reader<'_> {
             }
         }
         arazzo
-    }
-
-    /// The Components Object: `inputs` kept as written, the parameters and actions read as a
-    /// step's are, so a reference to one is the value it names.
-    fn components(&mut self, components: &Map<String, Value>) {
-        let each = |reader: &mut Self, key: &str| -> Vec<(String, &Value, String)> {
-            let Some(written) = reader.object_at(components, key, "/components", false) else {
-                return Vec::new();
-            };
-            let mut found = Vec::new();
-            for (name, value) in written {
-                let pointer = format!("/components/{key}/{}", escape_token(name));
-                if !expression::is_name(name) {
-                    reader.error(
-                        &pointer,
-                        format!(
-                            "component name {name:?} is not a name (letters, digits, `.`, `-`, `_`)"
-                        ),
-                    );
-                } else if value.get("reference").is_some() {
-                    reader.error(
-                        &format!("{pointer}/reference"),
-                        "a component is written in full: it cannot be a `reference` itself",
-                    );
-                } else {
-                    found.push((name.clone(), value, pointer));
-                }
-            }
-            found
-        };
-        for (name, schema, pointer) in each(self, "inputs") {
-            if schema.is_object() {
-                self.components.inputs.insert(name, schema.clone());
-            } else {
-                self.error(&pointer, "a reusable input must be a JSON Schema object");
-            }
-        }
-        for (name, value, pointer) in each(self, "parameters") {
-            let parameter = self.parameter_object(value, pointer);
-            self.components.parameters.insert(name, parameter);
-        }
-        for (name, value, pointer) in each(self, "successActions") {
-            let action = self.action(value, pointer, true);
-            self.components.success_actions.insert(name, action);
-        }
-        for (name, value, pointer) in each(self, "failureActions") {
-            let action = self.action(value, pointer, false);
-            self.components.failure_actions.insert(name, action);
-        }
-    }
-
-    /// A Reusable Object's `reference`, `$components.KIND.NAME`, resolved to what `found`
-    /// holds under that name (`what` names it, for diagnostics).
-    fn resolve<T: Clone>(
-        &mut self,
-        object: &Map<String, Value>,
-        pointer: &str,
-        kind: &str,
-        what: &str,
-        found: impl Fn(&Components) -> &HashMap<String, Option<T>>,
-    ) -> Option<T> {
-        let written = self.string_at(object, "reference", pointer, true)?;
-        let at = format!("{pointer}/reference");
-        let name = written
-            .strip_prefix("$components.")
-            .and_then(|rest| rest.strip_prefix(kind))
-            .and_then(|rest| rest.strip_prefix('.'))
-            .filter(|name| expression::is_name(name));
-        let Some(name) = name else {
-            self.error(
-                &at,
-                format!(
-                    "{written:?} is not a reference to a {what} (write `$components.{kind}.NAME`)"
-                ),
-            );
-            return None;
-        };
-        match found(&self.components).get(name) {
-            Some(Some(component)) => Some(component.clone()),
-            Some(None) => {
-                let message =
-                    format!("`components.{kind}.{name}` could not be read (see its diagnostics)");
-                self.error(&at, message);
-                None
-            }
-            None => {
-                let mut known: Vec<&str> =
-                    found(&self.components).keys().map(String::as_str).collect();
-                known.sort_unstable();
-                let known = if known.is_empty() {
-                    "it has none".to_string()
-                } else {
-                    format!("it has: {}", known.join(", "))
-                };
-                let message =
-                    format!("no {what} is named {name:?} in `components.{kind}` ({known})");
-                self.error(&at, message);
-                None
-            }
-        }
-    }
-
-    /// `schema` with every `$ref: '#/components/inputs/NAME'` in it replaced by that schema
-    /// (as one of an `allOf` when other keywords stand beside it). Any other `$ref` is left
-    /// for the schema's translation to report.
-    fn inline_inputs(
-        &mut self,
-        schema: &Value,
-        pointer: &str,
-        within: &mut Vec<String>,
-        budget: &mut usize,
-    ) -> Value {
-        let object = match schema {
-            Value::Object(object) => object,
-            Value::Array(items) => {
-                let items = items.iter().enumerate().map(|(index, item)| {
-                    self.inline_inputs(item, &format!("{pointer}/{index}"), within, budget)
-                });
-                return Value::Array(items.collect());
-            }
-            other => return other.clone(),
-        };
-        let mut inlined = Map::new();
-        for (key, item) in object {
-            let item = match key.as_str() {
-                "$ref" => continue,
-                // Values, not schemas: a `$ref` in them is data.
-                "enum" | "const" | "default" | "examples" | "example" => item.clone(),
-                _ => {
-                    let pointer = format!("{pointer}/{}", escape_token(key));
-                    self.inline_inputs(item, &pointer, within, budget)
-                }
-            };
-            inlined.insert(key.clone(), item);
-        }
-        let Some(reference) = object.get("$ref") else {
-            return Value::Object(inlined);
-        };
-        let at = format!("{pointer}/$ref");
-        let Some(name) = reference
-            .as_str()
-            .and_then(|r| r.strip_prefix("#/components/inputs/"))
-        else {
-            inlined.insert("$ref".to_string(), reference.clone());
-            return Value::Object(inlined);
-        };
-        let Some(component) = self.components.inputs.get(name).cloned() else {
-            let message = format!("no input schema is named {name:?} in `components.inputs`");
-            self.error(&at, message);
-            return Value::Object(inlined);
-        };
-        if within.iter().any(|outer| outer == name) {
-            let message = format!(
-                "`components.inputs.{name}` refers to itself: a tool's input schema cannot be endless"
-            );
-            self.error(&at, message);
-            return Value::Object(inlined);
-        }
-        if *budget == 0 {
-            let message = format!(
-                "the inputs inline more than {INLINED_INPUTS_LIMIT} `components.inputs` schemas"
-            );
-            self.error(&at, message);
-            return Value::Object(inlined);
-        }
-        *budget -= 1;
-        within.push(name.to_string());
-        let component_pointer = format!("/components/inputs/{}", escape_token(name));
-        let component = self.inline_inputs(&component, &component_pointer, within, budget);
-        within.pop();
-        if inlined.is_empty() {
-            return component;
-        }
-        let mut all = vec![component];
-        if let Some(Value::Array(others)) = inlined.remove("allOf") {
-            all.extend(others);
-        }
-        inlined.insert("allOf".to_string(), Value::Array(all));
-        Value::Object(inlined)
     }
 
     fn source_description(&mut self, value: &Value, pointer: String) -> Option<SourceDescription> {
@@ -484,7 +308,7 @@ impl Reader<'_> {
         let inputs = object.get("inputs").map(|inputs| {
             let mut budget = INLINED_INPUTS_LIMIT;
             let at = format!("{pointer}/inputs");
-            self.inline_inputs(inputs, &at, &mut Vec::new(), &mut budget)
+            components::inline_inputs(self, inputs, &at, &mut Vec::new(), &mut budget)
         });
         if let Some(inputs) = &inputs {
             if inputs.as_object().is_some_and(|o| o.contains_key("$ref")) {
@@ -550,11 +374,11 @@ impl Reader<'_> {
         ) {
             (Some(_), None, None) => {
                 let written = self.string_at(object, "operationId", &pointer, true)?;
-                operation_id(&written)
+                written::operation_id(&written)
             }
             (None, Some(_), None) => {
                 let written = self.string_at(object, "operationPath", &pointer, true)?;
-                match operation_path(&written) {
+                match written::operation_path(&written) {
                     Ok(target) => target,
                     Err(message) => {
                         self.error(&format!("{pointer}/operationPath"), message);
@@ -604,9 +428,9 @@ impl Reader<'_> {
             }
             None => None,
         };
-        let success_criteria = self.criteria(object, "successCriteria", &pointer);
-        let on_success = self.actions(object, "onSuccess", &pointer);
-        let on_failure = self.actions(object, "onFailure", &pointer);
+        let success_criteria = criteria::criteria(self, object, "successCriteria", &pointer);
+        let on_success = criteria::actions(self, object, "onSuccess", &pointer);
+        let on_failure = criteria::actions(self, object, "onFailure", &pointer);
         let outputs = self.outputs(object, &pointer);
         Some(Step {
             id,
@@ -649,7 +473,7 @@ impl Reader<'_> {
                 self.error(&pointer, "a replacement needs a `payload` to be made in");
                 continue;
             };
-            if let Err(message) = replace(payload, &target, value) {
+            if let Err(message) = written::replace(payload, &target, value) {
                 self.error(&format!("{pointer}/target"), message);
             }
         }
@@ -663,9 +487,10 @@ impl Reader<'_> {
         if !object.contains_key("reference") {
             return self.parameter_object(value, pointer);
         }
-        let mut parameter = self.resolve(object, &pointer, "parameters", "parameter", |c| {
-            &c.parameters
-        })?;
+        let mut parameter =
+            components::resolve(self, object, &pointer, "parameters", "parameter", |c| {
+                &c.parameters
+            })?;
         if let Some(value) = object.get("value") {
             parameter.value = self.template(value, &format!("{pointer}/value"));
         }
@@ -711,7 +536,7 @@ impl Reader<'_> {
                     Template::Literal(value.clone())
                 }
             },
-            Value::String(text) if text.contains("{$") => match pieces(text) {
+            Value::String(text) if text.contains("{$") => match written::pieces(text) {
                 Ok(pieces) => Template::Text(pieces),
                 Err(error) => {
                     self.error(pointer, error.0);
@@ -736,285 +561,6 @@ impl Reader<'_> {
             ),
             _ => Template::Literal(value.clone()),
         }
-    }
-
-    fn criteria(
-        &mut self,
-        object: &Map<String, Value>,
-        key: &str,
-        pointer: &str,
-    ) -> Vec<Criterion> {
-        let mut criteria = Vec::new();
-        let written = self.array_at(object, key, pointer, false);
-        for (index, criterion) in written.iter().enumerate() {
-            let pointer = format!("{pointer}/{key}/{index}");
-            if let Some(criterion) = self.criterion(criterion, &pointer) {
-                criteria.push(criterion);
-            }
-        }
-        criteria
-    }
-
-    /// A Criterion Object: `simple` (the default), `regex` or `jsonpath` (RFC 9535, the only
-    /// JSONPath read: a Criterion Expression Type Object naming another is refused).
-    fn criterion(&mut self, value: &Value, pointer: &str) -> Option<Criterion> {
-        let criterion = self.object(value, pointer, "a criterion")?;
-        let type_pointer = format!("{pointer}/type");
-        let kind = match criterion.get("type") {
-            None => "simple".to_string(),
-            Some(Value::String(kind)) => kind.clone(),
-            Some(Value::Object(expression_type)) => {
-                self.expression_type(expression_type, &type_pointer)?
-            }
-            Some(_) => {
-                self.error(
-                    &type_pointer,
-                    "`type` must be a string (simple, regex, jsonpath) or a Criterion Expression Type Object",
-                );
-                return None;
-            }
-        };
-        let condition = self.string_at(criterion, "condition", pointer, true)?;
-        let condition_pointer = format!("{pointer}/condition");
-        if kind == "simple" {
-            if criterion.contains_key("context") {
-                self.error(
-                    &format!("{pointer}/context"),
-                    "a `simple` criterion with a `context` is not supported yet",
-                );
-                return None;
-            }
-            return match expression::parse_condition(&condition) {
-                Ok(condition) => Some(Criterion::Simple(condition)),
-                Err(error) => {
-                    self.error(&condition_pointer, error.0);
-                    None
-                }
-            };
-        }
-        if !matches!(kind.as_str(), "regex" | "jsonpath") {
-            let message = match kind.as_str() {
-                "xpath" => {
-                    "`xpath` criteria are not supported: ferry reads JSON, so use `jsonpath`"
-                        .to_string()
-                }
-                other => format!("criterion type {other:?} is not one of simple, regex, jsonpath"),
-            };
-            self.error(&type_pointer, message);
-            return None;
-        }
-        let Some(written) = criterion.get("context") else {
-            let example = if kind == "regex" {
-                "$statusCode"
-            } else {
-                "$response.body"
-            };
-            self.error(
-                pointer,
-                format!(
-                    "a `{kind}` criterion needs a `context`: the runtime expression it applies to, such as `{example}`"
-                ),
-            );
-            return None;
-        };
-        let context_pointer = format!("{pointer}/context");
-        let Some(written) = written.as_str() else {
-            self.error(&context_pointer, "`context` must be a runtime expression");
-            return None;
-        };
-        let context = match expression::parse(written) {
-            Ok(context) => context,
-            Err(error) => {
-                self.error(&context_pointer, error.0);
-                return None;
-            }
-        };
-        if kind == "regex"
-            && condition.len() > 1
-            && condition.starts_with('/')
-            && condition.ends_with('/')
-        {
-            // Some tools read `/…/flags` as JavaScript does; here the slashes are matched.
-            self.warning(
-                &condition_pointer,
-                "the pattern's slashes are part of it, matched as written: for a pattern without them, drop them (flags are written inside, as `(?i)`)",
-            );
-        }
-        let criterion = if kind == "regex" {
-            expression::parse_pattern(&condition)
-                .map(|pattern| Criterion::Regex { context, pattern })
-        } else {
-            expression::parse_query(&condition).map(|query| Criterion::JsonPath { context, query })
-        };
-        match criterion {
-            Ok(criterion) => Some(criterion),
-            Err(error) => {
-                self.error(&condition_pointer, error.0);
-                None
-            }
-        }
-    }
-
-    /// A Criterion Expression Type Object's kind: only JSONPath as RFC 9535 defines it, which
-    /// is what `type: jsonpath` already means.
-    fn expression_type(&mut self, object: &Map<String, Value>, pointer: &str) -> Option<String> {
-        let kind = self.string_at(object, "type", pointer, true)?;
-        let version = self.string_at(object, "version", pointer, true)?;
-        let rfc9535 = version
-            .to_ascii_lowercase()
-            .replace(['-', ' '], "")
-            .eq("rfc9535");
-        match kind.as_str() {
-            "jsonpath" if rfc9535 => Some(kind),
-            "jsonpath" => {
-                self.error(
-                    &format!("{pointer}/version"),
-                    format!(
-                        "JSONPath {version:?} is not supported: ferry evaluates JSONPath as RFC 9535, so write `type: jsonpath`"
-                    ),
-                );
-                None
-            }
-            "xpath" => {
-                self.error(
-                    &format!("{pointer}/type"),
-                    "`xpath` criteria are not supported: ferry reads JSON, so use `jsonpath`",
-                );
-                None
-            }
-            other => {
-                self.error(
-                    &format!("{pointer}/type"),
-                    format!("expression type {other:?} is not `jsonpath` or `xpath`"),
-                );
-                None
-            }
-        }
-    }
-
-    /// `onSuccess` or `onFailure`: Success or Failure Action Objects, or Reusable Objects
-    /// naming one in `components.successActions` or `components.failureActions`.
-    fn actions(&mut self, object: &Map<String, Value>, key: &str, pointer: &str) -> Vec<Action> {
-        let success = key == "onSuccess";
-        let mut actions = Vec::new();
-        let written = self.array_at(object, key, pointer, false);
-        for (index, value) in written.iter().enumerate() {
-            let pointer = format!("{pointer}/{key}/{index}");
-            let Some(object) = self.object(value, &pointer, "an action") else {
-                continue;
-            };
-            let action = if !object.contains_key("reference") {
-                self.action(value, pointer, success)
-            } else {
-                if object.contains_key("value") {
-                    self.warning(
-                        &format!("{pointer}/value"),
-                        "`value` applies only to a reference to a parameter: it is ignored here",
-                    );
-                }
-                let resolved = if success {
-                    self.resolve(object, &pointer, "successActions", "success action", |c| {
-                        &c.success_actions
-                    })
-                } else {
-                    self.resolve(object, &pointer, "failureActions", "failure action", |c| {
-                        &c.failure_actions
-                    })
-                };
-                resolved.map(|action| Action { pointer, ..action })
-            };
-            actions.extend(action);
-        }
-        actions
-    }
-
-    /// A Success Action Object (`success`) or a Failure Action Object.
-    fn action(&mut self, value: &Value, pointer: String, success: bool) -> Option<Action> {
-        let action = self.object(value, &pointer, "an action")?;
-        let name = self.string_at(action, "name", &pointer, true)?;
-        let kind = self.string_at(action, "type", &pointer, true)?;
-        let kind = match kind.as_str() {
-            "end" => ActionKind::End,
-            "goto" if action.contains_key("workflowId") => {
-                self.error(
-                    &format!("{pointer}/workflowId"),
-                    "a `goto` to another workflow is not supported yet",
-                );
-                return None;
-            }
-            "goto" => ActionKind::Goto(self.string_at(action, "stepId", &pointer, true)?),
-            "retry" if success => {
-                self.error(
-                    &format!("{pointer}/type"),
-                    "a `retry` action belongs in `onFailure`: a step that succeeded is not run again",
-                );
-                return None;
-            }
-            "retry" if action.contains_key("workflowId") => {
-                self.error(
-                    &format!("{pointer}/workflowId"),
-                    "a `retry` of another workflow is not supported yet",
-                );
-                return None;
-            }
-            "retry" => ActionKind::Retry(self.retry(action, &pointer)?),
-            other => {
-                let message = format!("action type {other:?} is not one of end, goto, retry");
-                self.error(&format!("{pointer}/type"), message);
-                return None;
-            }
-        };
-        let criteria = self.criteria(action, "criteria", &pointer);
-        Some(Action {
-            name,
-            kind,
-            criteria,
-            pointer,
-        })
-    }
-
-    /// A `retry` action's `retryAfter` (non-negative seconds), `retryLimit` (a non-negative
-    /// integer) and `stepId`.
-    fn retry(&mut self, action: &Map<String, Value>, pointer: &str) -> Option<Retry> {
-        let after_ms = match action.get("retryAfter") {
-            None => None,
-            Some(Value::Number(seconds))
-                if seconds.as_f64().is_some_and(|s| s.is_finite() && s >= 0.0) =>
-            {
-                // A day is longer than any call may wait; the whole-call timeout ends it first.
-                let seconds = seconds.as_f64().unwrap_or_default().min(86_400.0);
-                Some((seconds * 1000.0).round() as u64)
-            }
-            Some(_) => {
-                self.error(
-                    &format!("{pointer}/retryAfter"),
-                    "`retryAfter` must be a non-negative number of seconds",
-                );
-                return None;
-            }
-        };
-        let limit = match action.get("retryLimit") {
-            None => 1,
-            Some(Value::Number(limit)) if limit.as_u64().is_some() => {
-                u32::try_from(limit.as_u64().unwrap_or_default()).unwrap_or(u32::MAX)
-            }
-            Some(_) => {
-                self.error(
-                    &format!("{pointer}/retryLimit"),
-                    "`retryLimit` must be a non-negative integer",
-                );
-                return None;
-            }
-        };
-        let step = match action.get("stepId") {
-            None => None,
-            Some(_) => Some(self.string_at(action, "stepId", pointer, true)?),
-        };
-        Some(Retry {
-            after_ms,
-            limit,
-            step,
-        })
     }
 
     fn outputs(&mut self, object: &Map<String, Value>, pointer: &str) -> Vec<Output> {
@@ -1130,117 +676,6 @@ impl Reader<'_> {
             }
         }
     }
-}
-
-/// `getPet`, or `$sourceDescriptions.api.getPet`.
-fn operation_id(written: &str) -> Target {
-    match written
-        .strip_prefix("$sourceDescriptions.")
-        .and_then(|rest| rest.split_once('.'))
-    {
-        Some((source, id)) => Target::OperationId {
-            source: Some(source.to_string()),
-            id: id.to_string(),
-        },
-        None => Target::OperationId {
-            source: None,
-            id: written.to_string(),
-        },
-    }
-}
-
-/// `{$sourceDescriptions.api.url}#/paths/~1pets/get`.
-fn operation_path(written: &str) -> Result<Target, String> {
-    let parsed = written
-        .strip_prefix("{$sourceDescriptions.")
-        .and_then(|rest| rest.split_once(".url}#"))
-        .filter(|(source, pointer)| expression::is_name(source) && pointer.starts_with("/paths/"));
-    match parsed {
-        Some((source, pointer)) => Ok(Target::OperationPath {
-            source: source.to_string(),
-            pointer: pointer.to_string(),
-        }),
-        None => Err(format!(
-            "operationPath {written:?} is not `{{$sourceDescriptions.NAME.url}}#/paths/…/METHOD`"
-        )),
-    }
-}
-
-/// `text` cut into its literal pieces and the expressions written in it as `{$…}`.
-fn pieces(text: &str) -> Result<Vec<Piece>, ExpressionError> {
-    let mut pieces = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("{$") {
-        if start > 0 {
-            pieces.push(Piece::Literal(rest[..start].to_string()));
-        }
-        let inner = &rest[start + 1..];
-        let Some(end) = inner.find('}') else {
-            return Err(ExpressionError(format!(
-                "{text:?}: an embedded expression `{{$…` has no closing `}}`"
-            )));
-        };
-        pieces.push(Piece::Expression(expression::parse(&inner[..end])?));
-        rest = &inner[end + 1..];
-    }
-    if !rest.is_empty() {
-        pieces.push(Piece::Literal(rest.to_string()));
-    }
-    Ok(pieces)
-}
-
-/// `payload` with the node at the JSON pointer `target` replaced by `value` (or added, as
-/// the last token of an object's key), or why it cannot be.
-fn replace(payload: &mut Template, target: &str, value: Template) -> Result<(), String> {
-    if target.is_empty() {
-        *payload = value;
-        return Ok(());
-    }
-    let Some(tokens) = target.strip_prefix('/') else {
-        return Err(format!(
-            "target {target:?} is not a JSON pointer (`/a/0/b`); XPath targets are not supported yet"
-        ));
-    };
-    let tokens: Vec<String> = tokens
-        .split('/')
-        .map(|token| token.replace("~1", "/").replace("~0", "~"))
-        .collect();
-    let mut node = payload;
-    for (index, token) in tokens.iter().enumerate() {
-        let last = index + 1 == tokens.len();
-        node = match node {
-            Template::Object(entries) => match entries.iter().position(|(key, _)| key == token) {
-                Some(found) => &mut entries[found].1,
-                None if last => {
-                    entries.push((token.clone(), value));
-                    return Ok(());
-                }
-                None => return Err(format!("target {target:?}: the payload has no {token:?}")),
-            },
-            Template::Array(items) => {
-                match token.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
-                    Some(item) => item,
-                    None => {
-                        return Err(format!(
-                            "target {target:?}: the payload's array has no item {token:?}"
-                        ));
-                    }
-                }
-            }
-            Template::Expression(_) | Template::Text(_) => {
-                return Err(format!(
-                    "target {target:?} lies inside a value an expression gives when the step runs: replacing inside it is not supported yet"
-                ));
-            }
-            Template::Literal(_) => {
-                return Err(format!(
-                    "target {target:?}: the payload has nothing at {token:?} to replace"
-                ));
-            }
-        };
-    }
-    *node = value;
-    Ok(())
 }
 
 impl Step {

@@ -916,7 +916,7 @@ fn criterion(yaml: &str) -> Criterion {
         diagnostics: Vec::new(),
         components: Components::default(),
     };
-    let criterion = reader.criterion(&value, "");
+    let criterion = super::criteria::criterion(&mut reader, &value, "");
     assert!(reader.diagnostics.is_empty(), "{:?}", reader.diagnostics);
     criterion.expect("criterion reads")
 }

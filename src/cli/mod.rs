@@ -13,6 +13,7 @@ use ferry::openapi::{self, Document};
 mod connect;
 mod demo;
 mod diff;
+mod init;
 mod lock;
 mod observe;
 mod reload;
@@ -208,7 +209,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Check(check) => report::check(&check),
         Command::Tools(tools) => report::tools(&tools),
-        Command::Init(init) => report::init(&init),
+        Command::Init(args) => init::init(&args),
         Command::Lock(lock) => lock::run(&lock),
         Command::Diff(diff) => diff::run(&diff),
         Command::Serve(serve) => serve::run(serve),

@@ -602,7 +602,8 @@ async fn serve_listener(
 ) -> anyhow::Result<()> {
     match tls {
         Some(tls) => {
-            let listener = ferry::transport::tls::TlsListener::new(listener, tls).context("setting up TLS")?;
+            let listener =
+                ferry::transport::tls::TlsListener::new(listener, tls).context("setting up TLS")?;
             http::serve(server, listener, options, shutdown)
                 .await
                 .context("serving HTTPS")

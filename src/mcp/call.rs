@@ -129,7 +129,8 @@ impl Server {
             return (Ending::Failed(Failure::internal(), Fault::Gateway), None);
         };
         let principal = principal.unwrap_or(Principal::anonymous_ref());
-        let (gate, confirmation) = self.confirmation(served, arguments.as_map(), principal, era, round);
+        let (gate, confirmation) =
+            self.confirmation(served, arguments.as_map(), principal, era, round);
         let idempotency_key = match gate {
             Ok(confirm::Gate::Proceed { idempotency_key }) => idempotency_key,
             Ok(confirm::Gate::Ask(question)) => return (Ending::Asked(question), confirmation),
@@ -159,7 +160,14 @@ impl Server {
                 route: Some(route),
             } => Ran::Operation(
                 upstream
-                    .call_with(route, tool, arguments.as_map(), principal, &context, &mut stats)
+                    .call_with(
+                        route,
+                        tool,
+                        arguments.as_map(),
+                        principal,
+                        &context,
+                        &mut stats,
+                    )
                     .await,
             ),
             Runs::Workflow { workflow, routes } => {
@@ -179,7 +187,10 @@ impl Server {
             }
             Runs::Operation { route: None, .. } => {
                 tracing::error!(tool = %served.name, "no upstream client to call");
-                return (Ending::Failed(Failure::internal(), Fault::Gateway), confirmation);
+                return (
+                    Ending::Failed(Failure::internal(), Fault::Gateway),
+                    confirmation,
+                );
             }
         };
         (Ending::Ran(ran, stats), confirmation)
@@ -222,7 +233,10 @@ impl Server {
             Ending::Ran(Ran::Operation(outcome), stats) => {
                 facts.stats = stats;
                 facts.upstream_status = Outcome::status_of(&outcome);
-                (Outcome::of(&outcome), result::outcome_result(&served.name, outcome))
+                (
+                    Outcome::of(&outcome),
+                    result::outcome_result(&served.name, outcome),
+                )
             }
             Ending::Ran(Ran::Workflow(workflow, outcome), stats) => {
                 facts.stats = stats;
