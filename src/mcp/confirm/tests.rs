@@ -1,5 +1,6 @@
 //! The seal and the rounds, with the clock passed in: no test waits.
 
+use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::*;
