@@ -114,10 +114,6 @@ impl Server {
         let result = match refused {
             Some(refused) => refused,
             None => {
-                let Some(upstream) = &self.upstream else {
-                    tracing::error!(tool = %served.name, "no upstream client to call");
-                    return Err(Failure::internal());
-                };
                 let principal = principal.unwrap_or(Principal::anonymous_ref());
                 let (gate, confirmation) =
                     self.confirmation(id, served, arguments.as_map(), principal, era, round);
@@ -139,6 +135,12 @@ impl Server {
                         return Err(failure);
                     }
                     Err(confirm::GateError::Gateway(failure)) => return Err(failure),
+                };
+                // Checked once the call would go, so that a server built without a client
+                // (tests, fuzzing) still asks and refuses as any other.
+                let Some(upstream) = &self.upstream else {
+                    tracing::error!(tool = %served.name, "no upstream client to call");
+                    return Err(Failure::internal());
                 };
                 if confirms && let Some(limited) = self.over_limit(served, Some(principal), true) {
                     facts.outcome = Some(Outcome::Refused(Reason::RateLimit));
