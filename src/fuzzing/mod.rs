@@ -3,16 +3,18 @@
 //! under libFuzzer, and `tests/it/fuzz_corpus.rs` replays the kept corpus through the same
 //! functions on the stable toolchain, so CI checks every kept input without fuzzing.
 //!
-//! Outside bytes reach ferry from three sides, and every parser on them has a target here:
-//! the client ([`client`]: the JSON-RPC envelope and [`Server::handle`] over HTTP and
-//! stdio, the `=?base64?` header form), the operator ([`operator`]: the OpenAPI loader, the
-//! curation reader, the Arazzo reader) and the upstream ([`upstream`]: the response shaper,
-//! the plain-HTTP reader, `Link` and `Retry-After`). The request builder is fuzzed with
-//! arbitrary arguments against plans compiled from [`DOCUMENT`]. This file holds what they
-//! share: the registry of targets, the fixed document, catalog and server, and the checks and
-//! readers of bytes more than one harness uses.
+//! Outside bytes reach ferry from three sides, and every parser on them has a target here: the
+//! client (`client`: the JSON-RPC envelope and [`Server::handle`] over HTTP and stdio, the
+//! `=?base64?` header form; `confirm`: a confirming tool's `requestState` and
+//! `inputResponses`), the operator (`operator`: the OpenAPI loader, the curation reader, the
+//! Arazzo reader) and the upstream (`upstream`: the response shaper, the plain-HTTP reader,
+//! `Link` and `Retry-After`). The request builder is fuzzed with arbitrary arguments against
+//! plans compiled from [`DOCUMENT`]. This file holds what they share: the registry of targets,
+//! the fixed document, catalog and server, and the checks and readers of bytes more than one
+//! harness uses.
 
 mod client;
+mod confirm;
 mod operator;
 mod upstream;
 
@@ -28,6 +30,7 @@ use crate::mcp::{Server, ServerOptions};
 use crate::openapi::Document;
 
 pub use client::{handle, header_value, stdio};
+pub use confirm::confirm;
 pub use operator::{arazzo, curation, openapi_load};
 pub use upstream::{SECRET, link, request, response, retry_after, wire};
 
@@ -47,6 +50,7 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("header_value", header_value),
     ("arazzo", arazzo),
     ("wire", wire),
+    ("confirm", confirm),
 ];
 
 /// The document the request builder, the dispatcher and the curation reader are fuzzed
