@@ -8,15 +8,16 @@
 //! `=?base64?` header form; `confirm`: a confirming tool's `requestState` and
 //! `inputResponses`), the operator (`operator`: the OpenAPI loader, the curation reader, the
 //! Arazzo reader) and the upstream (`upstream`: the response shaper, the plain-HTTP reader,
-//! `Link` and `Retry-After`). The request builder is fuzzed with arbitrary arguments against
-//! plans compiled from [`DOCUMENT`]. This file holds what they share: the registry of targets,
-//! the fixed document, catalog and server, and the checks and readers of bytes more than one
-//! harness uses.
+//! `Link` and `Retry-After`; `workflow`: a workflow's criteria and outputs over its answers).
+//! The request builder is fuzzed with arbitrary arguments against plans compiled from
+//! [`DOCUMENT`]. This file holds what they share: the registry of targets, the fixed document,
+//! catalog and server, and the checks and readers of bytes more than one harness uses.
 
 mod client;
 mod confirm;
 mod operator;
 mod upstream;
+mod workflow;
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -33,6 +34,7 @@ pub use client::{handle, header_value, stdio};
 pub use confirm::confirm;
 pub use operator::{arazzo, curation, openapi_load};
 pub use upstream::{SECRET, link, request, response, retry_after, wire};
+pub use workflow::arazzo_runtime;
 
 /// A harness: the fuzzer's bytes in, a panic when an invariant does not hold.
 pub type Harness = fn(&[u8]);
@@ -51,6 +53,7 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("arazzo", arazzo),
     ("wire", wire),
     ("confirm", confirm),
+    ("arazzo_runtime", arazzo_runtime),
 ];
 
 /// The document the request builder, the dispatcher and the curation reader are fuzzed
