@@ -6,13 +6,15 @@
 //! Outside bytes reach ferry from three sides, and every parser on them has a target here: the
 //! client (`client`: the JSON-RPC envelope and [`Server::handle`] over HTTP and stdio, the
 //! `=?base64?` header form; `confirm`: a confirming tool's `requestState` and
-//! `inputResponses`), the operator (`operator`: the OpenAPI loader, the curation reader, the
-//! Arazzo reader) and the upstream (`upstream`: the response shaper, the plain-HTTP reader,
-//! `Link` and `Retry-After`; `workflow`: a workflow's criteria and outputs over its answers).
-//! The request builder is fuzzed with arbitrary arguments against plans compiled from
-//! [`DOCUMENT`]. This file holds what they share: the registry of targets, the fixed document,
-//! catalog and server, and the checks and readers of bytes more than one harness uses.
+//! `inputResponses`; `audit`: what it writes into the audit log), the operator (`operator`:
+//! the OpenAPI loader, the curation reader, the Arazzo reader) and the upstream (`upstream`:
+//! the response shaper, the plain-HTTP reader, `Link` and `Retry-After`; `workflow`: a
+//! workflow's criteria and outputs over its answers). The request builder is fuzzed with
+//! arbitrary arguments against plans compiled from [`DOCUMENT`]. This file holds what they
+//! share: the registry of targets, the fixed document, catalog and server, and the checks and
+//! readers of bytes more than one harness uses.
 
+mod audit;
 mod client;
 mod confirm;
 mod operator;
@@ -30,6 +32,7 @@ use crate::curation;
 use crate::mcp::{Server, ServerOptions};
 use crate::openapi::Document;
 
+pub use audit::audit;
 pub use client::{handle, header_value, stdio};
 pub use confirm::confirm;
 pub use operator::{arazzo, curation, openapi_load};
@@ -54,6 +57,7 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("wire", wire),
     ("confirm", confirm),
     ("arazzo_runtime", arazzo_runtime),
+    ("audit", audit),
 ];
 
 /// The document the request builder, the dispatcher and the curation reader are fuzzed

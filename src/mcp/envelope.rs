@@ -89,7 +89,7 @@ pub(super) fn parse_request(body: &[u8]) -> Result<Request<'_>, Failure> {
 }
 
 /// MCP's `RequestId`: a string or an integer (never `null`, never a fraction).
-pub(super) fn valid_id(id: &RawValue) -> bool {
+pub(crate) fn valid_id(id: &RawValue) -> bool {
     let text = id.get();
     match text.as_bytes().first() {
         Some(b'"') => true,
