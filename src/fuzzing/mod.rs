@@ -6,18 +6,19 @@
 //! Outside bytes reach ferry from three sides, and every parser on them has a target here: the
 //! client (`client`: the JSON-RPC envelope and [`Server::handle`] over HTTP and stdio, the
 //! `=?base64?` header form; `confirm`: a confirming tool's `requestState` and
-//! `inputResponses`; `audit`: what it writes into the audit log), the operator (`operator`:
-//! the OpenAPI loader, the curation reader, the Arazzo reader) and the upstream (`upstream`:
-//! the response shaper, the plain-HTTP reader, `Link` and `Retry-After`; `workflow`: a
-//! workflow's criteria and outputs over its answers). The request builder is fuzzed with
-//! arbitrary arguments against plans compiled from [`DOCUMENT`]. This file holds what they
-//! share: the registry of targets, the fixed document, catalog and server, and the checks and
-//! readers of bytes more than one harness uses.
+//! `inputResponses`; `trace`: the W3C trace context; `audit`: what it writes into the audit
+//! log), the operator (`operator`: the OpenAPI loader, the curation reader, the Arazzo reader)
+//! and the upstream (`upstream`: the response shaper, the plain-HTTP reader, `Link` and
+//! `Retry-After`; `workflow`: a workflow's criteria and outputs over its answers). The request
+//! builder is fuzzed with arbitrary arguments against plans compiled from [`DOCUMENT`]. This
+//! file holds what they share: the registry of targets, the fixed document, catalog and
+//! server, and the checks and readers of bytes more than one harness uses.
 
 mod audit;
 mod client;
 mod confirm;
 mod operator;
+mod trace;
 mod upstream;
 mod workflow;
 
@@ -36,6 +37,7 @@ pub use audit::audit;
 pub use client::{handle, header_value, stdio};
 pub use confirm::confirm;
 pub use operator::{arazzo, curation, openapi_load};
+pub use trace::tracecontext;
 pub use upstream::{SECRET, link, request, response, retry_after, wire};
 pub use workflow::arazzo_runtime;
 
@@ -58,6 +60,7 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("confirm", confirm),
     ("arazzo_runtime", arazzo_runtime),
     ("audit", audit),
+    ("tracecontext", tracecontext),
 ];
 
 /// The document the request builder, the dispatcher and the curation reader are fuzzed
