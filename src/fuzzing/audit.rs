@@ -16,9 +16,11 @@ const MAX_WRITTEN: usize = 128;
 /// The first byte picks how the parts are read; the rest, split at `0xff`, is the request's
 /// id, its `clientInfo`, the subject and the tool's name. Bit 0 set, the id is the JSON its
 /// bytes are (left out when they are not JSON, or not a string or an integer), else a string
-/// of their text; bit 1 likewise for `clientInfo`. The line is one JSON object and its newline, with no other newline; the
-/// id is there as written when short, else cut to 128 bytes and marked; the client's name and
-/// version are at most 128 bytes; the subject and the tool's name are there as given.
+/// of their text; bit 1 likewise for `clientInfo`. The line is one JSON object and its
+/// newline, with no other newline; the id is there as written when short (as a string of
+/// what was written when that is not text), else cut to 128 bytes and marked; the client's
+/// name and version are at most 128 bytes; the subject and the tool's name are there as
+/// given.
 pub fn audit(data: &[u8]) {
     let Some((&pick, rest)) = data.split_first() else {
         return;
@@ -73,26 +75,30 @@ pub fn audit(data: &[u8]) {
     let cut = object.get("jsonrpc_id_cut");
     match (&jsonrpc_id, object.get("jsonrpc_id")) {
         (None, None) => assert!(cut.is_none(), "{value}"),
-        (Some(raw), Some(written)) if raw.get().len() <= MAX_WRITTEN => {
-            assert_eq!(cut, None, "a short id is not marked cut: {value}");
-            let raw: Value = serde_json::from_str(raw.get()).expect("a kept id is JSON");
-            assert_eq!(
-                written, &raw,
-                "a short id is written as the client wrote it"
-            );
-        }
-        (Some(_), Some(written)) => {
-            assert_eq!(
-                cut,
-                Some(&Value::Bool(true)),
-                "a long id is marked: {value}"
-            );
-            let text = written.as_str().expect("a cut id is a string");
-            assert!(
-                text.len() <= MAX_WRITTEN,
-                "a cut id is {} bytes",
-                text.len()
-            );
+        (Some(raw), Some(written)) => {
+            let raw = raw.get();
+            let long = raw.len() > MAX_WRITTEN;
+            let expected_cut = long.then_some(&Value::Bool(true));
+            assert_eq!(cut, expected_cut, "only a long id is marked cut: {value}");
+            match serde_json::from_str::<Value>(raw) {
+                Ok(raw) if !long => {
+                    assert_eq!(
+                        written, &raw,
+                        "a short id is written as the client wrote it"
+                    );
+                }
+                // Long, or not text (a lone surrogate): a string of at most 128 bytes, of
+                // the id's text or of what the client wrote.
+                _ => {
+                    let text = written.as_str().expect("an id not kept is a string");
+                    assert!(
+                        text.len() <= MAX_WRITTEN,
+                        "a cut id is {} bytes",
+                        text.len()
+                    );
+                    assert!(long || text == raw, "{text:?} is not {raw:?}");
+                }
+            }
         }
         (_, written) => panic!("the id {jsonrpc_id:?} was written as {written:?}"),
     }
