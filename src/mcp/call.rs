@@ -124,10 +124,6 @@ impl Server {
         if let Some(limited) = self.over_limit(served, principal, !confirms) {
             return (Ending::Limited(limited), None);
         }
-        let Some(upstream) = &self.upstream else {
-            tracing::error!(tool = %served.name, "no upstream client to call");
-            return (Ending::Failed(Failure::internal(), Fault::Gateway), None);
-        };
         let principal = principal.unwrap_or(Principal::anonymous_ref());
         let (gate, confirmation) =
             self.confirmation(served, arguments.as_map(), principal, era, round);
@@ -145,6 +141,15 @@ impl Server {
             Err(confirm::GateError::Gateway(failure)) => {
                 return (Ending::Failed(failure, Fault::Gateway), confirmation);
             }
+        };
+        // Checked once the call would go, so that a server built without a client (tests,
+        // fuzzing) still asks and refuses as any other.
+        let Some(upstream) = &self.upstream else {
+            tracing::error!(tool = %served.name, "no upstream client to call");
+            return (
+                Ending::Failed(Failure::internal(), Fault::Gateway),
+                confirmation,
+            );
         };
         if confirms && let Some(limited) = self.over_limit(served, Some(principal), true) {
             return (Ending::Limited(limited), confirmation);

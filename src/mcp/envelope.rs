@@ -91,11 +91,13 @@ pub(super) fn parse_request(body: &[u8]) -> Result<Request<'_>, Failure> {
     })
 }
 
-/// MCP's `RequestId`: a string or an integer (never `null`, never a fraction).
-pub(super) fn valid_id(id: &RawValue) -> bool {
+/// MCP's `RequestId`: a string or an integer (never `null`, never a fraction). A string
+/// must be text: one holding a lone surrogate (`"\ud800"`) is JSON by the grammar, but no
+/// client could read it back from the answer, nor an audit reader from the record.
+pub(crate) fn valid_id(id: &RawValue) -> bool {
     let text = id.get();
     match text.as_bytes().first() {
-        Some(b'"') => true,
+        Some(b'"') => !text.contains('\\') || serde_json::from_str::<Cow<'_, str>>(text).is_ok(),
         Some(b'-' | b'0'..=b'9') => text
             .bytes()
             .all(|byte| byte == b'-' || byte.is_ascii_digit()),

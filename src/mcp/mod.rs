@@ -32,7 +32,7 @@ use listing::{ID_PREFIX, Listing, Prepared, respond_value};
 
 mod call;
 pub mod confirm;
-mod envelope;
+pub(crate) mod envelope;
 mod failure;
 pub(crate) mod headers;
 pub mod limit;

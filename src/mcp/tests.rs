@@ -424,6 +424,34 @@ fn a_request_that_timed_out_is_an_internal_error_with_its_id() {
 
 const SECOND: u64 = 1_000_000_000;
 
+/// A confirming tool served without an upstream client asks and refuses as any server does:
+/// the missing client matters only once the call would go.
+#[test]
+fn a_confirming_tool_asks_even_without_an_upstream_client() {
+    let mut catalog = catalog();
+    catalog.tools[0].confirm = Some(crate::catalog::Confirm {
+        message: None,
+        type_to_confirm: None,
+    });
+    let server = Server::new(&catalog, None, ServerOptions::default());
+    let mut call = modern(
+        "tools/call",
+        json!({"name": "get_pet", "arguments": {"petId": 1}}),
+    );
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {}});
+    let answer = |call: &Value| -> Value {
+        serde_json::from_slice(&handle(&server, call, None).body).expect("JSON")
+    };
+    let asked = answer(&call);
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    call["params"]["requestState"] = json!("not a state");
+    call["params"]["inputResponses"] =
+        json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let refused = answer(&call);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+}
+
 fn rate(text: &str) -> crate::catalog::Rate {
     crate::catalog::Rate::parse(text).expect("rate")
 }

@@ -323,21 +323,28 @@ pub fn write_line(record: &CallRecord, out: &mut Vec<u8>) {
 
 /// `"jsonrpc_id":` the request's id as the client wrote it, when that is at most 128 bytes.
 /// A longer one is the caller's bulk, repeated in every record: it is written as a string
-/// cut to 128 bytes (a string's text, a number's digits) and `"jsonrpc_id_cut":true`.
+/// cut to 128 bytes (a string's text, a number's digits) and `"jsonrpc_id_cut":true`. A
+/// string whose escapes are not Unicode text (a lone surrogate, `"\ud800"`) is JSON that
+/// most readers refuse, which would lose them the whole line: it is written as a string of
+/// what the client wrote, quotes and backslashes included.
 fn jsonrpc_id(out: &mut Vec<u8>, id: &RawValue) {
     let written = id.get();
-    if written.len() <= 128 {
+    // A string's text; `None` for a number, and for a string that is not text.
+    let decoded: Option<std::borrow::Cow<'_, str>> = written
+        .starts_with('"')
+        .then(|| serde_json::from_str(written).ok())
+        .flatten();
+    let readable = decoded.is_some() || !written.starts_with('"');
+    if written.len() <= 128 && readable {
         key(out, "jsonrpc_id");
         out.extend_from_slice(written.as_bytes());
         return;
     }
-    let value: std::borrow::Cow<'_, str> = match serde_json::from_str(written) {
-        Ok(text) => text,
-        // A number: its digits as written.
-        Err(_) => written.into(),
-    };
+    let value = decoded.unwrap_or(std::borrow::Cow::Borrowed(written));
     text(out, "jsonrpc_id", cut(&value));
-    out.extend_from_slice(b",\"jsonrpc_id_cut\":true");
+    if written.len() > 128 {
+        out.extend_from_slice(b",\"jsonrpc_id_cut\":true");
+    }
 }
 
 /// The client's name and version, as `clientInfo` writes them.

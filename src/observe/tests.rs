@@ -190,3 +190,26 @@ fn a_long_jsonrpc_id_is_cut_and_marked() {
     assert_eq!(digits["jsonrpc_id"], "1".repeat(128));
     assert_eq!(digits["jsonrpc_id_cut"], true);
 }
+
+/// Issue 23: an id whose escapes are not Unicode text (a lone surrogate) was written as the
+/// client wrote it, JSON that serde_json, and so many a log reader, refuses: the whole line
+/// was lost to them. It is written as a string of what the client wrote.
+#[test]
+fn an_id_that_is_not_unicode_text_is_written_as_a_string_of_it() {
+    let line = |id: &str| {
+        let mut record = record(Outcome::Ok);
+        record.jsonrpc_id = Some(RawValue::from_string(id.into()).expect("raw JSON"));
+        let mut line = Vec::new();
+        audit::write_line(&record, &mut line);
+        let value: serde_json::Value = serde_json::from_slice(&line).expect("JSON");
+        value
+    };
+    let lone = line(r#""a\ud800""#);
+    assert_eq!(lone["jsonrpc_id"], r#""a\ud800""#);
+    assert!(lone.get("jsonrpc_id_cut").is_none());
+    let long = line(&format!(r#""\udc00{}""#, "x".repeat(200)));
+    assert_eq!(long["jsonrpc_id"], format!(r#""\udc00{}"#, "x".repeat(121)));
+    assert_eq!(long["jsonrpc_id_cut"], true);
+    // A pair is text, and kept as written.
+    assert_eq!(line(r#""\ud83d\ude00""#)["jsonrpc_id"], "\u{1f600}");
+}

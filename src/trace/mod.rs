@@ -69,15 +69,15 @@ impl TraceParent {
 }
 
 /// Whether `value` is a `tracestate` ferry passes on: at most [`MAX_TRACESTATE`] bytes, at
-/// most 32 `key=value` members separated by commas (blank members allowed), keys and values
-/// as the specification spells them.
+/// most 32 `key=value` members separated by commas with optional spaces and tabs (blank
+/// members allowed), keys and values as the specification spells them.
 pub fn valid_tracestate(value: &[u8]) -> bool {
     if value.len() > MAX_TRACESTATE {
         return false;
     }
     let mut members = 0;
     for member in value.split(|byte| *byte == b',') {
-        let member = member.trim_ascii();
+        let member = trim_ows(member);
         if member.is_empty() {
             continue;
         }
@@ -182,6 +182,21 @@ fn hex_bytes<const N: usize>(text: &[u8]) -> Option<[u8; N]> {
         *byte = digit(pair[0])? << 4 | digit(pair[1])?;
     }
     Some(bytes)
+}
+
+/// `bytes` without the spaces and tabs around it: the specification's optional whitespace,
+/// and nothing more (CR, LF and form feed are not, and a list holding them is refused).
+fn trim_ows(bytes: &[u8]) -> &[u8] {
+    let ows = |byte: &u8| matches!(byte, b' ' | b'\t');
+    let start = bytes
+        .iter()
+        .position(|byte| !ows(byte))
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|byte| !ows(byte))
+        .map_or(start, |last| last + 1);
+    &bytes[start..end]
 }
 
 /// `simple-key` or `tenant-id@system-id`.

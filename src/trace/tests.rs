@@ -98,6 +98,24 @@ fn tracestate_is_passed_on_only_when_well_formed_and_bounded() {
     }
 }
 
+/// Issue 23: members were trimmed of any ASCII whitespace, so a list ending in CR LF, or
+/// holding a form feed, was accepted and its line breaks kept; only spaces and tabs may
+/// surround a member.
+#[test]
+fn a_tracestate_with_a_line_break_or_form_feed_is_refused() {
+    for invalid in [
+        "k=v\r\n",
+        "k=v\n",
+        "\nk=v",
+        "k=v,\r",
+        "\u{c}k=v",
+        "k=v\r\n,j=w",
+    ] {
+        assert!(!valid_tracestate(invalid.as_bytes()), "{invalid:?}");
+    }
+    assert!(valid_tracestate(b"\tk=v\t, j=w ,\t"));
+}
+
 #[test]
 fn the_collector_url_must_be_http_and_carry_no_credentials() {
     assert!(Endpoint::parse("http://127.0.0.1:4318/v1/traces").is_ok());

@@ -35,7 +35,7 @@ pub(crate) mod response;
 mod retry;
 mod span;
 pub(crate) mod wire;
-mod workflow;
+pub(crate) mod workflow;
 
 use address::{base_url, join};
 use credential::{Credential, credential, obtained_secrets};

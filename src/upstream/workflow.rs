@@ -245,7 +245,7 @@ impl Run<'_> {
     /// Runs `step`, the one at `position`, once by its `plan`, and decides where its
     /// outcome leads.
     async fn step(&mut self, position: usize, step: &Step, plan: &StepPlan) -> Next {
-        let (arguments, mut exchange) = match self.request(step, plan) {
+        let (arguments, mut exchange) = match request(step, plan, &self.context(None)) {
             Ok(request) => request,
             Err(failure) => return Next::Fail(failure),
         };
@@ -301,31 +301,11 @@ impl Run<'_> {
                     .await;
             }
         };
-        exchange.status = answer.http.status.as_u16();
-        let broken_json = answer.json.is_none()
-            && !answer.body.is_empty()
-            && answer
-                .essence
-                .as_deref()
-                .is_some_and(super::response::is_json);
-        if (answer.handling.truncated || broken_json) && plan.reads_body {
-            // A part of the body is not the body, nor is broken JSON text: as for a single
-            // tool, an error.
+        if !readable(&answer, plan) {
             self.record(position, Some(&answer), false);
             return Next::Fail(StepFailure::Unreadable(Box::new(answer)));
         }
-        exchange.response_headers = answer
-            .http
-            .headers
-            .iter()
-            .map(|(name, value)| (name.as_str().to_string(), value.clone()))
-            .collect();
-        exchange.response_body = answer.json.clone().or_else(|| {
-            (!answer.body.is_empty())
-                .then(|| String::from_utf8(answer.body.clone()).ok())
-                .flatten()
-                .map(Value::String)
-        });
+        answered(&mut exchange, &answer);
         let context = Context {
             inputs: self.inputs,
             steps: &self.outputs,
@@ -442,59 +422,6 @@ impl Run<'_> {
         }
     }
 
-    /// The step tool's arguments and the request part of the exchange, every value read.
-    fn request(
-        &self,
-        step: &Step,
-        plan: &StepPlan,
-    ) -> Result<(Map<String, Value>, Exchange), StepFailure> {
-        let context = self.context(None);
-        let mut arguments = Map::new();
-        let mut exchange = Exchange {
-            method: plan.tool.plan.method.as_str().to_string(),
-            ..Exchange::default()
-        };
-        for (parameter, argument) in step.parameters.iter().zip(&plan.arguments) {
-            // An optional input the caller left out sends no parameter in its place; a path
-            // has no place without it, so there it is a value missing, as any other.
-            let Some(value) = fill(&parameter.value, &context, &parameter.name)? else {
-                if parameter.location == ParameterLocation::Path {
-                    return Err(StepFailure::Missing {
-                        expression: parameter
-                            .value
-                            .expressions()
-                            .first()
-                            .map(|expression| expression.to_string())
-                            .unwrap_or_default(),
-                        reading: parameter.name.clone(),
-                    });
-                }
-                continue;
-            };
-            let text = match &value {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            let name = parameter.name.clone();
-            match parameter.location {
-                ParameterLocation::Path => exchange.path.push((name, text)),
-                ParameterLocation::Query => exchange.query.push((name, text)),
-                ParameterLocation::Header => exchange
-                    .request_headers
-                    .push((name.to_ascii_lowercase(), text)),
-                ParameterLocation::Cookie => {}
-            }
-            arguments.insert(argument.clone(), value);
-        }
-        if let (Some(template), Some(argument)) = (&step.body, &plan.body)
-            && let Some(body) = fill(template, &context, "the request body")?
-        {
-            exchange.request_body = Some(body.clone());
-            arguments.insert(argument.clone(), body);
-        }
-        Ok((arguments, exchange))
-    }
-
     /// The workflow's outputs, once it has ended: each that has a value. One that reads a
     /// step that did not run on this path (an `end` before it), or a value its answer did not
     /// have, has none, and is left out: the workflow did what it was asked, and the outputs
@@ -556,6 +483,90 @@ fn with_defaults<'a>(arguments: &'a Value, inputs: Option<&Value>) -> std::borro
     }
 }
 
+/// The step tool's arguments for `step`, sent by `plan`, and the request part of its
+/// exchange, every value read in `context`.
+pub(crate) fn request(
+    step: &Step,
+    plan: &StepPlan,
+    context: &Context<'_>,
+) -> Result<(Map<String, Value>, Exchange), StepFailure> {
+    let mut arguments = Map::new();
+    let mut exchange = Exchange {
+        method: plan.tool.plan.method.as_str().to_string(),
+        ..Exchange::default()
+    };
+    for (parameter, argument) in step.parameters.iter().zip(&plan.arguments) {
+        // An optional input the caller left out sends no parameter in its place; a path has
+        // no place without it, so there it is a value missing, as any other.
+        let Some(value) = fill(&parameter.value, context, &parameter.name)? else {
+            if parameter.location == ParameterLocation::Path {
+                return Err(StepFailure::Missing {
+                    expression: parameter
+                        .value
+                        .expressions()
+                        .first()
+                        .map(|expression| expression.to_string())
+                        .unwrap_or_default(),
+                    reading: parameter.name.clone(),
+                });
+            }
+            continue;
+        };
+        let text = match &value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let name = parameter.name.clone();
+        match parameter.location {
+            ParameterLocation::Path => exchange.path.push((name, text)),
+            ParameterLocation::Query => exchange.query.push((name, text)),
+            ParameterLocation::Header => exchange
+                .request_headers
+                .push((name.to_ascii_lowercase(), text)),
+            ParameterLocation::Cookie => {}
+        }
+        arguments.insert(argument.clone(), value);
+    }
+    if let (Some(template), Some(argument)) = (&step.body, &plan.body)
+        && let Some(body) = fill(template, context, "the request body")?
+    {
+        exchange.request_body = Some(body.clone());
+        arguments.insert(argument.clone(), body);
+    }
+    Ok((arguments, exchange))
+}
+
+/// Whether a step reading its answer by `plan` can read `answer`: not when it reads the body
+/// and that is cut at the size cap, or labelled JSON and not valid JSON (a part of the body is
+/// not the body, nor is broken JSON text: as for a single tool, an error).
+pub(crate) fn readable(answer: &Answer, plan: &StepPlan) -> bool {
+    let broken_json = answer.json.is_none()
+        && !answer.body.is_empty()
+        && answer
+            .essence
+            .as_deref()
+            .is_some_and(super::response::is_json);
+    !((answer.handling.truncated || broken_json) && plan.reads_body)
+}
+
+/// Writes `answer` into `exchange` as the step's expressions read it: the status, the headers
+/// reported (lowercase names), and the body as JSON, or as text when it is not JSON.
+pub(crate) fn answered(exchange: &mut Exchange, answer: &Answer) {
+    exchange.status = answer.http.status.as_u16();
+    exchange.response_headers = answer
+        .http
+        .headers
+        .iter()
+        .map(|(name, value)| (name.as_str().to_string(), value.clone()))
+        .collect();
+    exchange.response_body = answer.json.clone().or_else(|| {
+        (!answer.body.is_empty())
+            .then(|| String::from_utf8(answer.body.clone()).ok())
+            .flatten()
+            .map(Value::String)
+    });
+}
+
 /// Whether the retry action at `key` (step, action) may make one more attempt of its
 /// `limit`, counting it when it may.
 fn grant(retries: &mut HashMap<(usize, usize), u32>, key: (usize, usize), limit: u32) -> bool {
@@ -570,7 +581,7 @@ fn grant(retries: &mut HashMap<(usize, usize), u32>, key: (usize, usize), limit:
 /// The first failure action of `step` that applies: its criteria hold and, for a retry,
 /// `attempt(index, limit)` grants one more attempt (a spent retry lets the actions after it
 /// apply). `None`: the workflow ends, failed.
-fn failure_action<'s>(
+pub(crate) fn failure_action<'s>(
     step: &'s Step,
     context: &Context<'_>,
     mut attempt: impl FnMut(usize, u32) -> bool,
