@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use crate::openapi::{Document, FileId};
 
-use super::build::{Problem, collection_format, swagger_parameter_schema};
-use super::operation::{self, Operation, Parameter};
+use super::build::{collection_format, swagger_parameter_schema};
+use super::operation::{self, Operation, Parameter, Problem};
 use super::schema::SchemaBuilder;
 use super::{BodyEncoding, BodyPlacement, BodyPlan, FieldEncoding, ParameterStyle, RequestPlan};
 
@@ -37,7 +37,7 @@ pub(super) fn request_body<'a>(
     let (file, pointer, body) = match operation::follow(document, operation.file, &pointer, value) {
         Ok(found) => found,
         Err(message) => {
-            problems.push((operation.file, pointer, message));
+            problems.push(Problem::new(operation.file, pointer, message));
             return None;
         }
     };
@@ -272,10 +272,10 @@ pub(super) fn place_body(
     );
     let not_object = schema.get("type").is_some_and(|t| t != "object");
     if form && not_object {
-        return Err((
+        return Err(Problem::new(
             body.file,
             body.pointer.clone(),
-            "a form body must be an object with properties".to_string(),
+            "a form body must be an object with properties",
         ));
     }
     let placement = match mergeable {

@@ -2,10 +2,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::openapi::{Document, FileId, SpecVersion};
+use crate::openapi::{Document, SpecVersion};
 
 use super::body::{is_json, place_body, request_body, swagger_body};
-use super::operation::{self, Operation, Parameter};
+use super::operation::{self, Operation, Parameter, Problem};
 use super::schema::SchemaBuilder;
 use super::{
     CredentialKind, CredentialSlot, ParameterLocation, ParameterPlan, ParameterStyle, RequestPlan,
@@ -17,12 +17,9 @@ pub struct Built {
     pub plan: RequestPlan,
     /// Patterns in the input schema, for the caller to check.
     pub patterns: Vec<String>,
-    /// Keywords of the document left out of the input schema, with why: lost, and said.
+    /// What of the document the tool leaves out or does not check, with why: lost, and said.
     pub warnings: Vec<Problem>,
 }
-
-/// A problem that makes the operation ineligible: (pointer in its file, message).
-pub type Problem = (FileId, String, String);
 
 /// Schema keywords a Swagger 2.0 non-body parameter carries on itself.
 const PARAMETER_SCHEMA_KEYWORDS: &[&str] = &[
@@ -57,11 +54,8 @@ pub fn build(
     let mut problems: Vec<Problem> = operation.problems.clone();
     let credentials = credentials(document, operation);
     let mut plan = RequestPlan {
-        method: operation
-            .method
-            .to_ascii_uppercase()
-            .parse()
-            .unwrap_or(http::Method::GET),
+        // A method that is no token is a problem of the operation already (`operation::list`).
+        method: http::Method::from_bytes(operation.method.as_bytes()).unwrap_or(http::Method::GET),
         path: operation.path.to_string(),
         parameters: Vec::new(),
         body: None,
@@ -90,7 +84,7 @@ pub fn build(
                 continue;
             }
             other => {
-                problems.push((
+                problems.push(Problem::new(
                     parameter.file,
                     parameter.pointer.clone(),
                     format!(
@@ -156,7 +150,7 @@ pub fn build(
             .iter()
             .any(|p| p.location == ParameterLocation::Path && p.name == name);
         if !declared {
-            problems.push((
+            problems.push(Problem::new(
                 operation.file,
                 operation.pointer.clone(),
                 format!("path parameter `{name}` is not declared"),
@@ -190,18 +184,26 @@ pub fn build(
         problems.push(problem);
     }
 
-    problems.extend(builder.cycles());
+    problems.extend(
+        builder
+            .cycles()
+            .into_iter()
+            .map(|(file, pointer, message)| Problem::new(file, pointer, message)),
+    );
     let mut patterns = std::mem::take(&mut builder.patterns);
     problems.extend(
         builder
             .errors
             .drain(..)
-            .map(|(pointer, message)| (operation.file, pointer, message)),
+            .map(|(pointer, message)| Problem::new(operation.file, pointer, message)),
     );
     if !problems.is_empty() {
         return Err(problems);
     }
-    let warnings = std::mem::take(&mut builder.warnings);
+    let warnings = std::mem::take(&mut builder.warnings)
+        .into_iter()
+        .map(|(file, pointer, message)| Problem::new(file, pointer, message))
+        .collect();
     let defs = builder.into_defs();
     let mut schema = Map::with_capacity(5 + lifted.len());
     schema.insert("type".to_string(), Value::from("object"));
@@ -267,7 +269,7 @@ fn parameter_schema(
         let schema = swagger_parameter_schema(parameter);
         builder.schema(parameter.file, &parameter.pointer, &Value::Object(schema))
     } else {
-        problems.push((
+        problems.push(Problem::new(
             parameter.file,
             parameter.pointer.clone(),
             format!(
@@ -327,7 +329,7 @@ pub(super) fn collection_format(
         "ssv" => (ParameterStyle::SpaceDelimited, false),
         "pipes" => (ParameterStyle::PipeDelimited, false),
         other => {
-            problems.push((
+            problems.push(Problem::new(
                 parameter.file,
                 format!("{}/collectionFormat", parameter.pointer),
                 format!("collectionFormat `{other}` cannot be expressed"),
@@ -365,7 +367,7 @@ fn parameter_style(
         Some("pipeDelimited") => ParameterStyle::PipeDelimited,
         Some("deepObject") => ParameterStyle::DeepObject,
         Some(other) => {
-            problems.push((
+            problems.push(Problem::new(
                 parameter.file,
                 format!("{}/style", parameter.pointer),
                 format!("unknown parameter style `{other}`"),

@@ -58,8 +58,15 @@ pub(super) fn choose(
             );
             if let Some(close) = operations
                 .iter()
-                .filter_map(|op| op.operation_id)
-                .find(|id| id.eq_ignore_ascii_case(&entry.selector))
+                .filter_map(|op| op.operation_id.map(str::to_string))
+                .chain(
+                    // An `additionalOperations` method is matched only as written.
+                    operations
+                        .iter()
+                        .filter(|op| op.additional)
+                        .map(Operation::label),
+                )
+                .find(|close| close.eq_ignore_ascii_case(&entry.selector))
             {
                 message.push_str(&format!("; did you mean {close:?}?"));
             }
@@ -162,12 +169,22 @@ pub(super) fn choose(
         .collect()
 }
 
-/// Whether a curation selector (operationId or `METHOD /path`) names this operation.
+/// Whether a curation selector (operationId or `METHOD /path`) names this operation. A
+/// fixed field's method is matched in any case (`get /pets`); an `additionalOperations`
+/// method only as written, since methods are case-sensitive.
 fn selects(selector: &str, operation: &Operation) -> bool {
-    if let Some((method, path)) = selector.split_once(' ')
-        && operation::METHODS.contains(&method.to_ascii_lowercase().as_str())
-    {
-        return method.eq_ignore_ascii_case(operation.method) && path.trim() == operation.path;
+    if let Some((method, path)) = selector.split_once(' ') {
+        let fixed = operation::METHODS
+            .iter()
+            .any(|(_, fixed)| fixed.eq_ignore_ascii_case(method));
+        if fixed {
+            return !operation.additional
+                && method.eq_ignore_ascii_case(operation.method)
+                && path.trim() == operation.path;
+        }
+        if operation.additional && method == operation.method && path.trim() == operation.path {
+            return true;
+        }
     }
     operation.operation_id == Some(selector)
 }

@@ -250,7 +250,11 @@ fn compile_operation(
         Severity::Warning
     };
     let name = choice.settings.name.clone().unwrap_or_else(|| {
-        naming::derive(operation.operation_id, operation.method, operation.path)
+        naming::derive(
+            operation.operation_id,
+            &operation.method.to_ascii_lowercase(),
+            operation.path,
+        )
     });
     let mut report = new_report(operation, choice, &name);
     let mut failed = Vec::new();
@@ -373,7 +377,7 @@ fn compile_operation(
 /// The report line of `operation`, before it is built: what was chosen, and why.
 fn new_report(operation: &Operation<'_>, choice: &Choice, name: &str) -> OperationReport {
     OperationReport {
-        method: operation.method.to_ascii_uppercase(),
+        method: operation.method.to_string(),
         path: operation.path.to_string(),
         operation_id: operation.operation_id.map(str::to_string),
         summary: operation.summary().map(str::to_string),
@@ -405,25 +409,25 @@ fn build_operation(
         shared.curation.lift_composition,
     ) {
         Ok(built) => {
-            for (file, pointer, message) in &built.warnings {
-                let file = shared.document.file(*file).name.clone();
-                diagnostics.push(
-                    Diagnostic::warning(
-                        Location::document(&file, pointer.clone()),
-                        message.clone(),
-                    )
-                    .with_operation(label.to_string()),
-                );
+            for problem in &built.warnings {
+                let file = shared.document.file(problem.file).name.clone();
+                let mut warning = Diagnostic::warning(
+                    Location::document(&file, problem.pointer.clone()),
+                    problem.message.clone(),
+                )
+                .with_operation(label.to_string());
+                warning.code = problem.code;
+                diagnostics.push(warning);
             }
             Some(built)
         }
         Err(problems) => {
-            for (file, pointer, message) in problems {
-                let file = shared.document.file(file).name.clone();
-                failed.push(Diagnostic::error(
-                    Location::document(&file, pointer),
-                    message,
-                ));
+            for problem in problems {
+                let file = shared.document.file(problem.file).name.clone();
+                let mut error =
+                    Diagnostic::error(Location::document(&file, problem.pointer), problem.message);
+                error.code = problem.code;
+                failed.push(error);
             }
             None
         }

@@ -1635,7 +1635,7 @@ workflows:
               basis: Method
               description: "Show one pet"
               input: {"additionalProperties":false,"properties":{"petId":{"type":"integer"}},"type":"object"}
-            error: readOnlyHint: true is not justified: a workflow is read-only only when every step is GET or HEAD; add `because:` with the evidence, or drop the claim
+            error: readOnlyHint: true is not justified: a workflow is read-only only when every step's method justifies it (GET, HEAD, QUERY); add `because:` with the evidence, or drop the claim
               --> curation:workflows.tools.adoptFirstAvailable
             warning[workflow-optional-input-read]: parameter "petId" of step "get" reads the optional input "petId", which has no default: a call that leaves it out stops the workflow at this step, which cannot be sent without it; make the input required, or give it a default
               --> pets.arazzo.yaml#/workflows/1/steps/0/parameters/0
@@ -1980,5 +1980,223 @@ fn an_input_schema_nested_deeper_than_json_readers_take_is_not_a_tool() {
             .as_deref()
             .is_some_and(|why| why.contains("127")),
         "{report:?}"
+    );
+}
+
+// ---- OpenAPI 3.2 ----
+
+/// What a method justifies, as RFC 9110 and the IANA HTTP Method Registry define the words,
+/// written apart from `annotations` so that the two can be held together: a safe method
+/// guarantees all three, an idempotent one idempotence, any other method nothing. The fixed
+/// fields' OPTIONS and TRACE claim nothing, as POST does.
+fn oracle(method: &str) -> &'static [super::annotations::Guarantee] {
+    use super::annotations::Guarantee::{AdditiveOnly, Idempotent, ReadOnly};
+    match method {
+        "GET" | "HEAD" | "QUERY" | "PROPFIND" | "REPORT" | "SEARCH" | "PRI" => {
+            &[ReadOnly, AdditiveOnly, Idempotent]
+        }
+        "PUT" | "DELETE" | "COPY" | "MOVE" | "MKCOL" | "PROPPATCH" | "UNLOCK" | "ACL" | "LINK"
+        | "UNLINK" | "BIND" | "UNBIND" | "REBIND" | "CHECKIN" | "CHECKOUT" | "UNCHECKOUT"
+        | "LABEL" | "MERGE" | "MKACTIVITY" | "MKCALENDAR" | "MKREDIRECTREF" | "MKWORKSPACE"
+        | "ORDERPATCH" | "UPDATE" | "UPDATEREDIRECTREF" | "VERSION-CONTROL"
+        | "BASELINE-CONTROL" => &[Idempotent],
+        _ => &[],
+    }
+}
+
+/// Every annotation state a curation can ask for (each hint absent, true or false: 27, by
+/// 2 for `openWorldHint`, which asserts nothing) on every method a tool can call: a state
+/// is allowed without `because:` exactly when what it asserts is within what the method
+/// justifies, and the method's own state is the strongest such.
+#[test]
+fn annotations_are_sound_for_every_state_on_every_method() {
+    use super::annotations::{self, Guarantee};
+    use crate::curation::AnnotationOverrides;
+    let methods = [
+        "GET",
+        "HEAD",
+        "QUERY",
+        "PUT",
+        "DELETE",
+        "POST",
+        "PATCH",
+        "OPTIONS",
+        "TRACE",
+        "PROPFIND",
+        "REPORT",
+        "SEARCH",
+        "PRI",
+        "COPY",
+        "MOVE",
+        "MKCOL",
+        "PROPPATCH",
+        "LOCK",
+        "UNLOCK",
+        "CONNECT",
+        "PURGE",
+        "propfind",
+        "get",
+        "*",
+    ];
+    let hints = [None, Some(true), Some(false)];
+    let mut states = 0;
+    for method in methods {
+        let justified = oracle(method);
+        assert_eq!(annotations::justified(method), justified, "{method}");
+        let own = annotations::asserted(&annotations::from_method(method));
+        // The method's state asserts everything it justifies that one state can assert.
+        let strongest: Vec<Guarantee> = if justified.contains(&Guarantee::ReadOnly) {
+            vec![Guarantee::ReadOnly]
+        } else {
+            justified.to_vec()
+        };
+        assert_eq!(own, strongest, "{method}");
+        for read_only_hint in hints {
+            for destructive_hint in hints {
+                for idempotent_hint in hints {
+                    for open_world_hint in [None, Some(true)] {
+                        let overrides = AnnotationOverrides {
+                            read_only_hint,
+                            destructive_hint,
+                            idempotent_hint,
+                            open_world_hint,
+                        };
+                        let decision = annotations::decide(method, &overrides);
+                        let beyond: Vec<Guarantee> = annotations::asserted(&decision.annotations)
+                            .into_iter()
+                            .filter(|g| !justified.contains(g))
+                            .collect();
+                        assert_eq!(decision.unjustified, beyond, "{method} {overrides:?}");
+                        states += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(states, methods.len() * 54);
+}
+
+/// A 3.2 document's `query` operation and `additionalOperations`: a registered safe, a
+/// registered idempotent and an unregistered method.
+const OAS32: &str = r##"
+openapi: 3.2.0
+info: {title: Files, version: "1"}
+paths:
+  /files:
+    query:
+      operationId: searchFiles
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [text]
+              properties: {text: {type: string}, limit: {type: integer}}
+    additionalOperations:
+      PROPFIND: {operationId: listProperties}
+      COPY: {operationId: copyFiles}
+      PURGE: {}
+"##;
+
+#[test]
+fn a_32_document_serves_query_and_additional_operations() {
+    check(
+        OAS32,
+        "tools: {searchFiles: {}, listProperties: {}, copyFiles: {}, PURGE /files: {}}",
+        expect![[r#"
+            copyFiles = COPY /files
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
+            listProperties = PROPFIND /files
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
+            purge_files = PURGE /files
+              annotations: {} (Method)
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
+            searchFiles = QUERY /files
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"additionalProperties":false,"properties":{"limit":{"type":"integer"},"text":{"type":"string"}},"required":["text"],"type":"object"}
+              body application/json Json Merged(["text", "limit"])
+        "#]],
+    );
+}
+
+#[test]
+fn query_and_additional_operations_are_not_read_before_32() {
+    check(
+        &OAS32.replace("openapi: 3.2.0", "openapi: 3.1.0"),
+        "tools: {searchFiles: {}, PURGE /files: {}}",
+        expect![[r#"
+            error: "searchFiles" matches no operation (give an operationId or `METHOD /path`)
+              --> curation:tools.searchFiles
+            error: "PURGE /files" matches no operation (give an operationId or `METHOD /path`)
+              --> curation:tools.PURGE /files
+        "#]],
+    );
+}
+
+#[test]
+fn an_unregistered_method_claims_nothing_and_a_claim_needs_because() {
+    check(
+        OAS32,
+        r#"
+tools:
+  PURGE /files: {annotations: {idempotentHint: true}}
+  copyFiles: {annotations: {readOnlyHint: true}}
+  listProperties: {annotations: {readOnlyHint: false}}
+  searchFiles: {annotations: {destructiveHint: false}}
+  "purge /files": {}
+  "query /files": {title: By method}
+"#,
+        expect![[r#"
+            listProperties = PROPFIND /files
+              annotations: {"readOnlyHint":false} (CurationSound)
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
+            searchFiles = QUERY /files
+              title: By method
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"additionalProperties":false,"properties":{"limit":{"type":"integer"},"text":{"type":"string"}},"required":["text"],"type":"object"}
+              body application/json Json Merged(["text", "limit"])
+            error: "purge /files" matches no operation (give an operationId or `METHOD /path`); did you mean "PURGE /files"?
+              --> curation:tools.purge /files
+            error: this operation is already chosen by `tools.searchFiles` (QUERY /files)
+              --> curation:tools.query /files
+            error: readOnlyHint: true is not justified by the method COPY: add `because:` with the evidence, or drop the claim (COPY /files)
+              --> curation:tools.copyFiles
+            error: idempotentHint: true is not justified by the method PURGE: add `because:` with the evidence, or drop the claim (PURGE /files)
+              --> curation:tools.PURGE /files
+        "#]],
+    );
+}
+
+/// `additionalOperations` keys ferry cannot send: each a problem at its place, an error
+/// when the operation is chosen, a warning otherwise.
+const OAS32_UNSENDABLE: &str = r##"
+openapi: 3.2.0
+info: {title: Files, version: "1"}
+paths:
+  /files:
+    post: {operationId: post}
+    additionalOperations:
+      POST: {operationId: postAgain}
+      "BAD METHOD": {operationId: badMethod}
+      post: {operationId: lowercasePost}
+"##;
+
+#[test]
+fn an_additional_operation_ferry_cannot_send_as_written_is_explained_at_its_place() {
+    check(
+        OAS32_UNSENDABLE,
+        "tools: {postAgain: {}, lowercasePost: {}}",
+        expect![[r#"
+            lowercasePost = post /files
+              annotations: {} (Method)
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
+            error[additional-operation-fixed-method]: `additionalOperations` MUST NOT contain any entry for the methods that can be defined by other fixed fields with Operation Object values: describe POST with the path item's `post` field (POST /files)
+              --> openapi#/paths/~1files/additionalOperations/POST
+            warning[additional-operation-method-not-token]: `additionalOperations` key "BAD METHOD" is not an HTTP method: a method is a token of letters, digits and !#$%&'*+-.^_`|~ (RFC 9110) (BAD METHOD /files)
+              --> openapi#/paths/~1files/additionalOperations/BAD METHOD
+        "#]],
     );
 }

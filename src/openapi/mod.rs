@@ -31,6 +31,17 @@ pub enum SpecVersion {
     Swagger2,
     OpenApi30,
     OpenApi31,
+    /// 3.2.x: read as 3.1 is, plus what 3.2 added (the `query` and `additionalOperations`
+    /// fields of a path item, `querystring` parameters, `$self`).
+    OpenApi32,
+}
+
+impl SpecVersion {
+    /// Whether its Schema Object is JSON Schema 2020-12 (3.1 and later), rather than the
+    /// subset of an earlier draft that 2.0 and 3.0 define.
+    pub fn is_json_schema_2020(self) -> bool {
+        matches!(self, SpecVersion::OpenApi31 | SpecVersion::OpenApi32)
+    }
 }
 
 /// Index of a file in [`Document::files`]; the root document is `FileId(0)`.
@@ -142,7 +153,7 @@ pub enum LoadError {
     Fetch { url: String, message: String },
     #[error("{0} is not an OpenAPI document (no `openapi` or `swagger` version)")]
     NotOpenApi(String),
-    #[error("{name}: unsupported version {version:?} (ferry reads 2.0, 3.0.x and 3.1.x)")]
+    #[error("{name}: unsupported version {version:?} (ferry reads 2.0, 3.0.x, 3.1.x and 3.2.x)")]
     UnsupportedVersion { name: String, version: String },
 }
 
@@ -374,9 +385,8 @@ fn detect_version(value: &Value, name: &str) -> Result<SpecVersion, LoadError> {
     match (field, text.as_str()) {
         ("swagger", "2.0") => Ok(SpecVersion::Swagger2),
         ("openapi", v) if v.starts_with("3.0") => Ok(SpecVersion::OpenApi30),
-        ("openapi", v) if v.starts_with("3.1") || v.starts_with("3.2") => {
-            Ok(SpecVersion::OpenApi31)
-        }
+        ("openapi", v) if v.starts_with("3.1") => Ok(SpecVersion::OpenApi31),
+        ("openapi", v) if v.starts_with("3.2") => Ok(SpecVersion::OpenApi32),
         _ => Err(LoadError::UnsupportedVersion {
             name: name.to_string(),
             version: text,

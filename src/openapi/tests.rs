@@ -735,7 +735,7 @@ fn a_root_that_is_not_openapi_is_an_error() {
     );
     assert!(
         error("v4.yaml")
-            .ends_with(": unsupported version \"4.0.0\" (ferry reads 2.0, 3.0.x and 3.1.x)")
+            .ends_with(": unsupported version \"4.0.0\" (ferry reads 2.0, 3.0.x, 3.1.x and 3.2.x)")
     );
     assert!(error("missing.yaml").starts_with("cannot read "));
     // Only the parser's first line: serde-saphyr would quote the text around the error.
@@ -883,6 +883,17 @@ fn a_document_in_memory_lists_its_dangling_references() {
             #/x-other/$ref: `$ref` "other.yaml#/x" names a file that was not loaded
         "##]],
     );
+}
+
+// ---- OpenAPI 3.2 ----
+
+#[test]
+fn a_32_document_is_read_as_32() {
+    let document = Document::from_value(json!({"openapi": "3.2.0", "info": {}})).expect("3.2");
+    assert_eq!(document.version, SpecVersion::OpenApi32);
+    assert!(document.version.is_json_schema_2020());
+    let document = Document::from_value(json!({"openapi": "3.1.1", "info": {}})).expect("3.1");
+    assert_eq!(document.version, SpecVersion::OpenApi31);
 }
 
 // ---- over http ----
