@@ -85,6 +85,11 @@ fn pick_media_type(content: &Map<String, Value>) -> Option<(&str, &Value)> {
         .map(|(k, v)| (k.as_str(), v))
 }
 
+/// Whether `media_type` (any case, with or without parameters) is a form.
+pub(super) fn is_form(media_type: &str) -> bool {
+    essence(media_type) == "application/x-www-form-urlencoded"
+}
+
 pub(super) fn is_json(essence: &str) -> bool {
     essence == "application/json" || essence.ends_with("+json")
 }

@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use crate::openapi::{Document, SpecVersion};
 
-use super::body::{is_json, place_body, request_body, swagger_body};
+use super::body::{is_form, is_json, place_body, request_body, swagger_body};
 use super::operation::{self, Operation, Parameter, Problem};
 use super::schema::SchemaBuilder;
 use super::{
@@ -73,6 +73,9 @@ pub fn build(
         let location = match parameter.location {
             "path" => ParameterLocation::Path,
             "query" => ParameterLocation::Query,
+            "querystring" if document.version == SpecVersion::OpenApi32 => {
+                ParameterLocation::QueryString
+            }
             "header" => ParameterLocation::Header,
             "cookie" => ParameterLocation::Cookie,
             "body" if document.version == SpecVersion::Swagger2 => {
@@ -109,6 +112,9 @@ pub fn build(
         }
         arguments.push((parameter, location));
     }
+    if document.version == SpecVersion::OpenApi32 {
+        querystring_rules(operation, &mut problems);
+    }
 
     for &(parameter, location) in &arguments {
         let collides = arguments
@@ -121,8 +127,14 @@ pub fn build(
         } else {
             parameter.name.to_string()
         };
-        let (schema, json_content) =
-            parameter_schema(document, &mut builder, parameter, &mut problems);
+        let (schema, json_content) = if location == ParameterLocation::QueryString {
+            (
+                querystring_schema(document, &mut builder, parameter, &mut problems),
+                false,
+            )
+        } else {
+            parameter_schema(document, &mut builder, parameter, &mut problems)
+        };
         let is_required = location == ParameterLocation::Path
             || parameter.value.get("required") == Some(&Value::Bool(true));
         let (style, explode) = parameter_style(document, parameter, location, &mut problems);
@@ -236,6 +248,146 @@ fn template_names(path: &str) -> impl Iterator<Item = &str> {
         .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
 }
 
+/// The stable codes of the problems of a `querystring` parameter (`Diagnostic::code`).
+pub const QUERYSTRING_BESIDE_QUERY: &str = "querystring-beside-query";
+pub const QUERYSTRING_REPEATED: &str = "querystring-repeated";
+pub const QUERYSTRING_NOT_FORM: &str = "querystring-not-form";
+
+/// What OpenAPI 3.2 asks of `querystring` parameters: one at most, and none beside `query`
+/// ones, since it is the whole query string.
+fn querystring_rules(operation: &Operation, problems: &mut Vec<Problem>) {
+    let strings: Vec<&Parameter> = operation
+        .parameters
+        .iter()
+        .filter(|p| p.location == "querystring")
+        .collect();
+    let Some(first) = strings.first() else {
+        return;
+    };
+    for extra in &strings[1..] {
+        problems.push(
+            Problem::new(
+                extra.file,
+                extra.pointer.clone(),
+                format!(
+                    "a `querystring` parameter MUST NOT appear more than once: `{}` is a second one beside `{}`",
+                    extra.name, first.name
+                ),
+            )
+            .with_code(QUERYSTRING_REPEATED),
+        );
+    }
+    if let Some(query) = operation.parameters.iter().find(|p| p.location == "query") {
+        problems.push(
+            Problem::new(
+                first.file,
+                first.pointer.clone(),
+                format!(
+                    "a `querystring` parameter MUST NOT appear in the same operation (or in the operation's path-item) as any `in: \"query\"` parameters: `{}` is the whole query string, and `{}` is in it",
+                    first.name, query.name
+                ),
+            )
+            .with_code(QUERYSTRING_BESIDE_QUERY),
+        );
+    }
+}
+
+/// The schema of a `querystring` parameter's one argument: the object its
+/// `application/x-www-form-urlencoded` content describes, written as a form is. Any other
+/// content is a problem: ferry writes no other kind of query string.
+fn querystring_schema(
+    document: &Document,
+    builder: &mut SchemaBuilder,
+    parameter: &Parameter,
+    problems: &mut Vec<Problem>,
+) -> Value {
+    let empty = Value::Object(Map::new());
+    let Some((media_type, media)) = parameter
+        .value
+        .get("content")
+        .and_then(Value::as_object)
+        .and_then(|content| content.iter().next())
+    else {
+        problems.push(
+            Problem::new(
+                parameter.file,
+                parameter.pointer.clone(),
+                format!(
+                    "`querystring` parameter `{}` has no `content`: ferry writes a query string only as a form (`application/x-www-form-urlencoded`)",
+                    parameter.name
+                ),
+            )
+            .with_code(QUERYSTRING_NOT_FORM),
+        );
+        return empty;
+    };
+    let pointer = format!(
+        "{}/content/{}",
+        parameter.pointer,
+        crate::openapi::escape_token(media_type)
+    );
+    let (file, pointer, media) = match operation::follow(document, parameter.file, &pointer, media)
+    {
+        Ok(found) => found,
+        Err(message) => {
+            problems.push(Problem::new(parameter.file, pointer, message));
+            return empty;
+        }
+    };
+    if !is_form(media_type) {
+        problems.push(
+            Problem::new(
+                file,
+                pointer,
+                format!(
+                    "`querystring` parameter `{}` is `{media_type}`: ferry writes a query string only as a form (`application/x-www-form-urlencoded`)",
+                    parameter.name
+                ),
+            )
+            .with_code(QUERYSTRING_NOT_FORM),
+        );
+        return empty;
+    }
+    if media.get("encoding").is_some() {
+        problems.push(
+            Problem::new(
+                file,
+                format!("{pointer}/encoding"),
+                format!(
+                    "`querystring` parameter `{}` sets an `encoding` of its own for some properties: ferry writes each property as a form's default (`style: form`, `explode: true`), so it would not send what this asks",
+                    parameter.name
+                ),
+            )
+            .with_code(QUERYSTRING_NOT_FORM),
+        );
+        return empty;
+    }
+    let Some(schema) = media.get("schema") else {
+        return empty;
+    };
+    let schema_pointer = format!("{pointer}/schema");
+    let resolved = builder
+        .resolve(file, schema)
+        .map_or(schema, |(_, resolved)| resolved);
+    if resolved.get("type").is_some_and(|t| t != "object") {
+        problems.push(
+            Problem::new(
+                file,
+                schema_pointer,
+                format!(
+                    "`querystring` parameter `{}` is not an object: a form is written from an object's properties",
+                    parameter.name
+                ),
+            )
+            .with_code(QUERYSTRING_NOT_FORM),
+        );
+        return empty;
+    }
+    let mut translated = builder.schema(file, &schema_pointer, schema);
+    add_parameter_words(parameter, &mut translated);
+    translated
+}
+
 fn parameter_schema(
     document: &Document,
     builder: &mut SchemaBuilder,
@@ -279,8 +431,14 @@ fn parameter_schema(
         ));
         Value::Object(Map::new())
     };
-    if let Value::Object(map) = &mut translated {
-        // What the parameter says of itself takes precedence over its schema's own words.
+    add_parameter_words(parameter, &mut translated);
+    (translated, json_content)
+}
+
+/// What the parameter says of itself, put on its argument's schema: its description, that it
+/// is deprecated, its examples. They take precedence over the schema's own words.
+fn add_parameter_words(parameter: &Parameter, translated: &mut Value) {
+    if let Value::Object(map) = translated {
         for key in ["description", "deprecated"] {
             if let Some(value) = parameter.value.get(key) {
                 map.insert(key.to_string(), value.clone());
@@ -298,7 +456,6 @@ fn parameter_schema(
             }
         }
     }
-    (translated, json_content)
 }
 
 /// The schema keywords a Swagger 2.0 non-body parameter carries on itself.
@@ -354,8 +511,10 @@ fn parameter_style(
         return collection_format(parameter, csv, problems);
     }
     let default = match location {
-        ParameterLocation::Query | ParameterLocation::Cookie => ParameterStyle::Form,
-        _ => ParameterStyle::Simple,
+        ParameterLocation::Query | ParameterLocation::QueryString | ParameterLocation::Cookie => {
+            ParameterStyle::Form
+        }
+        ParameterLocation::Path | ParameterLocation::Header => ParameterStyle::Simple,
     };
     let style = match parameter.value.get("style").and_then(Value::as_str) {
         None => default,
@@ -366,6 +525,12 @@ fn parameter_style(
         Some("spaceDelimited") => ParameterStyle::SpaceDelimited,
         Some("pipeDelimited") => ParameterStyle::PipeDelimited,
         Some("deepObject") => ParameterStyle::DeepObject,
+        Some("cookie")
+            if location == ParameterLocation::Cookie
+                && document.version == SpecVersion::OpenApi32 =>
+        {
+            ParameterStyle::Cookie
+        }
         Some(other) => {
             problems.push(Problem::new(
                 parameter.file,
@@ -379,7 +544,10 @@ fn parameter_style(
         .value
         .get("explode")
         .and_then(Value::as_bool)
-        .unwrap_or(style == ParameterStyle::Form);
+        .unwrap_or(matches!(
+            style,
+            ParameterStyle::Form | ParameterStyle::Cookie
+        ));
     (style, explode)
 }
 
@@ -436,6 +604,10 @@ fn credential_for(
     credentials: &[CredentialSlot],
     credential_names: &[String],
 ) -> Option<CredentialSlot> {
+    if location == ParameterLocation::QueryString {
+        // The whole query string is no one credential, whatever its name.
+        return None;
+    }
     let lower = parameter.name.to_ascii_lowercase();
     if location == ParameterLocation::Header && lower == "authorization" {
         return Some(

@@ -2076,8 +2076,9 @@ fn annotations_are_sound_for_every_state_on_every_method() {
     assert_eq!(states, methods.len() * 54);
 }
 
-/// A 3.2 document's `query` operation and `additionalOperations`: a registered safe, a
-/// registered idempotent and an unregistered method.
+/// A 3.2 document's `query` operation and `additionalOperations` (a registered safe, a
+/// registered idempotent and an unregistered method), a `querystring` parameter and a
+/// `cookie`-style cookie.
 const OAS32: &str = r##"
 openapi: 3.2.0
 info: {title: Files, version: "1"}
@@ -2097,17 +2098,40 @@ paths:
       PROPFIND: {operationId: listProperties}
       COPY: {operationId: copyFiles}
       PURGE: {}
+  /files/{name}:
+    parameters:
+      - {name: name, in: path, required: true, schema: {type: string}}
+    get:
+      operationId: findFiles
+      parameters:
+        - name: filter
+          in: querystring
+          description: Which files
+          content:
+            application/x-www-form-urlencoded:
+              schema:
+                type: object
+                properties:
+                  owner: {type: string}
+                  size: {type: array, items: {type: integer}}
+        - {name: session, in: cookie, style: cookie, schema: {type: string}}
 "##;
 
 #[test]
-fn a_32_document_serves_query_and_additional_operations() {
+fn a_32_document_serves_query_additional_operations_and_querystring() {
     check(
         OAS32,
-        "tools: {searchFiles: {}, listProperties: {}, copyFiles: {}, PURGE /files: {}}",
+        "tools: {searchFiles: {}, listProperties: {}, copyFiles: {}, PURGE /files: {}, findFiles: {}}",
         expect![[r#"
             copyFiles = COPY /files
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
               input: {"additionalProperties":false,"properties":{},"type":"object"}
+            findFiles = GET /files/{name}
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"additionalProperties":false,"properties":{"filter":{"description":"Which files","properties":{"owner":{"type":"string"},"size":{"items":{"type":"integer"},"type":"array"}},"type":"object"},"name":{"type":"string"},"session":{"type":"string"}},"required":["name"],"type":"object"}
+              Path name <- name Simple explode=false required
+              QueryString filter <- filter Form explode=true
+              Cookie session <- session Cookie explode=true
             listProperties = PROPFIND /files
               annotations: {"readOnlyHint":true} (Method)
               input: {"additionalProperties":false,"properties":{},"type":"object"}
@@ -2126,12 +2150,16 @@ fn a_32_document_serves_query_and_additional_operations() {
 fn query_and_additional_operations_are_not_read_before_32() {
     check(
         &OAS32.replace("openapi: 3.2.0", "openapi: 3.1.0"),
-        "tools: {searchFiles: {}, PURGE /files: {}}",
+        "tools: {searchFiles: {}, PURGE /files: {}, findFiles: {}}",
         expect![[r#"
             error: "searchFiles" matches no operation (give an operationId or `METHOD /path`)
               --> curation:tools.searchFiles
             error: "PURGE /files" matches no operation (give an operationId or `METHOD /path`)
               --> curation:tools.PURGE /files
+            error: parameter `filter` is in an unknown place `querystring` (GET /files/{name})
+              --> openapi#/paths/~1files~1{name}/get/parameters/0
+            error: unknown parameter style `cookie` (GET /files/{name})
+              --> openapi#/paths/~1files~1{name}/get/parameters/1/style
         "#]],
     );
 }
@@ -2170,8 +2198,8 @@ tools:
     );
 }
 
-/// `additionalOperations` keys ferry cannot send: each a problem at its place, an error
-/// when the operation is chosen, a warning otherwise.
+/// What of 3.2 ferry cannot send as written: each a problem at its place, an error when the
+/// operation is chosen, a warning otherwise.
 const OAS32_UNSENDABLE: &str = r##"
 openapi: 3.2.0
 info: {title: Files, version: "1"}
@@ -2182,21 +2210,59 @@ paths:
       POST: {operationId: postAgain}
       "BAD METHOD": {operationId: badMethod}
       post: {operationId: lowercasePost}
+  /both:
+    parameters:
+      - {name: q, in: query, schema: {type: string}}
+    get:
+      operationId: both
+      parameters:
+        - {name: all, in: querystring, content: {application/x-www-form-urlencoded: {schema: {type: object}}}}
+        - {name: again, in: querystring, content: {application/x-www-form-urlencoded: {schema: {type: object}}}}
+  /json:
+    get:
+      operationId: json
+      parameters:
+        - {name: selector, in: querystring, content: {application/jsonpath: {schema: {type: string}}}}
+  /encoded:
+    get:
+      operationId: encoded
+      parameters:
+        - name: form
+          in: querystring
+          content:
+            application/x-www-form-urlencoded:
+              schema: {type: object, properties: {tags: {type: array, items: {type: string}}}}
+              encoding: {tags: {explode: false}}
+  /text:
+    get:
+      operationId: text
+      parameters:
+        - {name: q, in: querystring, content: {application/x-www-form-urlencoded: {schema: {type: string}}}}
 "##;
 
 #[test]
-fn an_additional_operation_ferry_cannot_send_as_written_is_explained_at_its_place() {
+fn what_32_ferry_cannot_send_as_written_is_explained_at_its_place() {
     check(
         OAS32_UNSENDABLE,
-        "tools: {postAgain: {}, lowercasePost: {}}",
+        "tools: {postAgain: {}, lowercasePost: {}, both: {}, json: {}}",
         expect![[r#"
             lowercasePost = post /files
               annotations: {} (Method)
               input: {"additionalProperties":false,"properties":{},"type":"object"}
             error[additional-operation-fixed-method]: `additionalOperations` MUST NOT contain any entry for the methods that can be defined by other fixed fields with Operation Object values: describe POST with the path item's `post` field (POST /files)
               --> openapi#/paths/~1files/additionalOperations/POST
+            error[querystring-repeated]: a `querystring` parameter MUST NOT appear more than once: `again` is a second one beside `all` (GET /both)
+              --> openapi#/paths/~1both/get/parameters/1
+            error[querystring-beside-query]: a `querystring` parameter MUST NOT appear in the same operation (or in the operation's path-item) as any `in: "query"` parameters: `all` is the whole query string, and `q` is in it (GET /both)
+              --> openapi#/paths/~1both/get/parameters/0
+            error[querystring-not-form]: `querystring` parameter `selector` is `application/jsonpath`: ferry writes a query string only as a form (`application/x-www-form-urlencoded`) (GET /json)
+              --> openapi#/paths/~1json/get/parameters/0/content/application~1jsonpath
             warning[additional-operation-method-not-token]: `additionalOperations` key "BAD METHOD" is not an HTTP method: a method is a token of letters, digits and !#$%&'*+-.^_`|~ (RFC 9110) (BAD METHOD /files)
               --> openapi#/paths/~1files/additionalOperations/BAD METHOD
+            warning[querystring-not-form]: `querystring` parameter `form` sets an `encoding` of its own for some properties: ferry writes each property as a form's default (`style: form`, `explode: true`), so it would not send what this asks (GET /encoded)
+              --> openapi#/paths/~1encoded/get/parameters/0/content/application~1x-www-form-urlencoded/encoding
+            warning[querystring-not-form]: `querystring` parameter `q` is not an object: a form is written from an object's properties (GET /text)
+              --> openapi#/paths/~1text/get/parameters/0/content/application~1x-www-form-urlencoded/schema
         "#]],
     );
 }
