@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use crate::openapi::{Document, SpecVersion};
 
-use super::body::{is_form, is_json, place_body, request_body, swagger_body};
+use super::body::{is_form, is_json, item_schemas, place_body, request_body, swagger_body};
 use super::operation::{self, Operation, Parameter, Problem};
 use super::schema::SchemaBuilder;
 use super::{
@@ -212,10 +212,13 @@ pub fn build(
     if !problems.is_empty() {
         return Err(problems);
     }
-    let warnings = std::mem::take(&mut builder.warnings)
+    let mut warnings: Vec<Problem> = std::mem::take(&mut builder.warnings)
         .into_iter()
         .map(|(file, pointer, message)| Problem::new(file, pointer, message))
         .collect();
+    if document.version == SpecVersion::OpenApi32 {
+        warnings.extend(item_schemas(document, operation));
+    }
     let defs = builder.into_defs();
     let mut schema = Map::with_capacity(5 + lifted.len());
     schema.insert("type".to_string(), Value::from("object"));
@@ -406,13 +409,21 @@ fn parameter_schema(
             Some((media_type, media)) => {
                 json_content = is_json(&media_type.to_ascii_lowercase());
                 let pointer = format!(
-                    "{}/content/{}/schema",
+                    "{}/content/{}",
                     parameter.pointer,
                     crate::openapi::escape_token(media_type)
                 );
-                match media.get("schema") {
-                    Some(schema) => builder.schema(parameter.file, &pointer, schema),
-                    None => Value::Object(Map::new()),
+                // A Media Type Object may be a `$ref` (to OpenAPI 3.2's
+                // `components/mediaTypes`).
+                match operation::follow(document, parameter.file, &pointer, media) {
+                    Ok((file, pointer, media)) => match media.get("schema") {
+                        Some(schema) => builder.schema(file, &format!("{pointer}/schema"), schema),
+                        None => Value::Object(Map::new()),
+                    },
+                    Err(message) => {
+                        problems.push(Problem::new(parameter.file, pointer, message));
+                        Value::Object(Map::new())
+                    }
                 }
             }
             None => Value::Object(Map::new()),
@@ -447,9 +458,11 @@ fn add_parameter_words(parameter: &Parameter, translated: &mut Value) {
         if let Some(example) = parameter.value.get("example") {
             map.insert("examples".to_string(), Value::Array(vec![example.clone()]));
         } else if let Some(Value::Object(examples)) = parameter.value.get("examples") {
+            // An Example Object's value is its `value`, or OpenAPI 3.2's `dataValue`; a
+            // `serializedValue` is the value as written on the wire, no argument.
             let values: Vec<Value> = examples
                 .values()
-                .filter_map(|e| e.get("value").cloned())
+                .filter_map(|e| e.get("value").or_else(|| e.get("dataValue")).cloned())
                 .collect();
             if !values.is_empty() {
                 map.insert("examples".to_string(), Value::Array(values));

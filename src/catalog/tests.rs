@@ -2076,9 +2076,9 @@ fn annotations_are_sound_for_every_state_on_every_method() {
     assert_eq!(states, methods.len() * 54);
 }
 
-/// A 3.2 document's `query` operation and `additionalOperations` (a registered safe, a
-/// registered idempotent and an unregistered method), a `querystring` parameter and a
-/// `cookie`-style cookie.
+/// A 3.2 document served whole: a `query` operation with a body, `additionalOperations` with
+/// a registered safe, a registered idempotent and an unregistered method, a `querystring`
+/// parameter, a `cookie`-style cookie, a body whose Media Type Object is a reference.
 const OAS32: &str = r##"
 openapi: 3.2.0
 info: {title: Files, version: "1"}
@@ -2114,21 +2114,34 @@ paths:
                 properties:
                   owner: {type: string}
                   size: {type: array, items: {type: integer}}
+          examples:
+            mine: {dataValue: {owner: me}, serializedValue: "owner=me"}
         - {name: session, in: cookie, style: cookie, schema: {type: string}}
+    put:
+      operationId: putFile
+      requestBody:
+        content:
+          application/json: {$ref: "#/components/mediaTypes/File"}
+components:
+  mediaTypes:
+    File:
+      schema:
+        type: object
+        properties: {content: {type: string}}
 "##;
 
 #[test]
 fn a_32_document_serves_query_additional_operations_and_querystring() {
     check(
         OAS32,
-        "tools: {searchFiles: {}, listProperties: {}, copyFiles: {}, PURGE /files: {}, findFiles: {}}",
+        "tools: {searchFiles: {}, listProperties: {}, copyFiles: {}, PURGE /files: {}, findFiles: {}, putFile: {}}",
         expect![[r#"
             copyFiles = COPY /files
               annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
               input: {"additionalProperties":false,"properties":{},"type":"object"}
             findFiles = GET /files/{name}
               annotations: {"readOnlyHint":true} (Method)
-              input: {"additionalProperties":false,"properties":{"filter":{"description":"Which files","properties":{"owner":{"type":"string"},"size":{"items":{"type":"integer"},"type":"array"}},"type":"object"},"name":{"type":"string"},"session":{"type":"string"}},"required":["name"],"type":"object"}
+              input: {"additionalProperties":false,"properties":{"filter":{"description":"Which files","examples":[{"owner":"me"}],"properties":{"owner":{"type":"string"},"size":{"items":{"type":"integer"},"type":"array"}},"type":"object"},"name":{"type":"string"},"session":{"type":"string"}},"required":["name"],"type":"object"}
               Path name <- name Simple explode=false required
               QueryString filter <- filter Form explode=true
               Cookie session <- session Cookie explode=true
@@ -2138,6 +2151,11 @@ fn a_32_document_serves_query_additional_operations_and_querystring() {
             purge_files = PURGE /files
               annotations: {} (Method)
               input: {"additionalProperties":false,"properties":{},"type":"object"}
+            putFile = PUT /files/{name}
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"additionalProperties":false,"properties":{"content":{"type":"string"},"name":{"type":"string"}},"required":["name"],"type":"object"}
+              Path name <- name Simple explode=false required
+              body application/json Json Merged(["content"])
             searchFiles = QUERY /files
               annotations: {"readOnlyHint":true} (Method)
               input: {"additionalProperties":false,"properties":{"limit":{"type":"integer"},"text":{"type":"string"}},"required":["text"],"type":"object"}
@@ -2150,12 +2168,13 @@ fn a_32_document_serves_query_additional_operations_and_querystring() {
 fn query_and_additional_operations_are_not_read_before_32() {
     check(
         &OAS32.replace("openapi: 3.2.0", "openapi: 3.1.0"),
-        "tools: {searchFiles: {}, PURGE /files: {}, findFiles: {}}",
+        "tools: {findFiles: {}, putFile: {}}",
         expect![[r#"
-            error: "searchFiles" matches no operation (give an operationId or `METHOD /path`)
-              --> curation:tools.searchFiles
-            error: "PURGE /files" matches no operation (give an operationId or `METHOD /path`)
-              --> curation:tools.PURGE /files
+            putFile = PUT /files/{name}
+              annotations: {"readOnlyHint":false,"idempotentHint":true} (Method)
+              input: {"additionalProperties":false,"properties":{"content":{"type":"string"},"name":{"type":"string"}},"required":["name"],"type":"object"}
+              Path name <- name Simple explode=false required
+              body application/json Json Merged(["content"])
             error: parameter `filter` is in an unknown place `querystring` (GET /files/{name})
               --> openapi#/paths/~1files~1{name}/get/parameters/0
             error: unknown parameter style `cookie` (GET /files/{name})
@@ -2238,17 +2257,34 @@ paths:
       operationId: text
       parameters:
         - {name: q, in: querystring, content: {application/x-www-form-urlencoded: {schema: {type: string}}}}
+  /stream:
+    patch:
+      operationId: stream
+      requestBody:
+        content:
+          application/jsonl:
+            itemSchema: {type: object}
+      responses:
+        "200":
+          description: events
+          content:
+            text/event-stream:
+              itemSchema: {type: object, properties: {data: {type: string}}}
 "##;
 
 #[test]
 fn what_32_ferry_cannot_send_as_written_is_explained_at_its_place() {
     check(
         OAS32_UNSENDABLE,
-        "tools: {postAgain: {}, lowercasePost: {}, both: {}, json: {}}",
+        "tools: {postAgain: {}, lowercasePost: {}, both: {}, json: {}, stream: {}}",
         expect![[r#"
             lowercasePost = post /files
               annotations: {} (Method)
               input: {"additionalProperties":false,"properties":{},"type":"object"}
+            stream = PATCH /stream
+              annotations: {} (Method)
+              input: {"additionalProperties":false,"properties":{"body":{"contentEncoding":"base64","contentMediaType":"application/jsonl","type":"string"}},"type":"object"}
+              body application/jsonl Binary Argument("body")
             error[additional-operation-fixed-method]: `additionalOperations` MUST NOT contain any entry for the methods that can be defined by other fixed fields with Operation Object values: describe POST with the path item's `post` field (POST /files)
               --> openapi#/paths/~1files/additionalOperations/POST
             error[querystring-repeated]: a `querystring` parameter MUST NOT appear more than once: `again` is a second one beside `all` (GET /both)
@@ -2263,6 +2299,10 @@ fn what_32_ferry_cannot_send_as_written_is_explained_at_its_place() {
               --> openapi#/paths/~1encoded/get/parameters/0/content/application~1x-www-form-urlencoded/encoding
             warning[querystring-not-form]: `querystring` parameter `q` is not an object: a form is written from an object's properties (GET /text)
               --> openapi#/paths/~1text/get/parameters/0/content/application~1x-www-form-urlencoded/schema
+            warning[item-schema-not-validated]: `itemSchema` describes each item of this `application/jsonl` request body: ferry does not check the items, and sends the body as the caller gives it (PATCH /stream)
+              --> openapi#/paths/~1stream/patch/requestBody/content/application~1jsonl/itemSchema
+            warning[item-schema-not-validated]: `itemSchema` describes each item of this `text/event-stream` response: ferry does not validate the items, and passes the body through as the API sends it (PATCH /stream)
+              --> openapi#/paths/~1stream/patch/responses/200/content/text~1event-stream/itemSchema
         "#]],
     );
 }
