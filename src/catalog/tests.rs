@@ -2306,3 +2306,48 @@ fn what_32_ferry_cannot_send_as_written_is_explained_at_its_place() {
         "#]],
     );
 }
+
+const OAS32_TAGS: &str = r##"
+openapi: 3.2.0
+info: {title: Files, version: "1"}
+tags:
+  - {name: files, kind: nav}
+  - {name: search, parent: files, kind: nav}
+  - {name: deep, parent: search}
+  - {name: lost, parent: nowhere}
+  - {name: ping, parent: pong}
+  - {name: pong, parent: ping}
+paths:
+  /a: {get: {operationId: inFiles, tags: [files]}}
+  /b: {get: {operationId: inSearch, tags: [search]}}
+  /c: {get: {operationId: inDeep, tags: [deep]}}
+  /d: {get: {operationId: inLost, tags: [lost]}}
+  /e: {get: {operationId: inPing, tags: [ping]}}
+"##;
+
+#[test]
+fn a_tag_entry_chooses_the_operations_of_the_tags_under_it() {
+    check(
+        OAS32_TAGS,
+        "tags: {files: {}, deep: false, nowhere: {}, pong: {}}",
+        expect![[r#"
+            inFiles = GET /a
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
+            inPing = GET /e
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
+            inSearch = GET /b
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
+            error: no operation is tagged "nowhere"
+              --> curation:tags.nowhere
+            warning[tag-parent-unknown]: tag "lost" names "nowhere" as its parent, which is not a tag of the document: a `tags:` entry for "nowhere" does not choose the operations tagged "lost"
+              --> openapi#/tags/3/parent
+            warning[tag-parent-cycle]: tag "ping" descends from itself through `parent` (ping → pong → ping): its ancestors are read up to the loop
+              --> openapi#/tags/4/parent
+            warning[tag-parent-cycle]: tag "pong" descends from itself through `parent` (pong → ping → pong): its ancestors are read up to the loop
+              --> openapi#/tags/5/parent
+        "#]],
+    );
+}
