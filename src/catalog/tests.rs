@@ -2351,3 +2351,34 @@ fn a_tag_entry_chooses_the_operations_of_the_tags_under_it() {
         "#]],
     );
 }
+
+#[test]
+fn a_dialect_ferry_does_not_read_and_a_self_that_is_no_base_are_said() {
+    check(
+        r##"
+openapi: 3.2.0
+$self: "https://api.ferry.test/v1/openapi.yaml#top"
+jsonSchemaDialect: "http://json-schema.org/draft-07/schema#"
+info: {title: t, version: "1"}
+paths: {}
+"##,
+        "",
+        expect![[r#"
+            warning[json-schema-dialect-not-read]: `jsonSchemaDialect` names "http://json-schema.org/draft-07/schema#": ferry reads every Schema Object as JSON Schema 2020-12 (OpenAPI's dialect), in which its keywords may mean something else or nothing
+              --> openapi#/jsonSchemaDialect
+            warning[self-not-a-base]: `$self` is not this document's base URI, since it has a fragment, which `$self` MUST NOT: its relative references resolve against where it was read, and no reference reaches it by `$self`
+              --> openapi#/$self
+        "#]],
+    );
+    check(
+        r##"
+openapi: 3.2.0
+$self: "https://api.ferry.test/v1/openapi.yaml"
+jsonSchemaDialect: "https://spec.openapis.org/oas/3.2/dialect/2025-09-17"
+info: {title: t, version: "1"}
+paths: {}
+"##,
+        "",
+        expect![[r#""#]],
+    );
+}
