@@ -73,7 +73,12 @@ impl Bases {
     /// the file `from`.
     pub fn file_key(&self, from: &str, path: &str) -> FileKey {
         let declared = self.declared.get(from);
-        let absolute = scheme_of(path).is_some();
+        let scheme = scheme_of(path);
+        if scheme.is_some_and(|scheme| scheme.eq_ignore_ascii_case("ferry-local")) {
+            // ferry's own name for the root directory is no URI a document may write.
+            return FileKey::Refused(RefError::OutsideRoot);
+        }
+        let absolute = scheme.is_some();
         if declared.is_none() && (!absolute || self.declared.is_empty()) {
             return file_key(from, path);
         }

@@ -987,7 +987,8 @@ fn self_is_not_read_before_32_nor_lets_a_reference_leave_the_root() {
         "api/openapi.yaml",
         "openapi: 3.2.0\n$self: https://api.ferry.test/v1/openapi.yaml\ninfo: {title: t, version: '1'}\n\
          x-up: {$ref: '../secret.yaml'}\nx-dots: {$ref: 'https://api.ferry.test/v1/%2e%2e/secret.yaml'}\n\
-         x-other: {$ref: 'https://elsewhere.ferry.test/v1/secret.yaml'}\nx-fragment: {$ref: '#/info'}\n",
+         x-other: {$ref: 'https://elsewhere.ferry.test/v1/secret.yaml'}\nx-fragment: {$ref: '#/info'}\n\
+         x-local: {$ref: 'ferry-local:///secret.yaml'}\n",
     );
     tree.write("secret.yaml", "secret: true\n");
     tree.write("api/secret.yaml", "secret: true\n");
@@ -999,6 +1000,7 @@ fn self_is_not_read_before_32_nor_lets_a_reference_leave_the_root() {
             openapi.yaml#/x-up/$ref: `$ref` "../secret.yaml" is remote, and remote references are not allowed
             openapi.yaml#/x-dots/$ref: `$ref` "https://api.ferry.test/v1/%2e%2e/secret.yaml" is remote, and remote references are not allowed
             openapi.yaml#/x-other/$ref: `$ref` "https://elsewhere.ferry.test/v1/secret.yaml" is remote, and remote references are not allowed
+            openapi.yaml#/x-local/$ref: `$ref` "ferry-local:///secret.yaml" leaves the document's directory
         "#]],
     );
 
