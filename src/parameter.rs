@@ -10,6 +10,8 @@ use serde::Serialize;
 pub enum ParameterLocation {
     Path,
     Query,
+    /// OpenAPI 3.2's `querystring`: one value that is the whole query string.
+    QueryString,
     Header,
     Cookie,
 }
@@ -20,6 +22,7 @@ impl ParameterLocation {
         match self {
             ParameterLocation::Path => "path",
             ParameterLocation::Query => "query",
+            ParameterLocation::QueryString => "querystring",
             ParameterLocation::Header => "header",
             ParameterLocation::Cookie => "cookie",
         }
@@ -37,4 +40,7 @@ pub enum ParameterStyle {
     SpaceDelimited,
     PipeDelimited,
     DeepObject,
+    /// OpenAPI 3.2's `cookie` style: as `form`, but following the `Cookie` header's syntax,
+    /// with nothing percent-encoded.
+    Cookie,
 }

@@ -1,5 +1,8 @@
 //! Which annotations a tool may carry. A method justifies some guarantees; an annotation
 //! state asserts some; a state is sound when it asserts no more than the method justifies.
+//!
+//! Methods are named as they are sent (`GET`, `QUERY`, `PROPFIND`): HTTP methods are
+//! case-sensitive, so `propfind` is another method, one nobody registered.
 
 use crate::curation::AnnotationOverrides;
 
@@ -22,33 +25,115 @@ pub struct Decision {
     pub unjustified: Vec<Guarantee>,
 }
 
-/// What an HTTP method (lowercase) justifies on its own.
-pub fn justified(method: &str) -> &'static [Guarantee] {
-    match method {
-        "get" | "head" => &[
-            Guarantee::ReadOnly,
-            Guarantee::AdditiveOnly,
-            Guarantee::Idempotent,
-        ],
-        "put" | "delete" => &[Guarantee::Idempotent],
-        _ => &[],
+/// What the IANA HTTP Method Registry says a method is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registered {
+    /// Safe, and so idempotent too: a request asks for no change.
+    Safe,
+    /// Idempotent but not safe: sending it twice changes no more than sending it once.
+    Idempotent,
+    /// Neither, or not registered at all.
+    Neither,
+}
+
+/// The safe methods of the IANA HTTP Method Registry. Every safe method is idempotent too.
+const SAFE_METHODS: &[&str] = &[
+    "GET", "HEAD", "OPTIONS", "PRI", "PROPFIND", "QUERY", "REPORT", "SEARCH", "TRACE",
+];
+
+/// The methods of the IANA HTTP Method Registry that are idempotent but not safe. The rest
+/// of the registry (`CONNECT`, `LOCK`, `PATCH`, `POST`, and `*`, which is reserved) is
+/// neither.
+const IDEMPOTENT_METHODS: &[&str] = &[
+    "ACL",
+    "BASELINE-CONTROL",
+    "BIND",
+    "CHECKIN",
+    "CHECKOUT",
+    "COPY",
+    "DELETE",
+    "LABEL",
+    "LINK",
+    "MERGE",
+    "MKACTIVITY",
+    "MKCALENDAR",
+    "MKCOL",
+    "MKREDIRECTREF",
+    "MKWORKSPACE",
+    "MOVE",
+    "ORDERPATCH",
+    "PROPPATCH",
+    "PUT",
+    "REBIND",
+    "UNBIND",
+    "UNCHECKOUT",
+    "UNLINK",
+    "UNLOCK",
+    "UPDATE",
+    "UPDATEREDIRECTREF",
+    "VERSION-CONTROL",
+];
+
+/// What the registry says of `method`, as sent.
+pub fn registered(method: &str) -> Registered {
+    if SAFE_METHODS.contains(&method) {
+        Registered::Safe
+    } else if IDEMPOTENT_METHODS.contains(&method) {
+        Registered::Idempotent
+    } else {
+        Registered::Neither
     }
 }
 
-/// The strongest sound state for a method: GET/HEAD read-only, PUT/DELETE idempotent, any
-/// other method no annotations at all.
-pub fn from_method(method: &str) -> Annotations {
+/// Whether a request with `method` may be sent again when it may have reached the server
+/// already: the registry says it is idempotent (RFC 9110 §9.2.2).
+pub fn idempotent(method: &str) -> bool {
+    registered(method) != Registered::Neither
+}
+
+const EVERY: &[Guarantee] = &[
+    Guarantee::ReadOnly,
+    Guarantee::AdditiveOnly,
+    Guarantee::Idempotent,
+];
+
+/// What an HTTP method, as sent, justifies on its own. The methods of a path item's fixed
+/// fields: GET, HEAD and QUERY everything, PUT and DELETE idempotence, the rest (POST, PATCH,
+/// OPTIONS, TRACE) nothing: OPTIONS and TRACE, though registered safe, are claimed no more
+/// for than POST is. Any other method (an OpenAPI 3.2 `additionalOperations` entry) is
+/// judged by the registry alone: read-only when it is registered safe, idempotent when it is
+/// registered idempotent, nothing otherwise.
+pub fn justified(method: &str) -> &'static [Guarantee] {
     match method {
-        "get" | "head" => Annotations {
+        "GET" | "HEAD" | "QUERY" => EVERY,
+        "PUT" | "DELETE" => &[Guarantee::Idempotent],
+        "POST" | "PATCH" | "OPTIONS" | "TRACE" => &[],
+        other => match registered(other) {
+            Registered::Safe => EVERY,
+            Registered::Idempotent => &[Guarantee::Idempotent],
+            Registered::Neither => &[],
+        },
+    }
+}
+
+/// The strongest sound state for a method: read-only where it justifies read-only (GET,
+/// HEAD, QUERY), `readOnlyHint: false, idempotentHint: true` where it justifies idempotence
+/// alone (PUT, DELETE), no annotations at all otherwise.
+pub fn from_method(method: &str) -> Annotations {
+    let justified = justified(method);
+    if justified.contains(&Guarantee::ReadOnly) {
+        Annotations {
             read_only_hint: Some(true),
             ..Annotations::default()
-        },
-        "put" | "delete" => Annotations {
+        }
+    } else if justified.contains(&Guarantee::Idempotent) {
+        Annotations {
             read_only_hint: Some(false),
             idempotent_hint: Some(true),
             ..Annotations::default()
-        },
-        _ => Annotations::default(),
+        }
+    } else {
+        Annotations::default()
     }
 }
 
@@ -68,7 +153,7 @@ pub fn asserted(annotations: &Annotations) -> Vec<Guarantee> {
     guarantees
 }
 
-/// Applies `overrides` to the method's state and judges the result.
+/// Applies `overrides` to the state of `method` (as sent) and judges the result.
 pub fn decide(method: &str, overrides: &AnnotationOverrides) -> Decision {
     let mut annotations = from_method(method);
     let changed = overrides != &AnnotationOverrides::default();

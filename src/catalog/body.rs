@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use crate::openapi::{Document, FileId};
 
-use super::build::{Problem, collection_format, swagger_parameter_schema};
-use super::operation::{self, Operation, Parameter};
+use super::build::{collection_format, swagger_parameter_schema};
+use super::operation::{self, Operation, Parameter, Problem};
 use super::schema::SchemaBuilder;
 use super::{BodyEncoding, BodyPlacement, BodyPlan, FieldEncoding, ParameterStyle, RequestPlan};
 
@@ -37,12 +37,26 @@ pub(super) fn request_body<'a>(
     let (file, pointer, body) = match operation::follow(document, operation.file, &pointer, value) {
         Ok(found) => found,
         Err(message) => {
-            problems.push((operation.file, pointer, message));
+            problems.push(Problem::new(operation.file, pointer, message));
             return None;
         }
     };
     let content = body.get("content").and_then(Value::as_object)?;
     let (media_type, media) = pick_media_type(content)?;
+    // A Media Type Object may be a `$ref` (to OpenAPI 3.2's `components/mediaTypes`): the
+    // schema is then read where it lives.
+    let media_pointer = format!(
+        "{pointer}/content/{}",
+        crate::openapi::escape_token(media_type)
+    );
+    let (file, media_pointer, media) =
+        match operation::follow(document, file, &media_pointer, media) {
+            Ok(found) => found,
+            Err(message) => {
+                problems.push(Problem::new(file, media_pointer, message));
+                return None;
+            }
+        };
     let schema = media.get("schema");
     let encoding = encoding_for(media_type, schema);
     let fields = media
@@ -58,16 +72,87 @@ pub(super) fn request_body<'a>(
     Some(Body {
         fields,
         file,
-        pointer: format!(
-            "{pointer}/content/{}/schema",
-            crate::openapi::escape_token(media_type)
-        ),
+        pointer: format!("{media_pointer}/schema"),
         media_type: media_type.to_string(),
         encoding,
         schema,
         form_schema: None,
         required: body.get("required") == Some(&Value::Bool(true)),
     })
+}
+
+/// The stable code of the warning about an `itemSchema` (`Diagnostic::code`).
+pub const ITEM_SCHEMA_CODE: &str = "item-schema-not-validated";
+
+/// A warning for each `itemSchema` (OpenAPI 3.2: the schema of each item of a sequential
+/// media type, such as `application/jsonl` or `text/event-stream`) of the request body's
+/// media type ferry sends and of every response: ferry checks no item against it; the body
+/// goes as the caller gives it and comes back as the API sends it.
+pub(super) fn item_schemas(document: &Document, operation: &Operation) -> Vec<Problem> {
+    let mut found = Vec::new();
+    let mut look = |file: FileId, pointer: String, media: &Value, media_type: &str, request| {
+        let Ok((file, pointer, media)) = operation::follow(document, file, &pointer, media) else {
+            return;
+        };
+        if media.get("itemSchema").is_none() {
+            return;
+        }
+        let message = if request {
+            format!(
+                "`itemSchema` describes each item of this `{media_type}` request body: ferry does not check the items, and sends the body as the caller gives it"
+            )
+        } else {
+            format!(
+                "`itemSchema` describes each item of this `{media_type}` response: ferry does not validate the items, and passes the body through as the API sends it"
+            )
+        };
+        found.push(
+            Problem::new(file, format!("{pointer}/itemSchema"), message)
+                .with_code(ITEM_SCHEMA_CODE),
+        );
+    };
+    if let Some(body) = operation.value.get("requestBody")
+        && let Some((file, pointer, content)) = content_of(
+            document,
+            operation.file,
+            format!("{}/requestBody", operation.pointer),
+            body,
+        )
+        && let Some((media_type, media)) = pick_media_type(content)
+    {
+        let at = format!("{pointer}/{}", crate::openapi::escape_token(media_type));
+        look(file, at, media, media_type, true);
+    }
+    let responses = operation.value.get("responses").and_then(Value::as_object);
+    for (status, response) in responses.into_iter().flatten() {
+        let pointer = format!(
+            "{}/responses/{}",
+            operation.pointer,
+            crate::openapi::escape_token(status)
+        );
+        let Some((file, pointer, content)) =
+            content_of(document, operation.file, pointer, response)
+        else {
+            continue;
+        };
+        for (media_type, media) in content {
+            let at = format!("{pointer}/{}", crate::openapi::escape_token(media_type));
+            look(file, at, media, media_type, false);
+        }
+    }
+    found
+}
+
+/// The `content` of a request body or response (either may be a `$ref`), where it lives.
+fn content_of<'a>(
+    document: &'a Document,
+    file: FileId,
+    pointer: String,
+    value: &'a Value,
+) -> Option<(FileId, String, &'a Map<String, Value>)> {
+    let (file, pointer, value) = operation::follow(document, file, &pointer, value).ok()?;
+    let content = value.get("content")?.as_object()?;
+    Some((file, format!("{pointer}/content"), content))
 }
 
 /// Prefers JSON, then forms, then text, then the first type listed.
@@ -83,6 +168,11 @@ fn pick_media_type(content: &Map<String, Value>) -> Option<(&str, &Value)> {
         .iter()
         .min_by_key(|(media_type, _)| rank(media_type))
         .map(|(k, v)| (k.as_str(), v))
+}
+
+/// Whether `media_type` (any case, with or without parameters) is a form.
+pub(super) fn is_form(media_type: &str) -> bool {
+    essence(media_type) == "application/x-www-form-urlencoded"
 }
 
 pub(super) fn is_json(essence: &str) -> bool {
@@ -272,10 +362,10 @@ pub(super) fn place_body(
     );
     let not_object = schema.get("type").is_some_and(|t| t != "object");
     if form && not_object {
-        return Err((
+        return Err(Problem::new(
             body.file,
             body.pointer.clone(),
-            "a form body must be an object with properties".to_string(),
+            "a form body must be an object with properties",
         ));
     }
     let placement = match mergeable {

@@ -2,10 +2,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::openapi::{Document, FileId, SpecVersion};
+use crate::openapi::{Document, SpecVersion};
 
-use super::body::{is_json, place_body, request_body, swagger_body};
-use super::operation::{self, Operation, Parameter};
+use super::body::{is_form, is_json, item_schemas, place_body, request_body, swagger_body};
+use super::operation::{self, Operation, Parameter, Problem};
 use super::schema::SchemaBuilder;
 use super::{
     CredentialKind, CredentialSlot, ParameterLocation, ParameterPlan, ParameterStyle, RequestPlan,
@@ -17,12 +17,9 @@ pub struct Built {
     pub plan: RequestPlan,
     /// Patterns in the input schema, for the caller to check.
     pub patterns: Vec<String>,
-    /// Keywords of the document left out of the input schema, with why: lost, and said.
+    /// What of the document the tool leaves out or does not check, with why: lost, and said.
     pub warnings: Vec<Problem>,
 }
-
-/// A problem that makes the operation ineligible: (pointer in its file, message).
-pub type Problem = (FileId, String, String);
 
 /// Schema keywords a Swagger 2.0 non-body parameter carries on itself.
 const PARAMETER_SCHEMA_KEYWORDS: &[&str] = &[
@@ -57,11 +54,8 @@ pub fn build(
     let mut problems: Vec<Problem> = operation.problems.clone();
     let credentials = credentials(document, operation);
     let mut plan = RequestPlan {
-        method: operation
-            .method
-            .to_ascii_uppercase()
-            .parse()
-            .unwrap_or(http::Method::GET),
+        // A method that is no token is a problem of the operation already (`operation::list`).
+        method: http::Method::from_bytes(operation.method.as_bytes()).unwrap_or(http::Method::GET),
         path: operation.path.to_string(),
         parameters: Vec::new(),
         body: None,
@@ -79,6 +73,9 @@ pub fn build(
         let location = match parameter.location {
             "path" => ParameterLocation::Path,
             "query" => ParameterLocation::Query,
+            "querystring" if document.version == SpecVersion::OpenApi32 => {
+                ParameterLocation::QueryString
+            }
             "header" => ParameterLocation::Header,
             "cookie" => ParameterLocation::Cookie,
             "body" if document.version == SpecVersion::Swagger2 => {
@@ -90,7 +87,7 @@ pub fn build(
                 continue;
             }
             other => {
-                problems.push((
+                problems.push(Problem::new(
                     parameter.file,
                     parameter.pointer.clone(),
                     format!(
@@ -115,6 +112,9 @@ pub fn build(
         }
         arguments.push((parameter, location));
     }
+    if document.version == SpecVersion::OpenApi32 {
+        querystring_rules(operation, &mut problems);
+    }
 
     for &(parameter, location) in &arguments {
         let collides = arguments
@@ -127,8 +127,14 @@ pub fn build(
         } else {
             parameter.name.to_string()
         };
-        let (schema, json_content) =
-            parameter_schema(document, &mut builder, parameter, &mut problems);
+        let (schema, json_content) = if location == ParameterLocation::QueryString {
+            (
+                querystring_schema(document, &mut builder, parameter, &mut problems),
+                false,
+            )
+        } else {
+            parameter_schema(document, &mut builder, parameter, &mut problems)
+        };
         let is_required = location == ParameterLocation::Path
             || parameter.value.get("required") == Some(&Value::Bool(true));
         let (style, explode) = parameter_style(document, parameter, location, &mut problems);
@@ -156,7 +162,7 @@ pub fn build(
             .iter()
             .any(|p| p.location == ParameterLocation::Path && p.name == name);
         if !declared {
-            problems.push((
+            problems.push(Problem::new(
                 operation.file,
                 operation.pointer.clone(),
                 format!("path parameter `{name}` is not declared"),
@@ -190,18 +196,29 @@ pub fn build(
         problems.push(problem);
     }
 
-    problems.extend(builder.cycles());
+    problems.extend(
+        builder
+            .cycles()
+            .into_iter()
+            .map(|(file, pointer, message)| Problem::new(file, pointer, message)),
+    );
     let mut patterns = std::mem::take(&mut builder.patterns);
     problems.extend(
         builder
             .errors
             .drain(..)
-            .map(|(pointer, message)| (operation.file, pointer, message)),
+            .map(|(pointer, message)| Problem::new(operation.file, pointer, message)),
     );
     if !problems.is_empty() {
         return Err(problems);
     }
-    let warnings = std::mem::take(&mut builder.warnings);
+    let mut warnings: Vec<Problem> = std::mem::take(&mut builder.warnings)
+        .into_iter()
+        .map(|(file, pointer, message)| Problem::new(file, pointer, message))
+        .collect();
+    if document.version == SpecVersion::OpenApi32 {
+        warnings.extend(item_schemas(document, operation));
+    }
     let defs = builder.into_defs();
     let mut schema = Map::with_capacity(5 + lifted.len());
     schema.insert("type".to_string(), Value::from("object"));
@@ -234,6 +251,146 @@ fn template_names(path: &str) -> impl Iterator<Item = &str> {
         .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
 }
 
+/// The stable codes of the problems of a `querystring` parameter (`Diagnostic::code`).
+pub const QUERYSTRING_BESIDE_QUERY: &str = "querystring-beside-query";
+pub const QUERYSTRING_REPEATED: &str = "querystring-repeated";
+pub const QUERYSTRING_NOT_FORM: &str = "querystring-not-form";
+
+/// What OpenAPI 3.2 asks of `querystring` parameters: one at most, and none beside `query`
+/// ones, since it is the whole query string.
+fn querystring_rules(operation: &Operation, problems: &mut Vec<Problem>) {
+    let strings: Vec<&Parameter> = operation
+        .parameters
+        .iter()
+        .filter(|p| p.location == "querystring")
+        .collect();
+    let Some(first) = strings.first() else {
+        return;
+    };
+    for extra in &strings[1..] {
+        problems.push(
+            Problem::new(
+                extra.file,
+                extra.pointer.clone(),
+                format!(
+                    "a `querystring` parameter MUST NOT appear more than once: `{}` is a second one beside `{}`",
+                    extra.name, first.name
+                ),
+            )
+            .with_code(QUERYSTRING_REPEATED),
+        );
+    }
+    if let Some(query) = operation.parameters.iter().find(|p| p.location == "query") {
+        problems.push(
+            Problem::new(
+                first.file,
+                first.pointer.clone(),
+                format!(
+                    "a `querystring` parameter MUST NOT appear in the same operation (or in the operation's path-item) as any `in: \"query\"` parameters: `{}` is the whole query string, and `{}` is in it",
+                    first.name, query.name
+                ),
+            )
+            .with_code(QUERYSTRING_BESIDE_QUERY),
+        );
+    }
+}
+
+/// The schema of a `querystring` parameter's one argument: the object its
+/// `application/x-www-form-urlencoded` content describes, written as a form is. Any other
+/// content is a problem: ferry writes no other kind of query string.
+fn querystring_schema(
+    document: &Document,
+    builder: &mut SchemaBuilder,
+    parameter: &Parameter,
+    problems: &mut Vec<Problem>,
+) -> Value {
+    let empty = Value::Object(Map::new());
+    let Some((media_type, media)) = parameter
+        .value
+        .get("content")
+        .and_then(Value::as_object)
+        .and_then(|content| content.iter().next())
+    else {
+        problems.push(
+            Problem::new(
+                parameter.file,
+                parameter.pointer.clone(),
+                format!(
+                    "`querystring` parameter `{}` has no `content`: ferry writes a query string only as a form (`application/x-www-form-urlencoded`)",
+                    parameter.name
+                ),
+            )
+            .with_code(QUERYSTRING_NOT_FORM),
+        );
+        return empty;
+    };
+    let pointer = format!(
+        "{}/content/{}",
+        parameter.pointer,
+        crate::openapi::escape_token(media_type)
+    );
+    let (file, pointer, media) = match operation::follow(document, parameter.file, &pointer, media)
+    {
+        Ok(found) => found,
+        Err(message) => {
+            problems.push(Problem::new(parameter.file, pointer, message));
+            return empty;
+        }
+    };
+    if !is_form(media_type) {
+        problems.push(
+            Problem::new(
+                file,
+                pointer,
+                format!(
+                    "`querystring` parameter `{}` is `{media_type}`: ferry writes a query string only as a form (`application/x-www-form-urlencoded`)",
+                    parameter.name
+                ),
+            )
+            .with_code(QUERYSTRING_NOT_FORM),
+        );
+        return empty;
+    }
+    if media.get("encoding").is_some() {
+        problems.push(
+            Problem::new(
+                file,
+                format!("{pointer}/encoding"),
+                format!(
+                    "`querystring` parameter `{}` sets an `encoding` of its own for some properties: ferry writes each property as a form's default (`style: form`, `explode: true`), so it would not send what this asks",
+                    parameter.name
+                ),
+            )
+            .with_code(QUERYSTRING_NOT_FORM),
+        );
+        return empty;
+    }
+    let Some(schema) = media.get("schema") else {
+        return empty;
+    };
+    let schema_pointer = format!("{pointer}/schema");
+    let resolved = builder
+        .resolve(file, schema)
+        .map_or(schema, |(_, resolved)| resolved);
+    if resolved.get("type").is_some_and(|t| t != "object") {
+        problems.push(
+            Problem::new(
+                file,
+                schema_pointer,
+                format!(
+                    "`querystring` parameter `{}` is not an object: a form is written from an object's properties",
+                    parameter.name
+                ),
+            )
+            .with_code(QUERYSTRING_NOT_FORM),
+        );
+        return empty;
+    }
+    let mut translated = builder.schema(file, &schema_pointer, schema);
+    add_parameter_words(parameter, &mut translated);
+    translated
+}
+
 fn parameter_schema(
     document: &Document,
     builder: &mut SchemaBuilder,
@@ -252,13 +409,21 @@ fn parameter_schema(
             Some((media_type, media)) => {
                 json_content = is_json(&media_type.to_ascii_lowercase());
                 let pointer = format!(
-                    "{}/content/{}/schema",
+                    "{}/content/{}",
                     parameter.pointer,
                     crate::openapi::escape_token(media_type)
                 );
-                match media.get("schema") {
-                    Some(schema) => builder.schema(parameter.file, &pointer, schema),
-                    None => Value::Object(Map::new()),
+                // A Media Type Object may be a `$ref` (to OpenAPI 3.2's
+                // `components/mediaTypes`).
+                match operation::follow(document, parameter.file, &pointer, media) {
+                    Ok((file, pointer, media)) => match media.get("schema") {
+                        Some(schema) => builder.schema(file, &format!("{pointer}/schema"), schema),
+                        None => Value::Object(Map::new()),
+                    },
+                    Err(message) => {
+                        problems.push(Problem::new(parameter.file, pointer, message));
+                        Value::Object(Map::new())
+                    }
                 }
             }
             None => Value::Object(Map::new()),
@@ -267,7 +432,7 @@ fn parameter_schema(
         let schema = swagger_parameter_schema(parameter);
         builder.schema(parameter.file, &parameter.pointer, &Value::Object(schema))
     } else {
-        problems.push((
+        problems.push(Problem::new(
             parameter.file,
             parameter.pointer.clone(),
             format!(
@@ -277,8 +442,14 @@ fn parameter_schema(
         ));
         Value::Object(Map::new())
     };
-    if let Value::Object(map) = &mut translated {
-        // What the parameter says of itself takes precedence over its schema's own words.
+    add_parameter_words(parameter, &mut translated);
+    (translated, json_content)
+}
+
+/// What the parameter says of itself, put on its argument's schema: its description, that it
+/// is deprecated, its examples. They take precedence over the schema's own words.
+fn add_parameter_words(parameter: &Parameter, translated: &mut Value) {
+    if let Value::Object(map) = translated {
         for key in ["description", "deprecated"] {
             if let Some(value) = parameter.value.get(key) {
                 map.insert(key.to_string(), value.clone());
@@ -287,16 +458,17 @@ fn parameter_schema(
         if let Some(example) = parameter.value.get("example") {
             map.insert("examples".to_string(), Value::Array(vec![example.clone()]));
         } else if let Some(Value::Object(examples)) = parameter.value.get("examples") {
+            // An Example Object's value is its `value`, or OpenAPI 3.2's `dataValue`; a
+            // `serializedValue` is the value as written on the wire, no argument.
             let values: Vec<Value> = examples
                 .values()
-                .filter_map(|e| e.get("value").cloned())
+                .filter_map(|e| e.get("value").or_else(|| e.get("dataValue")).cloned())
                 .collect();
             if !values.is_empty() {
                 map.insert("examples".to_string(), Value::Array(values));
             }
         }
     }
-    (translated, json_content)
 }
 
 /// The schema keywords a Swagger 2.0 non-body parameter carries on itself.
@@ -327,7 +499,7 @@ pub(super) fn collection_format(
         "ssv" => (ParameterStyle::SpaceDelimited, false),
         "pipes" => (ParameterStyle::PipeDelimited, false),
         other => {
-            problems.push((
+            problems.push(Problem::new(
                 parameter.file,
                 format!("{}/collectionFormat", parameter.pointer),
                 format!("collectionFormat `{other}` cannot be expressed"),
@@ -352,8 +524,10 @@ fn parameter_style(
         return collection_format(parameter, csv, problems);
     }
     let default = match location {
-        ParameterLocation::Query | ParameterLocation::Cookie => ParameterStyle::Form,
-        _ => ParameterStyle::Simple,
+        ParameterLocation::Query | ParameterLocation::QueryString | ParameterLocation::Cookie => {
+            ParameterStyle::Form
+        }
+        ParameterLocation::Path | ParameterLocation::Header => ParameterStyle::Simple,
     };
     let style = match parameter.value.get("style").and_then(Value::as_str) {
         None => default,
@@ -364,8 +538,14 @@ fn parameter_style(
         Some("spaceDelimited") => ParameterStyle::SpaceDelimited,
         Some("pipeDelimited") => ParameterStyle::PipeDelimited,
         Some("deepObject") => ParameterStyle::DeepObject,
+        Some("cookie")
+            if location == ParameterLocation::Cookie
+                && document.version == SpecVersion::OpenApi32 =>
+        {
+            ParameterStyle::Cookie
+        }
         Some(other) => {
-            problems.push((
+            problems.push(Problem::new(
                 parameter.file,
                 format!("{}/style", parameter.pointer),
                 format!("unknown parameter style `{other}`"),
@@ -377,7 +557,10 @@ fn parameter_style(
         .value
         .get("explode")
         .and_then(Value::as_bool)
-        .unwrap_or(style == ParameterStyle::Form);
+        .unwrap_or(matches!(
+            style,
+            ParameterStyle::Form | ParameterStyle::Cookie
+        ));
     (style, explode)
 }
 
@@ -434,6 +617,10 @@ fn credential_for(
     credentials: &[CredentialSlot],
     credential_names: &[String],
 ) -> Option<CredentialSlot> {
+    if location == ParameterLocation::QueryString {
+        // The whole query string is no one credential, whatever its name.
+        return None;
+    }
     let lower = parameter.name.to_ascii_lowercase();
     if location == ParameterLocation::Header && lower == "authorization" {
         return Some(

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::curation::{self, AnnotationOverrides, Curation, ToolEntry};
 use crate::diagnostic::{Diagnostic, Location};
-use crate::openapi::Document;
+use crate::openapi::{Document, SpecVersion};
 
 use super::OperationStatus;
 use super::operation::{self, Operation};
@@ -42,6 +42,15 @@ fn likely_meant(selector: &str, operations: &[Operation]) -> Option<String> {
     let ids = || operations.iter().filter_map(|op| op.operation_id);
     if let Some(id) = ids().find(|id| id.eq_ignore_ascii_case(selector)) {
         return Some(format!("{id:?}"));
+    }
+    // An `additionalOperations` method is matched only as written.
+    if let Some(label) = operations
+        .iter()
+        .filter(|op| op.additional)
+        .map(Operation::label)
+        .find(|label| label.eq_ignore_ascii_case(selector))
+    {
+        return Some(format!("{label:?}"));
     }
     if let Some(id) = ids().find(|id| crate::curation::similar(id, selector)) {
         return Some(format!("{id:?}"));
@@ -107,11 +116,15 @@ pub(super) fn choose(
             }
         }
     }
+    // Each operation's tags with every tag they descend from (OpenAPI 3.2's `parent`): a
+    // `tags:` entry names its tag's descendants too.
+    let ancestry = tag_ancestry(document, diagnostics);
+    let tags_of: Vec<Vec<&str>> = operations
+        .iter()
+        .map(|op| with_ancestors(&op.tags, &ancestry))
+        .collect();
     for tag in &curation.tags {
-        if !operations
-            .iter()
-            .any(|op| op.tags.contains(&tag.tag.as_str()))
-        {
+        if !tags_of.iter().any(|tags| tags.contains(&tag.tag.as_str())) {
             diagnostics.push(Diagnostic::error(
                 Location::curation(format!("tags.{}", tag.tag)),
                 format!("no operation is tagged {:?}", tag.tag),
@@ -143,14 +156,15 @@ pub(super) fn choose(
                 (None, Some(_)) => Some(format!("x-mcp of {}", operation.label())),
                 (None, None) => None,
             };
+            let tags = &tags_of[index];
             let excluded_by = curation
                 .tags
                 .iter()
-                .find(|t| !t.enabled && operation.tags.contains(&t.tag.as_str()));
+                .find(|t| !t.enabled && tags.contains(&t.tag.as_str()));
             let chosen_by_tag = curation
                 .tags
                 .iter()
-                .find(|t| t.enabled && operation.tags.contains(&t.tag.as_str()));
+                .find(|t| t.enabled && tags.contains(&t.tag.as_str()));
             let (status, reason) = if let Some(tag) = excluded_by {
                 (
                     OperationStatus::Excluded,
@@ -188,12 +202,117 @@ pub(super) fn choose(
         .collect()
 }
 
-/// Whether a curation selector (operationId or `METHOD /path`) names this operation.
+/// The stable codes of the warnings about tags' `parent`s (`Diagnostic::code`).
+pub const TAG_PARENT_UNKNOWN: &str = "tag-parent-unknown";
+pub const TAG_PARENT_CYCLE: &str = "tag-parent-cycle";
+
+/// Each tag of the document's `tags` list that has a `parent` (OpenAPI 3.2), with the tags
+/// it descends from, nearest first. A parent that names no tag, or a chain that comes back
+/// to where it started, is a warning: the chain stops there.
+fn tag_ancestry<'d>(
+    document: &'d Document,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> HashMap<&'d str, Vec<&'d str>> {
+    let mut ancestry = HashMap::new();
+    if document.version != SpecVersion::OpenApi32 {
+        return ancestry;
+    }
+    let Some(tags) = document.root().get("tags").and_then(Value::as_array) else {
+        return ancestry;
+    };
+    let parent_of: HashMap<&str, (usize, &str)> = tags
+        .iter()
+        .enumerate()
+        .filter_map(|(at, tag)| {
+            let name = tag.get("name")?.as_str()?;
+            let parent = tag.get("parent")?.as_str()?;
+            Some((name, (at, parent)))
+        })
+        .collect();
+    let names: Vec<&str> = tags
+        .iter()
+        .filter_map(|tag| tag.get("name")?.as_str())
+        .collect();
+    let root = &document.file(crate::openapi::FileId(0)).name;
+    for (at, tag) in tags.iter().enumerate() {
+        let Some(name) = tag.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(&(_, parent)) = parent_of.get(name) else {
+            continue;
+        };
+        let location = Location::document(root, format!("/tags/{at}/parent"));
+        if !names.contains(&parent) {
+            diagnostics.push(
+                Diagnostic::warning(
+                    location,
+                    format!(
+                        "tag {name:?} names {parent:?} as its parent, which is not a tag of the document: a `tags:` entry for {parent:?} does not choose the operations tagged {name:?}"
+                    ),
+                )
+                .with_code(TAG_PARENT_UNKNOWN),
+            );
+            continue;
+        }
+        let mut chain = vec![parent];
+        let mut next = parent;
+        while let Some(&(_, grandparent)) = parent_of.get(next) {
+            if grandparent == name || chain.contains(&grandparent) {
+                diagnostics.push(
+                    Diagnostic::warning(
+                        location.clone(),
+                        format!(
+                            "tag {name:?} descends from itself through `parent` ({} → {grandparent}): its ancestors are read up to the loop",
+                            std::iter::once(name)
+                                .chain(chain.iter().copied())
+                                .collect::<Vec<_>>()
+                                .join(" → ")
+                        ),
+                    )
+                    .with_code(TAG_PARENT_CYCLE),
+                );
+                break;
+            }
+            if !names.contains(&grandparent) {
+                break;
+            }
+            chain.push(grandparent);
+            next = grandparent;
+        }
+        ancestry.insert(name, chain);
+    }
+    ancestry
+}
+
+/// `tags` with every tag each descends from, in order, each once.
+fn with_ancestors<'d>(tags: &[&'d str], ancestry: &HashMap<&'d str, Vec<&'d str>>) -> Vec<&'d str> {
+    let mut all = tags.to_vec();
+    for tag in tags {
+        for ancestor in ancestry.get(tag).into_iter().flatten() {
+            if !all.contains(ancestor) {
+                all.push(ancestor);
+            }
+        }
+    }
+    all
+}
+
+/// Whether a curation selector (operationId or `METHOD /path`) names this operation. A
+/// fixed field's method is matched in any case (`get /pets`); an `additionalOperations`
+/// method only as written, since methods are case-sensitive.
 fn selects(selector: &str, operation: &Operation) -> bool {
-    if let Some((method, path)) = selector.split_once(' ')
-        && operation::METHODS.contains(&method.to_ascii_lowercase().as_str())
-    {
-        return method.eq_ignore_ascii_case(operation.method) && path.trim() == operation.path;
+    if let Some((method, path)) = selector.split_once(' ') {
+        let fixed = operation::METHODS
+            .iter()
+            .any(|(_, fixed)| fixed.eq_ignore_ascii_case(method));
+        if fixed {
+            return !operation.additional
+                && method.eq_ignore_ascii_case(operation.method)
+                && path.trim() == operation.path;
+        }
+        if operation.additional && method == operation.method && path.trim() == operation.path {
+            return true;
+        }
     }
     operation.operation_id == Some(selector)
 }

@@ -56,6 +56,7 @@ pub(super) fn compile_on(
     threads: usize,
 ) -> (Catalog, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
+    document_notes(document, &mut diagnostics);
     let operations = list_operations(document, &mut diagnostics);
     let choices = choose(document, &operations, curation, &mut diagnostics);
     // An unchosen operation only ever yields warnings and a report line, never a tool nor
@@ -97,6 +98,58 @@ pub(super) fn compile_on(
         },
         diagnostics,
     )
+}
+
+/// The stable codes of the warnings [`document_notes`] gives (`Diagnostic::code`).
+pub const DIALECT_CODE: &str = "json-schema-dialect-not-read";
+pub const SELF_CODE: &str = "self-not-a-base";
+
+/// The dialects every Schema Object is read in: JSON Schema 2020-12, and OpenAPI's own
+/// dialects of it (whose vocabulary adds only keywords ferry leaves out of a tool's schema).
+const DIALECTS: &[&str] = &[
+    "https://json-schema.org/draft/2020-12/schema",
+    "https://spec.openapis.org/oas/3.1/dialect/",
+    "https://spec.openapis.org/oas/3.2/dialect/",
+];
+
+/// What the document says beside its operations that changes how it is read, where ferry
+/// reads it otherwise: a `jsonSchemaDialect` other than 2020-12 (schemas are read as
+/// 2020-12 all the same), a `$self` that cannot be a base URI (references resolve against
+/// where the file was read).
+fn document_notes(document: &Document, diagnostics: &mut Vec<Diagnostic>) {
+    let root = &document.file(crate::openapi::FileId(0)).name;
+    if document.version.is_json_schema_2020()
+        && let Some(dialect) = document.root().get("jsonSchemaDialect")
+        && !dialect
+            .as_str()
+            .is_some_and(|d| DIALECTS.iter().any(|known| d.starts_with(known)))
+    {
+        diagnostics.push(
+            Diagnostic::warning(
+                Location::document(root, "/jsonSchemaDialect"),
+                format!(
+                    "`jsonSchemaDialect` names {dialect}: ferry reads every Schema Object as JSON Schema 2020-12 (OpenAPI's dialect), in which its keywords may mean something else or nothing"
+                ),
+            )
+            .with_code(DIALECT_CODE),
+        );
+    }
+    if document.version != SpecVersion::OpenApi32 {
+        return;
+    }
+    for file in &document.files {
+        if let Some(Err(why)) = crate::openapi::declared_self(&file.value) {
+            diagnostics.push(
+                Diagnostic::warning(
+                    Location::document(&file.name, "/$self"),
+                    format!(
+                        "`$self` is not this document's base URI, since {why}: its relative references resolve against where it was read, and no reference reaches it by `$self`"
+                    ),
+                )
+                .with_code(SELF_CODE),
+            );
+        }
+    }
 }
 
 /// Every operation of the document; an operation that cannot be read is a warning at its
@@ -257,7 +310,7 @@ fn compile_operation(
         naming::derive(
             curation.naming,
             operation.operation_id,
-            operation.method,
+            &operation.method.to_ascii_lowercase(),
             operation.path,
         )
     });
@@ -406,7 +459,7 @@ fn compile_operation(
 /// The report line of `operation`, before it is built: what was chosen, and why.
 fn new_report(operation: &Operation<'_>, choice: &Choice, name: &str) -> OperationReport {
     OperationReport {
-        method: operation.method.to_ascii_uppercase(),
+        method: operation.method.to_string(),
         path: operation.path.to_string(),
         operation_id: operation.operation_id.map(str::to_string),
         summary: operation.summary().map(str::to_string),
@@ -438,25 +491,25 @@ fn build_operation(
         shared.curation.lift_composition,
     ) {
         Ok(built) => {
-            for (file, pointer, message) in &built.warnings {
-                let file = shared.document.file(*file).name.clone();
-                diagnostics.push(
-                    Diagnostic::warning(
-                        Location::document(&file, pointer.clone()),
-                        message.clone(),
-                    )
-                    .with_operation(label.to_string()),
-                );
+            for problem in &built.warnings {
+                let file = shared.document.file(problem.file).name.clone();
+                let mut warning = Diagnostic::warning(
+                    Location::document(&file, problem.pointer.clone()),
+                    problem.message.clone(),
+                )
+                .with_operation(label.to_string());
+                warning.code = problem.code;
+                diagnostics.push(warning);
             }
             Some(built)
         }
         Err(problems) => {
-            for (file, pointer, message) in problems {
-                let file = shared.document.file(file).name.clone();
-                failed.push(Diagnostic::error(
-                    Location::document(&file, pointer),
-                    message,
-                ));
+            for problem in problems {
+                let file = shared.document.file(problem.file).name.clone();
+                let mut error =
+                    Diagnostic::error(Location::document(&file, problem.pointer), problem.message);
+                error.code = problem.code;
+                failed.push(error);
             }
             None
         }

@@ -142,8 +142,8 @@ pub struct ToolLimits {
 }
 
 /// Which class's budget a call spends: reads are the tools whose method justifies
-/// read-only (GET, HEAD: [`annotations::justified`]), whatever the curation claims; writes
-/// are the rest.
+/// read-only (GET, HEAD, QUERY, registered safe methods: [`annotations::justified`]),
+/// whatever the curation claims; writes are the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SafetyClass {
@@ -152,10 +152,9 @@ pub enum SafetyClass {
 }
 
 impl SafetyClass {
-    /// The class of a tool calling `method` (any case).
+    /// The class of a tool calling `method`, as sent.
     pub fn of(method: &str) -> SafetyClass {
-        let method = method.to_ascii_lowercase();
-        if annotations::justified(&method).contains(&annotations::Guarantee::ReadOnly) {
+        if annotations::justified(method).contains(&annotations::Guarantee::ReadOnly) {
             SafetyClass::Reads
         } else {
             SafetyClass::Writes

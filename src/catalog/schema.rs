@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use crate::openapi::{Document, FileId, SpecVersion};
+use crate::openapi::{Document, FileId};
 
 /// Keywords whose value is one schema.
 const SCHEMA_KEYWORDS: &[&str] = &[
@@ -173,7 +173,7 @@ impl<'d> SchemaBuilder<'d> {
     }
 
     fn translate(&mut self, file: FileId, pointer: &str, schema: &Value, depth: usize) -> Value {
-        let scoped = self.document.version == SpecVersion::OpenApi31 && schema.get("$id").is_some();
+        let scoped = self.document.version.is_json_schema_2020() && schema.get("$id").is_some();
         if !scoped {
             return self.translate_inner(file, pointer, schema, depth);
         }
@@ -230,7 +230,7 @@ impl<'d> SchemaBuilder<'d> {
         if let Some(reference) = map.get("$ref") {
             let target = self.reference(file, pointer, reference, depth);
             // 3.1 schemas may have keywords beside `$ref`; earlier versions ignore them.
-            if self.document.version != SpecVersion::OpenApi31 || map.len() == 1 {
+            if !self.document.version.is_json_schema_2020() || map.len() == 1 {
                 return target;
             }
             let mut rest = map.clone();
@@ -245,7 +245,7 @@ impl<'d> SchemaBuilder<'d> {
             }
             return Value::Object(out);
         }
-        let legacy = self.document.version != SpecVersion::OpenApi31;
+        let legacy = !self.document.version.is_json_schema_2020();
         // A copy has about as many keywords as its original: allocated once, at that size.
         let mut out = Map::with_capacity(map.len());
         let mut nullable = false;

@@ -59,7 +59,7 @@ pub(super) fn plan(
     .map_err(|problems| {
         let reason = problems
             .first()
-            .map_or_else(String::new, |(_, _, message)| format!(": {message}"));
+            .map_or_else(String::new, |problem| format!(": {}", problem.message));
         format!("{label} cannot be called{reason}")
     })?;
     let mut plan = built.plan;

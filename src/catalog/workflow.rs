@@ -5,7 +5,7 @@
 //! (read by [`crate::openapi::load_file`]) and checks what the document alone cannot: that
 //! its `openapi` source is the document ferry loaded, that every step's operation is there
 //! and declares the parameters the step sends, the tool's name, and its annotations, which
-//! a method justifies only when every step is GET or HEAD.
+//! a method justifies only when every step's does (GET, HEAD, QUERY).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -93,7 +93,7 @@ impl WorkflowTool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepOperation {
     pub step: String,
-    /// Lowercase, as in the document.
+    /// As it is sent: `GET`, `QUERY`, an `additionalOperations` key as written.
     pub method: String,
     pub path: String,
     pub operation_id: Option<String>,
@@ -105,10 +105,7 @@ impl StepOperation {
     pub fn to_json(&self) -> Map<String, Value> {
         let mut entry = Map::new();
         entry.insert("stepId".into(), Value::String(self.step.clone()));
-        entry.insert(
-            "method".into(),
-            Value::String(self.method.to_ascii_uppercase()),
-        );
+        entry.insert("method".into(), Value::String(self.method.clone()));
         entry.insert("path".into(), Value::String(self.path.clone()));
         if let Some(id) = &self.operation_id {
             entry.insert("operationId".into(), Value::String(id.clone()));
@@ -118,7 +115,7 @@ impl StepOperation {
 
     /// `GET /pets/{petId}`.
     pub fn label(&self) -> String {
-        format!("{} {}", self.method.to_ascii_uppercase(), self.path)
+        format!("{} {}", self.method, self.path)
     }
 }
 
@@ -384,7 +381,7 @@ fn compile_workflow(
         && steps.iter().all(|step| {
             annotations::justified(&step.method).contains(&annotations::Guarantee::ReadOnly)
         });
-    let method = if reads_only { "get" } else { "post" };
+    let method = if reads_only { "GET" } else { "POST" };
     let mut decision = annotations::decide(method, &entry.annotations);
     if !reads_only {
         decision.annotations.read_only_hint = decision.annotations.read_only_hint.or(Some(false));
@@ -395,7 +392,7 @@ fn compile_workflow(
         diagnostics.push(Diagnostic::error(
             Location::curation(path),
             format!(
-                "{} is not justified: a workflow is read-only only when every step is GET or HEAD; add `because:` with the evidence, or drop the claim",
+                "{} is not justified: a workflow is read-only only when every step's method justifies it (GET, HEAD, QUERY); add `because:` with the evidence, or drop the claim",
                 claims.join(", ")
             ),
         ));
@@ -500,17 +497,29 @@ fn compile_workflow(
     })
 }
 
-/// The operation at `/paths/{escaped path}/{method}`.
+/// The operation at `/paths/{escaped path}/{field}`, or (OpenAPI 3.2)
+/// `/paths/{escaped path}/additionalOperations/{method}`.
 fn by_pointer<'o, 'd>(operations: &'o [Operation<'d>], pointer: &str) -> Option<&'o Operation<'d>> {
     let mut tokens = pointer.strip_prefix("/paths/")?.split('/');
     let path = unescape_token(tokens.next()?)?;
-    let method = tokens.next()?.to_ascii_lowercase();
+    let field = tokens.next()?;
+    let found = if field == "additionalOperations" {
+        let method = unescape_token(tokens.next()?)?;
+        operations
+            .iter()
+            .find(|o| o.additional && o.path == path && o.method == method)
+    } else {
+        let (_, method) = operation::METHODS
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(field))?;
+        operations
+            .iter()
+            .find(|o| !o.additional && o.path == path && o.method == *method)
+    };
     if tokens.next().is_some() {
         return None;
     }
-    operations
-        .iter()
-        .find(|o| o.path == path && o.method == method)
+    found
 }
 
 /// The workflow's own words: its summary, then its description when that says more.

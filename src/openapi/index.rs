@@ -39,31 +39,41 @@ pub(crate) struct RefSite {
 }
 
 impl Index {
-    /// Indexes the ids and anchors of one file and lists its `$ref`s into `sites`.
-    pub fn add_file(&mut self, file: FileId, name: &str, value: &Value, sites: &mut Vec<RefSite>) {
-        let Some(base) = base_uri(name) else { return };
+    /// Indexes the ids and anchors of one file, whose base URI is `base`, and lists its
+    /// `$ref`s into `sites`.
+    pub fn add_file(&mut self, file: FileId, base: &Url, value: &Value, sites: &mut Vec<RefSite>) {
         let mut walker = Walker {
             index: self,
             file,
             sites,
             pointer: String::new(),
         };
-        walker.walk(value, &base, 0);
+        walker.walk(value, base, 0);
     }
 
-    /// Resolves a reference whose path (`path`, non-empty) may name an `$id`, written in the
-    /// file named `from`. `None` when no `$id` matches (the path names a file); `Some(None)`
-    /// when one matches but the fragment names nothing in it.
+    /// Names the whole of `file` by `uri` (an OpenAPI 3.2 `$self`), as an `$id` names its
+    /// schema: a reference to `uri` (and a fragment in it) reaches the file.
+    pub fn add_resource(&mut self, uri: &Url, file: FileId) {
+        let mut uri = uri.clone();
+        uri.set_fragment(None);
+        self.ids
+            .entry(uri.to_string())
+            .or_insert_with(|| (file, String::new()));
+    }
+
+    /// Resolves a reference whose path (`path`, non-empty) may name an `$id` (or a `$self`),
+    /// written in a file whose base URI is `base`. `None` when none matches (the path names a
+    /// file); `Some(None)` when one matches but the fragment names nothing in it.
     pub fn resolve_id(
         &self,
-        from: &str,
+        base: &Url,
         path: &str,
         fragment: &str,
     ) -> Option<Option<(FileId, String)>> {
         if self.ids.is_empty() {
             return None;
         }
-        let mut uri = base_uri(from)?.join(path).ok()?;
+        let mut uri = base.join(path).ok()?;
         uri.set_fragment(None);
         let (file, at) = self.ids.get(uri.as_str())?;
         let Some(fragment) = pointer::decode_fragment(fragment) else {
@@ -80,12 +90,12 @@ impl Index {
         })
     }
 
-    /// Where `#name` points in `file` (named `name_of_file`): the anchor of the file's own
+    /// Where `#name` points in `file` (whose base URI is `base`): the anchor of the file's own
     /// resource, else the only anchor of that name anywhere in the file. Two anchors of one
     /// name under different `$id`s, neither the file's own, are ambiguous without knowing where
     /// the reference sits, and resolve to nothing.
-    pub fn resolve_anchor(&self, file: FileId, name_of_file: &str, anchor: &str) -> Option<String> {
-        if let Some(base) = base_uri(name_of_file)
+    pub fn resolve_anchor(&self, file: FileId, base: Option<&Url>, anchor: &str) -> Option<String> {
+        if let Some(base) = base
             && let Some((found, at)) = self.anchors.get(&(base.to_string(), anchor.to_string()))
             && *found == file
         {
@@ -102,7 +112,8 @@ impl Index {
     }
 }
 
-/// The base URI of a file: its URL when fetched, a local-only URI otherwise.
+/// The base URI of a file by where it was read: its URL when fetched, a local-only URI
+/// otherwise (`base::Bases` knows a declared `$self` too).
 pub(crate) fn base_uri(name: &str) -> Option<Url> {
     if is_remote(name) {
         return Url::parse(name).ok();

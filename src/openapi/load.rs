@@ -12,10 +12,11 @@ use serde_json::Value;
 
 use crate::file::FileError;
 
+use super::base::Bases;
 use super::index::{Index, RefSite};
 use super::parse::{on_deep_stack, on_new_deep_thread};
 use super::{Document, FileId, FileKey, LoadError, LoadOptions, SourceFile, SpecVersion};
-use super::{detect_version, file_key, is_remote, parse_with};
+use super::{detect_version, is_remote, parse_with};
 
 /// Reads the root document at `path` and every file its `$ref`s reach, confined to the root's
 /// directory, with the default [`LoadOptions`].
@@ -142,8 +143,11 @@ struct Loader<'a> {
     /// Names loaded, failed or queued: each file is wanted once.
     seen: HashSet<String>,
     queue: VecDeque<String>,
-    /// The `$id`s and `$anchor`s of the files scanned so far.
+    /// The `$id`s and `$anchor`s (and `$self`s) of the files scanned so far.
     index: Index,
+    /// The base URI of each file loaded so far, by the `$self` it declares or where it was
+    /// read.
+    bases: Bases,
     /// Every `$ref` in the files scanned so far, for [`Document::assemble`] to check.
     sites: Vec<RefSite>,
     /// How many of `files` have been indexed and had their references queued.
@@ -161,6 +165,7 @@ impl<'a> Loader<'a> {
             seen: HashSet::new(),
             queue: VecDeque::new(),
             index: Index::default(),
+            bases: Bases::default(),
             sites: Vec::new(),
             scanned: 0,
             total_bytes: 0,
@@ -171,6 +176,7 @@ impl<'a> Loader<'a> {
     fn add_root(&mut self, name: String, text: &str) -> Result<SpecVersion, LoadError> {
         let value = parse_with(text, &name, self.options)?;
         let version = detect_version(&value, &name)?;
+        self.bases = Bases::new(version == SpecVersion::OpenApi32);
         self.total_bytes = text.len() as u64;
         self.seen.insert(name.clone());
         self.files.push(SourceFile { name, value });
@@ -183,19 +189,20 @@ impl<'a> Loader<'a> {
         while self.scanned < self.files.len() {
             let file = &self.files[self.scanned];
             let first_site = self.sites.len();
-            self.index.add_file(
-                FileId(self.scanned),
-                &file.name,
-                &file.value,
-                &mut self.sites,
-            );
+            if let Some(declared) = self.bases.add(&file.name, &file.value, self.scanned == 0) {
+                self.index.add_resource(&declared, FileId(self.scanned));
+            }
+            if let Some(base) = self.bases.base(&file.name) {
+                self.index
+                    .add_file(FileId(self.scanned), &base, &file.value, &mut self.sites);
+            }
             let mut wanted = Vec::new();
             for site in &self.sites[first_site..] {
                 let path = site.reference.split('#').next().unwrap_or("");
                 if path.is_empty() {
                     continue;
                 }
-                match file_key(&file.name, path) {
+                match self.bases.file_key(&file.name, path) {
                     FileKey::Local(name) if self.local_root.is_some() => wanted.push(name),
                     FileKey::Remote(name) if self.options.allow_remote => wanted.push(name),
                     // Refused and not-allowed references are reported when the document is
@@ -263,7 +270,7 @@ impl<'a> Loader<'a> {
             self.files,
             self.failed,
             self.options.allow_remote,
-            self.index,
+            (self.index, self.bases),
             self.sites,
         );
         tracing::debug!(

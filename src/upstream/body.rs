@@ -5,16 +5,12 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use base64::Engine as _;
-use percent_encoding::utf8_percent_encode;
 use serde_json::{Map, Value};
 
 use http::HeaderValue;
 
-use super::request::{ArgumentError, Body, QUERY_VALUE, expand_query, primitive, random_hex};
-use crate::catalog::{
-    BodyEncoding, BodyPlacement, BodyPlan, FieldEncoding, ParameterLocation, ParameterPlan,
-    ParameterStyle,
-};
+use super::request::{ArgumentError, Body, form_default, primitive, random_hex, write_form};
+use crate::catalog::{BodyEncoding, BodyPlacement, BodyPlan, FieldEncoding, ParameterPlan};
 
 /// Base64 as file and binary arguments carry it: the standard alphabet, padding optional.
 const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
@@ -64,10 +60,7 @@ pub(super) fn build(
                 return Err(invalid_body("must be an object to be sent as a form"));
             };
             let mut form = String::new();
-            for (key, item) in map.iter().filter(|(_, item)| !item.is_null()) {
-                let name = utf8_percent_encode(key, QUERY_VALUE).to_string();
-                expand_query(&form_field(plan, key), &name, item, &mut form);
-            }
+            write_form(map, &|key| form_field(plan, key), &mut form);
             form.into_bytes()
         }
         BodyEncoding::Multipart { files } => {
@@ -105,17 +98,13 @@ pub(super) fn build(
 /// A form body's property as a form-style query item: its declared encoding, or `form`
 /// exploded.
 fn form_field(plan: &BodyPlan, name: &str) -> ParameterPlan {
-    let declared = plan.fields.iter().find(|field| field.name == name);
-    ParameterPlan {
-        argument: name.to_string(),
-        name: name.to_string(),
-        location: ParameterLocation::Query,
-        style: declared.map_or(ParameterStyle::Form, |field| field.style),
-        explode: declared.is_none_or(|field| field.explode),
-        allow_reserved: declared.is_some_and(|field| field.allow_reserved),
-        required: false,
-        json_content: false,
+    let mut field = form_default(name);
+    if let Some(declared) = plan.fields.iter().find(|field| field.name == name) {
+        field.style = declared.style;
+        field.explode = declared.explode;
+        field.allow_reserved = declared.allow_reserved;
     }
+    field
 }
 
 /// One part per property, in argument order. File properties (a base64 string, or a list

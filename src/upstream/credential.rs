@@ -107,7 +107,9 @@ pub(super) fn credential(
                     value.set_sensitive(true);
                     Credential::Header(header, value)
                 }
-                ParameterLocation::Query | ParameterLocation::Path => Credential::Query {
+                ParameterLocation::Query
+                | ParameterLocation::QueryString
+                | ParameterLocation::Path => Credential::Query {
                     name: utf8_percent_encode(key_name, CREDENTIAL_VALUE).to_string(),
                     value: encoded,
                 },

@@ -721,12 +721,10 @@ fn retryable(method: &Method, settings: &crate::catalog::CallSettings) -> bool {
 }
 
 /// Whether sending a request with `method` twice changes nothing more than sending it once
-/// (RFC 9110 §9.2.2), so that one that may have reached the upstream can be sent again.
+/// (RFC 9110 §9.2.2), so that one that may have reached the upstream can be sent again: what
+/// the IANA HTTP Method Registry says of it (`annotations::idempotent`).
 fn idempotent(method: &Method) -> bool {
-    matches!(
-        *method,
-        Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
-    )
+    crate::catalog::annotations::idempotent(method.as_str())
 }
 
 /// What a request that got no answer comes to.

@@ -160,8 +160,9 @@ pub fn build(
         match name {
             WireName::Path => {}
             // A cursor from a `Link` header is the whole query of the next page.
-            WireName::Query(_) if cursor.is_some() => {}
+            WireName::Query(_) | WireName::QueryString if cursor.is_some() => {}
             WireName::Query(name) => expand_query(parameter, name, value, &mut query),
+            WireName::QueryString => expand_query_string(parameter, value, &mut query)?,
             WireName::Header(name) => expand_header(parameter, name, value, &mut headers)?,
             WireName::Cookie(name) => expand_cookie(parameter, name, value, &mut cookies)?,
         }
@@ -240,14 +241,18 @@ fn disagreeing<'p>(
         .iter()
         .zip(&route.names)
         .filter_map(move |(parameter, name)| {
-            let WireName::Query(name) = name else {
-                return None;
-            };
             let value = arguments
                 .get(&parameter.argument)
                 .filter(|value| !value.is_null())?;
             let mut written = String::new();
-            expand_query(parameter, name, value, &mut written);
+            match name {
+                WireName::Query(name) => expand_query(parameter, name, value, &mut written),
+                WireName::QueryString => {
+                    // One that cannot be written is refused when the request is built.
+                    expand_query_string(parameter, value, &mut written).ok()?;
+                }
+                _ => return None,
+            }
             let mut given = query_items(&written);
             let names: Vec<&String> = given.iter().map(|(name, _)| name).collect();
             let mut said: Vec<(String, String)> = cursor_items
@@ -373,6 +378,8 @@ enum WireName {
     Path,
     /// A query item's name, percent-encoded.
     Query(String),
+    /// The whole query string, whose parameter's name is not written.
+    QueryString,
     /// A cookie's name, percent-encoded.
     Cookie(String),
     /// A header's name, or why it cannot be set by an argument.
@@ -387,6 +394,7 @@ impl WireName {
             ParameterLocation::Query => {
                 WireName::Query(utf8_percent_encode(name, QUERY_VALUE).to_string())
             }
+            ParameterLocation::QueryString => WireName::QueryString,
             ParameterLocation::Cookie => {
                 WireName::Cookie(utf8_percent_encode(name, COOKIE_VALUE).to_string())
             }
@@ -559,6 +567,41 @@ pub(super) fn expand_query(
     }
 }
 
+/// An object written as a form is (`application/x-www-form-urlencoded`): each property not
+/// null as a query item, in the style `field` gives it, appended to `out`.
+pub(super) fn write_form(
+    map: &Map<String, Value>,
+    field: &dyn Fn(&str) -> ParameterPlan,
+    out: &mut String,
+) {
+    for (key, item) in map.iter().filter(|(_, item)| !item.is_null()) {
+        let name = utf8_percent_encode(key, QUERY_VALUE).to_string();
+        expand_query(&field(key), &name, item, out);
+    }
+}
+
+/// A form's property written in its default style: `form`, exploded.
+pub(super) fn form_default(name: &str) -> ParameterPlan {
+    ParameterPlan::new(name, ParameterLocation::Query, ParameterStyle::Form, true)
+}
+
+/// An OpenAPI 3.2 `querystring` parameter: its object is the whole query string, written as
+/// a form.
+fn expand_query_string(
+    parameter: &ParameterPlan,
+    value: &Value,
+    query: &mut String,
+) -> Result<(), ArgumentError> {
+    let Value::Object(map) = value else {
+        return Err(invalid(
+            parameter,
+            "must be an object: its properties are the query string's items",
+        ));
+    };
+    write_form(map, &form_default, query);
+    Ok(())
+}
+
 /// `deepObject`: `name[key]=value`, nested objects nesting brackets and arrays numbering
 /// their items, `name[key][0]=item`, `name[0][key]=value` for an array of objects: the
 /// bracket form that Stripe's API and the `qs` parser its conventions come from read
@@ -655,17 +698,36 @@ fn expand_cookie(
     value: &Value,
     cookies: &mut String,
 ) -> Result<(), ArgumentError> {
-    let encode = |text: &str| utf8_percent_encode(text, COOKIE_VALUE).to_string();
+    // `style: cookie` (OpenAPI 3.2) sends values as given, already escaped as the API wants
+    // them; `form` percent-encodes them. Either way nothing may end the cookie early.
+    let as_given = parameter.style == ParameterStyle::Cookie;
+    let encode = |text: &str| {
+        if as_given {
+            text.to_string()
+        } else {
+            utf8_percent_encode(text, COOKIE_VALUE).to_string()
+        }
+    };
+    let check = |text: &str, key: bool| {
+        refuse_line_breaks(parameter, text)?;
+        if as_given && (text.contains(';') || key && text.contains('=')) {
+            return Err(invalid(
+                parameter,
+                "contains `;` (or `=` in a key), which would end the cookie: `style: cookie` sends values as given, so escape them as the API reads them",
+            ));
+        }
+        Ok(())
+    };
     let name = name.to_string();
     let mut pairs: Vec<(String, String)> = Vec::new();
     match shape(parameter, value) {
         Shape::Primitive(text) => {
-            refuse_line_breaks(parameter, &text)?;
+            check(&text, false)?;
             pairs.push((name, encode(&text)));
         }
         Shape::Array(items) => {
             for item in &items {
-                refuse_line_breaks(parameter, item)?;
+                check(item, false)?;
             }
             if parameter.explode {
                 pairs.extend(items.iter().map(|item| (name.clone(), encode(item))));
@@ -682,8 +744,8 @@ fn expand_cookie(
         }
         Shape::Object(entries) => {
             for (key, item) in &entries {
-                refuse_line_breaks(parameter, key)?;
-                refuse_line_breaks(parameter, item)?;
+                check(key, parameter.explode)?;
+                check(item, false)?;
             }
             if parameter.explode {
                 pairs.extend(

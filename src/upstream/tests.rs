@@ -319,6 +319,99 @@ fn headers_and_cookies_refuse_line_breaks() {
 }
 
 #[test]
+fn a_querystring_argument_is_the_whole_query_written_as_a_form() {
+    let plan = plan(
+        "/files",
+        vec![ParameterPlan::new(
+            "filter",
+            ParameterLocation::QueryString,
+            ParameterStyle::Form,
+            true,
+        )],
+    );
+    check_requests(
+        &plan,
+        &[
+            json!({"filter": {"owner": "me & you", "size": [1, 2], "empty": "", "none": null}}),
+            json!({"filter": {"a=b": "c&d", "path": "/x?y#z"}}),
+            json!({"filter": {}}),
+            json!({}),
+            json!({"filter": "owner=me"}),
+        ],
+        expect![[r#"
+            {"filter":{"owner":"me & you","size":[1,2],"empty":"","none":null}} => /files?owner=me%20%26%20you&size=1&size=2&empty=
+            {"filter":{"a=b":"c&d","path":"/x?y#z"}} => /files?a%3Db=c%26d&path=%2Fx%3Fy%23z
+            {"filter":{}} => /files
+            {} => /files
+            {"filter":"owner=me"} => error: invalid argument "filter": must be an object: its properties are the query string's items
+        "#]],
+    );
+    // The query credential ferry adds goes after it; a cursor replaces it, as any query.
+    let route = Route::new(&plan);
+    let extras = Extras {
+        page_size: None,
+        link_cursor: Some("cursor"),
+        query_credential: Some(("api_key", "s3cret")),
+    };
+    let url = |arguments: Value| {
+        let arguments = arguments.as_object().cloned().unwrap_or_default();
+        match build(&plan, &route, &arguments, extras) {
+            Ok(prepared) => prepared.path_and_query,
+            Err(error) => error.to_string(),
+        }
+    };
+    expect!["/files?owner=me&api_key=s3cret"].assert_eq(&url(json!({"filter": {"owner": "me"}})));
+    expect!["/files?owner=me&page=2&api_key=s3cret"].assert_eq(&url(
+        json!({"cursor": "owner=me&page=2", "filter": {"owner": "me"}}),
+    ));
+    expect![[r#"invalid argument "filter": cannot be given with "cursor", whose query sets it otherwise: the cursor already holds the next page's query; give "cursor" with the other arguments and leave "filter" out"#]]
+        .assert_eq(&url(json!({"cursor": "owner=you", "filter": {"owner": "me"}})));
+}
+
+#[test]
+fn a_cookie_style_cookie_is_sent_as_given_and_cannot_end_early() {
+    let cookie = |explode| {
+        plan(
+            "/c",
+            vec![ParameterPlan::new(
+                "color",
+                ParameterLocation::Cookie,
+                ParameterStyle::Cookie,
+                explode,
+            )],
+        )
+    };
+    let cases = [
+        json!({"color": "blue%20sky"}),
+        json!({"color": ["blue", "black"]}),
+        json!({"color": {"R": 100, "G": 200}}),
+        json!({"color": "a; admin=1"}),
+        json!({"color": {"a=b": 1}}),
+        json!({"color": "a\nb"}),
+    ];
+    check_requests(
+        &cookie(true),
+        &cases,
+        expect![[r#"
+            {"color":"blue%20sky"} => /c | cookie: color=blue%20sky
+            {"color":["blue","black"]} => /c | cookie: color=blue; color=black
+            {"color":{"R":100,"G":200}} => /c | cookie: R=100; G=200
+            {"color":"a; admin=1"} => error: invalid argument "color": contains `;` (or `=` in a key), which would end the cookie: `style: cookie` sends values as given, so escape them as the API reads them
+            {"color":{"a=b":1}} => error: invalid argument "color": contains `;` (or `=` in a key), which would end the cookie: `style: cookie` sends values as given, so escape them as the API reads them
+            {"color":"a\nb"} => error: invalid argument "color": contains CR, LF or NUL, which cannot be sent in a header or cookie
+        "#]],
+    );
+    check_requests(
+        &cookie(false),
+        &cases[1..3],
+        expect![[r#"
+            {"color":["blue","black"]} => /c | cookie: color=blue,black
+            {"color":{"R":100,"G":200}} => /c | cookie: color=R,100,G,200
+        "#]],
+    );
+}
+
+#[test]
 fn framing_headers_cannot_be_set_by_arguments() {
     let plan = plan(
         "/h",

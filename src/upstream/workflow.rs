@@ -523,7 +523,8 @@ pub(crate) fn request(
             ParameterLocation::Header => exchange
                 .request_headers
                 .push((name.to_ascii_lowercase(), text)),
-            ParameterLocation::Cookie => {}
+            // Arazzo 1.0 names no `querystring` parameter.
+            ParameterLocation::QueryString | ParameterLocation::Cookie => {}
         }
         arguments.insert(argument.clone(), value);
     }

@@ -11,6 +11,7 @@ mod e2e;
 mod fuzz_corpus;
 mod http;
 mod mcp;
+mod oas32;
 mod observe;
 mod packaging;
 mod paging;

@@ -697,6 +697,18 @@ async fn a_connection_reset_is_retried_for_safe_methods_only() {
     let result = call(&base, &post, json!({})).await;
     assert!(result.is_error);
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
+
+    // Any method the IANA HTTP Method Registry says is idempotent is sent again (QUERY,
+    // PROPFIND); one it does not know is not.
+    for (method, attempts) in [("QUERY", 3), ("PROPFIND", 3), ("PURGE", 1)] {
+        let (base, accepted) = resetting_server().await;
+        let method = Method::from_bytes(method.as_bytes()).expect("a method");
+        let mut tool = tool("pets", method.clone(), "/pets", Vec::new());
+        tool.call.retries = 2;
+        let result = call(&base, &tool, json!({})).await;
+        assert!(result.is_error);
+        assert_eq!(accepted.load(Ordering::SeqCst), attempts, "{method}");
+    }
 }
 
 #[tokio::test]
