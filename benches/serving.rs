@@ -81,21 +81,11 @@ fn best(measure: impl Fn() -> f64) -> f64 {
 }
 
 fn catalog() -> Catalog {
-    Catalog {
-        server: ServerInfo {
-            name: "bench".into(),
-            title: None,
-            version: "1".into(),
-            instructions: None,
-        },
-        upstream: None,
-        upstream_auth: None,
-        identity_header: None,
-        auth: None,
-        confirm: Default::default(),
-        connect_timeout_ms: 5_000,
-        tools: Vec::new(),
-        operations: Vec::new(),
-        workflows: Vec::new(),
-    }
+    let server = ServerInfo {
+        name: "bench".into(),
+        title: None,
+        version: "1".into(),
+        instructions: None,
+    };
+    Catalog::new(server, None, Vec::new())
 }

@@ -5,6 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Serialize;
 
 use super::AuthConfig;
+use crate::catalog::ScopeSource;
 
 /// Whether a `tools/list` answer may be shared across callers (MCP `cacheScope`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -88,23 +89,31 @@ pub fn tool_scopes(
     catalog: &crate::catalog::Catalog,
     config: &AuthConfig,
 ) -> Vec<(String, Vec<Vec<String>>)> {
-    let own = catalog.tools.iter().filter_map(|tool| {
-        let needs = own_scopes(tool, config)?;
-        Some((tool.name.clone(), needs))
-    });
-    let composite = catalog
-        .workflows
+    catalog
+        .tools
         .iter()
-        .map(|workflow| (workflow.name.clone(), workflow_scopes(workflow, config)));
-    own.chain(composite).collect()
+        .filter_map(|tool| {
+            let needs = needs(&tool.scope_sources(), config)?;
+            Some((tool.name.clone(), needs))
+        })
+        .collect()
 }
 
-/// What `tool` needs of its own, when it is not the default.
-fn own_scopes(tool: &crate::catalog::Tool, config: &AuthConfig) -> Option<Vec<Vec<String>>> {
-    match &tool.scopes {
-        Some(scopes) => Some(vec![scopes.clone()]),
-        None if config.scopes_from_document && !tool.document_scopes.is_empty() => {
-            Some(tool.document_scopes.clone())
+/// What a tool needs, from what each request a call sends needs: one request's own need
+/// (`None` when that is the default), or everything each of several needs together.
+fn needs(sources: &[ScopeSource<'_>], config: &AuthConfig) -> Option<Vec<Vec<String>>> {
+    match sources {
+        [one] => own_scopes(one, config),
+        several => Some(combined(several, config)),
+    }
+}
+
+/// What one request needs of its own, when it is not the default.
+fn own_scopes(source: &ScopeSource<'_>, config: &AuthConfig) -> Option<Vec<Vec<String>>> {
+    match source.scopes {
+        Some(scopes) => Some(vec![scopes.to_vec()]),
+        None if config.scopes_from_document && !source.document_scopes.is_empty() => {
+            Some(source.document_scopes.to_vec())
         }
         None => None,
     }
@@ -114,18 +123,14 @@ fn own_scopes(tool: &crate::catalog::Tool, config: &AuthConfig) -> Option<Vec<Ve
 /// only its first alternative, which asks more of a caller, never less.
 const MAX_ALTERNATIVES: usize = 64;
 
-/// What a composite tool needs: everything each of its steps would need as a tool of its
-/// own, so that no caller reaches an operation through a workflow that it could not call
-/// alone. Steps the curation says nothing about need the default.
-fn workflow_scopes(
-    workflow: &crate::catalog::WorkflowTool,
-    config: &AuthConfig,
-) -> Vec<Vec<String>> {
-    let needs: Vec<Vec<Vec<String>>> = workflow
-        .plans
+/// What several requests need together (a composite tool's steps): everything each would
+/// need as a tool of its own, so that no caller reaches an operation through a workflow that
+/// it could not call alone. Requests the curation says nothing about need the default.
+fn combined(sources: &[ScopeSource<'_>], config: &AuthConfig) -> Vec<Vec<String>> {
+    let needs: Vec<Vec<Vec<String>>> = sources
         .iter()
-        .map(|plan| {
-            own_scopes(&plan.tool, config).unwrap_or_else(|| vec![config.default_scopes.clone()])
+        .map(|source| {
+            own_scopes(source, config).unwrap_or_else(|| vec![config.default_scopes.clone()])
         })
         .collect();
     let product: usize = needs

@@ -12,9 +12,9 @@ use crate::openapi::{Document, SpecVersion};
 use super::choose::{Choice, choose};
 use super::operation::{self, Operation};
 use super::{
-    CallSettings, Catalog, ConfirmSettings, InputSchema, OperationReport, OperationStatus,
-    SafetyClass, ServerInfo, Tool, ToolLimits, annotations, body, build, confirm, naming, prose,
-    trim,
+    CallSettings, Catalog, ConfirmSettings, InputSchema, OperationPlan, OperationReport,
+    OperationStatus, Runs, SafetyClass, ServerInfo, Tool, ToolLimits, annotations, body, build,
+    confirm, naming, prose, trim,
 };
 
 /// [`Diagnostic::code`] of a confirming tool that 2025-11-25 clients list but cannot call.
@@ -94,7 +94,6 @@ pub(super) fn compile_on(
             confirm: ConfirmSettings::resolve(&curation.confirm),
             tools,
             operations: reports,
-            workflows: Vec::new(),
         },
         diagnostics,
     )
@@ -427,6 +426,13 @@ fn compile_operation(
         prose::schema_descriptions(&mut built.input_schema);
     }
     let tool = Tool {
+        runs: Runs::Operation(OperationPlan {
+            name: name.clone(),
+            plan: built.plan,
+            call,
+            operation_id: operation.operation_id.map(str::to_string),
+            document_scopes: operation::security_scopes(document, operation),
+        }),
         name,
         title: choice.settings.title.clone(),
         description: choice.settings.description.clone().or_else(|| {
@@ -440,13 +446,9 @@ fn compile_operation(
         // The tree goes with `built`: from here on the schema is the text served.
         input_schema: InputSchema::new(&built.input_schema),
         annotations: decision.annotations,
-        plan: built.plan,
         basis: decision.basis,
         unchecked_patterns,
-        call,
         scopes: choice.settings.scopes.clone(),
-        operation_id: operation.operation_id.map(str::to_string),
-        document_scopes: operation::security_scopes(document, operation),
         limits: limits(operation.method, choice.settings.rate_limit, curation),
         confirm,
     };

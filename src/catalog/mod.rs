@@ -32,7 +32,7 @@ pub use call::{CallSettings, NextPage};
 pub use confirm::{Confirm, ConfirmSettings, MessagePart};
 pub use input::InputSchema;
 pub use step::StepPlan;
-pub use workflow::{StepOperation, WORKFLOW_META_KEY, WorkflowTool, add_workflows};
+pub use workflow::{StepOperation, WORKFLOW_META_KEY, WorkflowPlan, add_workflows};
 
 /// Every tool ferry serves, and who it says it is.
 #[derive(Debug, Clone)]
@@ -54,20 +54,35 @@ pub struct Catalog {
     pub connect_timeout_ms: u64,
     /// How confirming tools ask: the time-to-live, the key's source, the legacy policy.
     pub confirm: ConfirmSettings,
-    /// Sorted by name.
+    /// Every tool served, an operation's or a composite one, sorted by name.
     pub tools: Vec<Tool>,
     /// Every operation of the document and what became of it, in document order; from
     /// [`compile_chosen`], only the chosen operations.
     pub operations: Vec<OperationReport>,
-    /// The composite tools made of the curation's chosen Arazzo workflows
-    /// ([`add_workflows`]), sorted by name.
-    pub workflows: Vec<std::sync::Arc<WorkflowTool>>,
 }
 
 impl Catalog {
+    /// A catalog of `tools` served as `server` and calling `upstream`, every other setting at
+    /// its default: one built by hand, by a program that embeds ferry or by a test
+    /// ([`compile`] builds one from a document and a curation).
+    pub fn new(server: ServerInfo, upstream: Option<String>, mut tools: Vec<Tool>) -> Catalog {
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        Catalog {
+            server,
+            upstream,
+            upstream_auth: None,
+            identity_header: None,
+            auth: None,
+            connect_timeout_ms: call::defaults::CONNECT_TIMEOUT_MS,
+            confirm: ConfirmSettings::default(),
+            tools,
+            operations: Vec::new(),
+        }
+    }
+
     /// How many tools `tools/list` serves: the operations' and the composite ones.
     pub fn served_tools(&self) -> usize {
-        self.tools.len() + self.workflows.len()
+        self.tools.len()
     }
 
     /// The estimated tokens of every served tool's definition: the operations' as their
@@ -78,10 +93,12 @@ impl Catalog {
             .iter()
             .filter_map(|report| report.tokens)
             .sum();
+        // A composite tool has no report of its own: it is measured here.
         let workflows: usize = self
-            .workflows
+            .tools
             .iter()
-            .map(|workflow| trim::token_estimate(&workflow.to_json()))
+            .filter(|tool| tool.workflow().is_some())
+            .map(trim::tool_tokens)
             .sum();
         operations + workflows
     }
@@ -95,7 +112,8 @@ pub struct ServerInfo {
     pub instructions: Option<String>,
 }
 
-/// One MCP tool and the HTTP request it becomes.
+/// One MCP tool: what is listed and checked of it, the same for every kind, and what a call
+/// of it runs ([`Runs`]). Only the runner and the result writer look at what it runs.
 #[derive(Debug, Clone)]
 pub struct Tool {
     pub name: String,
@@ -104,28 +122,58 @@ pub struct Tool {
     /// A JSON Schema 2020-12 object schema with `additionalProperties: false`.
     pub input_schema: InputSchema,
     pub annotations: Annotations,
-    pub plan: RequestPlan,
     /// How each annotation was decided, for `ferry check`.
     pub basis: AnnotationBasis,
     /// The patterns of `input_schema` (`pattern`, `patternProperties`) that the linear-time
     /// regex engine cannot compile: served as written, left out of argument validation.
     pub unchecked_patterns: Vec<String>,
+    /// Scopes a caller needs to see and call this tool, as the curation names them;
+    /// `None`: the `auth:` section's default applies (for a composite tool, every scope each
+    /// step's operation would need).
+    pub scopes: Option<Vec<String>>,
+    /// The rate limits a call of this tool must pass, per caller.
+    pub limits: ToolLimits,
+    /// Whether (and how) the user confirms each call before anything is sent upstream.
+    pub confirm: Option<Confirm>,
+    /// What a call runs.
+    pub runs: Runs,
+}
+
+/// What a call of a tool runs: one operation's request, or a workflow of them.
+#[derive(Debug, Clone)]
+// Held inline: almost every tool calls one operation, and a composite tool's few hundred
+// unused bytes cost less than an allocation and an indirection for every other tool.
+#[allow(clippy::large_enum_variant)]
+pub enum Runs {
+    Operation(OperationPlan),
+    /// Shared: a workflow's plan is read by every call, and never changed.
+    Workflow(std::sync::Arc<WorkflowPlan>),
+}
+
+/// What decides the scopes one request needs: the curation's `scopes:` for its tool, and the
+/// scopes the operation's security requirements name.
+#[derive(Debug, Clone, Copy)]
+pub struct ScopeSource<'t> {
+    pub scopes: Option<&'t [String]>,
+    pub document_scopes: &'t [Vec<String>],
+}
+
+/// One operation's request, as a tool or a workflow's step sends it.
+#[derive(Debug, Clone)]
+pub struct OperationPlan {
+    /// What logs and spans name the call by: the tool's name, or for a step,
+    /// `<composite tool>.<stepId>`.
+    pub name: String,
+    pub plan: RequestPlan,
     /// How it calls the upstream: the curation's call options for this tool, over its
     /// file-wide ones, every default applied.
     pub call: CallSettings,
-    /// Scopes a caller needs to see and call this tool, as the curation names them;
-    /// `None`: the `auth:` section's default applies.
-    pub scopes: Option<Vec<String>>,
     /// The operationId of the operation it calls, when the document gives one.
     pub operation_id: Option<String>,
     /// The OAuth 2 / OpenID Connect scopes the operation's security requirements ask for,
     /// one list per alternative (any one of them, each whole), for
     /// `auth.scopes_from_document`; empty when the document asks for none.
     pub document_scopes: Vec<Vec<String>>,
-    /// The rate limits a call of this tool must pass, per caller.
-    pub limits: ToolLimits,
-    /// Whether (and how) the user confirms each call before anything is sent upstream.
-    pub confirm: Option<Confirm>,
 }
 
 /// A tool's rate limits, resolved from the curation: each is a budget per caller (subject),
@@ -468,77 +516,125 @@ pub fn tools_json(catalog: &Catalog) -> Value {
     Value::Array(catalog.tools.iter().map(Tool::to_json).collect())
 }
 
-/// [`tools_json`] written as pretty JSON, the same text `serde_json::to_string_pretty` gives,
-/// one tool at a time: a large catalog's tools are never all held as JSON at once.
-pub fn write_tools_json(catalog: &Catalog, writer: impl std::io::Write) -> serde_json::Result<()> {
-    struct Tools<'c>(&'c [Tool]);
-    impl Serialize for Tools<'_> {
-        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            use serde::ser::SerializeSeq;
-            let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-            // A pretty writer copies a schema's compact text as it is, so each tool is
-            // written from a tree of its own, made and dropped in turn.
-            for tool in self.0 {
-                seq.serialize_element(&tool.to_json())?;
-            }
-            seq.end()
-        }
-    }
-    serde_json::to_writer_pretty(writer, &Tools(&catalog.tools))
-}
-
 impl Tool {
     /// A tool that calls `plan`, taking arguments by `input_schema`, with nothing else said:
     /// no title, description, annotations, scopes or call options of its own. For catalogs
     /// built by hand (tests, embedders); the compiler fills every field itself.
     pub fn new(name: impl Into<String>, input_schema: Value, plan: RequestPlan) -> Tool {
+        let name = name.into();
         Tool {
             limits: ToolLimits::none(&plan.method),
-            name: name.into(),
             title: None,
             description: None,
             input_schema: InputSchema::new(&input_schema),
             annotations: Annotations::default(),
-            plan,
             basis: AnnotationBasis::Method,
             unchecked_patterns: Vec::new(),
-            call: CallSettings::default(),
             scopes: None,
-            operation_id: None,
-            document_scopes: Vec::new(),
             confirm: None,
+            runs: Runs::Operation(OperationPlan {
+                name: name.clone(),
+                plan,
+                call: CallSettings::default(),
+                operation_id: None,
+                document_scopes: Vec::new(),
+            }),
+            name,
         }
     }
 
-    /// The tool's definition as [`Tool::to_json`] writes it but borrowed and unsorted: the
-    /// same members and values, for measuring or writing without a copy of the schema.
-    pub(crate) fn definition(&self) -> impl Serialize + '_ {
-        #[derive(Serialize)]
-        struct Definition<'t> {
-            name: &'t str,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            title: Option<&'t str>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            description: Option<&'t str>,
-            #[serde(rename = "inputSchema")]
-            input_schema: &'t InputSchema,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            annotations: Option<&'t Annotations>,
-            #[serde(rename = "_meta")]
-            meta: Value,
-        }
-        Definition {
-            name: &self.name,
-            title: self.title.as_deref(),
-            description: self.description.as_deref(),
-            input_schema: &self.input_schema,
-            annotations: (self.annotations != Annotations::default()).then_some(&self.annotations),
-            meta: self.meta(),
+    /// The operation a call sends, for an operation's tool.
+    pub fn operation(&self) -> Option<&OperationPlan> {
+        match &self.runs {
+            Runs::Operation(operation) => Some(operation),
+            Runs::Workflow(_) => None,
         }
     }
 
-    /// The tool's definition as [`Tool::to_json`] serializes it, every object's keys sorted,
-    /// written from the tool's own values: the schema is never copied into a new tree.
+    /// [`Tool::operation`], to change (a catalog built by hand).
+    pub fn operation_mut(&mut self) -> Option<&mut OperationPlan> {
+        match &mut self.runs {
+            Runs::Operation(operation) => Some(operation),
+            Runs::Workflow(_) => None,
+        }
+    }
+
+    /// What decides the scopes a caller needs, one source per request a call sends: the
+    /// tool's own for an operation, each step's for a composite tool.
+    pub fn scope_sources(&self) -> Vec<ScopeSource<'_>> {
+        match &self.runs {
+            Runs::Operation(operation) => vec![ScopeSource {
+                scopes: self.scopes.as_deref(),
+                document_scopes: &operation.document_scopes,
+            }],
+            Runs::Workflow(workflow) => workflow
+                .plans
+                .iter()
+                .map(|plan| ScopeSource {
+                    scopes: plan.scopes.as_deref(),
+                    document_scopes: &plan.operation.document_scopes,
+                })
+                .collect(),
+        }
+    }
+
+    /// Each request a call sends, in order: the operation's, or each step's.
+    pub fn requests(&self) -> Vec<&OperationPlan> {
+        match &self.runs {
+            Runs::Operation(operation) => vec![operation],
+            Runs::Workflow(workflow) => workflow.plans.iter().map(|plan| &plan.operation).collect(),
+        }
+    }
+
+    /// The method and path template the audit log, metrics and traces name a call by: the
+    /// operation's, or for a composite tool no method and `arazzo:<workflowId>`.
+    pub fn origin(&self) -> (&str, std::borrow::Cow<'_, str>) {
+        match &self.runs {
+            Runs::Operation(operation) => (
+                operation.plan.method.as_str(),
+                std::borrow::Cow::Borrowed(operation.plan.path.as_str()),
+            ),
+            Runs::Workflow(workflow) => (
+                "",
+                std::borrow::Cow::Owned(format!("arazzo:{}", workflow.workflow.id)),
+            ),
+        }
+    }
+
+    /// What a call sends, in words, each part written by `part` (which may escape or cut
+    /// it): `DELETE /pets/{petId}`, or `workflow adopt: GET /pets, then POST /adoptions`.
+    pub fn sends(&self, part: impl Fn(&str) -> String) -> String {
+        match &self.runs {
+            Runs::Operation(operation) => {
+                format!("{} {}", operation.plan.method, part(&operation.plan.path))
+            }
+            Runs::Workflow(workflow) => {
+                let steps: Vec<String> = workflow
+                    .steps
+                    .iter()
+                    .map(|step| part(&step.label()))
+                    .collect();
+                format!(
+                    "workflow {}: {}",
+                    part(&workflow.workflow.id),
+                    steps.join(", then ")
+                )
+            }
+        }
+    }
+
+    /// The workflow a call runs, for a composite tool.
+    pub fn workflow(&self) -> Option<&WorkflowPlan> {
+        match &self.runs {
+            Runs::Workflow(workflow) => Some(workflow),
+            Runs::Operation(_) => None,
+        }
+    }
+
+    /// The tool's definition as `tools/list` serves it, every object's keys sorted, written
+    /// from the tool's own values: the schema is never copied into a new tree. The one
+    /// writer of a definition: `tools/list`, `ferry tools`, the lock's digests and the token
+    /// estimate all read it.
     pub fn sorted_definition(&self) -> impl Serialize + '_ {
         struct SortedDefinition<'t>(Vec<(&'static str, Member<'t>)>);
         impl Serialize for SortedDefinition<'_> {
@@ -554,7 +650,7 @@ impl Tool {
         SortedDefinition(self.sorted_members())
     }
 
-    /// The members of [`Tool::to_json`], in its (sorted) order, each to be serialized as its
+    /// The members of a tool's definition, in sorted order, each to be serialized as its
     /// value there is.
     pub(crate) fn sorted_members(&self) -> Vec<(&'static str, Member<'_>)> {
         let mut members = vec![("_meta", Member::Owned(self.meta()))];
@@ -573,63 +669,41 @@ impl Tool {
         members
     }
 
-    /// The MCP `Tool` object, keys sorted.
+    /// The MCP `Tool` object as a tree, keys sorted: [`Tool::sorted_definition`] read back.
     pub fn to_json(&self) -> Value {
-        definition(
-            &self.name,
-            self.title.as_deref(),
-            self.description.as_deref(),
-            self.input_schema.to_value(),
-            &self.annotations,
-            self.meta(),
-        )
+        serde_json::to_value(self.sorted_definition()).unwrap_or_default()
     }
 
     /// The tool's `_meta`: where it comes from, so that a client, an audit log and a person
-    /// can trace it to its operation, and whether its calls are confirmed.
+    /// can trace it to its operation (or its workflow and each step's operation), and whether
+    /// its calls are confirmed.
     fn meta(&self) -> Value {
-        let mut operation = serde_json::Map::new();
-        operation.insert("method".to_string(), Value::from(self.plan.method.as_str()));
-        operation.insert("path".to_string(), Value::from(self.plan.path.as_str()));
-        if let Some(id) = &self.operation_id {
-            operation.insert("operationId".to_string(), Value::from(id.as_str()));
-        }
         let mut meta = serde_json::Map::new();
         if self.confirm.is_some() {
             meta.insert(CONFIRM_META_KEY.to_string(), Value::Bool(true));
         }
-        meta.insert(OPERATION_META_KEY.to_string(), Value::Object(operation));
+        match &self.runs {
+            Runs::Operation(operation) => {
+                let mut written = serde_json::Map::new();
+                written.insert(
+                    "method".to_string(),
+                    Value::from(operation.plan.method.as_str()),
+                );
+                written.insert(
+                    "path".to_string(),
+                    Value::from(operation.plan.path.as_str()),
+                );
+                if let Some(id) = &operation.operation_id {
+                    written.insert("operationId".to_string(), Value::from(id.as_str()));
+                }
+                meta.insert(OPERATION_META_KEY.to_string(), Value::Object(written));
+            }
+            Runs::Workflow(workflow) => {
+                meta.insert(WORKFLOW_META_KEY.to_string(), workflow.meta());
+            }
+        }
         Value::Object(meta)
     }
-}
-
-/// A tool's definition as `tools/list` serves it, every object's keys sorted: what an
-/// operation's tool and a composite one both are.
-pub(crate) fn definition(
-    name: &str,
-    title: Option<&str>,
-    description: Option<&str>,
-    input_schema: Value,
-    annotations: &Annotations,
-    meta: Value,
-) -> Value {
-    let mut map = serde_json::Map::new();
-    map.insert("name".to_string(), Value::from(name));
-    if let Some(title) = title {
-        map.insert("title".to_string(), Value::from(title));
-    }
-    if let Some(description) = description {
-        map.insert("description".to_string(), Value::from(description));
-    }
-    map.insert("inputSchema".to_string(), input_schema);
-    if *annotations != Annotations::default() {
-        map.insert(
-            "annotations".to_string(),
-            serde_json::to_value(annotations).unwrap_or_default(),
-        );
-    }
-    map.insert("_meta".to_string(), meta);
-    canonical(Value::Object(map))
 }
 
 /// `value` with every object's keys in sorted order, so its text is the same on every run.

@@ -1,9 +1,9 @@
 //! How each step of a composite tool is sent: its operation built into a request plan by the
 //! same rules as an operation's tool, and where each of the step's values goes in it.
 //!
-//! A step is a tool of its own that is never listed: the catalog's tool for the operation
-//! where the curation chose one (its timeouts, retries, size cap, credentials and scopes),
-//! otherwise the operation built with the file's call settings. It reads the API's answer as
+//! A step sends its operation as the catalog's tool for it would, where the curation chose
+//! one (its timeouts, retries, size cap, credentials and scopes), otherwise with the file's
+//! call settings. It reads the API's answer as
 //! the API gave it: no projection (`fields:`) and no paging, and it reports every response
 //! header the workflow's expressions read.
 
@@ -16,17 +16,18 @@ use crate::openapi::Document;
 
 use super::operation::Operation;
 use super::{
-    AnnotationBasis, BodyPlacement, CallSettings, InputSchema, ParameterLocation, Tool, ToolLimits,
-    annotations, build, operation,
+    BodyPlacement, CallSettings, OperationPlan, ParameterLocation, Tool, build, operation,
 };
 
-/// One step's request: the tool it is sent as, and which of that tool's arguments each of
-/// the step's values fills.
+/// One step's request: the operation it sends, and which of its arguments each of the
+/// step's values fills.
 #[derive(Debug, Clone)]
 pub struct StepPlan {
-    /// Never listed; named `<composite tool>.<stepId>` in logs. Its input schema is not kept:
-    /// the values come from the workflow, not from a caller.
-    pub tool: Tool,
+    /// Named `<composite tool>.<stepId>` in logs.
+    pub operation: OperationPlan,
+    /// The scopes a caller needs to call the operation as its own tool, when the curation
+    /// chose one and named them.
+    pub scopes: Option<Vec<String>>,
     /// The argument each of the step's `parameters` fills, in the step's order.
     pub arguments: Vec<String>,
     /// The argument the step's `requestBody.payload` fills: the whole body, sent as the
@@ -63,11 +64,13 @@ pub(super) fn plan(
         format!("{label} cannot be called{reason}")
     })?;
     let mut plan = built.plan;
-    let chosen = tools
-        .iter()
-        .find(|tool| tool.plan.method == plan.method && tool.plan.path == plan.path);
-    let mut call = match chosen {
-        Some(tool) => tool.call.clone(),
+    let chosen = tools.iter().find(|tool| {
+        tool.operation().is_some_and(|chosen| {
+            chosen.plan.method == plan.method && chosen.plan.path == plan.path
+        })
+    });
+    let mut call = match chosen.and_then(Tool::operation) {
+        Some(operation) => operation.call.clone(),
         None => CallSettings::resolve(&curation.call),
     };
     call.fields = None;
@@ -132,25 +135,15 @@ pub(super) fn plan(
             Some(name)
         }
     };
-    let decision = annotations::decide(operation.method, &Default::default());
-    let tool = Tool {
-        name: format!("{tool_name}.{}", step.id),
-        title: None,
-        description: None,
-        input_schema: InputSchema::none(),
-        annotations: decision.annotations,
-        basis: AnnotationBasis::Method,
-        unchecked_patterns: Vec::new(),
-        call,
-        scopes: chosen.and_then(|tool| tool.scopes.clone()),
-        operation_id: operation.operation_id.map(str::to_string),
-        document_scopes: operation::security_scopes(document, operation),
-        limits: ToolLimits::none(&plan.method),
-        confirm: None,
-        plan,
-    };
     Ok(StepPlan {
-        tool,
+        operation: OperationPlan {
+            name: format!("{tool_name}.{}", step.id),
+            call,
+            operation_id: operation.operation_id.map(str::to_string),
+            document_scopes: operation::security_scopes(document, operation),
+            plan,
+        },
+        scopes: chosen.and_then(|tool| tool.scopes.clone()),
         arguments,
         body,
         reads_body: step

@@ -83,9 +83,10 @@ pub fn largest_tools(catalog: &super::Catalog, count: usize) -> Vec<(String, usi
         .filter_map(|report| Some((report.tool.clone(), report.tokens?)))
         .chain(
             catalog
-                .workflows
+                .tools
                 .iter()
-                .map(|workflow| (workflow.name.clone(), token_estimate(&workflow.to_json()))),
+                .filter(|tool| tool.workflow().is_some())
+                .map(|tool| (tool.name.clone(), tool_tokens(tool))),
         )
         .collect();
     sizes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -114,9 +115,9 @@ pub fn token_estimate(value: &impl serde::Serialize) -> usize {
 }
 
 /// [`token_estimate`] of a tool's whole definition, its `tools/list` JSON, without building
-/// that JSON: the text's length does not depend on the order of its keys.
+/// that JSON.
 pub fn tool_tokens(tool: &super::Tool) -> usize {
-    token_estimate(&tool.definition())
+    token_estimate(&tool.sorted_definition())
 }
 
 /// Removes each pointed-at property from `schema`, then every `$defs` entry nothing refers

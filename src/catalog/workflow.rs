@@ -21,8 +21,7 @@ use super::operation::{self, Operation};
 use super::schema::SchemaBuilder;
 use super::step::{self, StepPlan};
 use super::{
-    AnnotationBasis, Annotations, Catalog, Confirm, InputSchema, SafetyClass, Tool, ToolLimits,
-    annotations, confirm, naming,
+    Catalog, InputSchema, Runs, SafetyClass, Tool, ToolLimits, annotations, confirm, naming,
 };
 
 /// The `_meta` key under which a composite tool names its workflow and each step's operation.
@@ -33,21 +32,9 @@ pub const DEFAULT_MAX_STEPS: u32 = 50;
 /// How long one call may take when the curation does not say (`timeout_ms:`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// One chosen workflow as a tool: what is listed, and the steps it runs.
+/// What a composite tool runs: the workflow as read and each of its steps as sent.
 #[derive(Debug, Clone)]
-pub struct WorkflowTool {
-    pub name: String,
-    pub title: Option<String>,
-    pub description: Option<String>,
-    /// The workflow's `inputs`, translated as an operation's schemas are, as an object
-    /// schema with `additionalProperties: false`.
-    pub input_schema: InputSchema,
-    /// Its patterns the linear-time regex engine cannot compile: served as written, left out
-    /// of argument validation.
-    pub unchecked_patterns: Vec<String>,
-    pub annotations: Annotations,
-    /// How the annotations were decided, for `ferry check`.
-    pub basis: AnnotationBasis,
+pub struct WorkflowPlan {
     /// The workflow as read, its expressions and conditions parsed.
     pub workflow: Workflow,
     /// Each step's operation, in step order.
@@ -58,34 +45,18 @@ pub struct WorkflowTool {
     pub max_steps: u32,
     /// How long one call may take, every step and wait included.
     pub timeout: Duration,
-    /// The rate limits a call must fit: its class's, reads only when every step reads.
-    pub limits: ToolLimits,
-    /// Whether (and how) the user confirms each call, asked once before the first step.
-    pub confirm: Option<Confirm>,
 }
 
-impl WorkflowTool {
-    /// The tool's definition as `tools/list` serves it, keys sorted: its `_meta` names the
-    /// workflow and the operation of each step.
-    pub fn to_json(&self) -> Value {
+impl WorkflowPlan {
+    /// What a listed composite tool's `_meta` says of it: the workflow and the operation of
+    /// each step.
+    pub(super) fn meta(&self) -> Value {
         let steps: Vec<Value> = self
             .steps
             .iter()
             .map(|step| Value::Object(step.to_json()))
             .collect();
-        let mut meta =
-            json!({ WORKFLOW_META_KEY: {"workflowId": self.workflow.id, "steps": steps} });
-        if self.confirm.is_some() {
-            meta[super::CONFIRM_META_KEY] = Value::Bool(true);
-        }
-        super::definition(
-            &self.name,
-            self.title.as_deref(),
-            self.description.as_deref(),
-            self.input_schema.to_value(),
-            &self.annotations,
-            meta,
-        )
+        json!({"workflowId": self.workflow.id, "steps": steps})
     }
 }
 
@@ -150,6 +121,7 @@ pub fn add_workflows(
     let mut problems = Vec::new();
     let operations = operation::list(document, &mut problems);
     let mut names: HashSet<String> = catalog.tools.iter().map(|t| t.name.clone()).collect();
+    let mut composite = Vec::new();
     for entry in &chosen.tools {
         let path = format!("workflows.tools.{}", entry.workflow);
         let Some(workflow) = arazzo.workflows.iter().find(|w| w.id == entry.workflow) else {
@@ -202,10 +174,12 @@ pub fn add_workflows(
                 ));
                 continue;
             }
-            catalog.workflows.push(std::sync::Arc::new(tool));
+            composite.push(tool);
         }
     }
-    catalog.workflows.sort_by(|a, b| a.name.cmp(&b.name));
+    // Listed among the others, in name order.
+    catalog.tools.extend(composite);
+    catalog.tools.sort_by(|a, b| a.name.cmp(&b.name));
     diagnostics.sort_by_key(|d| d.severity);
     diagnostics
 }
@@ -273,7 +247,7 @@ fn compile_workflow(
     entry: &WorkflowEntry,
     path: &str,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Option<WorkflowTool> {
+) -> Option<Tool> {
     let Inputs {
         arazzo,
         operations,
@@ -412,8 +386,10 @@ fn compile_workflow(
         for (step, plan) in steps.iter().zip(&plans) {
             let confirming = inputs.tools.iter().find(|tool| {
                 tool.confirm.is_some()
-                    && tool.plan.method == plan.tool.plan.method
-                    && tool.plan.path == plan.tool.plan.path
+                    && tool.operation().is_some_and(|operation| {
+                        operation.plan.method == plan.operation.plan.method
+                            && operation.plan.path == plan.operation.plan.path
+                    })
             });
             if let Some(tool) = confirming {
                 failed = true;
@@ -475,7 +451,7 @@ fn compile_workflow(
             SafetyClass::Writes => rate_limits.writes,
         },
     };
-    Some(WorkflowTool {
+    Some(Tool {
         name: tool_name,
         title: entry.title.clone(),
         description: entry.description.clone().or_else(|| describe(workflow)),
@@ -483,17 +459,22 @@ fn compile_workflow(
         unchecked_patterns,
         annotations,
         basis: decision.basis,
-        workflow: workflow.clone(),
-        steps,
-        plans,
-        max_steps: entry
-            .max_steps
-            .map_or(DEFAULT_MAX_STEPS, |n| u32::try_from(n).unwrap_or(u32::MAX)),
-        timeout: entry
-            .timeout_ms
-            .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+        // Every scope each step's operation would need: the authenticator reads them off
+        // the steps.
+        scopes: None,
         limits,
         confirm,
+        runs: Runs::Workflow(std::sync::Arc::new(WorkflowPlan {
+            workflow: workflow.clone(),
+            steps,
+            plans,
+            max_steps: entry
+                .max_steps
+                .map_or(DEFAULT_MAX_STEPS, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+            timeout: entry
+                .timeout_ms
+                .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+        })),
     })
 }
 

@@ -70,7 +70,14 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
                 "changes": changes,
             });
             // Composite tools are counted apart, where there are any.
-            let (before, after) = (old.catalog.workflows.len(), new.catalog.workflows.len());
+            let composite = |catalog: &ferry::catalog::Catalog| {
+                catalog
+                    .tools
+                    .iter()
+                    .filter(|tool| tool.workflow().is_some())
+                    .count()
+            };
+            let (before, after) = (composite(&old.catalog), composite(&new.catalog));
             if before + after > 0 {
                 report["workflows"] = json!({"old": before, "new": after});
             }
@@ -78,10 +85,7 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
             text.push('\n');
             text
         }
-        Format::Text => text(
-            &changes,
-            new.catalog.tools.len() + new.catalog.workflows.len(),
-        ),
+        Format::Text => text(&changes, new.catalog.tools.len()),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(if changes.is_empty() {

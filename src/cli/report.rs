@@ -47,11 +47,6 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|t| t.basis == AnnotationBasis::CurationAsserted)
         .collect();
-    let asserted_workflows = loaded
-        .catalog
-        .workflows
-        .iter()
-        .any(|t| t.basis == AnnotationBasis::CurationAsserted);
     let over_budget = loaded.diagnostics.iter().any(|diagnostic| {
         matches!(
             diagnostic.code,
@@ -59,7 +54,7 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         )
     });
     let failed = loaded.has_errors()
-        || (args.strict && (!asserted.is_empty() || asserted_workflows || over_budget))
+        || (args.strict && (!asserted.is_empty() || over_budget))
         || (args.locked && drifted);
     let text = match args.format {
         Format::Json => {
@@ -149,24 +144,22 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
             entry
         })
         .collect();
-    let workflows: Vec<Value> = catalog
-        .workflows
-        .iter()
-        .map(|tool| {
-            let steps: Vec<Value> = tool
+    let workflows: Vec<Value> = composite(catalog)
+        .map(|(tool, plan)| {
+            let steps: Vec<Value> = plan
                 .steps
                 .iter()
                 .map(|step| json!({"step": step.step, "operation": step.label()}))
                 .collect();
             json!({
                 "tool": tool.name,
-                "workflowId": tool.workflow.id,
+                "workflowId": plan.workflow.id,
                 "steps": steps,
                 "annotations": tool.annotations,
                 "basis": tool.basis,
                 "served": true,
-                "max_steps": tool.max_steps,
-                "timeout_ms": tool.timeout.as_millis() as u64,
+                "max_steps": plan.max_steps,
+                "timeout_ms": plan.timeout.as_millis() as u64,
             })
         })
         .collect();
@@ -183,11 +176,10 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
             "tools": catalog.served_tools(),
             "errors": count(Severity::Error),
             "warnings": count(Severity::Warning),
-            "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count()
-                + catalog.workflows.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
+            "asserted": catalog.tools.iter().filter(|t| t.basis == AnnotationBasis::CurationAsserted).count(),
             "tokens": catalog.served_tokens(),
             "confirming": catalog.tools.iter().filter(|t| t.confirm.is_some()).count(),
-            "workflows": catalog.workflows.len(),
+            "workflows": composite(catalog).count(),
         },
         "diagnostics": diagnostics,
         "operations": operations,
@@ -293,14 +285,7 @@ fn check_text(
     if !asserted.is_empty() {
         let _ = writeln!(out, "\nasserted by curation, not justified by the method:");
         for tool in asserted {
-            let _ = writeln!(
-                out,
-                "  {} ({} {}): {}",
-                tool.name,
-                tool.plan.method,
-                tool.plan.path,
-                hints(tool)
-            );
+            let _ = writeln!(out, "  {} ({}): {}", tool.name, calls(tool), hints(tool));
         }
         if strict {
             let _ = writeln!(out, "  --strict: these fail the check");
@@ -365,17 +350,13 @@ fn check_text(
                 Some(argument) => format!(", typing back {argument}"),
                 None => String::new(),
             };
-            let _ = writeln!(
-                out,
-                "  {} ({} {}){typed}",
-                tool.name, tool.plan.method, tool.plan.path
-            );
+            let _ = writeln!(out, "  {} ({}){typed}", tool.name, calls(tool));
         }
     }
-    if !catalog.workflows.is_empty() {
+    if composite(catalog).next().is_some() {
         let _ = writeln!(out, "\ncomposite tools from Arazzo workflows:");
-        for tool in &catalog.workflows {
-            let steps: Vec<String> = tool
+        for (tool, plan) in composite(catalog) {
+            let steps: Vec<String> = plan
                 .steps
                 .iter()
                 .map(|step| format!("{} = {}", step.step, step.label()))
@@ -384,12 +365,12 @@ fn check_text(
                 out,
                 "  {} (workflow {}): {} [{}]\n    steps: {}\n    bounds: at most {} steps run, {} ms",
                 tool.name,
-                tool.workflow.id,
-                annotation_hints(&tool.annotations),
+                plan.workflow.id,
+                hints(tool),
                 basis(tool.basis),
                 steps.join(", "),
-                tool.max_steps,
-                tool.timeout.as_millis()
+                plan.max_steps,
+                plan.timeout.as_millis()
             );
         }
     }
@@ -430,13 +411,34 @@ pub(super) fn thousands(n: usize) -> String {
     out
 }
 
-/// The served tools by the operation they call.
+/// The served tools by the operation they call; composite tools call none of their own.
 fn tools_by_operation(catalog: &Catalog) -> HashMap<(&str, &str), &catalog::Tool> {
     catalog
         .tools
         .iter()
-        .map(|t| ((t.plan.method.as_str(), t.plan.path.as_str()), t))
+        .filter_map(|tool| {
+            let plan = &tool.operation()?.plan;
+            Some(((plan.method.as_str(), plan.path.as_str()), tool))
+        })
         .collect()
+}
+
+/// The composite tools, each with its workflow.
+fn composite(catalog: &Catalog) -> impl Iterator<Item = (&catalog::Tool, &catalog::WorkflowPlan)> {
+    catalog
+        .tools
+        .iter()
+        .filter_map(|tool| Some((tool, tool.workflow()?)))
+}
+
+/// What a tool calls, in a report: `GET /pets`, or `workflow adopt`.
+fn calls(tool: &catalog::Tool) -> String {
+    match &tool.runs {
+        catalog::Runs::Operation(operation) => {
+            format!("{} {}", operation.plan.method, operation.plan.path)
+        }
+        catalog::Runs::Workflow(plan) => format!("workflow {}", plan.workflow.id),
+    }
 }
 
 fn find_tool<'a>(

@@ -479,12 +479,7 @@ fn warn_of_generated_key(catalog: &Catalog, args: &TransportArgs) {
         .tools
         .iter()
         .filter(|tool| tool.confirm.is_some())
-        .count()
-        + catalog
-            .workflows
-            .iter()
-            .filter(|workflow| workflow.confirm.is_some())
-            .count();
+        .count();
     if confirming > 0 && catalog.confirm.key_env.is_none() && !args.stdio {
         tracing::warn!(
             tools = confirming,

@@ -14,7 +14,16 @@ fn demo_catalog_compiles_without_problems() {
         .iter()
         .map(|tool| tool.name.as_str())
         .collect();
-    assert_eq!(names, ["create_pet", "delete_pet", "get_pet", "list_pets"]);
+    assert_eq!(
+        names,
+        [
+            "add_pet_and_confirm",
+            "create_pet",
+            "delete_pet",
+            "get_pet",
+            "list_pets"
+        ]
+    );
     assert_eq!(catalog.upstream.as_deref(), Some("http://127.0.0.1:1"));
 }
 
@@ -37,10 +46,11 @@ fn demo_workflow_compiles_to_a_composite_tool_of_two_steps() {
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
     let tools: Vec<(&str, Vec<String>)> = catalog
-        .workflows
+        .tools
         .iter()
-        .map(|tool| {
-            let steps = tool
+        .filter_map(|tool| Some((tool, tool.workflow()?)))
+        .map(|(tool, plan)| {
+            let steps = plan
                 .steps
                 .iter()
                 .map(|step| format!("{} = {}", step.step, step.label()));

@@ -151,9 +151,11 @@ pub fn arazzo(data: &[u8]) {
     for diagnostic in catalog::add_workflows(&mut catalog, fixed_document(), &curation, &file) {
         let _ = diagnostic.to_string();
     }
-    for workflow in &catalog.workflows {
-        assert_eq!(workflow.plans.len(), workflow.workflow.steps.len());
-        let _ = workflow.to_json();
+    for tool in &catalog.tools {
+        if let Some(workflow) = tool.workflow() {
+            assert_eq!(workflow.plans.len(), workflow.workflow.steps.len());
+        }
+        let _ = tool.to_json();
     }
     let _ = Server::new(&catalog, None, ServerOptions::default());
 }

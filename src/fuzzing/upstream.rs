@@ -37,7 +37,10 @@ pub fn request(data: &[u8]) {
             .map(|name| (name, other.clone()))
             .collect(),
     };
-    let plan = &tool.plan;
+    let Some(operation) = tool.operation() else {
+        return;
+    };
+    let plan = &operation.plan;
     let route = request::Route::new(plan);
     let extras = request::Extras {
         page_size: (pick & 0x80 != 0).then_some(("q", 25)),

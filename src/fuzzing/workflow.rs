@@ -3,7 +3,7 @@
 //! way the runner reads one.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use http::StatusCode;
@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::{fixed_document, header_map, split_head};
 use crate::arazzo::{Context, evaluate};
-use crate::catalog::{self, WorkflowTool};
+use crate::catalog::{self, WorkflowPlan};
 use crate::curation::{self, Curation};
 use crate::openapi::{self, LoadOptions};
 use crate::upstream::redact::Secrets;
@@ -157,9 +157,9 @@ fn evaluate_all(observed: &Observed) -> Vec<Value> {
     let mut steps: HashMap<String, Map<String, Value>> = HashMap::new();
     let mut seen = Vec::new();
     for (step, plan) in tool.workflow.steps.iter().zip(&tool.plans) {
-        let call = &plan.tool.call;
+        let call = &plan.operation.call;
         let shaping = Shaping {
-            tool: &plan.tool.name,
+            tool: &plan.operation.name,
             limit_bytes: call.max_response_bytes,
             report_headers: &call.report_headers,
             fields: call.fields.as_deref(),
@@ -244,9 +244,9 @@ fn evaluate_all(observed: &Observed) -> Vec<Value> {
 }
 
 /// [`WORKFLOW`], read and compiled against [`super::DOCUMENT`] once.
-fn runtime_workflow() -> &'static WorkflowTool {
-    static WORKFLOW_TOOL: OnceLock<Arc<WorkflowTool>> = OnceLock::new();
-    WORKFLOW_TOOL.get_or_init(|| {
+fn runtime_workflow() -> &'static WorkflowPlan {
+    static WORKFLOW_PLAN: OnceLock<WorkflowPlan> = OnceLock::new();
+    WORKFLOW_PLAN.get_or_init(|| {
         let name = "runtime.arazzo.yaml";
         let value = openapi::parse_with(WORKFLOW, name, &LoadOptions::default())
             .expect("the fuzzing workflow is YAML");
@@ -267,15 +267,16 @@ fn runtime_workflow() -> &'static WorkflowTool {
             value,
         };
         let diagnostics = catalog::add_workflows(&mut catalog, fixed_document(), &curation, &file);
-        let mut workflows = catalog.workflows.into_iter();
-        let tool = workflows.next().unwrap_or_else(|| {
-            panic!("the fuzzing workflow compiles: {diagnostics:?}");
-        });
-        assert_eq!(tool.plans.len(), 2, "{diagnostics:?}");
+        let plan = catalog
+            .tools
+            .iter()
+            .find_map(|tool| tool.workflow().cloned())
+            .unwrap_or_else(|| panic!("the fuzzing workflow compiles: {diagnostics:?}"));
+        assert_eq!(plan.plans.len(), 2, "{diagnostics:?}");
         assert!(
             diagnostics.iter().all(|diagnostic| !diagnostic.is_error()),
             "the fuzzing workflow reads cleanly: {diagnostics:?}"
         );
-        tool
+        plan
     })
 }

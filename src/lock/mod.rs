@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{Catalog, OperationStatus, Tool, WorkflowTool};
+use crate::catalog::{Catalog, OperationPlan, OperationStatus, Tool, WorkflowPlan};
 use crate::openapi::Document;
 
 /// The version of the lock file's shape.
@@ -179,11 +179,7 @@ pub fn lock(catalog: &Catalog, document: &Document, curation: Option<&[u8]>) -> 
         },
         operations: catalog.operations.iter().map(label).collect(),
         serving: digests(&serving(catalog)),
-        tools: catalog
-            .tools
-            .iter()
-            .map(|tool| (tool.name.clone(), locked(tool)))
-            .collect(),
+        tools: locked_tools(catalog),
         workflows: locked_workflows(catalog),
     }
 }
@@ -197,11 +193,7 @@ pub fn drift(lock: &Lock, catalog: &Catalog, every_operation: bool) -> Vec<Drift
         .into_iter()
         .map(|setting| Drift::ServingChanged { setting })
         .collect();
-    let now: BTreeMap<&str, LockedTool> = catalog
-        .tools
-        .iter()
-        .map(|tool| (tool.name.as_str(), locked(tool)))
-        .collect();
+    let now = locked_tools(catalog);
     let operations: BTreeSet<String> = catalog.operations.iter().map(label).collect();
     for (name, was) in &lock.tools {
         match now.get(name.as_str()) {
@@ -222,9 +214,9 @@ pub fn drift(lock: &Lock, catalog: &Catalog, every_operation: bool) -> Vec<Drift
         }
     }
     for (name, is) in &now {
-        if !lock.tools.contains_key(*name) {
+        if !lock.tools.contains_key(name) {
             found.push(Drift::ToolAdded {
-                tool: name.to_string(),
+                tool: name.clone(),
                 operation: is.operation.clone(),
             });
         }
@@ -334,14 +326,18 @@ impl Digests {
             tools: catalog
                 .tools
                 .iter()
-                .map(|tool| {
-                    let (plan, call) = (format!("{:?}", tool.plan), format!("{:?}", tool.call));
+                .filter_map(|tool| {
+                    let operation = tool.operation()?;
+                    let (plan, call) = (
+                        format!("{:?}", operation.plan),
+                        format!("{:?}", operation.call),
+                    );
                     let digests = ToolDigests {
-                        locked: locked_with(tool, &plan, &call),
+                        locked: locked_with(tool, operation, &plan, &call),
                         plan: digest_bytes(plan.as_bytes()),
                         call: digest_bytes(call.as_bytes()),
                     };
-                    (tool.name.clone(), digests)
+                    Some((tool.name.clone(), digests))
                 })
                 .collect(),
             workflows: locked_workflows(catalog),
@@ -483,16 +479,29 @@ pub fn serving(catalog: &Catalog) -> BTreeMap<String, String> {
     ])
 }
 
-fn locked(tool: &Tool) -> LockedTool {
-    locked_with(
-        tool,
-        &format!("{:?}", tool.plan),
-        &format!("{:?}", tool.call),
-    )
+/// What a lock holds of each tool that sends one request, by name. The file keeps composite
+/// tools apart, under `workflows` ([`locked_workflows`]), so that a lock of a catalog
+/// without them is the file it was before they could be locked.
+fn locked_tools(catalog: &Catalog) -> BTreeMap<String, LockedTool> {
+    catalog
+        .tools
+        .iter()
+        .filter_map(|tool| {
+            let operation = tool.operation()?;
+            let locked = locked_with(
+                tool,
+                operation,
+                &format!("{:?}", operation.plan),
+                &format!("{:?}", operation.call),
+            );
+            Some((tool.name.clone(), locked))
+        })
+        .collect()
 }
 
-/// [`locked`], given the debug forms of the tool's plan and call settings.
-fn locked_with(tool: &Tool, plan: &str, call: &str) -> LockedTool {
+/// What a lock holds of `tool`, which sends `operation`, given the debug forms of its plan
+/// and call settings.
+fn locked_with(tool: &Tool, operation: &OperationPlan, plan: &str, call: &str) -> LockedTool {
     // Each member is digested as its compact JSON text in `Tool::to_json`, written from the
     // tool's own values into one buffer.
     let mut text = Vec::new();
@@ -510,9 +519,10 @@ fn locked_with(tool: &Tool, plan: &str, call: &str) -> LockedTool {
     // The plan and call settings have no wire form of their own; their debug form names
     // every field, and a change of ferry's version is recorded beside it.
     let request = digest_bytes(format!("{plan}\n{call}").as_bytes());
-    let scopes = digest_bytes(format!("{:?}\n{:?}", tool.scopes, tool.document_scopes).as_bytes());
+    let scopes =
+        digest_bytes(format!("{:?}\n{:?}", tool.scopes, operation.document_scopes).as_bytes());
     LockedTool {
-        operation: format!("{} {}", tool.plan.method, tool.plan.path),
+        operation: format!("{} {}", operation.plan.method, operation.plan.path),
         definition,
         request,
         scopes,
@@ -522,13 +532,13 @@ fn locked_with(tool: &Tool, plan: &str, call: &str) -> LockedTool {
 /// What a lock holds of each of `catalog`'s composite tools, by name.
 fn locked_workflows(catalog: &Catalog) -> BTreeMap<String, LockedWorkflow> {
     catalog
-        .workflows
+        .tools
         .iter()
-        .map(|tool| (tool.name.clone(), locked_workflow(tool)))
+        .filter_map(|tool| Some((tool.name.clone(), locked_workflow(tool, tool.workflow()?))))
         .collect()
 }
 
-fn locked_workflow(tool: &WorkflowTool) -> LockedWorkflow {
+fn locked_workflow(tool: &Tool, plan: &WorkflowPlan) -> LockedWorkflow {
     let mut definition = BTreeMap::from([
         (
             "inputSchema".to_string(),
@@ -550,7 +560,7 @@ fn locked_workflow(tool: &WorkflowTool) -> LockedWorkflow {
             );
         }
     }
-    let steps = tool
+    let steps = plan
         .steps
         .iter()
         .map(|step| match &step.operation_id {
@@ -560,7 +570,7 @@ fn locked_workflow(tool: &WorkflowTool) -> LockedWorkflow {
         .collect();
     // Like a request plan, what the steps do has no wire form of its own: the debug form
     // names every field.
-    let workflow = &tool.workflow;
+    let workflow = &plan.workflow;
     let plan = digest_bytes(format!("{:?}\n{:?}", workflow.steps, workflow.outputs).as_bytes());
     LockedWorkflow {
         workflow: workflow.id.clone(),

@@ -20,23 +20,13 @@ fn catalog(tools: Vec<Tool>) -> Catalog {
 
 /// A catalog of `tools` calling `upstream`.
 fn served(tools: Vec<Tool>, upstream: &str) -> Catalog {
-    Catalog {
-        server: ServerInfo {
-            name: "pets".into(),
-            title: None,
-            version: "1".into(),
-            instructions: None,
-        },
-        upstream: Some(upstream.into()),
-        upstream_auth: None,
-        identity_header: None,
-        auth: None,
-        confirm: Default::default(),
-        connect_timeout_ms: crate::catalog::call::defaults::CONNECT_TIMEOUT_MS,
-        tools,
-        operations: Vec::new(),
-        workflows: Vec::new(),
-    }
+    let server = ServerInfo {
+        name: "pets".into(),
+        title: None,
+        version: "1".into(),
+        instructions: None,
+    };
+    Catalog::new(server, Some(upstream.into()), tools)
 }
 
 fn pets() -> Vec<Tool> {
@@ -95,8 +85,16 @@ fn a_changed_tool_names_each_part_that_changed() {
 #[test]
 fn call_settings_and_the_request_are_told_apart() {
     let mut new = pets();
-    new[0].call.timeout = std::time::Duration::from_millis(500);
-    new[1].plan.path = "/animals".into();
+    new[0]
+        .operation_mut()
+        .expect("an operation's tool")
+        .call
+        .timeout = std::time::Duration::from_millis(500);
+    new[1]
+        .operation_mut()
+        .expect("an operation's tool")
+        .plan
+        .path = "/animals".into();
     new[1].scopes = Some(vec!["pets:read".into()]);
     check(
         pets(),
@@ -144,7 +142,11 @@ fn drift_still_reports_each_changed_part() {
     let lock = lock(&old, &document, None);
     let mut new = pets();
     new[0].description = None;
-    new[0].call.retries = 1;
+    new[0]
+        .operation_mut()
+        .expect("an operation's tool")
+        .call
+        .retries = 1;
     let drift = drift(&lock, &served(new, "http://127.0.0.1:2"), false);
     let text: Vec<String> = drift.iter().map(ToString::to_string).collect();
     expect![[r#"
@@ -164,7 +166,11 @@ fn the_digest_changes_with_what_diff_compares() {
     assert_eq!(same, digest(pets(), serving));
     assert!(same.starts_with("sha256:"), "{same}");
     let mut new = pets();
-    new[1].call.retries = 0;
+    new[1]
+        .operation_mut()
+        .expect("an operation's tool")
+        .call
+        .retries = 0;
     assert_ne!(same, digest(new, serving));
     assert_ne!(same, digest(pets(), "http://127.0.0.1:2"));
     assert_eq!(Digests::new(&served(pets(), serving)).tools(), 2);
@@ -302,14 +308,18 @@ fn input_schemas_are_locked_by_the_text_they_are_served_as() {
         schema
     }
     let mut pinned = String::new();
-    for tool in &catalog.tools {
+    let (composite, operations): (Vec<&Tool>, Vec<&Tool>) = catalog
+        .tools
+        .iter()
+        .partition(|tool| tool.workflow().is_some());
+    for tool in operations {
         let digest = &lock.tools[&tool.name].definition["inputSchema"];
         let served = served_schema(tool.sorted_definition());
         assert_eq!(digest, &digest_bytes(served.as_bytes()));
         pinned.push_str(&format!("{}: {digest}\n", tool.name));
     }
     // A composite tool's as an operation's: the canonical text `tools/list` serves.
-    for workflow in &catalog.workflows {
+    for workflow in composite {
         let digest = &lock.workflows[&workflow.name].definition["inputSchema"];
         let served = served_schema(workflow.to_json());
         assert_eq!(digest, &digest_bytes(served.as_bytes()));

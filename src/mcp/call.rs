@@ -7,11 +7,9 @@ use serde_json::{Map, Value, json};
 
 use super::envelope::{MetaString, Params};
 use super::failure::Failure;
-use super::{
-    Era, Outgoing, Runs, Scope, ServedTool, Server, confirm, limit, result, span, validate,
-};
+use super::{Era, Outgoing, Scope, ServedTool, Server, confirm, limit, result, span, validate};
 use crate::auth::Principal;
-use crate::catalog::{Rate, SafetyClass, ToolLimits};
+use crate::catalog::{Rate, Runs, SafetyClass, ToolLimits};
 use crate::observe::CallFacts;
 use crate::upstream::{self, Fault};
 
@@ -72,7 +70,7 @@ impl Server {
             arguments,
             client_info,
         } = target;
-        let _ = trace.tool.set(&served.name);
+        let _ = trace.tool.set(&served.tool.name);
         if self.observer.is_some() {
             facts.tool = Some(index);
             // Copied as written: the audit log's writer reads it, off the call's path.
@@ -99,18 +97,18 @@ impl Server {
         // Scopes are checked before the arguments: a caller who may not call the tool
         // learns nothing about what it accepts.
         if let Some(principal) = principal
-            && let Err(challenge) = self.authenticator.authorize(principal, &served.name)
+            && let Err(challenge) = self.authenticator.authorize(principal, &served.tool.name)
         {
-            tracing::info!(tool = %served.name, user = %principal.subject, "tool call refused: missing scope");
+            tracing::info!(tool = %served.tool.name, user = %principal.subject, "tool call refused: missing scope");
             return (Ending::Refused(challenge), None);
         }
-        let validator = served
-            .validator
-            .get_or_init(|| validate::validator(served.input_schema(), &served.unchecked_patterns));
+        let validator = served.validator.get_or_init(|| {
+            validate::validator(&served.tool.input_schema, &served.tool.unchecked_patterns)
+        });
         let validator = match validator {
             Ok(validator) => validator,
             Err(detail) => {
-                tracing::error!(tool = %served.name, %detail, "input schema does not compile");
+                tracing::error!(tool = %served.tool.name, %detail, "input schema does not compile");
                 return (Ending::Failed(Failure::internal(), Fault::Gateway), None);
             }
         };
@@ -145,7 +143,7 @@ impl Server {
         // Checked once the call would go, so that a server built without a client (tests,
         // fuzzing) still asks and refuses as any other.
         let Some(upstream) = &self.upstream else {
-            tracing::error!(tool = %served.name, "no upstream client to call");
+            tracing::error!(tool = %served.tool.name, "no upstream client to call");
             return (
                 Ending::Failed(Failure::internal(), Fault::Gateway),
                 confirmation,
@@ -159,15 +157,12 @@ impl Server {
             trace: &trace.context,
         };
         let mut stats = upstream::CallStats::default();
-        let ran = match &served.runs {
-            Runs::Operation {
-                tool,
-                route: Some(route),
-            } => Ran::Operation(
+        let ran = match (&served.tool.runs, served.routes.as_slice()) {
+            (Runs::Operation(operation), [route]) => Ran::Operation(
                 upstream
                     .call_with(
                         route,
-                        tool,
+                        operation,
                         arguments.as_map(),
                         principal,
                         &context,
@@ -175,7 +170,7 @@ impl Server {
                     )
                     .await,
             ),
-            Runs::Workflow { workflow, routes } => {
+            (Runs::Workflow(workflow), routes) if routes.len() == workflow.plans.len() => {
                 // Boxed: a run's future holds a step's call and the waits between steps,
                 // several kilobytes that an operation's call would otherwise carry (and copy)
                 // too.
@@ -190,8 +185,10 @@ impl Server {
                 .await;
                 Ran::Workflow(workflow, outcome)
             }
-            Runs::Operation { route: None, .. } => {
-                tracing::error!(tool = %served.name, "no upstream client to call");
+            // A route for each request is made with the client; a server without one has
+            // none.
+            _ => {
+                tracing::error!(tool = %served.tool.name, "no upstream client to call");
                 return (
                     Ending::Failed(Failure::internal(), Fault::Gateway),
                     confirmation,
@@ -240,7 +237,7 @@ impl Server {
                 facts.upstream_status = Outcome::status_of(&outcome);
                 (
                     Outcome::of(&outcome),
-                    result::outcome_result(&served.name, outcome),
+                    result::outcome_result(&served.tool.name, outcome),
                 )
             }
             Ending::Ran(Ran::Workflow(workflow, outcome), stats) => {
@@ -248,7 +245,7 @@ impl Server {
                 facts.upstream_status = outcome.taken.last().and_then(|taken| taken.status);
                 (
                     Outcome::of_workflow(&outcome),
-                    result::workflow_result(&served.name, workflow, outcome),
+                    result::workflow_result(&served.tool.name, workflow, outcome),
                 )
             }
         };
@@ -256,7 +253,7 @@ impl Server {
         trace
             .tool_error
             .store(result.is_error, std::sync::atomic::Ordering::Relaxed);
-        self.respond_call(id, &served.name, &result, era)
+        self.respond_call(id, &served.tool.name, &result, era)
             .inspect_err(|_| facts.outcome = Some(Outcome::GatewayFailure))
     }
 
@@ -298,7 +295,7 @@ impl Server {
         }
         .err()?;
         let (limit, scope) = served.limits_told[refusal.limit];
-        tracing::debug!(tool = %served.name, user = %subject, %limit, scope, "tool call refused: rate limit");
+        tracing::debug!(tool = %served.tool.name, user = %subject, %limit, scope, "tool call refused: rate limit");
         Some(result::RateLimited {
             retry_after_seconds: refusal.retry_after_seconds(),
             limit,
@@ -357,7 +354,7 @@ pub(super) enum Ending<'s> {
 /// What a call that ran came to: an operation's outcome, or a workflow's.
 pub(super) enum Ran<'s> {
     Operation(upstream::Outcome),
-    Workflow(&'s crate::catalog::WorkflowTool, upstream::WorkflowOutcome),
+    Workflow(&'s crate::catalog::WorkflowPlan, upstream::WorkflowOutcome),
 }
 
 pub(super) struct CallTarget<'s, 'p> {

@@ -45,7 +45,7 @@ impl Server {
         }
         let array = self.listing.select(|index| {
             self.authenticator
-                .may_use(principal, &self.tools[index].name)
+                .may_use(principal, &self.tools[index].tool.name)
         });
         let prepared = Arc::new(Listing::result(
             &array,

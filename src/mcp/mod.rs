@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
-use crate::catalog::{Catalog, InputSchema, Rate, Tool, ToolLimits, WorkflowTool};
+use crate::catalog::{Catalog, InputSchema, Rate, Tool, ToolLimits};
 use crate::observe::{CallFacts, CallRecord, Observer, ToolMeter};
 use crate::trace;
 use crate::upstream::{self, Upstream};
@@ -150,31 +150,6 @@ pub struct Server {
     traces: Option<trace::Exporter>,
 }
 
-/// A tool of the catalog, as it is listed: an operation's or a composite one.
-enum Listed<'c> {
-    Operation(&'c Tool),
-    Workflow(&'c Arc<WorkflowTool>),
-}
-
-impl Listed<'_> {
-    fn name(&self) -> &str {
-        match self {
-            Listed::Operation(tool) => &tool.name,
-            Listed::Workflow(workflow) => &workflow.name,
-        }
-    }
-}
-
-impl serde::Serialize for Listed<'_> {
-    /// The definition `tools/list` serves, keys sorted.
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Listed::Operation(tool) => tool.sorted_definition().serialize(serializer),
-            Listed::Workflow(workflow) => workflow.to_json().serialize(serializer),
-        }
-    }
-}
-
 /// What a request carries through the dispatcher beside its message: who sent it (`None`
 /// where nobody is asked), the facts its audit record is made of, and its trace.
 struct Scope<'r, 's> {
@@ -227,14 +202,15 @@ pub enum Kind {
     Refused(Challenge),
 }
 
+/// A tool of the catalog, prepared for serving: the tool, each request's route, and what
+/// checking a call needs, made once.
 #[derive(Debug)]
 struct ServedTool {
-    /// The name it is listed and called by.
-    name: String,
-    /// The input schema's patterns left out of validation.
-    unchecked_patterns: Vec<String>,
-    /// What a call runs.
-    runs: Runs,
+    /// The tool as the catalog holds it: its name is the one it is listed and called by.
+    tool: Tool,
+    /// How the upstream client sends each request a call sends ([`Tool::requests`]),
+    /// prepared once; empty without a client.
+    routes: Vec<upstream::Route>,
     headers: Vec<MirroredHeader>,
     /// Compiled from the input schema's text on the tool's first call: a tree holds many
     /// times its text's memory, for a schema that only validation reads.
@@ -245,77 +221,63 @@ struct ServedTool {
     meter: Option<ToolMeter>,
 }
 
-/// What a call of a served tool runs: one operation, or a workflow of them.
-#[derive(Debug)]
-enum Runs {
-    Operation {
-        tool: Box<Tool>,
-        /// How the upstream client calls it, prepared once; `None` without a client.
-        route: Option<upstream::Route>,
-    },
-    Workflow {
-        workflow: Arc<WorkflowTool>,
-        /// Each step's route, in step order; empty without a client.
-        routes: Vec<upstream::Route>,
-    },
-}
-
 impl ServedTool {
-    fn operation(
+    /// `tool`, among the `listed` tools, prepared: its own rate limits and its class's, and
+    /// the own limit of each other listed tool whose operation a call sends (a tool's limit
+    /// holds whether it is called alone or through a workflow).
+    fn new(
         tool: &Tool,
+        listed: &[&Tool],
         limiter: &limit::Limiter,
         upstream: Option<&Upstream>,
         observer: Option<&Observer>,
     ) -> ServedTool {
-        let (limits, limits_told) = rate_limits(limiter.key_for(&tool.name), &tool.limits);
+        let (mut limits, mut limits_told) = rate_limits(limiter.key_for(&tool.name), &tool.limits);
+        for request in tool.requests() {
+            let called = listed.iter().find(|listed| {
+                listed.name != tool.name
+                    && listed.operation().is_some_and(|operation| {
+                        operation.plan.method == request.plan.method
+                            && operation.plan.path == request.plan.path
+                    })
+            });
+            let Some(called) = called else {
+                continue;
+            };
+            let own = ToolLimits {
+                class_limit: None,
+                ..called.limits
+            };
+            let (more, told) = rate_limits(limiter.key_for(&called.name), &own);
+            for (limit, (rate, _)) in more.into_iter().zip(told) {
+                if !limits.contains(&limit) {
+                    limits.push(limit);
+                    limits_told.push((rate, "step"));
+                }
+            }
+        }
+        let (method, template) = tool.origin();
         ServedTool {
-            name: tool.name.clone(),
-            unchecked_patterns: tool.unchecked_patterns.clone(),
             headers: schema_headers(&tool.input_schema),
             validator: OnceLock::new(),
             limits,
             limits_told,
-            meter: observer.map(|observer| {
-                observer.tool(&tool.name, tool.plan.method.as_str(), &tool.plan.path)
-            }),
-            runs: Runs::Operation {
-                tool: Box::new(tool.clone()),
-                route: upstream.map(|upstream| upstream.route(tool)),
-            },
+            meter: observer.map(|observer| observer.tool(&tool.name, method, &template)),
+            routes: upstream
+                .map(|upstream| {
+                    tool.requests()
+                        .into_iter()
+                        .map(|request| upstream.route(request))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            tool: tool.clone(),
         }
     }
 
-    /// A composite tool: its audit records and metrics name no method, and the workflow
-    /// (`arazzo:<workflowId>`) as the path.
-    fn workflow(
-        workflow: &Arc<WorkflowTool>,
-        limiter: &limit::Limiter,
-        upstream: Option<&Upstream>,
-        observer: Option<&Observer>,
-    ) -> ServedTool {
-        let (limits, limits_told) = rate_limits(limiter.key_for(&workflow.name), &workflow.limits);
-        let template = format!("arazzo:{}", workflow.workflow.id);
-        ServedTool {
-            name: workflow.name.clone(),
-            unchecked_patterns: workflow.unchecked_patterns.clone(),
-            headers: schema_headers(&workflow.input_schema),
-            validator: OnceLock::new(),
-            limits,
-            limits_told,
-            meter: observer.map(|observer| observer.tool(&workflow.name, "", &template)),
-            runs: Runs::Workflow {
-                routes: upstream
-                    .map(|upstream| {
-                        workflow
-                            .plans
-                            .iter()
-                            .map(|plan| upstream.route(&plan.tool))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                workflow: Arc::clone(workflow),
-            },
-        }
+    /// Whether a call asks the user first.
+    fn confirms(&self) -> bool {
+        self.tool.confirm.is_some()
     }
 }
 
@@ -329,78 +291,19 @@ fn schema_headers(schema: &InputSchema) -> Vec<MirroredHeader> {
     }
 }
 
-impl ServedTool {
-    /// Whether a call asks the user first.
-    fn confirms(&self) -> bool {
-        match &self.runs {
-            Runs::Operation { tool, .. } => tool.confirm.is_some(),
-            Runs::Workflow { workflow, .. } => workflow.confirm.is_some(),
-        }
-    }
-
-    /// The input schema the tool's arguments are validated against.
-    fn input_schema(&self) -> &InputSchema {
-        match &self.runs {
-            Runs::Operation { tool, .. } => &tool.input_schema,
-            Runs::Workflow { workflow, .. } => &workflow.input_schema,
-        }
-    }
-
-    /// A composite tool's call spends, beside its own budgets, the budget of each listed
-    /// tool with a `rate_limit:` of its own whose operation a step calls: a tool's limit
-    /// holds whether it is called alone or through a workflow.
-    fn spend_steps_limits(
-        &mut self,
-        workflow: &WorkflowTool,
-        listed: &[Listed<'_>],
-        limiter: &limit::Limiter,
-    ) {
-        for plan in &workflow.plans {
-            let called = listed.iter().find_map(|listed| match listed {
-                Listed::Operation(tool)
-                    if tool.plan.method == plan.tool.plan.method
-                        && tool.plan.path == plan.tool.plan.path =>
-                {
-                    Some(tool)
-                }
-                _ => None,
-            });
-            let Some(tool) = called else {
-                continue;
-            };
-            let own = ToolLimits {
-                class_limit: None,
-                ..tool.limits
-            };
-            let (limits, told) = rate_limits(limiter.key_for(&tool.name), &own);
-            for (limit, (rate, _)) in limits.into_iter().zip(told) {
-                if !self.limits.contains(&limit) {
-                    self.limits.push(limit);
-                    self.limits_told.push((rate, "step"));
-                }
-            }
-        }
-    }
-}
-
 /// Every tool of `catalog` in the order `tools/list` serves them. The catalog promises
 /// sorted tools; sorting again keeps the listing deterministic even for a catalog built by
-/// hand. Composite tools are listed among the others.
-fn listed(catalog: &Catalog) -> Vec<Listed<'_>> {
-    let mut sorted: Vec<Listed<'_>> = catalog
-        .tools
-        .iter()
-        .map(Listed::Operation)
-        .chain(catalog.workflows.iter().map(Listed::Workflow))
-        .collect();
-    sorted.sort_by(|a, b| a.name().cmp(b.name()));
+/// hand.
+fn listed(catalog: &Catalog) -> Vec<&Tool> {
+    let mut sorted: Vec<&Tool> = catalog.tools.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
     sorted
 }
 
 /// The `tools` array of `tools/list` for `catalog`, the bytes every caller who may reach
 /// every tool is served: what `ferry tools` prints.
 pub fn tools_array(catalog: &Catalog) -> Vec<u8> {
-    Listing::new(listed(catalog).iter()).into_array()
+    Listing::new(listed(catalog).iter().map(|tool| tool.sorted_definition())).into_array()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -430,27 +333,17 @@ impl Server {
         let sorted = listed(catalog);
         // Each tool is written out once, one at a time, and served from its text: the
         // catalog's trees are never copied whole.
-        let listing = Listing::new(sorted.iter());
+        let listing = Listing::new(sorted.iter().map(|tool| tool.sorted_definition()));
         let observer = options.observer.as_ref();
         let limiter = &options.limiter;
         let tools: Vec<ServedTool> = sorted
             .iter()
-            .map(|listed| match listed {
-                Listed::Operation(tool) => {
-                    ServedTool::operation(tool, limiter, upstream.as_ref(), observer)
-                }
-                Listed::Workflow(workflow) => {
-                    let mut served =
-                        ServedTool::workflow(workflow, limiter, upstream.as_ref(), observer);
-                    served.spend_steps_limits(workflow, &sorted, limiter);
-                    served
-                }
-            })
+            .map(|tool| ServedTool::new(tool, &sorted, limiter, upstream.as_ref(), observer))
             .collect();
         let by_name = tools
             .iter()
             .enumerate()
-            .map(|(index, served)| (served.name.clone(), index))
+            .map(|(index, served)| (served.tool.name.clone(), index))
             .collect();
 
         let listing_varies = options.authenticator.cache_scope() == CacheScope::Private;

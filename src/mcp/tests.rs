@@ -22,38 +22,30 @@ fn server() -> Server {
 }
 
 fn catalog() -> Catalog {
-    let catalog = Catalog {
-        server: ServerInfo {
+    let mut catalog = Catalog::new(
+        ServerInfo {
             name: "pets".into(),
             title: None,
             version: "1.0.0".into(),
             instructions: Some("use it".into()),
         },
-        upstream: None,
-        operations: Vec::new(),
-        workflows: Vec::new(),
-        upstream_auth: None,
-        identity_header: None,
-        auth: None,
-        connect_timeout_ms: crate::catalog::call::defaults::CONNECT_TIMEOUT_MS,
-        confirm: Default::default(),
-        tools: vec![
-            tool(
-                "get_pet",
-                json!({"type": "object", "properties": {
-                    "petId": {"type": "integer"},
-                    "region": {"type": "string", "x-mcp-header": "Region"},
-                }, "required": ["petId"], "additionalProperties": false}),
-            ),
+        None,
+        vec![
             tool(
                 "find",
                 json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "^(?=a)"}},
-                    "additionalProperties": false}),
+                "additionalProperties": false}),
+            ),
+            tool(
+                "get_pet",
+                json!({"type": "object", "properties": {
+                "petId": {"type": "integer"},
+                "region": {"type": "string", "x-mcp-header": "Region"},
+            }, "required": ["petId"], "additionalProperties": false}),
             ),
         ],
-    };
-    let mut catalog = catalog;
-    catalog.tools[1].unchecked_patterns = vec!["^(?=a)".into()];
+    );
+    catalog.tools[0].unchecked_patterns = vec!["^(?=a)".into()];
     catalog
 }
 
@@ -157,7 +149,7 @@ fn unchecked_patterns_are_left_out_of_validation() {
         json!({"name": "find", "arguments": {"code": "zzz"}}),
     );
     let outgoing = handle(&server, &request, None);
-    let schema = server.tools[0].input_schema();
+    let schema = &server.tools[0].tool.input_schema;
     assert!(
         validate::validator(schema, &[]).is_err(),
         "lookahead does not compile with the regex engine"
@@ -429,7 +421,7 @@ const SECOND: u64 = 1_000_000_000;
 #[test]
 fn a_confirming_tool_asks_even_without_an_upstream_client() {
     let mut catalog = catalog();
-    catalog.tools[0].confirm = Some(crate::catalog::Confirm {
+    catalog.tools[1].confirm = Some(crate::catalog::Confirm {
         message: None,
         type_to_confirm: None,
     });
@@ -581,7 +573,7 @@ fn the_key_table_stays_bounded_and_keeps_the_spent_budgets() {
 #[test]
 fn a_call_over_its_limit_is_a_tool_result_that_says_when_to_try_again() {
     let mut catalog = catalog();
-    catalog.tools[0].limits.tool = Some(rate("1/h"));
+    catalog.tools[1].limits.tool = Some(rate("1/h"));
     let observer = crate::observe::Observer::new(None, Some(crate::observe::Metrics::new()));
     let options = ServerOptions {
         observer: Some(observer.clone()),

@@ -21,7 +21,7 @@ use tokio::time::Instant;
 
 use crate::auth::Principal;
 use crate::auth::outbound::identity_header;
-use crate::catalog::{Catalog, NextPage, Tool};
+use crate::catalog::{Catalog, NextPage, OperationPlan, Tool};
 use crate::trace;
 
 mod address;
@@ -118,7 +118,7 @@ impl Upstream {
         // belongs to the client, not to a request.
         let scheme = base_url.scheme();
         let mut clients = vec![(default_connect, Pool::new(scheme, default_connect)?)];
-        for tool in &catalog.tools {
+        for tool in catalog.tools.iter().filter_map(Tool::operation) {
             let ms = tool.call.connect_timeout_ms;
             if !clients.iter().any(|(known, _)| *known == ms) {
                 clients.push((ms, Pool::new(scheme, ms)?));
@@ -146,7 +146,7 @@ impl Upstream {
     /// route (see [`request::Route`]) and the pool its connect timeout chose. A tool of
     /// another catalog than this client's, whose connect timeout has no pool, is called on
     /// the file's.
-    pub fn route(&self, tool: &Tool) -> Route {
+    pub fn route(&self, tool: &OperationPlan) -> Route {
         Route {
             request: request::Route::new(&tool.plan),
             pool: self
@@ -217,9 +217,19 @@ impl Upstream {
         arguments: &Map<String, Value>,
         principal: &Principal,
     ) -> Outcome {
+        // A composite tool is run by its steps, never sent as one request.
+        let Some(operation) = tool.operation() else {
+            return Err(CallError::Request);
+        };
         let mut stats = CallStats::default();
-        self.call_on(&self.route(tool), tool, arguments, principal, &mut stats)
-            .await
+        self.call_on(
+            &self.route(operation),
+            operation,
+            arguments,
+            principal,
+            &mut stats,
+        )
+        .await
     }
 
     /// Calls `tool` by its prepared `route` on behalf of `principal`: its subject goes in
@@ -230,7 +240,7 @@ impl Upstream {
     pub async fn call_on(
         &self,
         route: &Route,
-        tool: &Tool,
+        tool: &OperationPlan,
         arguments: &Map<String, Value>,
         principal: &Principal,
         stats: &mut CallStats,
@@ -253,7 +263,7 @@ impl Upstream {
     pub async fn call_with(
         &self,
         route: &Route,
-        tool: &Tool,
+        tool: &OperationPlan,
         arguments: &Map<String, Value>,
         principal: &Principal,
         context: &CallContext<'_>,
@@ -377,7 +387,7 @@ impl Upstream {
 
 /// The arguments that ask for the page after `page`, when it names one ferry can pass back.
 fn next_arguments(
-    tool: &Tool,
+    tool: &OperationPlan,
     route: &Route,
     arguments: &Map<String, Value>,
     page: &Page,
@@ -516,7 +526,7 @@ pub struct Route {
 impl Upstream {
     fn request(
         &self,
-        tool: &Tool,
+        tool: &OperationPlan,
         prepared: request::Prepared,
         authorization: Option<&HeaderValue>,
         principal: &Principal,
@@ -588,7 +598,7 @@ impl Upstream {
 
     async fn send(
         &self,
-        tool: &Tool,
+        tool: &OperationPlan,
         pool: usize,
         mut request: Outgoing,
         mut clock: Clock<'_>,
@@ -678,7 +688,7 @@ impl Upstream {
     /// clock's stats count it. `Err` when the deadline passed first.
     async fn attempt_traced(
         &self,
-        tool: &Tool,
+        tool: &OperationPlan,
         pool: usize,
         request: &mut Outgoing,
         clock: &mut Clock<'_>,

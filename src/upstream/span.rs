@@ -6,7 +6,7 @@ use http::StatusCode;
 
 use super::Inner;
 use super::pool::Attempt;
-use crate::catalog::Tool;
+use crate::catalog::OperationPlan;
 use crate::trace::otlp::{self, Value};
 use crate::trace::{self, Exporter, SpanId, export};
 
@@ -64,7 +64,7 @@ pub(super) struct Begun<'a> {
 pub(super) fn export_attempt(
     exporter: &Exporter,
     inner: &Inner,
-    tool: &Tool,
+    tool: &OperationPlan,
     begun: &Begun<'_>,
     ended: &Ended,
 ) {

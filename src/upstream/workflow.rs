@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use super::{Answer, CallContext, CallError, CallStats, Fault, Redacted, Route, Upstream};
 use crate::arazzo::{self, ActionKind, Context, Exchange, Expression, Step, Template};
 use crate::auth::Principal;
-use crate::catalog::{ParameterLocation, StepPlan, WorkflowTool};
+use crate::catalog::{OperationPlan, ParameterLocation, StepPlan, WorkflowPlan};
 
 /// What one run of a workflow came to: the steps it ran, and how it ended.
 #[derive(Debug)]
@@ -108,7 +108,7 @@ impl Upstream {
     fn step_url(
         &self,
         route: &Route,
-        tool: &crate::catalog::Tool,
+        tool: &OperationPlan,
         arguments: &Map<String, Value>,
     ) -> Option<String> {
         let extras = super::request::Extras {
@@ -127,7 +127,7 @@ impl Upstream {
     /// tool's call would be. `stats` sums every step's requests.
     pub async fn run_workflow(
         &self,
-        workflow: &WorkflowTool,
+        workflow: &WorkflowPlan,
         routes: &[Route],
         arguments: &Value,
         principal: &Principal,
@@ -160,7 +160,7 @@ impl Upstream {
 
 /// One run of a workflow as it goes.
 struct Run<'w> {
-    workflow: &'w WorkflowTool,
+    workflow: &'w WorkflowPlan,
     inputs: &'w Value,
     sender: Sender<'w>,
     /// Each step's outputs, by step id, from its last run.
@@ -253,7 +253,7 @@ impl Run<'_> {
             exchange.url = self
                 .sender
                 .upstream
-                .step_url(&self.sender.routes[position], &plan.tool, &arguments)
+                .step_url(&self.sender.routes[position], &plan.operation, &arguments)
                 .unwrap_or_default();
         }
         if Instant::now() >= self.deadline {
@@ -279,7 +279,7 @@ impl Run<'_> {
         };
         let call = upstream.call_with(
             &routes[position],
-            &plan.tool,
+            &plan.operation,
             &arguments,
             principal,
             &step_context,
@@ -492,7 +492,7 @@ pub(crate) fn request(
 ) -> Result<(Map<String, Value>, Exchange), StepFailure> {
     let mut arguments = Map::new();
     let mut exchange = Exchange {
-        method: plan.tool.plan.method.as_str().to_string(),
+        method: plan.operation.plan.method.as_str().to_string(),
         ..Exchange::default()
     };
     for (parameter, argument) in step.parameters.iter().zip(&plan.arguments) {

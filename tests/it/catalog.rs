@@ -186,7 +186,8 @@ fn every_research_document_compiles_with_every_operation_chosen() {
             let served = catalog
                 .tools
                 .iter()
-                .any(|t| t.plan.method.as_str() == report.method && t.plan.path == report.path);
+                .filter_map(|t| t.operation())
+                .any(|o| o.plan.method.as_str() == report.method && o.plan.path == report.path);
             let explained = diagnostics
                 .iter()
                 .any(|d| d.concerns(&label) || d.message.contains(&label));

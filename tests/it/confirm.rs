@@ -37,7 +37,10 @@ fn delete_pet() -> Tool {
         "additionalProperties": false,
     })
     .into();
-    tool.call.idempotency_header = Some(http::HeaderName::from_static("idempotency-key"));
+    tool.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .idempotency_header = Some(http::HeaderName::from_static("idempotency-key"));
     tool.confirm = Some(Confirm {
         message: Some(
             parse_message("Delete pet {petId}? This cannot be undone.").expect("message"),

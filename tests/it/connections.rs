@@ -156,7 +156,10 @@ async fn shutting_down_drops_connections_still_open_at_its_deadline() {
     })
     .await;
     let mut tool = crate::upstream::tool("slow", http::Method::GET, "/slow", Vec::new());
-    tool.call.timeout = Duration::from_secs(120);
+    tool.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .timeout = Duration::from_secs(120);
     let catalog = crate::upstream::catalog(&upstream.base, &[tool]);
     let client = ferry::upstream::Upstream::new(&catalog).expect("client");
     let options = HttpOptions {

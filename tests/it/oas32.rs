@@ -202,7 +202,7 @@ fn tool_named(tools: &[Tool], name: &str) -> Tool {
         .find(|tool| tool.name == name)
         .unwrap_or_else(|| panic!("no tool {name}"))
         .clone();
-    tool.call = crate::upstream::fast();
+    tool.operation_mut().expect("an operation's tool").call = crate::upstream::fast();
     tool
 }
 

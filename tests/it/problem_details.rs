@@ -262,7 +262,10 @@ async fn a_cut_problem_is_no_longer_labelled_a_problem() {
     let upstream =
         TestUpstream::start(move |_, _| Reply::Now(respond(500, &[PROBLEM], body.clone()))).await;
     let mut tool = tool("getPet", Method::GET, "/pets/7", Vec::new());
-    tool.call.max_response_bytes = 1_000;
+    tool.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .max_response_bytes = 1_000;
     let result = call(&upstream.base, &tool, json!({})).await;
     assert!(result.is_error);
     let resource = carried(&result);

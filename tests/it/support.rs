@@ -24,36 +24,29 @@ pub fn tool(name: &str, input_schema: Value) -> Tool {
 
 /// Three pets tools; `get_pet` mirrors its `region` argument into `Mcp-Param-Region`.
 pub fn catalog() -> Catalog {
-    Catalog {
-        server: ServerInfo {
+    Catalog::new(
+        ServerInfo {
             name: "pets".into(),
             title: Some("Pets".into()),
             version: "1.0.0".into(),
             instructions: Some("A pet is read by its id.".into()),
         },
-        upstream: None,
-        operations: Vec::new(),
-        workflows: Vec::new(),
-        upstream_auth: None,
-        identity_header: None,
-        auth: None,
-        connect_timeout_ms: ferry::catalog::call::defaults::CONNECT_TIMEOUT_MS,
-        confirm: Default::default(),
-        tools: vec![
+        None,
+        vec![
             tool(
                 "get_pet",
                 json!({"type": "object", "properties": {
-                    "petId": {"type": "integer", "minimum": 1},
-                    "region": {"type": "string", "x-mcp-header": "Region"},
-                    "tenant": {"type": "integer", "x-mcp-header": "Tenant"},
-                }, "required": ["petId"], "additionalProperties": false}),
+                "petId": {"type": "integer", "minimum": 1},
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "tenant": {"type": "integer", "x-mcp-header": "Tenant"},
+            }, "required": ["petId"], "additionalProperties": false}),
             ),
             tool(
                 "list_pets",
                 json!({"type": "object", "additionalProperties": false}),
             ),
         ],
-    }
+    )
 }
 
 pub fn server() -> Server {

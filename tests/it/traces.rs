@@ -50,7 +50,11 @@ fn tools() -> Vec<Tool> {
     get_pet.input_schema = json!({"type": "object", "properties": {"petId": {"type": "integer"}},
         "required": ["petId"], "additionalProperties": false})
     .into();
-    get_pet.call.retries = 1;
+    get_pet
+        .operation_mut()
+        .expect("an operation's tool")
+        .call
+        .retries = 1;
     let mut traced = tool(
         "traced",
         Method::GET,

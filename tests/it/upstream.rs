@@ -120,7 +120,7 @@ pub fn json_reply(status: u16, body: Value) -> Reply {
 pub fn tool(name: &str, method: Method, path: &str, parameters: Vec<ParameterPlan>) -> Tool {
     let schema = json!({"type": "object", "additionalProperties": false});
     let mut tool = Tool::new(name, schema, RequestPlan::new(method, path, parameters));
-    tool.call = fast();
+    tool.operation_mut().expect("an operation's tool").call = fast();
     tool
 }
 
@@ -143,23 +143,13 @@ pub fn fast() -> CallSettings {
 }
 
 pub fn catalog(base: &str, tools: &[Tool]) -> Catalog {
-    Catalog {
-        server: ServerInfo {
-            name: "test".into(),
-            title: None,
-            version: "0".into(),
-            instructions: None,
-        },
-        upstream: Some(base.to_string()),
-        tools: tools.to_vec(),
-        operations: Vec::new(),
-        workflows: Vec::new(),
-        upstream_auth: None,
-        identity_header: None,
-        auth: None,
-        connect_timeout_ms: ferry::catalog::call::defaults::CONNECT_TIMEOUT_MS,
-        confirm: Default::default(),
-    }
+    let server = ServerInfo {
+        name: "test".into(),
+        title: None,
+        version: "0".into(),
+        instructions: None,
+    };
+    Catalog::new(server, Some(base.to_string()), tools.to_vec())
 }
 
 /// `catalog` with ferry's own upstream credential `auth`.
@@ -399,7 +389,7 @@ async fn header_values_with_line_breaks_are_refused_before_sending() {
 
 fn body_tool(encoding: BodyEncoding, media_type: &str, placement: BodyPlacement) -> Tool {
     let mut tool = tool("upload", Method::POST, "/upload", Vec::new());
-    tool.plan.body = Some(BodyPlan {
+    tool.operation_mut().expect("an operation's tool").plan.body = Some(BodyPlan {
         media_type: media_type.into(),
         encoding,
         placement,
@@ -535,7 +525,10 @@ async fn a_hanging_upstream_is_cut_by_the_total_timeout() {
     })
     .await;
     let mut tool = tool("slow", Method::GET, "/slow", Vec::new());
-    tool.call.timeout = Duration::from_millis(150);
+    tool.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .timeout = Duration::from_millis(150);
     let started = Instant::now();
     let result = call(&upstream.base, &tool, json!({})).await;
     assert!(started.elapsed() < Duration::from_secs(2));
@@ -573,8 +566,14 @@ async fn a_connection_that_never_opens_ends_at_the_connect_timeout() {
         }
     }
     let mut tool = tool("getPet", Method::GET, "/pets", Vec::new());
-    tool.call.connect_timeout_ms = 200;
-    tool.call.retries = 0;
+    tool.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .connect_timeout_ms = 200;
+    tool.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .retries = 0;
     let started = Instant::now();
     let result = call(&format!("http://{address}"), &tool, json!({})).await;
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -628,7 +627,10 @@ async fn a_flood_of_bytes_is_cut_at_the_size_cap() {
     .await;
     for (path, expected_error) in [("/text", false), ("/json", true)] {
         let mut tool = tool("flood", Method::GET, path, Vec::new());
-        tool.call.max_response_bytes = 10_000;
+        tool.operation_mut()
+            .expect("an operation's tool")
+            .call
+            .max_response_bytes = 10_000;
         let result = call(&upstream.base, &tool, json!({})).await;
         assert_eq!(result.is_error, expected_error, "{path}");
         assert_eq!(
@@ -683,7 +685,10 @@ async fn resetting_server() -> (String, Arc<AtomicUsize>) {
 async fn a_connection_reset_is_retried_for_safe_methods_only() {
     let (base, accepted) = resetting_server().await;
     let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
-    get.call.retries = 2;
+    get.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .retries = 2;
     let result = call(&base, &get, json!({})).await;
     assert!(result.is_error);
     assert!(result.meta.is_empty());
@@ -693,7 +698,10 @@ async fn a_connection_reset_is_retried_for_safe_methods_only() {
 
     let (base, accepted) = resetting_server().await;
     let mut post = tool("createPet", Method::POST, "/pets", Vec::new());
-    post.call.retries = 2;
+    post.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .retries = 2;
     let result = call(&base, &post, json!({})).await;
     assert!(result.is_error);
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
@@ -704,7 +712,10 @@ async fn a_connection_reset_is_retried_for_safe_methods_only() {
         let (base, accepted) = resetting_server().await;
         let method = Method::from_bytes(method.as_bytes()).expect("a method");
         let mut tool = tool("pets", method.clone(), "/pets", Vec::new());
-        tool.call.retries = 2;
+        tool.operation_mut()
+            .expect("an operation's tool")
+            .call
+            .retries = 2;
         let result = call(&base, &tool, json!({})).await;
         assert!(result.is_error);
         assert_eq!(accepted.load(Ordering::SeqCst), attempts, "{method}");
@@ -729,7 +740,10 @@ async fn gateway_errors_are_retried_then_the_answer_is_returned() {
 async fn retries_are_bounded_in_count() {
     let upstream = TestUpstream::start(|_, _| Reply::Now(respond(503, &[], "down"))).await;
     let mut tool = tool("getPet", Method::GET, "/pets", Vec::new());
-    tool.call.retries = 3;
+    tool.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .retries = 3;
     let result = call(&upstream.base, &tool, json!({})).await;
     assert!(result.is_error);
     assert_eq!(http_meta(&result)["status"], 503);
@@ -755,7 +769,10 @@ async fn post_with_an_idempotency_key_reuses_one_key_per_call() {
     })
     .await;
     let mut tool = tool("createPet", Method::POST, "/pets", Vec::new());
-    tool.call.idempotency_header = Some(http::HeaderName::from_static("idempotency-key"));
+    tool.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .idempotency_header = Some(http::HeaderName::from_static("idempotency-key"));
     let upstream_client = client(&upstream.base, &tool);
     for _ in 0..2 {
         let result = served(&tool, upstream_client.call(&tool, &Map::new()).await);
@@ -788,7 +805,10 @@ async fn an_idempotency_key_the_caller_gives_is_kept() {
             false,
         )],
     );
-    tool.call.idempotency_header = Some(http::HeaderName::from_static("idempotency-key"));
+    tool.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .idempotency_header = Some(http::HeaderName::from_static("idempotency-key"));
     let result = call(&upstream.base, &tool, json!({"Idempotency-Key": "mine-1"})).await;
     assert!(!result.is_error);
     let requests = upstream.requests();
@@ -1004,7 +1024,7 @@ async fn link_pagination_gives_a_cursor_that_comes_back_as_the_query() {
             ParameterPlan::new("q", ParameterLocation::Query, ParameterStyle::Form, true),
         ],
     );
-    tool.call = CallSettings::resolve(&CallOptions {
+    tool.operation_mut().expect("an operation's tool").call = CallSettings::resolve(&CallOptions {
         pagination: Some(Pagination {
             size_argument: Some("per_page".into()),
             size: None,
@@ -1098,7 +1118,7 @@ async fn cursor_fields_and_projection_shape_json_results() {
             ),
         ],
     );
-    tool.call = CallSettings::resolve(&CallOptions {
+    tool.operation_mut().expect("an operation's tool").call = CallSettings::resolve(&CallOptions {
         pagination: Some(Pagination {
             size_argument: Some("limit".into()),
             size: Some(5),
@@ -1684,7 +1704,10 @@ async fn a_retry_after_past_any_deadline_gives_the_answer_that_came() {
         })
         .await;
         let mut tool = tool("getPet", Method::GET, "/pets", Vec::new());
-        tool.call.retries = 3;
+        tool.operation_mut()
+            .expect("an operation's tool")
+            .call
+            .retries = 3;
         let result = call(&upstream.base, &tool, json!({})).await;
         assert!(result.is_error, "{value}");
         assert_eq!(http_meta(&result)["status"], 503, "{value}");
@@ -1727,7 +1750,10 @@ async fn a_response_head_over_the_limits_is_an_upstream_fault_not_retried() {
     for head in [huge, many] {
         let (base, accepted) = raw_upstream(head).await;
         let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
-        get.call.retries = 2;
+        get.operation_mut()
+            .expect("an operation's tool")
+            .call
+            .retries = 2;
         let result = call(&base, &get, json!({})).await;
         assert!(result.is_error);
         expect![[r#"the upstream answered with a response head larger than ferry accepts (too many or too long header lines)"#]]
@@ -1737,7 +1763,10 @@ async fn a_response_head_over_the_limits_is_an_upstream_fault_not_retried() {
     // A head that is no HTTP at all is the upstream's fault too, and not retried.
     let (base, accepted) = raw_upstream(b"SSH-2.0-OpenSSH\r\n\r\n".to_vec()).await;
     let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
-    get.call.retries = 2;
+    get.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .retries = 2;
     let result = call(&base, &get, json!({})).await;
     expect![[r#"the upstream answered with something that is not an HTTP response"#]]
         .assert_eq(&text_of(&result));
@@ -1805,7 +1834,10 @@ async fn calls_in_turn_go_out_on_one_kept_connection() {
 async fn a_kept_connection_the_upstream_closed_is_not_used_again() {
     let (base, accepted) = keeping_upstream(|_| Turn::AnswerAndClose).await;
     let mut tool = tool("createPet", Method::POST, "/pets", Vec::new());
-    tool.call.retries = 0;
+    tool.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .retries = 0;
     let upstream = client(&base, &tool);
     for _ in 0..3 {
         let result = call_on(&upstream, &tool).await;
@@ -1827,7 +1859,10 @@ async fn a_request_a_kept_connection_closed_on_is_sent_again_only_if_repeatable(
     };
     let (base, accepted) = keeping_upstream(turn).await;
     let mut get = tool("getPet", Method::GET, "/pets", Vec::new());
-    get.call.retries = 0;
+    get.operation_mut()
+        .expect("an operation's tool")
+        .call
+        .retries = 0;
     let upstream = client(&base, &get);
     for _ in 0..2 {
         let result = call_on(&upstream, &get).await;

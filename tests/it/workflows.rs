@@ -604,9 +604,9 @@ async fn components_and_regex_and_jsonpath_criteria_run_as_written_in_place() {
     let (catalog, diagnostics) = compile(&upstream.base, JOBS);
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     let tool = catalog
-        .workflows
+        .tools
         .iter()
-        .find(|tool| tool.name == "await_job")
+        .find(|tool| tool.name == "await_job" && tool.workflow().is_some())
         .expect("a tool");
     assert_eq!(
         tool.input_schema.to_value()["required"],
@@ -700,8 +700,10 @@ async fn a_timeout_too_large_for_the_clock_is_no_panic() {
     let upstream = TestUpstream::start(jobs_upstream(0)).await;
     let (mut catalog, _) = compile(&upstream.base, JOBS);
     // A catalog built by hand may say anything.
-    for workflow in &mut catalog.workflows {
-        Arc::make_mut(workflow).timeout = Duration::MAX;
+    for tool in &mut catalog.tools {
+        if let ferry::catalog::Runs::Workflow(plan) = &mut tool.runs {
+            Arc::make_mut(plan).timeout = Duration::MAX;
+        }
     }
     let result = call(&server(&catalog), "run_job", json!({"task": "count"})).await;
     assert_eq!(
@@ -829,7 +831,7 @@ async fn a_workflow_calling_a_confirming_tools_operation_must_say_whether_it_con
             && problem.contains("workflows.tools.runJob"),
         "{diagnostics:?}"
     );
-    assert!(catalog.workflows.iter().all(|w| w.name != "run_job"));
+    assert!(catalog.tools.iter().all(|w| w.name != "run_job"));
 
     // Said either way, it is served.
     for confirm in ["true", "false"] {
@@ -838,7 +840,7 @@ async fn a_workflow_calling_a_confirming_tools_operation_must_say_whether_it_con
             &format!("runJob: {{name: run_job, confirm: {confirm}}}"),
         );
         let catalog = compiled(&upstream.base, &curation);
-        assert!(catalog.workflows.iter().any(|w| w.name == "run_job"));
+        assert!(catalog.tools.iter().any(|w| w.name == "run_job"));
     }
 }
 

@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{Confirm, ConfirmSettings, MessagePart, Tool, WorkflowTool};
+use crate::catalog::{Confirm, ConfirmSettings, MessagePart, Tool};
 
 use super::Era;
 
@@ -269,10 +269,7 @@ impl super::Server {
         era: Era,
         round: &Round<'_>,
     ) -> (Result<Gate, GateError>, Option<&'static str>) {
-        let tool = match &served.runs {
-            super::Runs::Operation { tool, .. } => Asked::from(tool.as_ref()),
-            super::Runs::Workflow { workflow, .. } => Asked::from(workflow.as_ref()),
-        };
+        let tool = Asked::from(&served.tool);
         if tool.confirm.is_none() {
             let proceed = Gate::Proceed {
                 idempotency_key: None,
@@ -280,7 +277,7 @@ impl super::Server {
             return (Ok(proceed), None);
         }
         let decision = self.confirmer.decide(
-            tool.clone(),
+            tool,
             arguments,
             &principal.subject,
             era,
@@ -329,40 +326,21 @@ impl super::Server {
 }
 
 /// What a confirmation asks about: the tool, and what a call of it sends.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Asked<'a> {
+    tool: &'a Tool,
     name: &'a str,
     title: Option<&'a str>,
     confirm: Option<&'a Confirm>,
-    sends: Sends<'a>,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Sends<'a> {
-    /// One request.
-    Request(&'a crate::catalog::RequestPlan),
-    /// A composite tool's steps: asked once, before the first.
-    Workflow(&'a WorkflowTool),
 }
 
 impl<'a> From<&'a Tool> for Asked<'a> {
     fn from(tool: &'a Tool) -> Asked<'a> {
         Asked {
+            tool,
             name: &tool.name,
             title: tool.title.as_deref(),
             confirm: tool.confirm.as_ref(),
-            sends: Sends::Request(&tool.plan),
-        }
-    }
-}
-
-impl<'a> From<&'a WorkflowTool> for Asked<'a> {
-    fn from(workflow: &'a WorkflowTool) -> Asked<'a> {
-        Asked {
-            name: &workflow.name,
-            title: workflow.title.as_deref(),
-            confirm: workflow.confirm.as_ref(),
-            sends: Sends::Workflow(workflow),
         }
     }
 }
@@ -394,18 +372,11 @@ impl Asked<'_> {
             }
             part(confirm.type_to_confirm.as_deref().unwrap_or(""));
         }
-        match self.sends {
-            Sends::Request(plan) => {
-                part(plan.method.as_str());
-                part(&plan.path);
-            }
-            Sends::Workflow(workflow) => {
-                part(&workflow.workflow.id);
-                for plan in &workflow.plans {
-                    part(plan.tool.plan.method.as_str());
-                    part(&plan.tool.plan.path);
-                }
-            }
+        let (_, origin) = self.tool.origin();
+        part(&origin);
+        for request in self.tool.requests() {
+            part(request.plan.method.as_str());
+            part(&request.plan.path);
         }
         hash.finalize().into()
     }
@@ -501,23 +472,7 @@ fn message(confirm: &Confirm, tool: &Asked<'_>, arguments: &Map<String, Value>) 
         }
         None => {
             let title = tool.title.unwrap_or(tool.name);
-            let sends = match tool.sends {
-                Sends::Request(plan) => {
-                    format!("{} {}", plan.method, escape(&plan.path, MAX_VALUE_CHARS))
-                }
-                Sends::Workflow(workflow) => {
-                    let steps: Vec<String> = workflow
-                        .steps
-                        .iter()
-                        .map(|step| escape(&step.label(), MAX_VALUE_CHARS))
-                        .collect();
-                    format!(
-                        "workflow {}: {}",
-                        escape(&workflow.workflow.id, MAX_VALUE_CHARS),
-                        steps.join(", then ")
-                    )
-                }
-            };
+            let sends = tool.tool.sends(|part| escape(part, MAX_VALUE_CHARS));
             text.push_str(&format!(
                 "Allow {} ({sends})?",
                 escape(title, MAX_VALUE_CHARS)

@@ -121,9 +121,17 @@ fn what_the_user_was_shown_and_what_runs_are_bound() {
         "deterministic"
     );
     let mut other_path = tool(typed());
-    other_path.plan.path = "/owners/{petId}".into();
+    other_path
+        .operation_mut()
+        .expect("an operation's tool")
+        .plan
+        .path = "/owners/{petId}".into();
     let mut other_method = tool(typed());
-    other_method.plan.method = http::Method::POST;
+    other_method
+        .operation_mut()
+        .expect("an operation's tool")
+        .plan
+        .method = http::Method::POST;
     let other_message = tool(Confirm {
         message: Some(
             crate::catalog::confirm::parse_message("Archive pet {petId}?").expect("a message"),

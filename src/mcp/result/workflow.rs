@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{Block, CallResult, answer_result, error_result};
 use crate::catalog::annotations::{Guarantee, justified};
-use crate::catalog::{StepOperation, WorkflowTool};
+use crate::catalog::{StepOperation, WorkflowPlan};
 use crate::upstream::{Ending, Handling, StepFailure, StepTaken, Unset, WorkflowOutcome};
 
 /// What a finished workflow's outputs that have no value are, said so that a model does not
@@ -35,7 +35,7 @@ fn unset(without: &[Unset]) -> String {
 /// The steps of a failed run that changed something: a method that does not justify
 /// read-only, answered 2xx. Named with their status, so that a model does not repeat what
 /// was done.
-fn carried_out(workflow: &WorkflowTool, taken: &[StepTaken]) -> Option<String> {
+fn carried_out(workflow: &WorkflowPlan, taken: &[StepTaken]) -> Option<String> {
     let done: Vec<String> = taken
         .iter()
         .filter_map(|taken| {
@@ -56,7 +56,7 @@ fn carried_out(workflow: &WorkflowTool, taken: &[StepTaken]) -> Option<String> {
 /// The result of one run of `workflow`, the tool named `tool`.
 pub(in crate::mcp) fn workflow_result<'t>(
     tool: &'t str,
-    workflow: &WorkflowTool,
+    workflow: &WorkflowPlan,
     outcome: WorkflowOutcome,
 ) -> CallResult<'t> {
     let WorkflowOutcome { taken, end } = outcome;
