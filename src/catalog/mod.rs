@@ -9,6 +9,7 @@ use crate::diagnostic::Diagnostic;
 use crate::openapi::Document;
 
 pub mod annotations;
+mod arguments;
 mod body;
 mod build;
 pub mod call;

@@ -10,7 +10,7 @@
 //! answering them splices the request's `id` between a fixed prefix and suffix.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
@@ -19,16 +19,17 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::auth::{Authenticator, Challenge, Principal};
-use crate::catalog::{Catalog, InputSchema, Rate, Tool, ToolLimits};
-use crate::observe::{CallFacts, CallRecord, Observer, ToolMeter};
+use crate::catalog::{Catalog, Tool};
+use crate::observe::{CallFacts, CallRecord, Observer};
 use crate::trace;
-use crate::upstream::{self, Upstream};
-use call::{CallTarget, rate_limits};
+use crate::upstream::Upstream;
+use call::CallTarget;
 use envelope::{
     MetaString, Params, Request, cancelled_request_id, check_no_cursor, header_str, parse_request,
 };
 use failure::Failure;
 use listing::{ID_PREFIX, Listing, Prepared, respond_value};
+use served::ServedTool;
 
 mod call;
 pub mod confirm;
@@ -38,6 +39,7 @@ pub(crate) mod headers;
 pub mod limit;
 mod listing;
 pub(crate) mod result;
+mod served;
 mod serving;
 mod span;
 mod validate;
@@ -200,95 +202,6 @@ pub enum Kind {
     /// The caller lacks a scope the tool needs: `body` is a JSON-RPC error, and HTTP adds
     /// the challenge's `WWW-Authenticate` so the client can step up.
     Refused(Challenge),
-}
-
-/// A tool of the catalog, prepared for serving: the tool, each request's route, and what
-/// checking a call needs, made once.
-#[derive(Debug)]
-struct ServedTool {
-    /// The tool as the catalog holds it: its name is the one it is listed and called by.
-    tool: Tool,
-    /// How the upstream client sends each request a call sends ([`Tool::requests`]),
-    /// prepared once; empty without a client.
-    routes: Vec<upstream::Route>,
-    headers: Vec<MirroredHeader>,
-    /// Compiled from the input schema's text on the tool's first call: a tree holds many
-    /// times its text's memory, for a schema that only validation reads.
-    validator: OnceLock<Result<jsonschema::Validator, String>>,
-    /// The rate limits a call must fit, and beside each, what the caller is told of it.
-    limits: Vec<limit::Limit>,
-    limits_told: Vec<(Rate, &'static str)>,
-    meter: Option<ToolMeter>,
-}
-
-impl ServedTool {
-    /// `tool`, among the `listed` tools, prepared: its own rate limits and its class's, and
-    /// the own limit of each other listed tool whose operation a call sends (a tool's limit
-    /// holds whether it is called alone or through a workflow).
-    fn new(
-        tool: &Tool,
-        listed: &[&Tool],
-        limiter: &limit::Limiter,
-        upstream: Option<&Upstream>,
-        observer: Option<&Observer>,
-    ) -> ServedTool {
-        let (mut limits, mut limits_told) = rate_limits(limiter.key_for(&tool.name), &tool.limits);
-        for request in tool.requests() {
-            let called = listed.iter().find(|listed| {
-                listed.name != tool.name
-                    && listed.operation().is_some_and(|operation| {
-                        operation.plan.method == request.plan.method
-                            && operation.plan.path == request.plan.path
-                    })
-            });
-            let Some(called) = called else {
-                continue;
-            };
-            let own = ToolLimits {
-                class_limit: None,
-                ..called.limits
-            };
-            let (more, told) = rate_limits(limiter.key_for(&called.name), &own);
-            for (limit, (rate, _)) in more.into_iter().zip(told) {
-                if !limits.contains(&limit) {
-                    limits.push(limit);
-                    limits_told.push((rate, "step"));
-                }
-            }
-        }
-        let (method, template) = tool.origin();
-        ServedTool {
-            headers: schema_headers(&tool.input_schema),
-            validator: OnceLock::new(),
-            limits,
-            limits_told,
-            meter: observer.map(|observer| observer.tool(&tool.name, method, &template)),
-            routes: upstream
-                .map(|upstream| {
-                    tool.requests()
-                        .into_iter()
-                        .map(|request| upstream.route(request))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            tool: tool.clone(),
-        }
-    }
-
-    /// Whether a call asks the user first.
-    fn confirms(&self) -> bool {
-        self.tool.confirm.is_some()
-    }
-}
-
-/// The arguments `schema` marks with `x-mcp-header`; only a schema whose text names the
-/// keyword is read back into a tree.
-fn schema_headers(schema: &InputSchema) -> Vec<MirroredHeader> {
-    if schema.as_str().contains("\"x-mcp-header\"") {
-        mirrored_headers(&schema.to_value())
-    } else {
-        Vec::new()
-    }
 }
 
 /// Every tool of `catalog` in the order `tools/list` serves them. The catalog promises

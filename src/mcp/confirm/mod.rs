@@ -276,14 +276,9 @@ impl super::Server {
             };
             return (Ok(proceed), None);
         }
-        let decision = self.confirmer.decide(
-            tool,
-            arguments,
-            &principal.subject,
-            era,
-            round,
-            now(),
-        );
+        let decision =
+            self.confirmer
+                .decide(tool, arguments, &principal.subject, era, round, now());
         let outcome = decision.outcome();
         let word = Some(outcome);
         match &decision {

@@ -1,0 +1,100 @@
+//! A tool of the catalog as the server holds it: the tool itself, and what serving it needs,
+//! made once per catalog (its routes, its mirrored headers, its rate limits, its meter) or on
+//! its first call (its validator).
+
+use std::sync::OnceLock;
+
+use super::call::rate_limits;
+use super::{MirroredHeader, limit, mirrored_headers};
+use crate::catalog::{InputSchema, Rate, Tool, ToolLimits};
+use crate::observe::{Observer, ToolMeter};
+use crate::upstream::{self, Upstream};
+
+/// A tool of the catalog, prepared for serving: the tool, each request's route, and what
+/// checking a call needs, made once.
+#[derive(Debug)]
+pub(super) struct ServedTool {
+    /// The tool as the catalog holds it: its name is the one it is listed and called by.
+    pub(super) tool: Tool,
+    /// How the upstream client sends each request a call sends ([`Tool::requests`]),
+    /// prepared once; empty without a client.
+    pub(super) routes: Vec<upstream::Route>,
+    pub(super) headers: Vec<MirroredHeader>,
+    /// Compiled from the input schema's text on the tool's first call: a tree holds many
+    /// times its text's memory, for a schema that only validation reads.
+    pub(super) validator: OnceLock<Result<jsonschema::Validator, String>>,
+    /// The rate limits a call must fit, and beside each, what the caller is told of it.
+    pub(super) limits: Vec<limit::Limit>,
+    pub(super) limits_told: Vec<(Rate, &'static str)>,
+    pub(super) meter: Option<ToolMeter>,
+}
+
+impl ServedTool {
+    /// `tool`, among the `listed` tools, prepared: its own rate limits and its class's, and
+    /// the own limit of each other listed tool whose operation a call sends (a tool's limit
+    /// holds whether it is called alone or through a workflow).
+    pub(super) fn new(
+        tool: &Tool,
+        listed: &[&Tool],
+        limiter: &limit::Limiter,
+        upstream: Option<&Upstream>,
+        observer: Option<&Observer>,
+    ) -> ServedTool {
+        let (mut limits, mut limits_told) = rate_limits(limiter.key_for(&tool.name), &tool.limits);
+        for request in tool.requests() {
+            let called = listed.iter().find(|listed| {
+                listed.name != tool.name
+                    && listed.operation().is_some_and(|operation| {
+                        operation.plan.method == request.plan.method
+                            && operation.plan.path == request.plan.path
+                    })
+            });
+            let Some(called) = called else {
+                continue;
+            };
+            let own = ToolLimits {
+                class_limit: None,
+                ..called.limits
+            };
+            let (more, told) = rate_limits(limiter.key_for(&called.name), &own);
+            for (limit, (rate, _)) in more.into_iter().zip(told) {
+                if !limits.contains(&limit) {
+                    limits.push(limit);
+                    limits_told.push((rate, "step"));
+                }
+            }
+        }
+        let (method, template) = tool.origin();
+        ServedTool {
+            headers: schema_headers(&tool.input_schema),
+            validator: OnceLock::new(),
+            limits,
+            limits_told,
+            meter: observer.map(|observer| observer.tool(&tool.name, method, &template)),
+            routes: upstream
+                .map(|upstream| {
+                    tool.requests()
+                        .into_iter()
+                        .map(|request| upstream.route(request))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            tool: tool.clone(),
+        }
+    }
+
+    /// Whether a call asks the user first.
+    pub(super) fn confirms(&self) -> bool {
+        self.tool.confirm.is_some()
+    }
+}
+
+/// The arguments `schema` marks with `x-mcp-header`; only a schema whose text names the
+/// keyword is read back into a tree.
+fn schema_headers(schema: &InputSchema) -> Vec<MirroredHeader> {
+    if schema.as_str().contains("\"x-mcp-header\"") {
+        mirrored_headers(&schema.to_value())
+    } else {
+        Vec::new()
+    }
+}
