@@ -140,6 +140,42 @@ pub struct Tool {
     pub runs: Runs,
 }
 
+/// What a tool runs, named as a reviewer reads it: its operation's `METHOD /path`, or its
+/// workflow's id. Serialized as one member, `{"operation": "GET /pets"}` or
+/// `{"workflow": "adopt"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Source {
+    Operation(String),
+    Workflow(String),
+}
+
+impl Source {
+    /// Which kind of thing it names, as its member is called: `operation` or `workflow`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Operation(_) => "operation",
+            Source::Workflow(_) => "workflow",
+        }
+    }
+
+    /// The operation's `METHOD /path`, or the workflow's id.
+    pub fn name(&self) -> &str {
+        match self {
+            Source::Operation(name) | Source::Workflow(name) => name,
+        }
+    }
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Operation(operation) => f.write_str(operation),
+            Source::Workflow(id) => write!(f, "workflow {id}"),
+        }
+    }
+}
+
 /// What a call of a tool runs: one operation's request, or a workflow of them.
 #[derive(Debug, Clone)]
 // Held inline: almost every tool calls one operation, and a composite tool's few hundred
@@ -549,6 +585,16 @@ impl Tool {
         match &self.runs {
             Runs::Operation(operation) => Some(operation),
             Runs::Workflow(_) => None,
+        }
+    }
+
+    /// What the tool runs, by name.
+    pub fn source(&self) -> Source {
+        match &self.runs {
+            Runs::Operation(operation) => {
+                Source::Operation(format!("{} {}", operation.plan.method, operation.plan.path))
+            }
+            Runs::Workflow(workflow) => Source::Workflow(workflow.workflow.id.clone()),
         }
     }
 

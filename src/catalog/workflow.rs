@@ -58,6 +58,18 @@ impl WorkflowPlan {
             .collect();
         json!({"workflowId": self.workflow.id, "steps": steps})
     }
+
+    /// Each step, `stepId = METHOD /path (operationId)`, in order: which operations a
+    /// workflow runs, as a reviewer reads it.
+    pub fn step_labels(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .map(|step| match &step.operation_id {
+                Some(id) => format!("{} = {} ({id})", step.step, step.label()),
+                None => format!("{} = {}", step.step, step.label()),
+            })
+            .collect()
+    }
 }
 
 /// The operation one step calls.

@@ -109,11 +109,8 @@ pub fn text(changes: &[Change], tools: usize) -> String {
     } else {
         text.push_str(&format!(
             "{} added, {} removed, {} changed, {} settings changed\n",
-            count(|c| matches!(c, Change::ToolAdded { .. } | Change::WorkflowAdded { .. })),
-            count(|c| matches!(
-                c,
-                Change::ToolRemoved { .. } | Change::WorkflowRemoved { .. }
-            )),
+            count(|c| matches!(c, Change::ToolAdded { .. })),
+            count(|c| matches!(c, Change::ToolRemoved { .. })),
             count(|c| matches!(c, Change::ToolChanged { .. })),
             count(|c| matches!(c, Change::SettingChanged { .. })),
         ));

@@ -34,9 +34,14 @@ pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| path_for(loaded.config.as_deref()));
     write_atomically(&path, lock::to_text(&lock).as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
-    let composite = match lock.workflows.len() {
+    let composite = lock
+        .tools
+        .values()
+        .filter(|tool| matches!(tool.source, ferry::catalog::Source::Workflow(_)))
+        .count();
+    let composite = match composite {
         0 => String::new(),
-        count => format!(" and {count} composite tools"),
+        count => format!(", {count} of them composite"),
     };
     eprintln!(
         "wrote {} with {} tools of {} operations{composite}",

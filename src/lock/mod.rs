@@ -2,8 +2,8 @@
 //!
 //! A [`Lock`] records ferry's version, a digest of every document file and of the curation,
 //! every operation the document had, for each served tool a digest of each part of its
-//! definition and of the request it becomes, and for each composite tool (an Arazzo
-//! workflow) the same of its definition and its steps. [`drift`] compares a catalog with a
+//! definition and of what a call runs (an operation's request, or a composite tool's
+//! workflow and each step's request). [`drift`] compares a catalog with a
 //! lock and names every difference that matters: tools added, gone or changed (and in which
 //! part),
 //! operations the document gained that nothing in the curation decides about, and chosen
@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{Catalog, OperationPlan, OperationStatus, Tool, WorkflowPlan};
+use crate::catalog::{Catalog, OperationStatus, Runs, Source, Tool, WorkflowPlan};
 use crate::openapi::Document;
 
 /// The version of the lock file's shape.
@@ -43,12 +43,8 @@ pub struct Lock {
     /// the identity header (their configuration as written: environment variable names and
     /// key hashes, never secret values).
     pub serving: BTreeMap<String, String>,
-    /// Every served tool, by name.
+    /// Every served tool, an operation's or a composite one, by name.
     pub tools: BTreeMap<String, LockedTool>,
-    /// Every composite tool, by name. Absent when there is none, so a lock of a catalog
-    /// without workflows is the same file it was before they could be locked.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
-    pub workflows: BTreeMap<String, LockedWorkflow>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,57 +55,43 @@ pub struct Files {
     pub document: BTreeMap<String, String>,
 }
 
+/// A served tool as a lock holds it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct LockedTool {
-    /// `METHOD /path` of the operation it calls.
-    pub operation: String,
+    /// What it runs: `operation` (`METHOD /path`) or `workflow` (the `workflowId`).
+    #[serde(flatten)]
+    pub source: Source,
+    /// A composite tool's steps in order, each `stepId = METHOD /path (operationId)`:
+    /// readable, since which operations a workflow runs is what a reviewer looks at first.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub steps: Vec<String>,
     /// A digest of each member of the tool's `tools/list` definition but its name
     /// (`description`, `inputSchema`, `annotations`, …).
     pub definition: BTreeMap<String, String>,
-    /// A digest of the request plan and call settings.
+    /// A digest of what a call runs: an operation's request plan and call settings; a
+    /// composite tool's workflow as read (parameters, bodies, criteria, actions, outputs),
+    /// each step's request and its bounds.
     pub request: String,
     /// A digest of the scopes a caller needs: the curation's `scopes:` and those the
-    /// operation's security requirements name.
+    /// operations' security requirements name.
     pub scopes: String,
-}
-
-/// A composite tool as a lock holds it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LockedWorkflow {
-    /// The `workflowId` it runs.
-    pub workflow: String,
-    /// A digest of each member of its definition: `title` and `description` (when it has
-    /// them), `inputSchema`, and `annotations` with how they were decided (their basis).
-    pub definition: BTreeMap<String, String>,
-    /// Its steps in order, each `stepId = METHOD /path (operationId)`: readable, since which
-    /// operations a workflow runs is what a reviewer looks at first.
-    pub steps: Vec<String>,
-    /// A digest of what the steps send and decide (parameters, bodies, success criteria,
-    /// actions, outputs) and of the workflow's outputs, as read.
-    pub plan: String,
 }
 
 /// One difference between a lock and what a catalog would serve.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Drift {
     /// A tool is served that the lock does not list.
-    ToolAdded { tool: String, operation: String },
+    ToolAdded { tool: String, source: Source },
     /// A tool the lock lists is not served; `vanished` when its operation is gone from the
     /// document (known only when every operation was compiled).
     ToolRemoved {
         tool: String,
-        operation: String,
+        source: Source,
         vanished: bool,
     },
-    /// A tool whose definition or request differs, with the parts that do (a composite
-    /// tool's too: its definition's members, `workflow`, `steps`, `plan`).
+    /// A tool whose definition or what it runs differs, with the parts that do.
     ToolChanged { tool: String, parts: Vec<String> },
-    /// A composite tool is in the catalog that the lock does not list.
-    WorkflowAdded { tool: String, workflow: String },
-    /// A composite tool the lock lists is not in the catalog.
-    WorkflowRemoved { tool: String, workflow: String },
     /// An operation the document gained since the lock that no curation choice covers.
     OperationGained { operation: String },
     /// A setting of the whole server changed: `upstream`, `auth`, `upstreamAuth`,
@@ -120,37 +102,24 @@ pub enum Drift {
 impl fmt::Display for Drift {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Drift::ToolAdded { tool, operation } => {
-                write!(
-                    f,
-                    "tool {tool:?} ({operation}) is served but not in the lock"
-                )
+            Drift::ToolAdded { tool, source } => {
+                write!(f, "tool {tool:?} ({source}) is served but not in the lock")
             }
             Drift::ToolRemoved {
                 tool,
-                operation,
+                source,
                 vanished: true,
             } => write!(
                 f,
-                "tool {tool:?} is in the lock, but its operation {operation} is gone from the document"
+                "tool {tool:?} is in the lock, but its operation {source} is gone from the document"
             ),
-            Drift::ToolRemoved {
-                tool, operation, ..
-            } => write!(
+            Drift::ToolRemoved { tool, source, .. } => write!(
                 f,
-                "tool {tool:?} ({operation}) is in the lock but no longer served"
+                "tool {tool:?} ({source}) is in the lock but no longer served"
             ),
             Drift::ToolChanged { tool, parts } => {
                 write!(f, "tool {tool:?} changed: {}", parts.join(", "))
             }
-            Drift::WorkflowAdded { tool, workflow } => write!(
-                f,
-                "composite tool {tool:?} (workflow {workflow}) is chosen but not in the lock"
-            ),
-            Drift::WorkflowRemoved { tool, workflow } => write!(
-                f,
-                "composite tool {tool:?} (workflow {workflow}) is in the lock but no longer chosen"
-            ),
             Drift::ServingChanged { setting } => write!(
                 f,
                 "`{setting}` changed: where calls go or who may make them is not what was locked"
@@ -180,7 +149,6 @@ pub fn lock(catalog: &Catalog, document: &Document, curation: Option<&[u8]>) -> 
         operations: catalog.operations.iter().map(label).collect(),
         serving: digests(&serving(catalog)),
         tools: locked_tools(catalog),
-        workflows: locked_workflows(catalog),
     }
 }
 
@@ -199,8 +167,9 @@ pub fn drift(lock: &Lock, catalog: &Catalog, every_operation: bool) -> Vec<Drift
         match now.get(name.as_str()) {
             None => found.push(Drift::ToolRemoved {
                 tool: name.clone(),
-                operation: was.operation.clone(),
-                vanished: every_operation && !operations.contains(&was.operation),
+                source: was.source.clone(),
+                vanished: every_operation
+                    && matches!(&was.source, Source::Operation(operation) if !operations.contains(operation)),
             }),
             Some(is) => {
                 let parts = changed_parts(was, is);
@@ -217,12 +186,10 @@ pub fn drift(lock: &Lock, catalog: &Catalog, every_operation: bool) -> Vec<Drift
         if !lock.tools.contains_key(name) {
             found.push(Drift::ToolAdded {
                 tool: name.clone(),
-                operation: is.operation.clone(),
+                source: is.source.clone(),
             });
         }
     }
-    let workflows = compare_workflows(&lock.workflows, &locked_workflows(catalog));
-    found.extend(workflows.into_iter().map(Drift::from));
     if every_operation {
         for report in &catalog.operations {
             let operation = label(report);
@@ -239,15 +206,13 @@ pub fn drift(lock: &Lock, catalog: &Catalog, every_operation: bool) -> Vec<Drift
 impl From<Change> for Drift {
     fn from(change: Change) -> Drift {
         match change {
-            Change::ToolAdded { tool, operation } => Drift::ToolAdded { tool, operation },
-            Change::ToolRemoved { tool, operation } => Drift::ToolRemoved {
+            Change::ToolAdded { tool, source } => Drift::ToolAdded { tool, source },
+            Change::ToolRemoved { tool, source } => Drift::ToolRemoved {
                 tool,
-                operation,
+                source,
                 vanished: false,
             },
             Change::ToolChanged { tool, parts } => Drift::ToolChanged { tool, parts },
-            Change::WorkflowAdded { tool, workflow } => Drift::WorkflowAdded { tool, workflow },
-            Change::WorkflowRemoved { tool, workflow } => Drift::WorkflowRemoved { tool, workflow },
             Change::SettingChanged { setting } => Drift::ServingChanged { setting },
         }
     }
@@ -258,24 +223,28 @@ impl From<Change> for Drift {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "change", rename_all = "camelCase")]
 pub enum Change {
-    /// A tool the new catalog serves and the old did not.
+    /// A tool the new catalog serves and the old did not, with what it runs
+    /// (`operation` or `workflow`).
     #[serde(rename = "added")]
-    ToolAdded { tool: String, operation: String },
+    ToolAdded {
+        tool: String,
+        #[serde(flatten)]
+        source: Source,
+    },
     /// A tool the old catalog served and the new does not.
     #[serde(rename = "removed")]
-    ToolRemoved { tool: String, operation: String },
+    ToolRemoved {
+        tool: String,
+        #[serde(flatten)]
+        source: Source,
+    },
     /// A tool both serve, with the parts that differ: members of its `tools/list`
-    /// definition (`description`, `inputSchema`, `annotations`, …), `operation`, `request`
-    /// (the plan: method, path, parameters, body), `call` (its call settings), `scopes`; a
-    /// composite tool's definition members, `workflow`, `steps` and `plan`.
+    /// definition (`description`, `inputSchema`, `annotations`, …), what it runs
+    /// (`operation` or `workflow`, and a composite tool's `steps`), `request` (an operation's
+    /// plan: method, path, parameters, body; a workflow's steps, criteria and outputs),
+    /// `call` (an operation's call settings), `scopes`.
     #[serde(rename = "changed")]
     ToolChanged { tool: String, parts: Vec<String> },
-    /// A composite tool the new catalog has and the old did not.
-    #[serde(rename = "added")]
-    WorkflowAdded { tool: String, workflow: String },
-    /// A composite tool the old catalog had and the new does not.
-    #[serde(rename = "removed")]
-    WorkflowRemoved { tool: String, workflow: String },
     /// A setting of the whole server differs, by the name the caller gave it (see
     /// [`Lock::serving`]).
     #[serde(rename = "setting")]
@@ -285,13 +254,9 @@ pub enum Change {
 impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Change::ToolAdded { tool, operation } => write!(f, "+ {tool} ({operation})"),
-            Change::ToolRemoved { tool, operation } => write!(f, "- {tool} ({operation})"),
+            Change::ToolAdded { tool, source } => write!(f, "+ {tool} ({source})"),
+            Change::ToolRemoved { tool, source } => write!(f, "- {tool} ({source})"),
             Change::ToolChanged { tool, parts } => write!(f, "~ {tool}: {}", parts.join(", ")),
-            Change::WorkflowAdded { tool, workflow } => write!(f, "+ {tool} (workflow {workflow})"),
-            Change::WorkflowRemoved { tool, workflow } => {
-                write!(f, "- {tool} (workflow {workflow})")
-            }
             Change::SettingChanged { setting } => write!(f, "~ setting `{setting}`"),
         }
     }
@@ -305,7 +270,6 @@ impl fmt::Display for Change {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Digests {
     tools: BTreeMap<String, ToolDigests>,
-    workflows: BTreeMap<String, LockedWorkflow>,
     settings: BTreeMap<String, String>,
 }
 
@@ -326,21 +290,16 @@ impl Digests {
             tools: catalog
                 .tools
                 .iter()
-                .filter_map(|tool| {
-                    let operation = tool.operation()?;
-                    let (plan, call) = (
-                        format!("{:?}", operation.plan),
-                        format!("{:?}", operation.call),
-                    );
+                .map(|tool| {
+                    let (plan, call) = runs_text(tool);
                     let digests = ToolDigests {
-                        locked: locked_with(tool, operation, &plan, &call),
+                        locked: locked_with(tool, &plan, &call),
                         plan: digest_bytes(plan.as_bytes()),
                         call: digest_bytes(call.as_bytes()),
                     };
-                    Some((tool.name.clone(), digests))
+                    (tool.name.clone(), digests)
                 })
                 .collect(),
-            workflows: locked_workflows(catalog),
             settings: digests(&settings),
         }
     }
@@ -351,7 +310,6 @@ impl Digests {
     pub fn digest(&self) -> String {
         let text = serde_json::json!({
             "tools": self.tools,
-            "workflows": self.workflows,
             "serving": self.settings,
         })
         .to_string();
@@ -360,7 +318,7 @@ impl Digests {
 
     /// How many tools are served, composite ones included.
     pub fn tools(&self) -> usize {
-        self.tools.len() + self.workflows.len()
+        self.tools.len()
     }
 }
 
@@ -373,7 +331,7 @@ pub fn diff(old: &Digests, new: &Digests) -> Vec<Change> {
         if !new.tools.contains_key(name) {
             found.push(Change::ToolRemoved {
                 tool: name.clone(),
-                operation: tool.locked.operation.clone(),
+                source: tool.locked.source.clone(),
             });
         }
     }
@@ -381,7 +339,7 @@ pub fn diff(old: &Digests, new: &Digests) -> Vec<Change> {
         let Some(before) = old.tools.get(name) else {
             found.push(Change::ToolAdded {
                 tool: name.clone(),
-                operation: after.locked.operation.clone(),
+                source: after.locked.source.clone(),
             });
             continue;
         };
@@ -404,7 +362,6 @@ pub fn diff(old: &Digests, new: &Digests) -> Vec<Change> {
             });
         }
     }
-    found.extend(compare_workflows(&old.workflows, &new.workflows));
     found.extend(
         changed_keys(&old.settings, &new.settings)
             .into_iter()
@@ -479,29 +436,34 @@ pub fn serving(catalog: &Catalog) -> BTreeMap<String, String> {
     ])
 }
 
-/// What a lock holds of each tool that sends one request, by name. The file keeps composite
-/// tools apart, under `workflows` ([`locked_workflows`]), so that a lock of a catalog
-/// without them is the file it was before they could be locked.
+/// What a lock holds of each served tool, by name.
 fn locked_tools(catalog: &Catalog) -> BTreeMap<String, LockedTool> {
     catalog
         .tools
         .iter()
-        .filter_map(|tool| {
-            let operation = tool.operation()?;
-            let locked = locked_with(
-                tool,
-                operation,
-                &format!("{:?}", operation.plan),
-                &format!("{:?}", operation.call),
-            );
-            Some((tool.name.clone(), locked))
+        .map(|tool| {
+            let (plan, call) = runs_text(tool);
+            (tool.name.clone(), locked_with(tool, &plan, &call))
         })
         .collect()
 }
 
-/// What a lock holds of `tool`, which sends `operation`, given the debug forms of its plan
-/// and call settings.
-fn locked_with(tool: &Tool, operation: &OperationPlan, plan: &str, call: &str) -> LockedTool {
+/// What a call of `tool` runs, in a form that names every field (none has a wire form of
+/// its own), split in two: an operation's request plan and its call settings; a composite
+/// tool's whole workflow (as read, each step's request and settings, its bounds) and
+/// nothing.
+fn runs_text(tool: &Tool) -> (String, String) {
+    match &tool.runs {
+        Runs::Operation(operation) => (
+            format!("{:?}", operation.plan),
+            format!("{:?}", operation.call),
+        ),
+        Runs::Workflow(workflow) => (format!("{workflow:?}"), String::new()),
+    }
+}
+
+/// What a lock holds of `tool`, given the text of what a call runs ([`runs_text`]).
+fn locked_with(tool: &Tool, plan: &str, call: &str) -> LockedTool {
     // Each member is digested as its compact JSON text in `Tool::to_json`, written from the
     // tool's own values into one buffer.
     let mut text = Vec::new();
@@ -516,134 +478,43 @@ fn locked_with(tool: &Tool, operation: &OperationPlan, plan: &str, call: &str) -
             (key.to_string(), digest_bytes(&text))
         })
         .collect();
-    // The plan and call settings have no wire form of their own; their debug form names
-    // every field, and a change of ferry's version is recorded beside it.
+    // A change of ferry's version is recorded beside the request.
     let request = digest_bytes(format!("{plan}\n{call}").as_bytes());
-    let scopes =
-        digest_bytes(format!("{:?}\n{:?}", tool.scopes, operation.document_scopes).as_bytes());
+    let scopes: Vec<String> = tool
+        .scope_sources()
+        .iter()
+        .map(|source| format!("{:?}\n{:?}", source.scopes, source.document_scopes))
+        .collect();
     LockedTool {
-        operation: format!("{} {}", operation.plan.method, operation.plan.path),
+        source: tool.source(),
+        steps: tool
+            .workflow()
+            .map(WorkflowPlan::step_labels)
+            .unwrap_or_default(),
         definition,
         request,
-        scopes,
+        scopes: digest_bytes(scopes.join("\n").as_bytes()),
     }
 }
 
-/// What a lock holds of each of `catalog`'s composite tools, by name.
-fn locked_workflows(catalog: &Catalog) -> BTreeMap<String, LockedWorkflow> {
-    catalog
-        .tools
-        .iter()
-        .filter_map(|tool| Some((tool.name.clone(), locked_workflow(tool, tool.workflow()?))))
-        .collect()
-}
-
-fn locked_workflow(tool: &Tool, plan: &WorkflowPlan) -> LockedWorkflow {
-    let mut definition = BTreeMap::from([
-        (
-            "inputSchema".to_string(),
-            digest_bytes(tool.input_schema.as_str().as_bytes()),
-        ),
-        (
-            "annotations".to_string(),
-            digest_value(&serde_json::json!({
-                "annotations": tool.annotations,
-                "basis": tool.basis,
-            })),
-        ),
-    ]);
-    for (member, text) in [("title", &tool.title), ("description", &tool.description)] {
-        if let Some(text) = text {
-            definition.insert(
-                member.to_string(),
-                digest_value(&Value::from(text.as_str())),
-            );
-        }
-    }
-    let steps = plan
-        .steps
-        .iter()
-        .map(|step| match &step.operation_id {
-            Some(id) => format!("{} = {} ({id})", step.step, step.label()),
-            None => format!("{} = {}", step.step, step.label()),
-        })
-        .collect();
-    // Like a request plan, what the steps do has no wire form of its own: the debug form
-    // names every field.
-    let workflow = &plan.workflow;
-    let plan = digest_bytes(format!("{:?}\n{:?}", workflow.steps, workflow.outputs).as_bytes());
-    LockedWorkflow {
-        workflow: workflow.id.clone(),
-        definition,
-        steps,
-        plan,
-    }
-}
-
-/// The differences between two sets of composite tools, by name: those `was` has and `is`
-/// lacks, then, in name order, those `is` adds and those whose parts differ.
-fn compare_workflows(
-    was: &BTreeMap<String, LockedWorkflow>,
-    is: &BTreeMap<String, LockedWorkflow>,
-) -> Vec<Change> {
-    let mut found: Vec<Change> = was
-        .iter()
-        .filter(|(name, _)| !is.contains_key(*name))
-        .map(|(name, tool)| Change::WorkflowRemoved {
-            tool: name.clone(),
-            workflow: tool.workflow.clone(),
-        })
-        .collect();
-    for (name, after) in is {
-        let Some(before) = was.get(name) else {
-            found.push(Change::WorkflowAdded {
-                tool: name.clone(),
-                workflow: after.workflow.clone(),
-            });
-            continue;
-        };
-        // Its parts: definition members by name, then `workflow`, `steps` and `plan`.
-        let source = (
-            "workflow",
-            before.workflow.as_str(),
-            after.workflow.as_str(),
-        );
-        let steps = before.steps != after.steps;
-        let others = [("steps", steps), ("plan", before.plan != after.plan)];
-        let parts = parts_differing(&before.definition, &after.definition, source, &others);
-        if !parts.is_empty() {
-            found.push(Change::ToolChanged {
-                tool: name.clone(),
-                parts,
-            });
-        }
-    }
-    found
-}
-
-/// The parts in which two digested tools differ: definition members by name, then
-/// `operation`, `request` and `scopes`.
+/// The parts in which two digested tools differ: definition members by name, then what it
+/// runs with both of its values (`operation (GET /a → GET /b)`), then `steps`, `request`
+/// and `scopes`.
 fn changed_parts(was: &LockedTool, is: &LockedTool) -> Vec<String> {
-    let source = ("operation", was.operation.as_str(), is.operation.as_str());
+    let mut parts = changed_keys(&was.definition, &is.definition);
+    if was.source != is.source {
+        let (was, is) = (&was.source, &is.source);
+        if was.kind() == is.kind() {
+            parts.push(format!("{} ({} → {})", is.kind(), was.name(), is.name()));
+        } else {
+            parts.push(format!("{} ({was} → {is})", is.kind()));
+        }
+    }
     let others = [
+        ("steps", was.steps != is.steps),
         ("request", was.request != is.request),
         ("scopes", was.scopes != is.scopes),
     ];
-    parts_differing(&was.definition, &is.definition, source, &others)
-}
-
-/// The definition members whose digests differ, then the source (`operation`, `workflow`)
-/// with both of its values when it differs, then each of `others` that differs.
-fn parts_differing(
-    was: &BTreeMap<String, String>,
-    is: &BTreeMap<String, String>,
-    (source, source_was, source_is): (&str, &str, &str),
-    others: &[(&str, bool)],
-) -> Vec<String> {
-    let mut parts = changed_keys(was, is);
-    if source_was != source_is {
-        parts.push(format!("{source} ({source_was} → {source_is})"));
-    }
     let differing = others.iter().filter(|(_, differs)| *differs);
     parts.extend(differing.map(|(part, _)| part.to_string()));
     parts

@@ -236,23 +236,20 @@ fn composite_tools_are_locked_with_each_part_and_their_steps() {
     let (catalog, document) = composite("ferry.yaml");
     let lock = lock(&catalog, &document, None);
     let mut text = String::new();
-    for (name, tool) in &lock.workflows {
+    for (name, tool) in &lock.tools {
         let parts: Vec<&str> = tool.definition.keys().map(String::as_str).collect();
-        text.push_str(&format!(
-            "{name} (workflow {}): {}\n",
-            tool.workflow,
-            parts.join(", ")
-        ));
+        text.push_str(&format!("{name} ({}): {}\n", tool.source, parts.join(", ")));
         for step in &tool.steps {
             text.push_str(&format!("  {step}\n"));
         }
-        assert!(tool.plan.starts_with("sha256:"), "{}", tool.plan);
+        assert!(tool.request.starts_with("sha256:"), "{}", tool.request);
     }
     expect![[r#"
-        adopt_pet (workflow adoptFirstAvailable): annotations, description, inputSchema, title
+        adopt_pet (workflow adoptFirstAvailable): _meta, annotations, description, inputSchema, title
           findPet = GET /pets (findPets)
           adopt = POST /pets/{petId}/adoption (adoptPet)
-        showPet (workflow showPet): annotations, description, inputSchema
+        findPets (GET /pets): _meta, annotations, inputSchema
+        showPet (workflow showPet): _meta, annotations, description, inputSchema
           get = GET /pets/{petId} (getPet)
     "#]]
     .assert_eq(&text);
@@ -260,12 +257,26 @@ fn composite_tools_are_locked_with_each_part_and_their_steps() {
 }
 
 #[test]
-fn a_lock_without_composite_tools_is_written_as_before() {
-    let document =
-        crate::openapi::Document::from_value(json!({"openapi": "3.1.0"})).expect("document");
-    let text = to_text(&lock(&catalog(pets()), &document, None));
-    assert!(!text.contains("workflows"), "{text}");
-    assert!(from_text(&text).is_ok_and(|lock| lock.workflows.is_empty()));
+fn a_lock_names_what_each_tool_runs_in_one_member() {
+    let (catalog, document) = composite("ferry.yaml");
+    let text = to_text(&lock(&catalog, &document, None));
+    let value: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(
+        value["tools"]["findPets"]["operation"], "GET /pets",
+        "{text}"
+    );
+    assert_eq!(value["tools"]["showPet"]["workflow"], "showPet", "{text}");
+    assert!(value["tools"]["findPets"].get("steps").is_none(), "{text}");
+    assert!(
+        value["tools"]["findPets"].get("workflow").is_none(),
+        "{text}"
+    );
+    // A lock whose composite tools are kept apart, as an earlier ferry wrote them, is
+    // refused with what to do.
+    let mut earlier = value.clone();
+    earlier["workflows"] = json!({});
+    let refused = from_text(&earlier.to_string()).expect_err("an unknown member");
+    assert!(refused.contains("ferry lock"), "{refused}");
 }
 
 #[test]
@@ -277,14 +288,14 @@ fn drift_names_composite_tools_added_gone_and_changed_by_part() {
     expect![[r#"
         [
             [
-                "composite tool \"listAvailable\" (workflow listAvailable) is in the lock but no longer chosen",
-                "tool \"adopt_pet\" changed: annotations, plan",
-                "tool \"showPet\" changed: description, steps, plan",
+                "tool \"adopt_pet\" changed: annotations, request",
+                "tool \"listAvailable\" (workflow listAvailable) is in the lock but no longer served",
+                "tool \"showPet\" changed: _meta, description, steps, request",
             ],
             [
-                "tool \"adopt_pet\" changed: annotations, plan",
-                "composite tool \"listAvailable\" (workflow listAvailable) is chosen but not in the lock",
-                "tool \"showPet\" changed: description, steps, plan",
+                "tool \"adopt_pet\" changed: annotations, request",
+                "tool \"showPet\" changed: _meta, description, steps, request",
+                "tool \"listAvailable\" (workflow listAvailable) is served but not in the lock",
             ],
         ]
     "#]].assert_debug_eq(&[gone, added]);
@@ -320,8 +331,8 @@ fn input_schemas_are_locked_by_the_text_they_are_served_as() {
     }
     // A composite tool's as an operation's: the canonical text `tools/list` serves.
     for workflow in composite {
-        let digest = &lock.workflows[&workflow.name].definition["inputSchema"];
-        let served = served_schema(workflow.to_json());
+        let digest = &lock.tools[&workflow.name].definition["inputSchema"];
+        let served = served_schema(workflow.sorted_definition());
         assert_eq!(digest, &digest_bytes(served.as_bytes()));
         pinned.push_str(&format!("{} (composite): {digest}\n", workflow.name));
     }

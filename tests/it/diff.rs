@@ -129,23 +129,23 @@ fn composite_tools_differ_by_tool_and_part() {
         "arazzo",
         &["ferry.yaml", "v2.yaml"],
         expect![[r#"
-        exit 1
-        ~ adopt_pet: annotations, plan
-        + listAvailable (workflow listAvailable)
-        ~ showPet: description, steps, plan
-        1 added, 0 removed, 2 changed, 0 settings changed
-    "#]],
+            exit 1
+            ~ adopt_pet: annotations, request
+            + listAvailable (workflow listAvailable)
+            ~ showPet: _meta, description, steps, request
+            1 added, 0 removed, 2 changed, 0 settings changed
+        "#]],
     );
     check_in(
         "arazzo",
         &["v2.yaml", "ferry.yaml"],
         expect![[r#"
-        exit 1
-        - listAvailable (workflow listAvailable)
-        ~ adopt_pet: annotations, plan
-        ~ showPet: description, steps, plan
-        0 added, 1 removed, 2 changed, 0 settings changed
-    "#]],
+            exit 1
+            - listAvailable (workflow listAvailable)
+            ~ adopt_pet: annotations, request
+            ~ showPet: _meta, description, steps, request
+            0 added, 1 removed, 2 changed, 0 settings changed
+        "#]],
     );
     let output = Command::new(env!("CARGO_BIN_EXE_ferry"))
         .args(["diff", "--format", "json", "ferry.yaml", "v2.yaml"])
@@ -154,6 +154,6 @@ fn composite_tools_differ_by_tool_and_part() {
         .output()
         .expect("run ferry");
     let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
-    expect![[r#"[{"change":"changed","tool":"adopt_pet","parts":["annotations","plan"]},{"change":"added","tool":"listAvailable","workflow":"listAvailable"},{"change":"changed","tool":"showPet","parts":["description","steps","plan"]}]"#]].assert_eq(&report["changes"].to_string());
+    expect![[r#"[{"change":"changed","tool":"adopt_pet","parts":["annotations","request"]},{"change":"added","tool":"listAvailable","workflow":"listAvailable"},{"change":"changed","tool":"showPet","parts":["_meta","description","steps","request"]}]"#]].assert_eq(&report["changes"].to_string());
     assert_eq!(report["workflows"], serde_json::json!({"old": 2, "new": 3}));
 }
