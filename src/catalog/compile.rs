@@ -13,7 +13,7 @@ use super::arguments;
 use super::choose::{Choice, choose};
 use super::operation::{self, Operation};
 use super::{
-    CallSettings, Catalog, ConfirmSettings, InputSchema, OperationPlan, OperationReport,
+    Api, CallSettings, Catalog, ConfirmSettings, InputSchema, OperationPlan, OperationReport,
     OperationStatus, Runs, SafetyClass, ServerInfo, Tool, ToolLimits, annotations, build, confirm,
     naming, prose, trim,
 };
@@ -84,14 +84,17 @@ pub(super) fn compile_on(
     (
         Catalog {
             server: server_info(document, curation),
-            upstream: curation
-                .upstream
-                .clone()
-                .or_else(|| document_server(document)),
-            upstream_auth: curation.upstream_auth.clone(),
-            identity_header: curation.upstream_identity.clone(),
+            apis: vec![Api {
+                id: String::new(),
+                upstream: curation
+                    .upstream
+                    .clone()
+                    .or_else(|| document_server(document)),
+                upstream_auth: curation.upstream_auth.clone(),
+                identity_header: curation.upstream_identity.clone(),
+                connect_timeout_ms: CallSettings::resolve(&curation.call).connect_timeout_ms,
+            }],
             auth: curation.auth.clone(),
-            connect_timeout_ms: CallSettings::resolve(&curation.call).connect_timeout_ms,
             confirm: ConfirmSettings::resolve(&curation.confirm),
             tools,
             operations: reports,
@@ -428,6 +431,7 @@ fn compile_operation(
     }
     let tool = Tool {
         runs: Runs::Operation(OperationPlan {
+            api: 0,
             name: name.clone(),
             plan: built.plan,
             call,

@@ -39,20 +39,13 @@ pub use workflow::{StepOperation, WORKFLOW_META_KEY, WorkflowPlan, add_workflows
 #[derive(Debug, Clone)]
 pub struct Catalog {
     pub server: ServerInfo,
-    /// Base URL every call goes to; `None` when neither the curation, a flag nor the
-    /// document's `servers` name one (then the catalog can be checked but not served).
-    pub upstream: Option<String>,
-    /// ferry's own credential for the upstream (`upstream_auth:`), as the curation names it;
-    /// the secrets are read from the environment when the client is built.
-    pub upstream_auth: Option<UpstreamAuth>,
-    /// The header that names the caller upstream (`upstream_identity:`); `None` sends none.
-    pub identity_header: Option<http::HeaderName>,
+    /// Every API the tools call, each with where its calls go and what ferry presents there;
+    /// an [`OperationPlan`] names its API by its index here. One for a curation file without
+    /// `apis:`.
+    pub apis: Vec<Api>,
     /// Who may call ferry (`auth:`); `None`: nobody is asked, which only a loopback listen
     /// address allows.
     pub auth: Option<crate::access::AuthConfig>,
-    /// The file's connect timeout in milliseconds (every default applied): what the token
-    /// endpoint of an obtained credential is reached with.
-    pub connect_timeout_ms: u64,
     /// How confirming tools ask: the time-to-live, the key's source, the legacy policy.
     pub confirm: ConfirmSettings,
     /// Every tool served, an operation's or a composite one, sorted by name.
@@ -70,11 +63,8 @@ impl Catalog {
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         Catalog {
             server,
-            upstream,
-            upstream_auth: None,
-            identity_header: None,
+            apis: vec![Api::new(upstream)],
             auth: None,
-            connect_timeout_ms: call::defaults::CONNECT_TIMEOUT_MS,
             confirm: ConfirmSettings::default(),
             tools,
             operations: Vec::new(),
@@ -102,6 +92,38 @@ impl Catalog {
             .map(trim::tool_tokens)
             .sum();
         operations + workflows
+    }
+}
+
+/// One API a catalog calls: where its calls go, and what ferry presents there.
+#[derive(Debug, Clone)]
+pub struct Api {
+    /// Its id: the key under the curation's `apis:`, or empty for the one API of a file
+    /// without `apis:`.
+    pub id: String,
+    /// Base URL every call goes to; `None` when neither the curation, a flag nor the
+    /// document's `servers` name one (then the catalog can be checked but not served).
+    pub upstream: Option<String>,
+    /// ferry's own credential for the upstream (`upstream_auth:`), as the curation names it;
+    /// the secrets are read from the environment when the client is built.
+    pub upstream_auth: Option<UpstreamAuth>,
+    /// The header that names the caller upstream (`upstream_identity:`); `None` sends none.
+    pub identity_header: Option<http::HeaderName>,
+    /// The API's connect timeout in milliseconds (every default applied): what the token
+    /// endpoint of an obtained credential is reached with.
+    pub connect_timeout_ms: u64,
+}
+
+impl Api {
+    /// An API without an id calling `upstream`, presenting nothing there.
+    pub fn new(upstream: Option<String>) -> Api {
+        Api {
+            id: String::new(),
+            upstream,
+            upstream_auth: None,
+            identity_header: None,
+            connect_timeout_ms: call::defaults::CONNECT_TIMEOUT_MS,
+        }
     }
 }
 
@@ -198,6 +220,8 @@ pub struct ScopeSource<'t> {
 /// One operation's request, as a tool or a workflow's step sends it.
 #[derive(Debug, Clone)]
 pub struct OperationPlan {
+    /// The API it is sent to: an index into [`Catalog::apis`].
+    pub api: usize,
     /// What logs and spans name the call by: the tool's name, or for a step,
     /// `<composite tool>.<stepId>`.
     pub name: String,
@@ -570,6 +594,7 @@ impl Tool {
             scopes: None,
             confirm: None,
             runs: Runs::Operation(OperationPlan {
+                api: 0,
                 name: name.clone(),
                 plan,
                 call: CallSettings::default(),

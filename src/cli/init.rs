@@ -112,7 +112,8 @@ fn starter(catalog: &Catalog, document: &openapi::Document, openapi_path: &str) 
         "# Tool names: lowercase words joined by `_` (`as_written` keeps the document's ids)."
     );
     let _ = writeln!(out, "naming: snake_case");
-    match &catalog.upstream {
+    let upstream = catalog.apis.first().and_then(|api| api.upstream.as_deref());
+    match upstream {
         Some(upstream) => {
             let _ = writeln!(
                 out,
@@ -128,10 +129,7 @@ fn starter(catalog: &Catalog, document: &openapi::Document, openapi_path: &str) 
     }
     let slug = slug(title);
     let _ = writeln!(out, "server:\n  name: {}", quote(&slug));
-    out.push_str(&credential_stub(
-        document,
-        &env_prefix(catalog.upstream.as_deref(), &slug),
-    ));
+    out.push_str(&credential_stub(document, &env_prefix(upstream, &slug)));
     let _ = writeln!(out, "tools:");
     for report in &catalog.operations {
         let summary = report.summary.as_deref().map(one_line).unwrap_or_default();

@@ -235,8 +235,9 @@ fn stdio_args(args: &ServeArgs, config: Option<&Path>) -> Vec<String> {
 /// the confirmation key's): a client that starts ferry must pass them.
 fn secret_variables(catalog: &Catalog) -> Vec<String> {
     let mut variables: Vec<String> = catalog
-        .upstream_auth
+        .apis
         .iter()
+        .filter_map(|api| api.upstream_auth.as_ref())
         .flat_map(|auth| auth.env_vars())
         .map(str::to_string)
         .collect();
@@ -297,7 +298,7 @@ async fn serve_reloading(
     let workers = args.worker_count();
     let mut observing = args.observe.start(
         (!args.stdio).then_some(args.listen),
-        catalog.upstream.as_deref(),
+        catalog.apis.first().and_then(|api| api.upstream.as_deref()),
     )?;
     let (traces, exporting) = match &args.otlp_endpoint {
         Some(endpoint) => {

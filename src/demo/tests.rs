@@ -24,7 +24,10 @@ fn demo_catalog_compiles_without_problems() {
             "list_pets"
         ]
     );
-    assert_eq!(catalog.upstream.as_deref(), Some("http://127.0.0.1:1"));
+    assert_eq!(
+        catalog.apis[0].upstream.as_deref(),
+        Some("http://127.0.0.1:1")
+    );
 }
 
 #[test]

@@ -422,18 +422,21 @@ pub fn from_text(text: &str) -> Result<Lock, String> {
 /// where calls go, who may make them, and what ferry presents upstream, as configured (never
 /// secret values: the curation holds only environment variable names and key hashes).
 pub fn serving(catalog: &Catalog) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        ("upstream".to_string(), format!("{:?}", catalog.upstream)),
-        ("auth".to_string(), format!("{:?}", catalog.auth)),
-        (
-            "upstreamAuth".to_string(),
-            format!("{:?}", catalog.upstream_auth),
-        ),
-        (
-            "upstreamIdentity".to_string(),
-            format!("{:?}", catalog.identity_header),
-        ),
-    ])
+    let mut settings = BTreeMap::from([("auth".to_string(), format!("{:?}", catalog.auth))]);
+    for api in &catalog.apis {
+        // The one API of a file without `apis:` is named as the file names it.
+        let key = |setting: &str| match api.id.as_str() {
+            "" => setting.to_string(),
+            id => format!("apis.{id}.{setting}"),
+        };
+        settings.insert(key("upstream"), format!("{:?}", api.upstream));
+        settings.insert(key("upstreamAuth"), format!("{:?}", api.upstream_auth));
+        settings.insert(
+            key("upstreamIdentity"),
+            format!("{:?}", api.identity_header),
+        );
+    }
+    settings
 }
 
 /// What a lock holds of each served tool, by name.

@@ -180,10 +180,10 @@ fn the_digest_changes_with_what_diff_compares() {
 fn the_digest_follows_every_serving_setting_and_the_lock_names_them_alike() {
     let before = catalog(pets());
     let mut after = catalog(pets());
-    after.upstream_auth = Some(crate::access::UpstreamAuth::Bearer {
+    after.apis[0].upstream_auth = Some(crate::access::UpstreamAuth::Bearer {
         env: "PETS_TOKEN".into(),
     });
-    after.identity_header = Some(http::HeaderName::from_static("x-subject"));
+    after.apis[0].identity_header = Some(http::HeaderName::from_static("x-subject"));
     after.server.instructions = Some("Ask about pets.".into());
     assert_ne!(
         Digests::new(&before).digest(),

@@ -104,13 +104,12 @@ impl Upstream {
         catalog: &Catalog,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Upstream, UpstreamError> {
-        let base = catalog
-            .upstream
-            .as_deref()
-            .ok_or(UpstreamError::NoBaseUrl)?;
+        // Calls go to the first API; one client part per API comes with the client's own.
+        let api = catalog.apis.first().ok_or(UpstreamError::NoBaseUrl)?;
+        let base = api.upstream.as_deref().ok_or(UpstreamError::NoBaseUrl)?;
         let base_url = base_url(base)?;
-        let default_connect = catalog.connect_timeout_ms;
-        let (credential, secrets) = match &catalog.upstream_auth {
+        let default_connect = api.connect_timeout_ms;
+        let (credential, secrets) = match &api.upstream_auth {
             Some(auth) => credential(auth, &env, &pool::http_client(default_connect)?)?,
             None => (None, Vec::new()),
         };
@@ -135,7 +134,7 @@ impl Upstream {
                 credential,
                 secrets: Secrets::new(secrets),
                 obtained_secrets: Mutex::default(),
-                identity_header: catalog.identity_header.clone(),
+                identity_header: api.identity_header.clone(),
             }),
             workers: Arc::new([]),
             traces: None,

@@ -1214,8 +1214,8 @@ fn upstream_client(
     let tool = crate::upstream::tool("listPets", http::Method::GET, "/pets", Vec::new());
     let env = |name: &str| (name == "FERRY_CLIENT_SECRET").then(|| "client-s3cret".to_string());
     let mut catalog = crate::upstream::catalog(&upstream.base, std::slice::from_ref(&tool));
-    catalog.upstream_auth = auth;
-    catalog.identity_header = Some(http::HeaderName::from_static("x-ferry-subject"));
+    catalog.apis[0].upstream_auth = auth;
+    catalog.apis[0].identity_header = Some(http::HeaderName::from_static("x-ferry-subject"));
     let client = ferry::upstream::Upstream::with_env(&catalog, env).expect("client");
     (client, tool)
 }
@@ -1390,7 +1390,7 @@ async fn scoped_pets_server(
         crate::upstream::tool("createPet", http::Method::POST, "/pets", Vec::new());
     create_pet.scopes = Some(vec!["pets:write".to_string()]);
     let mut catalog = crate::upstream::catalog(&upstream.base, &[create_pet, list_pets]);
-    catalog.identity_header = identity_header;
+    catalog.apis[0].identity_header = identity_header;
     let authenticator = oauth(jwks, "");
     let client = ferry::upstream::Upstream::new(&catalog).expect("client");
     let server = ferry::mcp::Server::new(

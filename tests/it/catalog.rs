@@ -374,7 +374,10 @@ fn same_service(case: &str, document: &openapi::Document, curation: &Curation) -
     let (full, full_diagnostics) = catalog::compile(document, curation);
     let (chosen, chosen_diagnostics) = catalog::compile_chosen(document, curation);
     assert_eq!(chosen.server, full.server, "{case}: server");
-    assert_eq!(chosen.upstream, full.upstream, "{case}: upstream");
+    assert_eq!(
+        chosen.apis[0].upstream, full.apis[0].upstream,
+        "{case}: upstream"
+    );
     let names = |catalog: &Catalog| -> Vec<String> {
         catalog.tools.iter().map(|t| t.name.clone()).collect()
     };

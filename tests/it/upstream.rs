@@ -154,10 +154,9 @@ pub fn catalog(base: &str, tools: &[Tool]) -> Catalog {
 
 /// `catalog` with ferry's own upstream credential `auth`.
 pub fn with_auth(catalog: &Catalog, auth: Option<UpstreamAuth>) -> Catalog {
-    Catalog {
-        upstream_auth: auth,
-        ..catalog.clone()
-    }
+    let mut catalog = catalog.clone();
+    catalog.apis[0].upstream_auth = auth;
+    catalog
 }
 
 pub fn client(base: &str, tool: &Tool) -> Upstream {
@@ -968,7 +967,7 @@ fn missing_secrets_and_base_urls_fail_at_start_without_values() {
     });
     let catalog_with = |base: Option<&str>| {
         let mut catalog = catalog("http://127.0.0.1:1", std::slice::from_ref(&tool));
-        catalog.upstream = base.map(str::to_string);
+        catalog.apis[0].upstream = base.map(str::to_string);
         catalog
     };
     let error = |base: Option<&str>, config: &Option<UpstreamAuth>| match Upstream::with_env(
