@@ -17,6 +17,10 @@ pub struct Diagnostic {
     /// words of `message` may change); the kinds that have one are listed in the reference.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<&'static str>,
+    /// The API it concerns, by its id under the curation's `apis:`; `None` in a file without
+    /// `apis:`, or for what concerns the whole server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
     pub message: String,
 }
 
@@ -46,6 +50,7 @@ impl Diagnostic {
             location,
             operations: Vec::new(),
             code: None,
+            api: None,
             message: message.into(),
         }
     }
@@ -56,6 +61,7 @@ impl Diagnostic {
             location,
             operations: Vec::new(),
             code: None,
+            api: None,
             message: message.into(),
         }
     }
@@ -68,6 +74,23 @@ impl Diagnostic {
 
     pub fn with_operation(mut self, operation: impl Into<String>) -> Self {
         self.operations.push(operation.into());
+        self
+    }
+
+    /// The diagnostic as it concerns the API `id` of a file with `apis:`: found in that API's
+    /// part of the curation (whose paths are written from the part's own root) or in its
+    /// document. An empty `id`, the one API of a file without `apis:`, changes nothing.
+    pub fn within_api(mut self, id: &str) -> Self {
+        if id.is_empty() {
+            return self;
+        }
+        if let Location::Curation { path } = &mut self.location {
+            *path = match path.as_str() {
+                "" => format!("apis.{id}"),
+                rest => format!("apis.{id}.{rest}"),
+            };
+        }
+        self.api = Some(id.to_string());
         self
     }
 
@@ -120,6 +143,9 @@ impl fmt::Display for Diagnostic {
         if !self.operations.is_empty() {
             write!(f, " ({})", self.operations.join(", "))?;
         }
-        write!(f, "\n  --> {}", self.location)
+        match (&self.api, &self.location) {
+            (Some(api), Location::Document { .. }) => write!(f, "\n  --> {api}: {}", self.location),
+            _ => write!(f, "\n  --> {}", self.location),
+        }
     }
 }

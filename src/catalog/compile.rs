@@ -85,7 +85,7 @@ pub(super) fn compile_on(
         Catalog {
             server: server_info(document, curation),
             apis: vec![Api {
-                id: String::new(),
+                id: curation.api_id.clone(),
                 upstream: curation
                     .upstream
                     .clone()
@@ -310,14 +310,15 @@ fn compile_operation(
         Severity::Warning
     };
     let name = choice.settings.name.clone().unwrap_or_else(|| {
-        naming::derive(
+        let derived = naming::derive(
             curation.naming,
             operation.operation_id,
             &operation.method.to_ascii_lowercase(),
             operation.path,
-        )
+        );
+        naming::prefixed(curation.name_prefix.as_deref(), derived)
     });
-    let mut report = new_report(operation, choice, &name);
+    let mut report = new_report(operation, choice, &name, &curation.api_id);
     let mut failed = Vec::new();
     if let Some(given) = &choice.settings.name
         && !naming::is_valid(given)
@@ -431,7 +432,7 @@ fn compile_operation(
     }
     let tool = Tool {
         runs: Runs::Operation(OperationPlan {
-            api: 0,
+            api: curation.api_id.clone(),
             name: name.clone(),
             plan: built.plan,
             call,
@@ -464,7 +465,12 @@ fn compile_operation(
 }
 
 /// The report line of `operation`, before it is built: what was chosen, and why.
-fn new_report(operation: &Operation<'_>, choice: &Choice, name: &str) -> OperationReport {
+fn new_report(
+    operation: &Operation<'_>,
+    choice: &Choice,
+    name: &str,
+    api: &str,
+) -> OperationReport {
     OperationReport {
         method: operation.method.to_string(),
         path: operation.path.to_string(),
@@ -473,6 +479,7 @@ fn new_report(operation: &Operation<'_>, choice: &Choice, name: &str) -> Operati
         chosen: choice.chosen,
         choice: choice.reason.clone(),
         tool: name.to_string(),
+        api: (!api.is_empty()).then(|| api.to_string()),
         status: choice.status,
         reason: (!choice.chosen).then(|| choice.reason.clone()),
         ineligible: None,

@@ -9,6 +9,7 @@ use crate::diagnostic::Diagnostic;
 use crate::openapi::Document;
 
 pub mod annotations;
+mod apis;
 mod arguments;
 mod body;
 mod build;
@@ -29,6 +30,7 @@ pub mod workflow;
 
 pub use crate::parameter::{ParameterLocation, ParameterStyle};
 pub use crate::rate::{Period, Rate};
+pub use apis::join;
 pub use call::{CallSettings, NextPage};
 pub use confirm::{Confirm, ConfirmSettings, MessagePart};
 pub use input::InputSchema;
@@ -40,7 +42,7 @@ pub use workflow::{StepOperation, WORKFLOW_META_KEY, WorkflowPlan, add_workflows
 pub struct Catalog {
     pub server: ServerInfo,
     /// Every API the tools call, each with where its calls go and what ferry presents there;
-    /// an [`OperationPlan`] names its API by its index here. One for a curation file without
+    /// an [`OperationPlan`] names its API by its id. One for a curation file without
     /// `apis:`.
     pub apis: Vec<Api>,
     /// Who may call ferry (`auth:`); `None`: nobody is asked, which only a loopback listen
@@ -162,8 +164,8 @@ pub struct Tool {
     pub runs: Runs,
 }
 
-/// What a tool runs, named as a reviewer reads it: its operation's `METHOD /path`, or its
-/// workflow's id. Serialized as one member, `{"operation": "GET /pets"}` or
+/// What a tool runs, named as a reviewer reads it: its operation's `METHOD /path` (led by
+/// `<api id>: ` for an API of a file with `apis:`), or its workflow's id. Serialized as one member, `{"operation": "GET /pets"}` or
 /// `{"workflow": "adopt"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -220,8 +222,9 @@ pub struct ScopeSource<'t> {
 /// One operation's request, as a tool or a workflow's step sends it.
 #[derive(Debug, Clone)]
 pub struct OperationPlan {
-    /// The API it is sent to: an index into [`Catalog::apis`].
-    pub api: usize,
+    /// The API it is sent to, by its id in [`Catalog::apis`] (empty for the one API of a
+    /// file without `apis:`).
+    pub api: String,
     /// What logs and spans name the call by: the tool's name, or for a step,
     /// `<composite tool>.<stepId>`.
     pub name: String,
@@ -488,6 +491,10 @@ pub struct OperationReport {
     pub choice: String,
     /// The tool name it has (or would have).
     pub tool: String,
+    /// The API it belongs to, by its id under the curation's `apis:`; `None` in a file
+    /// without `apis:`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
     /// Whether it is served, and if not, the first thing that stopped it.
     pub status: OperationStatus,
     /// Why it is not served, when it is not: the choice that left it out, why it cannot be a
@@ -594,7 +601,7 @@ impl Tool {
             scopes: None,
             confirm: None,
             runs: Runs::Operation(OperationPlan {
-                api: 0,
+                api: String::new(),
                 name: name.clone(),
                 plan,
                 call: CallSettings::default(),
@@ -616,9 +623,10 @@ impl Tool {
     /// What the tool runs, by name.
     pub fn source(&self) -> Source {
         match &self.runs {
-            Runs::Operation(operation) => {
-                Source::Operation(format!("{} {}", operation.plan.method, operation.plan.path))
-            }
+            Runs::Operation(operation) => Source::Operation(match operation.api.as_str() {
+                "" => format!("{} {}", operation.plan.method, operation.plan.path),
+                api => format!("{api}: {} {}", operation.plan.method, operation.plan.path),
+            }),
             Runs::Workflow(workflow) => Source::Workflow(workflow.workflow.id.clone()),
         }
     }
@@ -767,6 +775,9 @@ impl Tool {
                 );
                 if let Some(id) = &operation.operation_id {
                     written.insert("operationId".to_string(), Value::from(id.as_str()));
+                }
+                if !operation.api.is_empty() {
+                    written.insert("api".to_string(), Value::from(operation.api.as_str()));
                 }
                 meta.insert(OPERATION_META_KEY.to_string(), Value::Object(written));
             }

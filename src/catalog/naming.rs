@@ -34,6 +34,20 @@ pub fn derive(naming: Naming, operation_id: Option<&str>, method: &str, path: &s
     }
 }
 
+/// `name` led by the API id `prefix` and `_` (a server of several APIs names each tool by
+/// where it comes from), within [`MAX_LEN`]: a longer one is cut and given a stable hash of
+/// the whole. An id is at most 32 characters, so some of the name always stays. Without a
+/// prefix, `name` as it is.
+pub fn prefixed(prefix: Option<&str>, name: String) -> String {
+    match prefix {
+        None => name,
+        Some(prefix) => {
+            let whole = format!("{prefix}_{name}");
+            bounded(whole.clone(), &whole, "")
+        }
+    }
+}
+
 /// `source` in snake case: its words (split at every character that is not a letter or a
 /// digit, and where a lowercase letter or digit meets an uppercase one, or an uppercase run
 /// meets a capitalized word: `HTTPServer` is `http_server`) lowercased and joined by `_`.

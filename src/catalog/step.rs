@@ -137,7 +137,7 @@ pub(super) fn plan(
     };
     Ok(StepPlan {
         operation: OperationPlan {
-            api: 0,
+            api: curation.api_id.clone(),
             name: format!("{tool_name}.{}", step.id),
             call,
             operation_id: operation.operation_id.map(str::to_string),

@@ -268,7 +268,10 @@ fn compile_workflow(
     } = inputs;
     let tool_name = match &entry.name {
         Some(name) => name.clone(),
-        None => naming::derive(inputs.curation.naming, Some(&workflow.id), "post", "/"),
+        None => naming::prefixed(
+            inputs.curation.name_prefix.as_deref(),
+            naming::derive(inputs.curation.naming, Some(&workflow.id), "post", "/"),
+        ),
     };
     let mut failed = false;
     let mut error = |pointer: &str, message: String| {

@@ -24,10 +24,10 @@ pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let curation = curation_bytes(loaded.config.as_deref())?;
-    let Some(document) = &loaded.document else {
-        bail!("the document was not kept for the lock");
-    };
-    let lock = lock::lock(&loaded.catalog, document, curation.as_deref());
+    if loaded.documents.is_empty() {
+        bail!("the documents were not kept for the lock");
+    }
+    let lock = lock::lock(&loaded.catalog, &loaded.documents, curation.as_deref());
     let path = args
         .output
         .clone()
@@ -65,7 +65,7 @@ pub fn path_for(config: Option<&Path>) -> PathBuf {
 /// there was any. `required` (`--locked`): a missing lock is an error too.
 pub fn check(
     catalog: &Catalog,
-    document: Option<&Document>,
+    documents: &[(String, Document)],
     config: Option<&Path>,
     required: bool,
 ) -> anyhow::Result<(Vec<Diagnostic>, bool)> {
@@ -94,9 +94,10 @@ pub fn check(
         .collect();
     let drifted = !diagnostics.is_empty();
     let bytes = curation_bytes(config)?;
-    let changed = document
-        .map(|document| lock::changed_files(&lock, document, bytes.as_deref()))
-        .unwrap_or_default();
+    let changed = match documents {
+        [] => Vec::new(),
+        documents => lock::changed_files(&lock, documents, bytes.as_deref()),
+    };
     if !changed.is_empty() {
         diagnostics.push(Diagnostic::warning(
             Location::General,

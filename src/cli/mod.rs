@@ -223,10 +223,11 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
     /// The curation as read, flags applied: serving needs its upstream settings.
     pub curation: Curation,
-    /// The document it was compiled from, for the lock (which records its files); a command
-    /// that does not need it sets it to `None` as soon as it can, since it can be larger
-    /// than the catalog.
-    pub document: Option<Document>,
+    /// The documents it was compiled from, each beside its API's id (empty for the one API
+    /// of a file without `apis:`), for the lock (which records their files); a command that
+    /// does not need them empties the list as soon as it can, since they can be larger than
+    /// the catalog.
+    pub documents: Vec<(String, Document)>,
     /// The curation file read, when there was one.
     pub config: Option<PathBuf>,
 }
@@ -284,6 +285,22 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
             .with_context(|| format!("reading curation file {}", path.display()))?,
         None => (Curation::default(), Vec::new()),
     };
+    if !curation.apis.is_empty() {
+        for (flag, given) in [
+            ("--openapi", source.openapi.is_some()),
+            ("--upstream", source.upstream.is_some()),
+        ] {
+            if given {
+                anyhow::bail!(
+                    "{flag} names one API's, but {} lists several under `apis:`: set it in the API's entry",
+                    config
+                        .as_deref()
+                        .unwrap_or(Path::new(DEFAULT_CONFIG))
+                        .display()
+                );
+            }
+        }
+    }
     if source.openapi.is_some() {
         curation.openapi = source.openapi.clone();
         if config.is_none() {
@@ -294,7 +311,7 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
         curation.upstream = source.upstream.clone();
     }
     curation.all |= source.all;
-    let Some(location) = curation.openapi.clone() else {
+    if curation.apis.is_empty() && curation.openapi.is_none() {
         // The curation's own problems may be why it names no document: show them first.
         for diagnostic in &diagnostics {
             eprintln!("{diagnostic}");
@@ -302,22 +319,70 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
         anyhow::bail!(
             "no OpenAPI document: no {DEFAULT_CONFIG} here; run `ferry init DOC` to write one from your OpenAPI document, or pass --config FILE or --openapi DOC"
         );
-    };
+    }
     let options = openapi::LoadOptions {
         allow_remote: source.allow_remote_refs,
         root_dir: source.ref_root.clone(),
         ..openapi::LoadOptions::default()
     };
-    let document = load_document(&location, &curation, &options)?;
-    let (mut catalog, found) = compile(&document, &curation);
+    let mut parts = Vec::new();
+    let mut documents = Vec::new();
+    for part in curation.api_curations() {
+        // An API without a document was reported when the file was read.
+        let Some(location) = &part.openapi else {
+            continue;
+        };
+        let document = load_document(location, &part, &options).map_err(|error| {
+            match part.api_id.as_str() {
+                "" => error,
+                id => error.context(format!("API {id}")),
+            }
+        })?;
+        let (catalog, found) = compile_api(&document, &part, compile, &options);
+        diagnostics.extend(
+            found
+                .into_iter()
+                .map(|found| found.within_api(&part.api_id)),
+        );
+        parts.push(catalog);
+        documents.push((part.api_id, document));
+    }
+    if parts.is_empty() {
+        for diagnostic in &diagnostics {
+            eprintln!("{diagnostic}");
+        }
+        anyhow::bail!("no API of the curation file could be read: see the errors above");
+    }
+    let (catalog, found) = catalog::join(&curation, parts);
     diagnostics.extend(found);
+    // The whole list's budgets, once every tool, composite ones too, is known.
+    diagnostics.extend(catalog::trim::catalog_budget(&catalog, &curation));
+    diagnostics.sort_by_key(|d| d.severity);
+    Ok(Loaded {
+        catalog,
+        diagnostics,
+        curation,
+        documents,
+        config,
+    })
+}
+
+/// One API's catalog: its document compiled by `compile` with its part of the curation, and
+/// the workflows it chooses added.
+fn compile_api(
+    document: &Document,
+    curation: &Curation,
+    compile: Compile,
+    options: &openapi::LoadOptions,
+) -> (Catalog, Vec<Diagnostic>) {
+    let (mut catalog, mut diagnostics) = compile(document, curation);
     if let Some(workflows) = &curation.workflows {
         let path = curation.dir.join(&workflows.document);
-        match openapi::load_file(&path, &options) {
+        match openapi::load_file(&path, options) {
             Ok(file) => diagnostics.extend(catalog::add_workflows(
                 &mut catalog,
-                &document,
-                &curation,
+                document,
+                curation,
                 &file,
             )),
             Err(error) => diagnostics.push(Diagnostic::error(
@@ -326,16 +391,7 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
             )),
         }
     }
-    // The whole list's budgets, once every tool, composite ones too, is known.
-    diagnostics.extend(catalog::trim::catalog_budget(&catalog, &curation));
-    diagnostics.sort_by_key(|d| d.severity);
-    Ok(Loaded {
-        catalog,
-        diagnostics,
-        curation,
-        document: Some(document),
-        config,
-    })
+    (catalog, diagnostics)
 }
 
 /// The curation file read when none is named.

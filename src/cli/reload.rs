@@ -153,7 +153,7 @@ impl Reload {
                 super::lock::enforce(&loaded.catalog, loaded.config.as_deref())?;
             }
             let files = watched(&source, &loaded);
-            loaded.document = None;
+            loaded.documents = Vec::new();
             let clean = !loaded
                 .diagnostics
                 .iter()
@@ -219,24 +219,32 @@ fn log_diagnostics(diagnostics: &[Diagnostic]) -> usize {
     errors
 }
 
-/// The files a change of which is a reason to reload: the curation file, the document
-/// (unless fetched over http(s)) and every local file it refers to.
+/// The files a change of which is a reason to reload: the curation file, each API's
+/// document (unless fetched over http(s)) and every local file it refers to.
 fn watched(source: &SourceArgs, loaded: &Loaded) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = loaded.config.iter().cloned().collect();
-    let Some(location) = &loaded.curation.openapi else {
-        return files;
-    };
-    if is_remote(location) {
-        return files;
-    }
-    let document = loaded.curation.dir.join(location);
-    let root = source
-        .ref_root
-        .clone()
-        .or_else(|| document.parent().map(Path::to_path_buf))
-        .unwrap_or_default();
-    files.push(document);
-    if let Some(document) = &loaded.document {
+    for (part, (_, document)) in loaded
+        .curation
+        .api_curations()
+        .iter()
+        .filter(|part| part.openapi.is_some())
+        .zip(&loaded.documents)
+    {
+        let Some(location) = &part.openapi else {
+            continue;
+        };
+        if is_remote(location) {
+            continue;
+        }
+        let root_file = part.dir.join(location);
+        let root = source
+            .ref_root
+            .clone()
+            .or_else(|| root_file.parent().map(Path::to_path_buf))
+            .unwrap_or_default();
+        if !files.contains(&root_file) {
+            files.push(root_file);
+        }
         for file in &document.files {
             if !file.name.is_empty() && !is_remote(&file.name) {
                 let path = root.join(&file.name);

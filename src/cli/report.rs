@@ -30,7 +30,7 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let (drift, drifted) = if against_lock {
         super::lock::check(
             &loaded.catalog,
-            loaded.document.as_ref(),
+            &loaded.documents,
             loaded.config.as_deref(),
             args.locked,
         )?
@@ -40,7 +40,7 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     loaded.diagnostics.extend(drift);
     loaded.diagnostics.sort_by_key(|d| d.severity);
     // The report needs only the catalog: the document goes first, since it can be larger.
-    loaded.document = None;
+    loaded.documents = Vec::new();
     let asserted: Vec<&catalog::Tool> = loaded
         .catalog
         .tools
@@ -83,7 +83,7 @@ pub fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     // Only errors are shown here, and those are the same either way.
     let mut loaded = load_chosen(&args.source)?;
     // Printing needs only the catalog: the document goes first, since it can be larger.
-    loaded.document = None;
+    loaded.documents = Vec::new();
     for diagnostic in &loaded.diagnostics {
         if diagnostic.is_error() {
             eprintln!("{diagnostic}");

@@ -144,7 +144,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = super::load_chosen(&args.source)?;
     let reload = Reload::new(&args, &loaded);
     // Serving never reads the document again.
-    loaded.document = None;
+    loaded.documents = Vec::new();
     let super::Loaded {
         catalog,
         diagnostics,

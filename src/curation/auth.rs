@@ -46,8 +46,10 @@ use crate::access::{
 };
 use crate::diagnostic::{Diagnostic, Location};
 
-/// The top-level keys this module owns.
-pub const KEYS: &[&str] = &["auth", "upstream_identity"];
+/// The top-level key this module owns that is the whole server's: who may call ferry.
+pub const SERVER_KEYS: &[&str] = &["auth"];
+/// The key this module owns that is each API's: the header that names the caller upstream.
+pub const API_KEYS: &[&str] = &["upstream_identity"];
 
 /// The credential kinds under `upstream_auth:` this module parses (beside `api_key` and
 /// `bearer`, which the upstream client's parser reads).

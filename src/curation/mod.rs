@@ -13,15 +13,19 @@ use serde_json::{Map, Value};
 
 use crate::diagnostic::{Diagnostic, Location};
 
+pub mod apis;
 pub mod auth;
 pub mod call;
 pub mod confirm;
 pub mod limits;
+mod tools;
 pub mod workflows;
 
+pub use apis::ApiPart;
 pub use call::{CallOptions, UpstreamAuth};
 pub use confirm::{ConfirmOptions, Confirmation, LegacyConfirm};
 pub use limits::RateLimits;
+pub use tools::{AnnotationOverrides, EXTENSION_KEYS, ToolEntry, parse_annotations};
 pub use workflows::{WorkflowEntry, Workflows};
 
 /// The curation, as written (after flags that stand in for it are applied).
@@ -76,6 +80,16 @@ pub struct Curation {
     pub confirm: ConfirmOptions,
     /// The Arazzo document and the workflows chosen from it (`workflows:`).
     pub workflows: Option<Workflows>,
+    /// The APIs of a file with `apis:`, in the order written, each with what the file says
+    /// of it alone; empty for a file without `apis:`, which says it all at the top.
+    pub apis: Vec<ApiPart>,
+    /// The API this curation compiles, by its id: set by [`Curation::api_curations`] for
+    /// each API of a file with `apis:`; empty otherwise.
+    pub api_id: String,
+    /// What leads each tool name that the curation does not give (`<id>_`): set by
+    /// [`Curation::api_curations`] for each API of a file with more than one, unless it
+    /// says `prefix: false`.
+    pub name_prefix: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -83,44 +97,6 @@ pub struct ServerSection {
     pub name: Option<String>,
     pub title: Option<String>,
     pub instructions: Option<String>,
-}
-
-/// One `tools:` entry: a selector (operationId or `METHOD /path`) and what to change.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolEntry {
-    /// The key as written: an operationId or `METHOD /path`.
-    pub selector: String,
-    /// `false` marks the operation off: never a tool, even when a tag chooses it.
-    pub enabled: bool,
-    pub name: Option<String>,
-    pub title: Option<String>,
-    pub description: Option<String>,
-    pub annotations: AnnotationOverrides,
-    /// Evidence for a claim the method does not justify.
-    pub because: Option<String>,
-    /// Mirror these arguments into `Mcp-Param-{Name}` headers: argument name → Name.
-    pub mirror_headers: Vec<(String, String)>,
-    /// Optional arguments left out of the tool (`arguments: {omit: [...]}`): JSON pointers
-    /// into the served input schema.
-    pub omit: Vec<String>,
-    /// Scopes a caller needs to see and call the tool (`scopes:`); `None`: the `auth:`
-    /// section's default.
-    pub scopes: Option<Vec<String>>,
-    /// The tool's own limit per caller (`rate_limit:`).
-    pub rate_limit: Option<crate::rate::Rate>,
-    /// Whether the user must confirm each call (`confirm:`); `None`: the document's `x-mcp`
-    /// decides, else no.
-    pub confirm: Option<Confirmation>,
-    pub call: CallOptions,
-}
-
-/// Annotation values the curation sets; `None` leaves the derived value.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AnnotationOverrides {
-    pub read_only_hint: Option<bool>,
-    pub destructive_hint: Option<bool>,
-    pub idempotent_hint: Option<bool>,
-    pub open_world_hint: Option<bool>,
 }
 
 /// One `tags:` entry: `store: {}` chooses every operation tagged `store`; `admin: false`
@@ -165,44 +141,29 @@ impl Naming {
     }
 }
 
-/// The keys of the top level, besides those of [`call::KEYS`].
-const TOP_KEYS: &[&str] = &[
+/// The keys that say something of one API (at the top of a file without `apis:`, or in
+/// each entry of `apis:`), besides those of [`call::KEYS`], [`auth::API_KEYS`] and
+/// [`workflows::KEYS`].
+const API_KEYS: &[&str] = &[
     "openapi",
     "upstream",
-    "server",
     "document_extensions",
     "lift_composition",
-    "max_tool_tokens",
-    "max_catalog_tokens",
-    "max_tools",
     "naming",
     "descriptions",
     "credential_parameters",
     "tools",
     "tags",
 ];
+/// The keys that say something of the whole server, always at the top of the file, besides
+/// those of [`auth::SERVER_KEYS`], [`limits::KEYS`] and [`confirm::KEYS`].
+const SERVER_WIDE_KEYS: &[&str] = &[
+    "server",
+    "max_tool_tokens",
+    "max_catalog_tokens",
+    "max_tools",
+];
 const SERVER_KEYS: &[&str] = &["name", "title", "instructions"];
-/// The keys an `x-mcp` extension in a document may use: a tool entry's, less those that
-/// only the operator may set.
-pub const EXTENSION_KEYS: &[&str] = &[
-    "enabled",
-    "name",
-    "title",
-    "description",
-    "annotations",
-    "because",
-    "confirm",
-];
-/// A tool entry's keys beside [`EXTENSION_KEYS`] (and those of `call` and `auth`).
-const OPERATOR_TOOL_KEYS: &[&str] = &["mirror_headers", "arguments"];
-const ARGUMENTS_KEYS: &[&str] = &["omit"];
-const ANNOTATION_KEYS: &[&str] = &[
-    "readOnlyHint",
-    "destructiveHint",
-    "idempotentHint",
-    "openWorldHint",
-];
-
 /// Parameter names taken for credentials when the curation names none: never tool
 /// arguments, filled by ferry's own upstream credentials.
 pub const DEFAULT_CREDENTIAL_PARAMETERS: &[&str] = &[
@@ -251,6 +212,50 @@ pub fn read(path: &Path) -> Result<(Curation, Vec<Diagnostic>), CurationError> {
 }
 
 impl Curation {
+    /// Each API's part of the file, by id: its entry of `apis:`, or for a file without
+    /// `apis:` the file itself (with an empty id).
+    pub fn parts(&self) -> Vec<(&str, &Curation)> {
+        if self.apis.is_empty() {
+            return vec![("", self)];
+        }
+        self.apis
+            .iter()
+            .map(|api| (api.id.as_str(), &api.curation))
+            .collect()
+    }
+
+    /// What each API is compiled from, in order: its part of the file with the whole
+    /// server's settings beside it, its id and its tools' name prefix. The file itself for a
+    /// file without `apis:`.
+    pub fn api_curations(&self) -> Vec<Curation> {
+        if self.apis.is_empty() {
+            return vec![self.clone()];
+        }
+        let several = self.apis.len() > 1;
+        self.apis
+            .iter()
+            .map(|api| self.for_api(api, several))
+            .collect()
+    }
+
+    fn for_api(&self, api: &ApiPart, several: bool) -> Curation {
+        Curation {
+            api_id: api.id.clone(),
+            name_prefix: (several && api.prefix).then(|| api.id.clone()),
+            dir: self.dir.clone(),
+            server: self.server.clone(),
+            max_tool_tokens: self.max_tool_tokens,
+            max_catalog_tokens: self.max_catalog_tokens,
+            max_tools: self.max_tools,
+            auth: self.auth.clone(),
+            rate_limits: self.rate_limits,
+            confirm: self.confirm.clone(),
+            all: self.all,
+            apis: Vec::new(),
+            ..api.curation.clone()
+        }
+    }
+
     /// The parameter names taken for credentials (case-insensitive).
     pub fn credential_parameters(&self) -> Vec<String> {
         match &self.credential_parameters {
@@ -275,26 +280,38 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
         ));
         return curation;
     };
-    check_keys(
-        map,
-        "",
-        &[
-            TOP_KEYS,
-            call::KEYS,
-            auth::KEYS,
-            limits::KEYS,
-            confirm::KEYS,
-            workflows::KEYS,
-        ],
-        diagnostics,
-    );
-    curation.workflows = workflows::parse(map, diagnostics);
+    if map.contains_key(apis::KEY) {
+        apis::parse(map, &mut curation, diagnostics);
+    } else {
+        check_keys(
+            map,
+            "",
+            &[
+                API_KEYS,
+                SERVER_WIDE_KEYS,
+                call::KEYS,
+                auth::API_KEYS,
+                auth::SERVER_KEYS,
+                limits::KEYS,
+                confirm::KEYS,
+                workflows::KEYS,
+            ],
+            diagnostics,
+        );
+        read_server_part(map, &mut curation, diagnostics);
+        read_api_part(map, &mut curation, diagnostics);
+    }
+    check_across(&curation, diagnostics);
+    curation
+}
+
+/// Reads what `map` says of the whole server into `curation`.
+fn read_server_part(
+    map: &Map<String, Value>,
+    curation: &mut Curation,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     curation.confirm = confirm::parse_options(map, diagnostics);
-    curation.openapi = string_at(map, "openapi", "", diagnostics);
-    curation.upstream = string_at(map, "upstream", "", diagnostics);
-    curation.document_extensions =
-        bool_at(map, "document_extensions", "", diagnostics).unwrap_or(false);
-    curation.lift_composition = bool_at(map, "lift_composition", "", diagnostics).unwrap_or(false);
     if let Some(value) = map.get("max_tool_tokens") {
         curation.max_tool_tokens = call::positive_integer(value, "max_tool_tokens", diagnostics);
     }
@@ -305,6 +322,28 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
     if let Some(value) = map.get("max_tools") {
         curation.max_tools = call::positive_integer(value, "max_tools", diagnostics);
     }
+    if let Some(server) = map.get("server") {
+        curation.server = parse_server(server, diagnostics);
+    }
+    curation.rate_limits = limits::parse_rate_limits(map, diagnostics);
+    if let Some(value) = map.get("auth") {
+        curation.auth = auth::parse_auth(value, "auth", diagnostics);
+    }
+}
+
+/// Reads what `map` says of one API into `curation`. Every path in a diagnostic is written
+/// from `map`'s root.
+fn read_api_part(
+    map: &Map<String, Value>,
+    curation: &mut Curation,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    curation.workflows = workflows::parse(map, diagnostics);
+    curation.openapi = string_at(map, "openapi", "", diagnostics);
+    curation.upstream = string_at(map, "upstream", "", diagnostics);
+    curation.document_extensions =
+        bool_at(map, "document_extensions", "", diagnostics).unwrap_or(false);
+    curation.lift_composition = bool_at(map, "lift_composition", "", diagnostics).unwrap_or(false);
     match string_at(map, "descriptions", "", diagnostics).as_deref() {
         None | Some("markdown") => {}
         Some("as_written") => curation.descriptions_as_written = true,
@@ -323,9 +362,6 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
             format!("`naming` is {other:?}; it is `as_written` (the default) or `snake_case`"),
         )),
     }
-    if let Some(server) = map.get("server") {
-        curation.server = parse_server(server, diagnostics);
-    }
     if let Some(names) = map.get("credential_parameters") {
         curation.credential_parameters = Some(match names {
             Value::Null => Vec::new(),
@@ -333,12 +369,8 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
         });
     }
     curation.call = call::parse_call_options(map, "", diagnostics);
-    curation.rate_limits = limits::parse_rate_limits(map, diagnostics);
     if let Some(auth) = map.get("upstream_auth") {
         curation.upstream_auth = call::parse_upstream_auth(auth, "upstream_auth", diagnostics);
-    }
-    if let Some(value) = map.get("auth") {
-        curation.auth = auth::parse_auth(value, "auth", diagnostics);
     }
     if let Some(value) = map.get("upstream_identity") {
         curation.upstream_identity =
@@ -351,37 +383,13 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
                 let path = format!("tools.{selector}");
                 curation
                     .tools
-                    .push(parse_tool(selector, entry, &path, diagnostics));
+                    .push(tools::parse_tool(selector, entry, &path, diagnostics));
             }
         }
         Some(_) => diagnostics.push(Diagnostic::error(
             Location::curation("tools"),
             "`tools` must be a mapping from operationId or `METHOD /path` to settings",
         )),
-    }
-    let exchanges = matches!(
-        curation.upstream_auth,
-        Some(UpstreamAuth::Obtained(
-            crate::access::OutboundCredential::TokenExchange(_)
-        ))
-    );
-    let oauth = matches!(
-        curation.auth.as_ref().map(|auth| &auth.mode),
-        Some(crate::access::AuthMode::OAuth(_))
-    );
-    if exchanges && !oauth {
-        diagnostics.push(Diagnostic::error(
-            Location::curation("upstream_auth.token_exchange"),
-            "token exchange trades the caller's OAuth access token: it needs `auth: {oauth: ...}`",
-        ));
-    }
-    if curation.auth.is_none()
-        && let Some(entry) = curation.tools.iter().find(|entry| entry.scopes.is_some())
-    {
-        diagnostics.push(Diagnostic::warning(
-            Location::curation(format!("tools.{}.scopes", entry.selector)),
-            "scopes have no effect without an `auth:` section: every caller reaches every tool",
-        ));
     }
     match map.get("tags") {
         None | Some(Value::Null) => {}
@@ -415,7 +423,43 @@ fn from_value(value: &Value, dir: PathBuf, diagnostics: &mut Vec<Diagnostic>) ->
             "`tags` must be a mapping from tag name to `{}` or `false`",
         )),
     }
-    curation
+}
+
+/// What can only be judged once the whole file is read: what an API's part asks of the
+/// server-wide part.
+fn check_across(curation: &Curation, diagnostics: &mut Vec<Diagnostic>) {
+    let oauth = matches!(
+        curation.auth.as_ref().map(|auth| &auth.mode),
+        Some(crate::access::AuthMode::OAuth(_))
+    );
+    for (id, part) in curation.parts() {
+        let exchanges = matches!(
+            part.upstream_auth,
+            Some(UpstreamAuth::Obtained(
+                crate::access::OutboundCredential::TokenExchange(_)
+            ))
+        );
+        if exchanges && !oauth {
+            diagnostics.push(
+                Diagnostic::error(
+                    Location::curation("upstream_auth.token_exchange"),
+                    "token exchange trades the caller's OAuth access token: it needs `auth: {oauth: ...}`",
+                )
+                .within_api(id),
+            );
+        }
+        if curation.auth.is_none()
+            && let Some(entry) = part.tools.iter().find(|entry| entry.scopes.is_some())
+        {
+            diagnostics.push(
+                Diagnostic::warning(
+                    Location::curation(format!("tools.{}.scopes", entry.selector)),
+                    "scopes have no effect without an `auth:` section: every caller reaches every tool",
+                )
+                .within_api(id),
+            );
+        }
+    }
 }
 
 fn parse_server(value: &Value, diagnostics: &mut Vec<Diagnostic>) -> ServerSection {
@@ -431,138 +475,6 @@ fn parse_server(value: &Value, diagnostics: &mut Vec<Diagnostic>) -> ServerSecti
         name: string_at(map, "name", "server", diagnostics),
         title: string_at(map, "title", "server", diagnostics),
         instructions: string_at(map, "instructions", "server", diagnostics),
-    }
-}
-
-fn parse_tool(
-    selector: &str,
-    value: &Value,
-    path: &str,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> ToolEntry {
-    let mut entry = ToolEntry {
-        selector: selector.to_string(),
-        enabled: true,
-        ..ToolEntry::default()
-    };
-    let map = match value {
-        Value::Null | Value::Bool(true) => return entry,
-        Value::Bool(false) => {
-            entry.enabled = false;
-            return entry;
-        }
-        Value::Object(map) => map,
-        _ => {
-            diagnostics.push(Diagnostic::error(
-                Location::curation(path),
-                "a tool entry is a mapping of settings (`{}` for the defaults) or `false`",
-            ));
-            return entry;
-        }
-    };
-    check_keys(
-        map,
-        path,
-        &[
-            EXTENSION_KEYS,
-            OPERATOR_TOOL_KEYS,
-            call::KEYS,
-            auth::TOOL_KEYS,
-            limits::TOOL_KEYS,
-        ],
-        diagnostics,
-    );
-    entry.scopes = auth::parse_tool_scopes(map, path, diagnostics);
-    entry.confirm = confirm::parse_tool(map, path, diagnostics);
-    entry.enabled = bool_at(map, "enabled", path, diagnostics).unwrap_or(true);
-    entry.name = string_at(map, "name", path, diagnostics);
-    entry.title = string_at(map, "title", path, diagnostics);
-    entry.description = string_at(map, "description", path, diagnostics);
-    entry.because = string_at(map, "because", path, diagnostics);
-    if let Some(annotations) = map.get("annotations") {
-        entry.annotations =
-            parse_annotations(annotations, &format!("{path}.annotations"), diagnostics);
-    }
-    if let Some(mirror) = map.get("mirror_headers") {
-        let mirror_path = format!("{path}.mirror_headers");
-        match mirror.as_object() {
-            Some(pairs) => {
-                for (argument, header) in pairs {
-                    match header.as_str() {
-                        Some(header) => entry
-                            .mirror_headers
-                            .push((argument.clone(), header.to_string())),
-                        None => diagnostics.push(Diagnostic::error(
-                            Location::curation(format!("{mirror_path}.{argument}")),
-                            "a mirrored header is named by a string",
-                        )),
-                    }
-                }
-            }
-            None => diagnostics.push(Diagnostic::error(
-                Location::curation(mirror_path),
-                "`mirror_headers` maps argument names to header names",
-            )),
-        }
-    }
-    if let Some(arguments) = map.get("arguments") {
-        entry.omit = parse_arguments(arguments, &format!("{path}.arguments"), diagnostics);
-    }
-    entry.rate_limit = limits::parse_tool_rate_limit(map, path, diagnostics);
-    entry.call = call::parse_call_options(map, path, diagnostics);
-    entry
-}
-
-/// Reads a tool's `arguments: {omit: [pointer, ...]}`.
-fn parse_arguments(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<String> {
-    let Some(map) = value.as_object() else {
-        diagnostics.push(Diagnostic::error(
-            Location::curation(path),
-            "`arguments` must be a mapping, such as `{omit: [/properties/verbose]}`",
-        ));
-        return Vec::new();
-    };
-    check_keys(map, path, &[ARGUMENTS_KEYS], diagnostics);
-    let Some(omit) = map.get("omit") else {
-        return Vec::new();
-    };
-    let omit_path = join(path, "omit");
-    let pointers = match omit {
-        Value::Null => Vec::new(),
-        omit => string_list(omit, &omit_path, diagnostics).unwrap_or_default(),
-    };
-    for pointer in &pointers {
-        if !pointer.starts_with('/') {
-            diagnostics.push(Diagnostic::error(
-                Location::curation(omit_path.clone()),
-                format!(
-                    "{pointer:?} is not a JSON pointer into the tool's input schema; write it as `/properties/NAME`"
-                ),
-            ));
-        }
-    }
-    pointers
-}
-
-/// Reads an annotation mapping; shared with the `x-mcp` document extension.
-pub fn parse_annotations(
-    value: &Value,
-    path: &str,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> AnnotationOverrides {
-    let Some(map) = value.as_object() else {
-        diagnostics.push(Diagnostic::error(
-            Location::curation(path),
-            "`annotations` must be a mapping",
-        ));
-        return AnnotationOverrides::default();
-    };
-    check_keys(map, path, &[ANNOTATION_KEYS], diagnostics);
-    AnnotationOverrides {
-        read_only_hint: bool_at(map, "readOnlyHint", path, diagnostics),
-        destructive_hint: bool_at(map, "destructiveHint", path, diagnostics),
-        idempotent_hint: bool_at(map, "idempotentHint", path, diagnostics),
-        open_world_hint: bool_at(map, "openWorldHint", path, diagnostics),
     }
 }
 

@@ -29,13 +29,13 @@ tools:
 "#,
         expect![[r#"
             error: expected a string
+              --> curation:auth.default_scopes.1
+            error: expected a string
               --> curation:credential_parameters.1
             error: expected a non-empty string
               --> curation:pagination.size_argument
             error: expected a non-empty string
               --> curation:upstream_auth.client_credentials.audience
-            error: expected a string
-              --> curation:auth.default_scopes.1
             error: expected a string
               --> curation:tools.getPet.arguments.omit.1"#]],
     );
@@ -52,9 +52,9 @@ confirm_key: {env: ""}
         expect![[r#"
             error: a key is never written in the file: name its environment variable, as `confirm_key: {env: FERRY_CONFIRM_KEY}`
               --> curation:confirm_key
-            error: expected the name of an environment variable (not empty, no `=`)
-              --> curation:upstream_auth.bearer.env
             error: expected a mapping with `api_keys:` or `oauth:`
-              --> curation:auth"#]],
+              --> curation:auth
+            error: expected the name of an environment variable (not empty, no `=`)
+              --> curation:upstream_auth.bearer.env"#]],
     );
 }

@@ -134,17 +134,13 @@ impl fmt::Display for Drift {
 
 /// The lock for a catalog from a full compile (so that `catalog.operations` lists every
 /// operation); `curation` is the curation file's bytes, when there is one.
-pub fn lock(catalog: &Catalog, document: &Document, curation: Option<&[u8]>) -> Lock {
+pub fn lock(catalog: &Catalog, documents: &[(String, Document)], curation: Option<&[u8]>) -> Lock {
     Lock {
         lock_version: LOCK_VERSION,
         ferry: env!("CARGO_PKG_VERSION").to_string(),
         files: Files {
             curation: curation.map(digest_bytes),
-            document: document
-                .files
-                .iter()
-                .map(|file| (file.name.clone(), digest_value(&file.value)))
-                .collect(),
+            document: document_files(documents),
         },
         operations: catalog.operations.iter().map(label).collect(),
         serving: digests(&serving(catalog)),
@@ -372,27 +368,43 @@ pub fn diff(old: &Digests, new: &Digests) -> Vec<Change> {
 
 /// The document files whose content differs from the lock's, and the curation when it does:
 /// not drift by itself, but worth saying.
-pub fn changed_files(lock: &Lock, document: &Document, curation: Option<&[u8]>) -> Vec<String> {
+pub fn changed_files(
+    lock: &Lock,
+    documents: &[(String, Document)],
+    curation: Option<&[u8]>,
+) -> Vec<String> {
     let mut changed = Vec::new();
     if lock.files.curation != curation.map(digest_bytes) {
         changed.push("the curation file".to_string());
     }
-    let now: BTreeMap<&str, String> = document
-        .files
-        .iter()
-        .map(|file| (file.name.as_str(), digest_value(&file.value)))
-        .collect();
+    let now = document_files(documents);
     for (name, digest) in &lock.files.document {
-        if now.get(name.as_str()) != Some(digest) {
+        if now.get(name) != Some(digest) {
             changed.push(display_name(name));
         }
     }
     for name in now.keys() {
-        if !lock.files.document.contains_key(*name) {
+        if !lock.files.document.contains_key(name) {
             changed.push(display_name(name));
         }
     }
     changed
+}
+
+/// A digest of each file of each API's document, by its name; led by `<id>:` for an API of a
+/// file with `apis:`, whose documents may name their files alike.
+fn document_files(documents: &[(String, Document)]) -> BTreeMap<String, String> {
+    let mut files = BTreeMap::new();
+    for (api, document) in documents {
+        for file in &document.files {
+            let name = match api.as_str() {
+                "" => file.name.clone(),
+                api => format!("{api}:{}", file.name),
+            };
+            files.insert(name, digest_value(&file.value));
+        }
+    }
+    files
 }
 
 /// The lock as its file holds it: canonical JSON (keys sorted, two-space indent) and a
@@ -542,15 +554,20 @@ fn digests(settings: &BTreeMap<String, String>) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// An operation as a lock names it: `METHOD /path`, led by `<id>: ` for an API of a file
+/// with `apis:`.
 fn label(report: &crate::catalog::OperationReport) -> String {
-    format!("{} {}", report.method, report.path)
+    match &report.api {
+        None => format!("{} {}", report.method, report.path),
+        Some(api) => format!("{api}: {} {}", report.method, report.path),
+    }
 }
 
 fn display_name(name: &str) -> String {
-    if name.is_empty() {
-        "the document".to_string()
-    } else {
-        name.to_string()
+    match name.strip_suffix(':') {
+        _ if name.is_empty() => "the document".to_string(),
+        Some(api) => format!("the document of API {api}"),
+        None => name.to_string(),
     }
 }
 

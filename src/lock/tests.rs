@@ -139,7 +139,7 @@ fn drift_still_reports_each_changed_part() {
     let old = catalog(pets());
     let document =
         crate::openapi::Document::from_value(json!({"openapi": "3.1.0"})).expect("document");
-    let lock = lock(&old, &document, None);
+    let lock = lock(&old, &one(&document), None);
     let mut new = pets();
     new[0].description = None;
     new[0]
@@ -200,7 +200,7 @@ fn the_digest_follows_every_serving_setting_and_the_lock_names_them_alike() {
     .assert_debug_eq(&text);
     let document =
         crate::openapi::Document::from_value(json!({"openapi": "3.1.0"})).expect("document");
-    let drift = written(&drift(&lock(&before, &document, None), &after, false));
+    let drift = written(&drift(&lock(&before, &one(&document), None), &after, false));
     expect![[r#"
         [
             "`upstreamAuth` changed: where calls go or who may make them is not what was locked",
@@ -234,7 +234,7 @@ fn composite(curation: &str) -> (Catalog, crate::openapi::Document) {
 #[test]
 fn composite_tools_are_locked_with_each_part_and_their_steps() {
     let (catalog, document) = composite("ferry.yaml");
-    let lock = lock(&catalog, &document, None);
+    let lock = lock(&catalog, &one(&document), None);
     let mut text = String::new();
     for (name, tool) in &lock.tools {
         let parts: Vec<&str> = tool.definition.keys().map(String::as_str).collect();
@@ -259,7 +259,7 @@ fn composite_tools_are_locked_with_each_part_and_their_steps() {
 #[test]
 fn a_lock_names_what_each_tool_runs_in_one_member() {
     let (catalog, document) = composite("ferry.yaml");
-    let text = to_text(&lock(&catalog, &document, None));
+    let text = to_text(&lock(&catalog, &one(&document), None));
     let value: Value = serde_json::from_str(&text).expect("JSON");
     assert_eq!(
         value["tools"]["findPets"]["operation"], "GET /pets",
@@ -283,8 +283,8 @@ fn a_lock_names_what_each_tool_runs_in_one_member() {
 fn drift_names_composite_tools_added_gone_and_changed_by_part() {
     let (locked, document) = composite("v2.yaml");
     let (now, _) = composite("ferry.yaml");
-    let gone = written(&drift(&lock(&locked, &document, None), &now, false));
-    let added = written(&drift(&lock(&now, &document, None), &locked, false));
+    let gone = written(&drift(&lock(&locked, &one(&document), None), &now, false));
+    let added = written(&drift(&lock(&now, &one(&document), None), &locked, false));
     expect![[r#"
         [
             [
@@ -309,7 +309,7 @@ fn written(items: &[impl ToString]) -> Vec<String> {
 #[test]
 fn input_schemas_are_locked_by_the_text_they_are_served_as() {
     let (catalog, document) = composite("ferry.yaml");
-    let lock = lock(&catalog, &document, None);
+    let lock = lock(&catalog, &one(&document), None);
     // The `inputSchema` text of a definition as `tools/list` writes it.
     fn served_schema(definition: impl serde::Serialize) -> String {
         let text = serde_json::to_string(&definition).expect("serializes");
@@ -342,4 +342,9 @@ fn input_schemas_are_locked_by_the_text_they_are_served_as() {
         adopt_pet (composite): sha256:4df08fa9e5cc2a657ef8abdf53e5df203210560424dfc0cadd055b6df3345fba
         showPet (composite): sha256:b389493af041c928a9846db4f6d14e1deab47faae22da791fe8c0ce973487218
     "#]].assert_eq(&pinned);
+}
+
+/// The documents of a configuration with one API.
+fn one(document: &crate::openapi::Document) -> Vec<(String, crate::openapi::Document)> {
+    vec![(String::new(), document.clone())]
 }
