@@ -2,13 +2,14 @@
 //!
 //! The modules follow the pipeline: [`openapi`] and [`curation`] read what the user gave,
 //! [`catalog`] compiles it into tools, [`mcp`] answers protocol requests, [`transport`]
-//! carries them over HTTP and stdio, and [`upstream`] calls the real API; [`trace`] continues a
-//! caller's W3C trace through them.
+//! carries them over HTTP and stdio, and [`upstream`] calls the real API (through [`client`],
+//! ferry's HTTP client); [`trace`] continues a caller's W3C trace through them.
 
 pub mod access;
 pub mod arazzo;
 pub mod auth;
 pub mod catalog;
+pub mod client;
 pub mod clients;
 pub mod curation;
 pub mod demo;

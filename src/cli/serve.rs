@@ -385,7 +385,6 @@ pub async fn build(
     let auth = catalog.auth.as_ref();
     let upstream = Upstream::new(catalog)
         .context("setting up the upstream client")?
-        .with_workers(args.worker_count())
         .with_traces(reporting.traces.clone());
     let authenticator = if args.stdio {
         if auth.is_some() {
@@ -540,7 +539,6 @@ async fn serve_http(
         let thread = std::thread::Builder::new()
             .name(format!("ferry-worker-{index}"))
             .spawn(move || {
-                ferry::upstream::set_worker(index);
                 runtime.block_on(async move {
                     let shutdown = async move {
                         let _ = stopping.wait_for(|stop| *stop).await;

@@ -123,7 +123,7 @@ pub fn response(data: &[u8]) {
         .expect("a listed status is valid");
     let (head, body) = split_head(rest).unwrap_or((b"", rest));
     let headers = header_map(head);
-    let observed = response::Observed {
+    let observed = crate::client::Response {
         status,
         headers,
         body: body.to_vec(),
@@ -215,8 +215,8 @@ pub fn retry_after(data: &[u8]) {
 /// whether the request was `HEAD` and the size cap; the rest is the upstream's bytes. Any
 /// answer read is final, within its cap, and kept for another request only when whole.
 pub fn wire(data: &[u8]) {
-    use crate::upstream::pool::Outgoing;
-    use crate::upstream::wire::Connection;
+    use crate::client::Request;
+    use crate::client::wire::Connection;
     let [pick, rest @ ..] = data else {
         return;
     };
@@ -233,11 +233,12 @@ pub fn wire(data: &[u8]) {
     let limit = if pick & 0x80 != 0 { 16 } else { 1 << 16 };
     let stream = tokio::io::join(Pieces { data: rest, piece }, tokio::io::sink());
     let mut connection = Connection::over(stream, "upstream.test");
-    let request = Outgoing {
+    let request = Request {
         method: method.clone(),
         uri: http::Uri::from_static("http://upstream.test/items"),
         headers: HeaderMap::new(),
         body: None,
+        idempotent: true,
     };
     let outcome = block_on(connection.exchange(&request, "upstream.test", limit));
     if let Ok(answer) = outcome {

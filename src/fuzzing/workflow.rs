@@ -12,10 +12,11 @@ use serde_json::{Map, Value, json};
 use super::{fixed_document, header_map, split_head};
 use crate::arazzo::{Context, evaluate};
 use crate::catalog::{self, WorkflowPlan};
+use crate::client::Response;
 use crate::curation::{self, Curation};
 use crate::openapi::{self, LoadOptions};
 use crate::upstream::redact::Secrets;
-use crate::upstream::response::{self, Observed, Shaping};
+use crate::upstream::response::{self, Shaping};
 use crate::upstream::workflow;
 
 /// Two steps over [`super::DOCUMENT`]: the first reads its answer every way Arazzo can (simple
@@ -128,7 +129,7 @@ pub fn arazzo_runtime(data: &[u8]) {
     let status = StatusCode::from_u16(100 + u16::from_be_bytes([*high, *low]) % 900)
         .expect("100 to 999 is a status");
     let (head, body) = split_head(rest).unwrap_or((b"", rest));
-    let observed = Observed {
+    let observed = Response {
         status,
         headers: header_map(head),
         body: body.to_vec(),
@@ -150,7 +151,7 @@ pub fn arazzo_runtime(data: &[u8]) {
 
 /// Everything the workflow's steps evaluate over `observed`, in order: each criterion's
 /// outcome, the actions chosen, each step's outputs and the workflow's.
-fn evaluate_all(observed: &Observed) -> Vec<Value> {
+fn evaluate_all(observed: &Response) -> Vec<Value> {
     let tool = runtime_workflow();
     let inputs = json!({"id": "item-7", "trace": "t-1"});
     let secrets = Secrets::default();

@@ -123,6 +123,18 @@ pub(super) fn credential(
     }
 }
 
+/// The client ferry's own credential is obtained through (token endpoints).
+pub(super) fn token_client(connect_timeout_ms: u64) -> Result<reqwest::Client, UpstreamError> {
+    reqwest::Client::builder()
+        .user_agent(crate::client::USER_AGENT)
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(std::time::Duration::from_millis(connect_timeout_ms))
+        .tcp_nodelay(true)
+        .referer(false)
+        .build()
+        .map_err(UpstreamError::Client)
+}
+
 /// Whether the secret `value` read from `env` is long enough to be redacted on its own
 /// ([`redact::MIN_SECRET_CHARS`]); a warning at start says when it is not.
 fn searchable(value: &str, env: &str) -> bool {

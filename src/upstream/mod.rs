@@ -3,15 +3,14 @@
 //! said, or a [`CallError`] that knows whose fault it is. No MCP is written here.
 //!
 //! [`request`] turns arguments into a request by the tool's plan, [`response`] turns the
-//! answer into an [`Answer`]; this module owns the pooled client, credentials, timeouts, the
-//! size cap and retries. A tool's call settings were resolved by compile
+//! answer into an [`Answer`]; this module owns credentials, timeouts, the size cap and
+//! retries, and sends each attempt through [`crate::client`]'s pools. A tool's call settings were resolved by compile
 //! ([`crate::catalog::CallSettings`]); what is left to decide before the first call (the
 //! base URL, the pools, credentials) is decided in [`Upstream::new`], and each tool's
 //! [`Route`] once, by whoever serves it.
 
-use std::cell::Cell;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::Method;
@@ -22,24 +21,22 @@ use tokio::time::Instant;
 use crate::auth::Principal;
 use crate::auth::outbound::identity_header;
 use crate::catalog::{Catalog, NextPage, OperationPlan, Tool};
+use crate::client::{self, Failure, Malformed, Pool, Tls, TlsError};
 use crate::trace;
 
 mod address;
 mod body;
 mod credential;
 mod outcome;
-pub(crate) mod pool;
 pub(crate) mod redact;
 pub(crate) mod request;
 pub(crate) mod response;
 mod retry;
 mod span;
-pub(crate) mod wire;
 pub(crate) mod workflow;
 
 use address::{base_url, join};
-use credential::{Credential, credential, obtained_secrets};
-use pool::{Attempt, Outgoing, Pool};
+use credential::{Credential, credential, obtained_secrets, token_client};
 use redact::Secrets;
 pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
 
@@ -49,28 +46,13 @@ pub use response::REPORTED_HEADERS;
 pub use workflow::{Ending, StepFailure, StepTaken, Unset, WorkflowOutcome};
 
 /// The pooled client that calls one upstream API for every tool of a catalog. Cheap to
-/// clone: clones share the connection pools.
+/// clone: clones share the connection pools, which every serving thread shares (a kept
+/// connection is taken again only on the thread that last used it; see [`client::pool`]).
 #[derive(Debug, Clone)]
 pub struct Upstream {
     inner: Arc<Inner>,
-    /// The pools of serving threads 1 and up (thread 0 uses `inner.clients`), each made on
-    /// that thread's first call; see [`Upstream::with_workers`].
-    workers: Arc<[OnceLock<Vec<Pool>>]>,
     /// Where each attempt's span goes; see [`Upstream::with_traces`].
     traces: Option<trace::Exporter>,
-}
-
-thread_local! {
-    /// Which serving thread this is; see [`set_worker`].
-    static WORKER: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Marks the current thread as serving thread `index` (0, the default, for the first): its
-/// calls go through that thread's own connection pools, so an upstream socket is driven by
-/// the thread whose runtime made it. Only threads that each run their own single-threaded
-/// runtime should be numbered.
-pub fn set_worker(index: usize) {
-    WORKER.with(|worker| worker.set(index));
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +70,8 @@ pub enum UpstreamError {
     #[error("cannot build the HTTP client: {0}")]
     Client(#[source] reqwest::Error),
     #[error(transparent)]
+    Tls(#[from] TlsError),
+    #[error(transparent)]
     Credential(#[from] crate::auth::outbound::OutboundError),
 }
 
@@ -104,25 +88,50 @@ impl Upstream {
         catalog: &Catalog,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Upstream, UpstreamError> {
-        // Calls go to the first API; one client part per API comes with the client's own.
+        Upstream::build(catalog, env, Tls::platform)
+    }
+
+    /// As [`Upstream::with_env`], trusting what `tls` trusts instead of the platform's store.
+    #[cfg(test)]
+    pub(crate) fn with_tls(
+        catalog: &Catalog,
+        env: impl Fn(&str) -> Option<String>,
+        tls: Tls,
+    ) -> Result<Upstream, UpstreamError> {
+        Upstream::build(catalog, env, || Ok(tls))
+    }
+
+    fn build(
+        catalog: &Catalog,
+        env: impl Fn(&str) -> Option<String>,
+        tls: impl FnOnce() -> Result<Tls, TlsError>,
+    ) -> Result<Upstream, UpstreamError> {
+        // Calls go to the first API; one client part per API comes next.
         let api = catalog.apis.first().ok_or(UpstreamError::NoBaseUrl)?;
         let base = api.upstream.as_deref().ok_or(UpstreamError::NoBaseUrl)?;
         let base_url = base_url(base)?;
-        let default_connect = api.connect_timeout_ms;
-        let (credential, secrets) = match &api.upstream_auth {
-            Some(auth) => credential(auth, &env, &pool::http_client(default_connect)?)?,
-            None => (None, Vec::new()),
+        // TLS is set up (the platform's trust store read) only when the upstream is called
+        // over HTTPS.
+        let tls = if base_url.scheme() == "https" {
+            Some(tls()?)
+        } else {
+            None
         };
-        // One pooled client per distinct connect timeout (usually just one): the timeout
-        // belongs to the client, not to a request.
-        let scheme = base_url.scheme();
-        let mut clients = vec![(default_connect, Pool::new(scheme, default_connect)?)];
+        // One pool per distinct connect timeout (usually just one): the timeout belongs to
+        // the connections, not to a request.
+        let default_connect = api.connect_timeout_ms;
+        let pool = |ms: u64| Pool::new(Duration::from_millis(ms), tls.clone());
+        let mut clients = vec![(default_connect, pool(default_connect))];
         for tool in catalog.tools.iter().filter_map(Tool::operation) {
             let ms = tool.call.connect_timeout_ms;
             if !clients.iter().any(|(known, _)| *known == ms) {
-                clients.push((ms, Pool::new(scheme, ms)?));
+                clients.push((ms, pool(ms)));
             }
         }
+        let (credential, secrets) = match &api.upstream_auth {
+            Some(auth) => credential(auth, &env, &token_client(default_connect)?)?,
+            None => (None, Vec::new()),
+        };
         let base = base_url.as_str().trim_end_matches('/').to_string();
         let base_path = base_url.path().trim_end_matches('/').to_string();
         Ok(Upstream {
@@ -136,7 +145,6 @@ impl Upstream {
                 obtained_secrets: Mutex::default(),
                 identity_header: api.identity_header.clone(),
             }),
-            workers: Arc::new([]),
             traces: None,
         })
     }
@@ -163,42 +171,16 @@ impl Upstream {
         self
     }
 
-    /// Gives each of `workers` serving threads (numbered by [`set_worker`]) its own connection
-    /// pools; threads numbered beyond them share thread 0's.
-    pub fn with_workers(mut self, workers: usize) -> Upstream {
-        self.workers = (1..workers).map(|_| OnceLock::new()).collect();
-        self
-    }
-
     /// The request target a call with `path_and_query` is sent to, before the origin check;
     /// what the fuzzing harness checks.
     pub(crate) fn target(&self, path_and_query: &str) -> Result<http::Uri, &'static str> {
         self.inner.uri(path_and_query)
     }
 
-    /// The pool with index `index` (by connect timeout) of the calling thread.
+    /// The pool with index `index` (by connect timeout).
     fn client(&self, index: usize) -> &Pool {
         let clients = &self.inner.clients;
-        let index = index.min(clients.len() - 1);
-        let worker = WORKER.with(Cell::get);
-        match worker
-            .checked_sub(1)
-            .and_then(|slot| self.workers.get(slot))
-        {
-            Some(pools) => {
-                let pools = pools.get_or_init(|| {
-                    clients
-                        .iter()
-                        .map(|(ms, shared)| {
-                            Pool::new(self.inner.base_url.scheme(), *ms)
-                                .unwrap_or_else(|_| shared.clone())
-                        })
-                        .collect()
-                });
-                &pools[index]
-            }
-            None => &clients[index].1,
-        }
+        &clients[index.min(clients.len() - 1)].1
     }
 
     /// Calls `tool` once, with arguments already validated against its input schema,
@@ -530,7 +512,7 @@ impl Upstream {
         authorization: Option<&HeaderValue>,
         principal: &Principal,
         idempotency_key: Option<&str>,
-    ) -> Option<Outgoing> {
+    ) -> Option<client::Request> {
         let inner = &self.inner;
         let uri = match inner.uri(&prepared.path_and_query) {
             Ok(uri) => uri,
@@ -544,11 +526,13 @@ impl Upstream {
             tracing::error!(tool = %tool.name, "request would leave the upstream's origin; refused");
             return None;
         }
-        let mut request = Outgoing {
-            method: tool.plan.method.clone(),
+        let method = &tool.plan.method;
+        let mut request = client::Request {
+            method: method.clone(),
             uri,
             headers: prepared.headers,
             body: None,
+            idempotent: idempotent(method),
         };
         let headers = &mut request.headers;
         match &inner.credential {
@@ -599,7 +583,7 @@ impl Upstream {
         &self,
         tool: &OperationPlan,
         pool: usize,
-        mut request: Outgoing,
+        mut request: client::Request,
         mut clock: Clock<'_>,
         secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
@@ -607,7 +591,7 @@ impl Upstream {
         let inner = &self.inner;
         let settings = &tool.call;
         let deadline = deadline_after(clock.started, settings.timeout);
-        let retryable = retryable(&request.method, settings);
+        let retryable = retryable(&request, settings);
         let shaping = response::Shaping {
             tool: &tool.name,
             limit_bytes: settings.max_response_bytes,
@@ -639,7 +623,7 @@ impl Upstream {
                     tracing::warn!(tool = %tool.name, timeout_ms, attempts = attempt + 1, "upstream call timed out");
                     return Err(CallError::Timeout { timeout_ms });
                 }
-                Ok(Attempt::Answer(observed)) => {
+                Ok(Ok(observed)) => {
                     let status = observed.status.as_u16();
                     if status == 401
                         && let Some(forget) = on_unauthorized
@@ -659,23 +643,27 @@ impl Upstream {
                     }
                     return Ok(response::shape(observed, &shaping));
                 }
-                Ok(Attempt::Send(error)) => {
-                    if error.connection
+                Ok(Err(Failure::Body {
+                    status,
+                    headers,
+                    detail,
+                })) => {
+                    tracing::warn!(tool = %tool.name, status = status.as_u16(), error = %detail, "upstream response body failed");
+                    return Err(CallError::Body(response::reported(
+                        status, &headers, &shaping,
+                    )));
+                }
+                Ok(Err(failure)) => {
+                    if failure.retryable()
                         && let Some(delay) = retry_delay(None)
                     {
-                        tracing::info!(tool = %tool.name, error = %error.detail, attempt = attempt + 1, delay_ms = delay.as_millis() as u64, "retrying upstream call");
+                        tracing::info!(tool = %tool.name, error = %failure.detail(), attempt = attempt + 1, delay_ms = delay.as_millis() as u64, "retrying upstream call");
                         tokio::time::sleep(delay).await;
                         attempt += 1;
                         continue;
                     }
-                    tracing::warn!(tool = %tool.name, error = %error.detail, attempts = attempt + 1, "upstream call failed");
-                    return Err(send_error(&error, settings));
-                }
-                Ok(Attempt::Body(status, headers, error)) => {
-                    tracing::warn!(tool = %tool.name, status = status.as_u16(), error = %error.detail, "upstream response body failed");
-                    return Err(CallError::Body(response::reported(
-                        status, &headers, &shaping,
-                    )));
+                    tracing::warn!(tool = %tool.name, error = %failure.detail(), attempts = attempt + 1, "upstream call failed");
+                    return Err(send_error(&failure, settings));
                 }
             }
         }
@@ -689,10 +677,10 @@ impl Upstream {
         &self,
         tool: &OperationPlan,
         pool: usize,
-        request: &mut Outgoing,
+        request: &mut client::Request,
         clock: &mut Clock<'_>,
         resend: u32,
-    ) -> Result<Attempt, tokio::time::error::Elapsed> {
+    ) -> Result<Result<client::Response, Failure>, tokio::time::error::Elapsed> {
         let deadline = deadline_after(clock.started, tool.call.timeout);
         let context = clock.context;
         let (span_id, traceparent) = context.child();
@@ -705,9 +693,9 @@ impl Upstream {
             start_unix_nano: trace::export::now_unix_nano(),
         });
         let sent = Instant::now();
-        let max_bytes = tool.call.max_response_bytes;
+        let limit = usize::try_from(tool.call.max_response_bytes).unwrap_or(usize::MAX);
         let outcome =
-            tokio::time::timeout_at(deadline, self.client(pool).send(request, max_bytes)).await;
+            tokio::time::timeout_at(deadline, self.client(pool).send(request, limit)).await;
         clock.stats.attempts += 1;
         clock.stats.upstream += sent.elapsed();
         if let (Some(exporter), Some(begun)) = (exporter, &begun) {
@@ -723,10 +711,10 @@ impl Upstream {
 
 /// Whether a call may be sent again after a failure: its method is idempotent, or the API
 /// deduplicates it by an idempotency key.
-fn retryable(method: &Method, settings: &crate::catalog::CallSettings) -> bool {
-    idempotent(method)
+fn retryable(request: &client::Request, settings: &crate::catalog::CallSettings) -> bool {
+    request.idempotent
         || (settings.idempotency_header.is_some()
-            && matches!(*method, Method::POST | Method::PATCH))
+            && matches!(request.method, Method::POST | Method::PATCH))
 }
 
 /// Whether sending a request with `method` twice changes nothing more than sending it once
@@ -737,18 +725,18 @@ fn idempotent(method: &Method) -> bool {
 }
 
 /// What a request that got no answer comes to.
-fn send_error(error: &pool::Failure, settings: &crate::catalog::CallSettings) -> CallError {
-    match error.malformed {
-        Some(pool::Malformed::TooLarge) => CallError::HeadTooLarge,
-        Some(pool::Malformed::Invalid) => CallError::NotHttp,
-        None if error.timeout && error.connect => CallError::ConnectTimeout {
+fn send_error(failure: &Failure, settings: &crate::catalog::CallSettings) -> CallError {
+    match failure {
+        Failure::Head(Malformed::TooLarge, _) => CallError::HeadTooLarge,
+        Failure::Head(Malformed::Invalid, _) => CallError::NotHttp,
+        Failure::Connect { timeout: true, .. } => CallError::ConnectTimeout {
             connect_timeout_ms: settings.connect_timeout_ms,
         },
-        None if error.timeout => CallError::Timeout {
+        Failure::Connect { timeout: false, .. } => CallError::Connect,
+        Failure::Closed { timeout: true, .. } => CallError::Timeout {
             timeout_ms: settings.timeout.as_millis() as u64,
         },
-        None if error.connect => CallError::Connect,
-        None => CallError::Closed,
+        Failure::Closed { timeout: false, .. } | Failure::Body { .. } => CallError::Closed,
     }
 }
 
@@ -787,18 +775,6 @@ pub(crate) fn uuid_text(hex: &str) -> String {
         &hex[16..20],
         &hex[20..32]
     )
-}
-
-/// An error and its causes on one line, for the log only.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -12,18 +12,9 @@ use serde_json::{Map, Value};
 use super::outcome::{Answer, Handling, Http, Page, Redacted};
 use super::redact::Secrets;
 use crate::catalog::NextPage;
+use crate::client::Response;
 
 pub use crate::catalog::call::REPORTED_HEADERS;
-
-/// What came back from the upstream.
-#[derive(Debug, Clone)]
-pub struct Observed {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: Vec<u8>,
-    /// The body was cut at the size cap.
-    pub truncated: bool,
-}
 
 /// How a tool's results are shaped, resolved from its call options.
 #[derive(Debug, Clone, Copy)]
@@ -49,8 +40,8 @@ pub struct Shaping<'a> {
 /// it, headers, cursors, a redirect's location) is redacted of ferry's secrets first; when
 /// anything was, [`Handling::redacted`] says where first, so a text that no longer matches
 /// the body as received says so.
-pub fn shape(observed: Observed, shaping: &Shaping<'_>) -> Answer {
-    let Observed {
+pub fn shape(observed: Response, shaping: &Shaping<'_>) -> Answer {
+    let Response {
         status,
         headers,
         body,

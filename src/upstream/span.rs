@@ -5,8 +5,8 @@
 use http::StatusCode;
 
 use super::Inner;
-use super::pool::Attempt;
 use crate::catalog::OperationPlan;
+use crate::client::{Failure, Response};
 use crate::trace::otlp::{self, Value};
 use crate::trace::{self, Exporter, SpanId, export};
 
@@ -25,28 +25,30 @@ impl Ended {
         error: Some("timeout"),
     };
 
-    pub(super) fn of(attempt: &Attempt) -> Ended {
-        match attempt {
-            Attempt::Answer(observed) => Ended {
-                status: Some(observed.status),
-                error: None,
-            },
-            Attempt::Send(failure) => Ended {
-                status: None,
-                error: Some(if failure.timeout {
-                    "timeout"
-                } else if failure.connect {
-                    "connect_error"
-                } else if failure.malformed.is_some() {
-                    "malformed_response"
-                } else {
-                    "connection_closed"
-                }),
-            },
-            Attempt::Body(status, _, _) => Ended {
-                status: Some(*status),
-                error: Some("response_body_error"),
-            },
+    pub(super) fn of(attempt: &Result<Response, Failure>) -> Ended {
+        let error = match attempt {
+            Ok(response) => {
+                return Ended {
+                    status: Some(response.status),
+                    error: None,
+                };
+            }
+            Err(Failure::Body { status, .. }) => {
+                return Ended {
+                    status: Some(*status),
+                    error: Some("response_body_error"),
+                };
+            }
+            Err(Failure::Connect { timeout: true, .. } | Failure::Closed { timeout: true, .. }) => {
+                "timeout"
+            }
+            Err(Failure::Connect { .. }) => "connect_error",
+            Err(Failure::Head(..)) => "malformed_response",
+            Err(Failure::Closed { .. }) => "connection_closed",
+        };
+        Ended {
+            status: None,
+            error: Some(error),
         }
     }
 }

@@ -7,7 +7,7 @@ use http::StatusCode;
 use serde_json::json;
 
 use super::request::{Extras, Route, build, next_page_arguments};
-use super::response::{Observed, Shaping, next_link, shape};
+use super::response::{Shaping, next_link, shape};
 use super::retry::http_date;
 use super::*;
 use crate::access::UpstreamAuth;
@@ -15,6 +15,7 @@ use crate::catalog::{
     BodyEncoding, BodyPlacement, BodyPlan, ParameterLocation, ParameterPlan, ParameterStyle,
     RequestPlan,
 };
+use crate::client::Response;
 
 fn plan(path: &str, parameters: Vec<ParameterPlan>) -> RequestPlan {
     RequestPlan::new(Method::GET, path, parameters)
@@ -750,7 +751,7 @@ fn shaped(status: u16, headers: &[(&str, &str)], body: &str, shaping: Shaping<'_
             HeaderValue::from_str(value).unwrap(),
         );
     }
-    let observed = Observed {
+    let observed = Response {
         status: StatusCode::from_u16(status).unwrap(),
         headers: map,
         body: body.as_bytes().to_vec(),
@@ -760,7 +761,7 @@ fn shaped(status: u16, headers: &[(&str, &str)], body: &str, shaping: Shaping<'_
 }
 
 /// The tool result `mcp` writes of the answer `shape` makes.
-fn written(observed: Observed, shaping: &Shaping<'_>) -> crate::mcp::ToolResult {
+fn written(observed: Response, shaping: &Shaping<'_>) -> crate::mcp::ToolResult {
     crate::mcp::ToolResult::of(shaping.tool, Ok(shape(observed, shaping)))
 }
 
@@ -911,7 +912,7 @@ fn undecodable_and_binary_bodies_are_errors_or_blobs_never_mislabelled() {
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/octet-stream"),
     );
-    let observed = Observed {
+    let observed = Response {
         status: StatusCode::BAD_REQUEST,
         headers,
         body: vec![0xff, 0xfe, 0x00],
@@ -1303,4 +1304,73 @@ fn an_escape_dense_body_is_searched_and_a_match_in_it_mapped_back() {
     assert_eq!(&redacted[..body.len() - 23], &body[..body.len() - 23]);
     assert_eq!(&redacted[body.len() - 23..], br"%5C%2F[redacted]\\\/");
     eprintln!("1 MB of JSON escapes searched in {elapsed:?}");
+}
+
+const TLS_DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tls");
+
+/// An HTTPS upstream on loopback (axum over TLS, the test CA's `localhost` certificate)
+/// answering `GET /pets/1` with `{"id":1}`: its base URL.
+async fn https_upstream() -> String {
+    let path = |name: &str| std::path::PathBuf::from(format!("{TLS_DATA}/{name}"));
+    let config =
+        crate::transport::tls::server_config(&path("localhost.crt"), &path("localhost.key"))
+            .expect("test certificate");
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = tcp.local_addr().expect("address").port();
+    let listener = crate::transport::tls::TlsListener::new(tcp, config).expect("listener");
+    let router = axum::Router::new().route(
+        "/pets/1",
+        axum::routing::get(|| async { ([("content-type", "application/json")], r#"{"id":1}"#) }),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    format!("https://localhost:{port}")
+}
+
+fn https_catalog(base: &str) -> (Catalog, Tool) {
+    let mut tool = Tool::new(
+        "getPet",
+        json!({"type": "object"}),
+        RequestPlan::new(Method::GET, "/pets/1", Vec::new()),
+    );
+    let call = &mut tool.operation_mut().expect("an operation's tool").call;
+    call.timeout = std::time::Duration::from_secs(5);
+    call.retries = 0;
+    let server = crate::catalog::ServerInfo {
+        name: "test".into(),
+        title: None,
+        version: "0".into(),
+        instructions: None,
+    };
+    let mut catalog = Catalog::new(server, Some(base.to_owned()), vec![tool.clone()]);
+    catalog.apis[0].connect_timeout_ms = 1_000;
+    (catalog, tool)
+}
+
+fn tls_trusting(file: &str) -> Tls {
+    Tls::with_roots(&std::fs::read(format!("{TLS_DATA}/{file}")).expect("PEM")).expect("parses")
+}
+
+#[tokio::test]
+async fn an_https_upstream_answers_and_fails_as_a_plain_one_does() {
+    let base = https_upstream().await;
+    let (catalog, tool) = https_catalog(&base);
+    let env = |_: &str| None;
+    let upstream = Upstream::with_tls(&catalog, env, tls_trusting("ca.crt")).expect("client");
+    for _ in 0..2 {
+        let answer = upstream.call(&tool, &Map::new()).await.expect("an answer");
+        assert_eq!(answer.http.status, 200);
+        assert_eq!(answer.body, br#"{"id":1}"#);
+    }
+    // A certificate no trusted CA vouches for is a failure to connect, worded as today.
+    let untrusting =
+        Upstream::with_tls(&catalog, env, tls_trusting("localhost.crt")).expect("client");
+    let outcome = untrusting.call(&tool, &Map::new()).await;
+    assert!(matches!(outcome, Err(CallError::Connect)), "{outcome:?}");
+    expect![[r#"could not connect to the upstream"#]].assert_eq(
+        crate::mcp::ToolResult::of(&tool.name, outcome).content[0]["text"]
+            .as_str()
+            .unwrap_or_default(),
+    );
 }

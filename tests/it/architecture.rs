@@ -32,8 +32,16 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule {
-        text: "`diagnostic`, `file`, `json`, `parameter`, `rate` and `trace` import nothing from ferry",
-        scope: Scope::Only(&["diagnostic", "file", "json", "parameter", "rate", "trace"]),
+        text: "`client`, `diagnostic`, `file`, `json`, `parameter`, `rate` and `trace` import nothing from ferry",
+        scope: Scope::Only(&[
+            "client",
+            "diagnostic",
+            "file",
+            "json",
+            "parameter",
+            "rate",
+            "trace",
+        ]),
         forbidden: &["crate"],
     },
     Rule {

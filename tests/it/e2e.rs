@@ -510,6 +510,67 @@ fn serve_over_tls_hands_connections_to_every_worker() {
     log.assert_each_worker_accepted(2);
 }
 
+/// An HTTPS upstream's certificate is checked against the platform's trust store, which
+/// `SSL_CERT_FILE` replaces: the test CA's certificate is trusted through it, and the same
+/// server is refused when the store holds only its own certificate, no CA.
+#[test]
+fn an_https_upstream_is_checked_against_the_platform_trust_store() {
+    const TLS: &str = "tests/data/tls";
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let port = runtime.block_on(async {
+        let config = ferry::transport::tls::server_config(
+            std::path::Path::new(&format!("{TLS}/localhost.crt")),
+            std::path::Path::new(&format!("{TLS}/localhost.key")),
+        )
+        .expect("test certificate");
+        let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = tcp.local_addr().expect("address").port();
+        let listener = ferry::transport::tls::TlsListener::new(tcp, config).expect("listener");
+        let router = axum::Router::new().route(
+            "/slow",
+            axum::routing::get(|| async {
+                ([("content-type", "application/json")], r#"{"slow":true}"#)
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        port
+    });
+    let (path, document) = slow_document_file("https-upstream");
+    let base = format!("https://localhost:{port}");
+    for (store, expected) in [
+        ("ca.crt", r#"{"slow":true}"#),
+        ("localhost.crt", "could not connect to the upstream"),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .args(["serve", "--stdio", "--openapi", &document, "--all"])
+            .args(["--upstream", &base])
+            .env("SSL_CERT_FILE", format!("{TLS}/{store}"))
+            .env_remove("SSL_CERT_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("ferry starts");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "slow", "arguments": {}, "_meta": meta()}});
+        writeln!(stdin, "{call}").expect("write");
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("read");
+        let answer: Value = serde_json::from_str(&line).expect("JSON");
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert_eq!(text, expected, "trusting {store}: {answer}");
+        drop(stdin);
+        assert!(child.wait().expect("ferry ends").success());
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
 /// The log of a `ferry` started by [`spawn_ferry`], read on a thread of its own so ferry never
 /// writes into a full pipe.
 struct Log {

@@ -3,7 +3,7 @@ use expect_test::{Expect, expect};
 use std::time::Duration;
 use tokio::net::TcpListener;
 
-fn outgoing(method: Method, uri: &str, headers: &[(&str, &str)], body: Option<&str>) -> Outgoing {
+fn outgoing(method: Method, uri: &str, headers: &[(&str, &str)], body: Option<&str>) -> Request {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
         map.append(
@@ -11,20 +11,21 @@ fn outgoing(method: Method, uri: &str, headers: &[(&str, &str)], body: Option<&s
             HeaderValue::from_str(value).expect("value"),
         );
     }
-    Outgoing {
+    Request {
         method,
         uri: uri.parse().expect("uri"),
         headers: map,
         body: body.map(|body| bytes::Bytes::copy_from_slice(body.as_bytes())),
+        idempotent: false,
     }
 }
 
-fn encoded(request: &Outgoing, host: &str) -> String {
+fn encoded(request: &Request, host: &str) -> String {
     let mut out = Vec::new();
     encode(request, host, &mut out);
     String::from_utf8(out)
         .expect("text")
-        .replace(super::super::pool::USER_AGENT, "ferry/VERSION")
+        .replace(super::super::USER_AGENT, "ferry/VERSION")
 }
 
 #[test]
@@ -277,7 +278,7 @@ async fn exchange(method: Method, raw: &'static [u8], limit: usize, hold: bool) 
         let _ = stream.shutdown().await;
     });
     let origin = format!("127.0.0.1:{port}");
-    let mut connection = Connection::open("127.0.0.1", port, &origin, Duration::from_secs(5))
+    let mut connection = Connection::open("127.0.0.1", port, &origin, Duration::from_secs(5), None)
         .await
         .expect("connect");
     let request = outgoing(method, &format!("http://{origin}/"), &[], None);
@@ -289,7 +290,7 @@ async fn exchange(method: Method, raw: &'static [u8], limit: usize, hold: bool) 
 
 /// Reads one request head (up to its empty line) from a loopback upstream's `stream`;
 /// false when the client went away first.
-pub(crate) async fn read_request_head(stream: &mut tokio::net::TcpStream) -> bool {
+pub(crate) async fn read_request_head(stream: &mut (impl AsyncRead + Unpin)) -> bool {
     let mut head = Vec::new();
     let mut buffer = [0u8; 1024];
     while !head.windows(4).any(|window| window == b"\r\n\r\n") {

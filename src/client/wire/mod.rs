@@ -1,20 +1,24 @@
-//! HTTP/1.1 on one plain TCP connection to the upstream: writing a request and reading its
-//! answer, with the framing rules of RFC 9112. A call drives its connection itself, in its
-//! own task, so an answer costs no hand-over to a connection task and back; that hand-over
-//! and the general client's pool were the call path's largest costs after the kernel's.
-//! Which connections are kept between calls is [`super::pool`]'s.
+//! HTTP/1.1 on one connection, plain TCP or a TLS session over it: writing a request and
+//! reading its answer, with the framing rules of RFC 9112. A call drives its connection
+//! itself, in its own task, so an answer costs no hand-over to a connection task and back;
+//! that hand-over and a general client's pool were the call path's largest costs after the
+//! kernel's. Which connections are kept between calls is [`super::pool`]'s.
 
 use std::io::{self, Write as _};
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, StatusCode, Version};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
 
-use super::pool::{Malformed, Outgoing};
+use super::tls::Tls;
+use super::{Malformed, Request};
 
 /// At most this many header lines in a response head, as hyper's client allows.
 const MAX_HEADERS: usize = 100;
@@ -35,11 +39,11 @@ const MAX_READ_ROOM: usize = 256 * 1024;
 const KEPT_BUFFER: usize = 64 * 1024;
 
 /// One open connection, with what it has read beyond the answer it was last asked for. The
-/// stream is a TCP connection except where the fuzzing harness feeds bytes.
+/// stream is a [`Stream`] except where the fuzzing harness feeds bytes.
 #[derive(Debug)]
-pub(crate) struct Connection<S = TcpStream> {
+pub(crate) struct Connection<S = Stream> {
     stream: S,
-    /// The `host:port` it was opened to.
+    /// The `host:port` it was opened to (over TLS when the stream says so).
     origin: Box<str>,
     /// Bytes read and not yet taken.
     read: BytesMut,
@@ -96,16 +100,27 @@ enum Framing {
     Close,
 }
 
-impl Connection<TcpStream> {
+/// A connection's byte stream: plain TCP, or a TLS session over it.
+#[derive(Debug)]
+pub(crate) enum Stream {
+    Plain(TcpStream),
+    /// Boxed: a session's state is large beside a socket's, and kept connections move.
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Connection<Stream> {
     /// Opens a connection to `host` (a name, an IPv4 address or a bracketed IPv6 one) and
-    /// `port`, known as `origin`. A name's addresses are tried in turn, each given an equal
-    /// share of `connect_timeout`, as hyper's connector does; resolving the name is bounded by
-    /// the caller's deadline only. A connect that ran out of time is `TimedOut`.
+    /// `port`, known as `origin`, in a TLS session when `tls` is given. A name's addresses
+    /// are tried in turn, each given an equal share of `connect_timeout`, as hyper's
+    /// connector does; the TLS handshake gets what is left of it. Resolving the name is
+    /// bounded by the caller's deadline only. A connect that ran out of time is `TimedOut`;
+    /// a handshake that failed (a certificate not trusted, say) is the connect's failure.
     pub async fn open(
         host: &str,
         port: u16,
         origin: &str,
         connect_timeout: Duration,
+        tls: Option<&Tls>,
     ) -> io::Result<Connection> {
         let bare = host
             .strip_prefix('[')
@@ -115,16 +130,18 @@ impl Connection<TcpStream> {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
             Err(_) => tokio::net::lookup_host((bare, port)).await?.collect(),
         };
+        let deadline = tokio::time::Instant::now() + connect_timeout;
         let share = connect_timeout / u32::try_from(addresses.len()).unwrap_or(u32::MAX).max(1);
         let mut last = io::Error::new(
             io::ErrorKind::NotFound,
             format!("{bare} resolves to no address"),
         );
+        let mut connected = None;
         for address in addresses {
             match tokio::time::timeout(share, TcpStream::connect(address)).await {
                 Ok(Ok(stream)) => {
-                    stream.set_nodelay(true)?;
-                    return Ok(Connection::over(stream, origin));
+                    connected = Some(stream);
+                    break;
                 }
                 Ok(Err(error)) => last = error,
                 Err(_) => {
@@ -132,16 +149,90 @@ impl Connection<TcpStream> {
                 }
             }
         }
-        Err(last)
+        let stream = connected.ok_or(last)?;
+        stream.set_nodelay(true)?;
+        let Some(tls) = tls else {
+            return Ok(Connection::over(Stream::Plain(stream), origin));
+        };
+        match tokio::time::timeout_at(deadline, tls.connect(bare, stream)).await {
+            Ok(Ok(session)) => Ok(Connection::over(Stream::Tls(Box::new(session)), origin)),
+            Ok(Err(error)) => Err(io::Error::new(
+                error.kind(),
+                format!("TLS handshake: {error}"),
+            )),
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the TLS handshake timed out",
+            )),
+        }
     }
 
-    /// Whether an idle connection can still carry a request: the upstream has neither closed
+    /// Whether the connection runs in a TLS session.
+    pub fn is_tls(&self) -> bool {
+        matches!(self.stream, Stream::Tls(_))
+    }
+
+    /// Whether an idle connection can still carry a request: the server has neither closed
     /// it nor sent anything unasked, as far as the runtime has seen (a close that arrived
     /// while this thread was busy and not yet polled for is missed; see the pool's resend).
     /// Costs no system call when nothing arrived since the last read drained the socket.
-    pub fn is_open(&self) -> bool {
+    pub fn is_open(&mut self) -> bool {
         let mut probe = [0u8; 1];
-        matches!(self.stream.try_read(&mut probe), Err(error) if error.kind() == io::ErrorKind::WouldBlock)
+        match &mut self.stream {
+            Stream::Plain(stream) => {
+                matches!(stream.try_read(&mut probe), Err(error) if error.kind() == io::ErrorKind::WouldBlock)
+            }
+            // Read through the session, never the socket under it: what came may be TLS
+            // records no request asked for but no byte of an answer either (a session
+            // ticket), which rustls takes in; a close, a byte of data or an error ends it.
+            Stream::Tls(session) => {
+                let mut buffer = ReadBuf::new(&mut probe);
+                let mut context = Context::from_waker(Waker::noop());
+                Pin::new(session.as_mut())
+                    .poll_read(&mut context, &mut buffer)
+                    .is_pending()
+            }
+        }
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffer: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(stream) => Pin::new(stream).poll_read(context, buffer),
+            Stream::Tls(session) => Pin::new(session.as_mut()).poll_read(context, buffer),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        bytes: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(stream) => Pin::new(stream).poll_write(context, bytes),
+            Stream::Tls(session) => Pin::new(session.as_mut()).poll_write(context, bytes),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(stream) => Pin::new(stream).poll_flush(context),
+            Stream::Tls(session) => Pin::new(session.as_mut()).poll_flush(context),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(stream) => Pin::new(stream).poll_shutdown(context),
+            Stream::Tls(session) => Pin::new(session.as_mut()).poll_shutdown(context),
+        }
     }
 }
 
@@ -166,12 +257,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// at most `limit` bytes of the body.
     pub(crate) async fn exchange(
         &mut self,
-        request: &Outgoing,
+        request: &Request,
         host: &str,
         limit: usize,
     ) -> Result<Answer, Error> {
         encode(request, host, &mut self.write);
-        let written = self.stream.write_all(&self.write).await;
+        // A TLS session may hold back the last of what it encrypted until flushed; a socket
+        // flushes at once.
+        let written = match self.stream.write_all(&self.write).await {
+            Ok(()) => self.stream.flush().await,
+            failed => failed,
+        };
         let wrote_all = written.is_ok();
         let head = match written {
             Ok(()) => self.read_head().await?,
@@ -397,7 +493,7 @@ impl Body {
         };
         Body {
             framing,
-            bytes: super::pool::body_for(expected, limit),
+            bytes: body_for(expected, limit),
             limit,
             truncated: false,
         }
@@ -407,7 +503,7 @@ impl Body {
     /// so reading stops.
     fn take(&mut self, read: &mut BytesMut, most: usize) -> bool {
         let taken = read.len().min(most);
-        if super::pool::append(&mut self.bytes, &read[..taken], self.limit) {
+        if append(&mut self.bytes, &read[..taken], self.limit) {
             self.truncated = true;
             return true;
         }
@@ -416,11 +512,27 @@ impl Body {
     }
 }
 
+/// Room for a body of `expected` bytes kept to `limit`: never more than a mebibyte ahead of
+/// what came, whatever a length says.
+fn body_for(expected: usize, limit: usize) -> Vec<u8> {
+    Vec::with_capacity(expected.min(limit).min(1 << 20))
+}
+
+/// Appends `chunk` to `body` up to `limit` bytes in all; true when it did not fit whole.
+fn append(body: &mut Vec<u8>, chunk: &[u8], limit: usize) -> bool {
+    let room = limit - body.len();
+    if chunk.len() > room {
+        body.extend_from_slice(&chunk[..room]);
+        return true;
+    }
+    body.extend_from_slice(chunk);
+    false
+}
+
 /// Writes the request line, the headers and the body of `request` into `out`: the target in
-/// origin form, `Host` first, `Content-Length` when there is a body, and what reqwest sends by
-/// default (`User-Agent`, `Accept`) when the request has none, so both schemes look alike to
-/// the upstream.
-fn encode(request: &Outgoing, host: &str, out: &mut Vec<u8>) {
+/// origin form, `Host` first, `Content-Length` when there is a body, and `User-Agent` and
+/// `Accept: */*` when the request has none (what HTTP clients send by default).
+fn encode(request: &Request, host: &str, out: &mut Vec<u8>) {
     out.clear();
     let target = request
         .uri
@@ -451,7 +563,7 @@ fn encode(request: &Outgoing, host: &str, out: &mut Vec<u8>) {
     }
     if !user_agent {
         out.extend_from_slice(b"user-agent: ");
-        out.extend_from_slice(super::pool::USER_AGENT.as_bytes());
+        out.extend_from_slice(super::USER_AGENT.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
     if !accept {
