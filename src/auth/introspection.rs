@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use url::Url;
 
 use super::secret::Secret;
+use crate::client::{self, Failure, Pool};
 
 /// Largest introspection response accepted.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
@@ -25,7 +26,7 @@ pub(crate) struct Introspector {
     endpoint: Url,
     client_id: String,
     client_secret: Secret,
-    client: reqwest::Client,
+    client: Pool,
     /// Active answers by SHA-256 of the token (the token itself is never a key).
     cache: Mutex<HashMap<[u8; 32], CachedAnswer>>,
 }
@@ -36,7 +37,7 @@ type CachedAnswer = (Instant, Map<String, Value>);
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum IntrospectionError {
     #[error("introspection request failed: {0}")]
-    Request(#[from] reqwest::Error),
+    Request(#[from] Failure),
     #[error("introspection endpoint answered {0}")]
     Status(http::StatusCode),
     #[error("introspection response is not a JSON object")]
@@ -48,7 +49,7 @@ impl Introspector {
         endpoint: Url,
         client_id: String,
         client_secret: Secret,
-        client: reqwest::Client,
+        client: Pool,
     ) -> Introspector {
         Introspector {
             endpoint,
@@ -107,28 +108,35 @@ impl Introspector {
             .append_pair("token", token)
             .append_pair("token_type_hint", "access_token")
             .finish();
-        let mut response = self
+        let mut request = client::Request::to(http::Method::POST, &self.endpoint)?;
+        let mut authorization = http::HeaderValue::from_str(&basic_authorization(
+            &self.client_id,
+            self.client_secret.expose(),
+        ))
+        .map_err(|_| IntrospectionError::Shape)?;
+        authorization.set_sensitive(true);
+        let headers = &mut request.headers;
+        headers.insert(http::header::AUTHORIZATION, authorization);
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/x-www-form-urlencoded"),
+        );
+        headers.insert(
+            http::header::ACCEPT,
+            http::HeaderValue::from_static("application/json"),
+        );
+        request.body = Some(body.into());
+        let response = self
             .client
-            .post(self.endpoint.clone())
-            .header(
-                http::header::AUTHORIZATION,
-                basic_authorization(&self.client_id, self.client_secret.expose()),
-            )
-            .header(
-                http::header::CONTENT_TYPE,
-                "application/x-www-form-urlencoded",
-            )
-            .header(http::header::ACCEPT, "application/json")
-            .body(body)
-            .send()
+            .send_within(&request, MAX_RESPONSE_BYTES, super::FETCH_TIMEOUT)
             .await?;
-        if !response.status().is_success() {
-            return Err(IntrospectionError::Status(response.status()));
+        if !response.status.is_success() {
+            return Err(IntrospectionError::Status(response.status));
         }
-        let bytes = super::read_capped(&mut response, MAX_RESPONSE_BYTES)
-            .await?
-            .ok_or(IntrospectionError::Shape)?;
-        let Ok(Value::Object(claims)) = serde_json::from_slice::<Value>(&bytes) else {
+        if response.truncated {
+            return Err(IntrospectionError::Shape);
+        }
+        let Ok(Value::Object(claims)) = serde_json::from_slice::<Value>(&response.body) else {
             return Err(IntrospectionError::Shape);
         };
         let active = claims

@@ -18,6 +18,8 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
 use url::Url;
 
+use crate::client::{self, Failure, Pool};
+
 /// Largest JWKS document accepted.
 const MAX_JWKS_BYTES: usize = 1 << 20;
 
@@ -39,7 +41,7 @@ pub(crate) enum Lookup {
 
 pub(crate) struct JwksCache {
     uri: Url,
-    client: reqwest::Client,
+    client: Pool,
     keys: RwLock<Arc<KeySet>>,
     /// Held while fetching; holds when the last fetch started.
     refresh: tokio::sync::Mutex<Option<Instant>>,
@@ -60,7 +62,7 @@ struct KeySet {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum JwksError {
     #[error("cannot fetch the JWKS: {0}")]
-    Fetch(#[from] reqwest::Error),
+    Fetch(#[from] Failure),
     #[error("the JWKS host answered {0}")]
     Status(http::StatusCode),
     #[error("the JWKS is larger than {MAX_JWKS_BYTES} bytes")]
@@ -70,12 +72,7 @@ pub(crate) enum JwksError {
 }
 
 impl JwksCache {
-    pub fn new(
-        uri: Url,
-        client: reqwest::Client,
-        min_refresh: Duration,
-        max_age: Duration,
-    ) -> JwksCache {
+    pub fn new(uri: Url, client: Pool, min_refresh: Duration, max_age: Duration) -> JwksCache {
         JwksCache {
             uri,
             client,
@@ -178,20 +175,23 @@ impl JwksCache {
 
     /// The keys, and the `max-age` the key server gave them.
     async fn fetch(&self) -> Result<(Vec<Arc<VerifyingKey>>, Option<Duration>), JwksError> {
-        let mut response = self
+        let mut request = client::Request::to(http::Method::GET, &self.uri)?;
+        request.headers.insert(
+            http::header::ACCEPT,
+            http::HeaderValue::from_static("application/json"),
+        );
+        let response = self
             .client
-            .get(self.uri.clone())
-            .header(http::header::ACCEPT, "application/json")
-            .send()
+            .send_within(&request, MAX_JWKS_BYTES, super::FETCH_TIMEOUT)
             .await?;
-        if !response.status().is_success() {
-            return Err(JwksError::Status(response.status()));
+        if !response.status.is_success() {
+            return Err(JwksError::Status(response.status));
         }
-        let max_age = cache_max_age(response.headers());
-        let body = super::read_capped(&mut response, MAX_JWKS_BYTES)
-            .await?
-            .ok_or(JwksError::TooLarge)?;
-        Ok((parse_jwks(&body)?, max_age))
+        if response.truncated {
+            return Err(JwksError::TooLarge);
+        }
+        let max_age = cache_max_age(&response.headers);
+        Ok((parse_jwks(&response.body)?, max_age))
     }
 }
 

@@ -40,6 +40,14 @@ use challenge::ChallengeParams;
 use introspection::Introspector;
 use jwks::JwksCache;
 
+use crate::client::{Pool, Tls};
+
+/// Longest a connection to the authorization server (its keys, its introspection) may take
+/// to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest a fetch from the authorization server may take, connecting included.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Why an [`Authenticator`] could not be built from its configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
@@ -49,8 +57,8 @@ pub enum AuthError {
     BadHashEnv { variable: String, location: String },
     #[error("{0} must be https, or http to a loopback address")]
     InsecureUrl(String),
-    #[error("cannot build the HTTP client for authorization: {0}")]
-    Client(#[from] reqwest::Error),
+    #[error(transparent)]
+    Tls(#[from] crate::client::TlsError),
 }
 
 /// Refusal to serve without authentication on an address others can reach.
@@ -516,12 +524,20 @@ fn build_oauth(
     config: &OAuthConfig,
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<OAuth, AuthError> {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_secs(5))
-        .timeout(Duration::from_secs(10))
-        .user_agent(concat!("ferry/", env!("CARGO_PKG_VERSION")))
-        .build()?;
+    // TLS is set up (the platform's trust store read) only when the keys or introspection
+    // are fetched over HTTPS.
+    let secure = config
+        .jwks_uri
+        .iter()
+        .chain(
+            config
+                .introspection
+                .as_ref()
+                .map(|introspection| &introspection.endpoint),
+        )
+        .any(|url| url.scheme() == "https");
+    let tls = if secure { Some(Tls::platform()?) } else { None };
+    let client = Pool::new(CONNECT_TIMEOUT, tls);
     let jwks = match &config.jwks_uri {
         Some(uri) if !is_secure_or_loopback(uri) => {
             return Err(AuthError::InsecureUrl("auth.oauth.jwks_uri".to_string()));
@@ -646,21 +662,6 @@ fn is_loopback_listen(listen: &str) -> bool {
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
-}
-
-/// A response body of at most `max` bytes; `None` when it is larger (the rest is not read).
-async fn read_capped(
-    response: &mut reqwest::Response,
-    max: usize,
-) -> Result<Option<Vec<u8>>, reqwest::Error> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        if body.len() + chunk.len() > max {
-            return Ok(None);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(Some(body))
 }
 
 fn unix_now() -> u64 {

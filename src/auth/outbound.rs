@@ -23,6 +23,7 @@ pub use crate::access::{
 use super::Principal;
 use super::introspection::basic_authorization;
 use super::secret::Secret;
+use crate::client::{self, Failure, Pool};
 
 /// Why a credential could not be built at start.
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +43,7 @@ pub enum OutboundError {
 #[derive(Debug, thiserror::Error)]
 pub enum CredentialError {
     #[error("cannot reach the token endpoint: {0}")]
-    Request(#[from] reqwest::Error),
+    Request(#[from] Failure),
     #[error("the token endpoint refused: {status}{}", oauth_error.as_deref().map(|code| format!(" ({code})")).unwrap_or_default())]
     Refused {
         status: http::StatusCode,
@@ -80,11 +81,11 @@ impl std::fmt::Debug for CredentialSource {
 }
 
 impl CredentialSource {
-    /// Reads the secrets `config` names from the environment. `client` is the HTTP client
-    /// token requests go through (the upstream client's own pool will do).
+    /// Reads the secrets `config` names from the environment. `client` is the pool token
+    /// requests go out on (the upstream client's own will do).
     pub fn new(
         config: &OutboundCredential,
-        client: reqwest::Client,
+        client: Pool,
     ) -> Result<CredentialSource, OutboundError> {
         CredentialSource::with_env(config, client, |name| std::env::var(name).ok())
     }
@@ -92,7 +93,7 @@ impl CredentialSource {
     /// [`CredentialSource::new`] with the environment given as a function, for tests.
     pub fn with_env(
         config: &OutboundCredential,
-        client: reqwest::Client,
+        client: Pool,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<CredentialSource, OutboundError> {
         let kind = match config {
@@ -216,14 +217,14 @@ struct TokenClient {
     scopes: Vec<String>,
     audience: Option<String>,
     resource: Option<String>,
-    client: reqwest::Client,
+    client: Pool,
     slots: Mutex<HashMap<CacheKey, Arc<Slot>>>,
 }
 
 impl TokenClient {
     fn new(
         config: &TokenClientConfig,
-        client: reqwest::Client,
+        client: Pool,
         env: &impl Fn(&str) -> Option<String>,
         location: &str,
     ) -> Result<TokenClient, OutboundError> {
@@ -354,10 +355,16 @@ impl TokenClient {
         &self,
         mut form: Vec<(&'static str, String)>,
     ) -> Result<(String, Duration), CredentialError> {
-        let mut request = self
-            .client
-            .post(self.token_url.clone())
-            .header(http::header::ACCEPT, "application/json");
+        let mut request = client::Request::to(http::Method::POST, &self.token_url)?;
+        let headers = &mut request.headers;
+        headers.insert(
+            http::header::ACCEPT,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/x-www-form-urlencoded"),
+        );
         match self.client_auth {
             ClientAuth::Basic => {
                 let mut value = HeaderValue::from_str(&basic_authorization(
@@ -366,7 +373,7 @@ impl TokenClient {
                 ))
                 .map_err(|_| CredentialError::Shape)?;
                 value.set_sensitive(true);
-                request = request.header(http::header::AUTHORIZATION, value);
+                headers.insert(http::header::AUTHORIZATION, value);
             }
             ClientAuth::Post => {
                 form.push(("client_id", self.client_id.clone()));
@@ -376,20 +383,13 @@ impl TokenClient {
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form)
             .finish();
-        let mut response = request
-            .header(
-                http::header::CONTENT_TYPE,
-                "application/x-www-form-urlencoded",
-            )
-            .body(body)
-            .send()
-            .await
-            .map_err(reqwest::Error::without_url)?;
-        let status = response.status();
-        let bytes = super::read_capped(&mut response, MAX_TOKEN_RESPONSE_BYTES)
-            .await?
-            .ok_or(CredentialError::Shape)?;
-        let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        request.body = Some(body.into());
+        let response = self.client.send(&request, MAX_TOKEN_RESPONSE_BYTES).await?;
+        if response.truncated {
+            return Err(CredentialError::Shape);
+        }
+        let status = response.status;
+        let answer: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
         if !status.is_success() {
             // Only the RFC 6749 error code is kept: descriptions may echo what was sent.
             let oauth_error = answer

@@ -1,5 +1,6 @@
 //! Unit tests of inbound authorization that need no network: configuration, API keys,
-//! challenges, scopes, metadata and the loopback rule. JWTs against a live JWKS are in
+//! challenges, scopes, metadata and the loopback rule; and the size caps of what the
+//! authorization server answers, against a loopback server. JWTs against a live JWKS are in
 //! `tests/it/auth.rs`.
 
 use expect_test::{Expect, expect};
@@ -585,4 +586,97 @@ fn scopes_from_the_document_are_alternatives_and_the_curation_still_wins() {
         tool_scopes(&catalog, &config),
         [("admin".to_string(), vec![vec!["root".to_string()]])]
     );
+}
+
+/// A server on loopback that answers every request with `body` (JSON), as a key server, token
+/// endpoint or introspection endpoint would; its base URL.
+async fn answering(body: String) -> Url {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let answer: Arc<[u8]> = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+    .into();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let answer = answer.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buffer = [0u8; 4096];
+                while !head.windows(4).any(|window| window == b"\r\n\r\n") {
+                    match stream.read(&mut buffer).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(read) => head.extend_from_slice(&buffer[..read]),
+                    }
+                }
+                let _ = stream.write_all(&answer).await;
+            });
+        }
+    });
+    Url::parse(&base).expect("URL")
+}
+
+/// `{"<field>": <value>, "pad": "…"}`, padded to `size` bytes.
+fn padded(field: &str, value: &str, size: usize) -> String {
+    let start = format!("{{\"{field}\":{value},\"pad\":\"");
+    format!("{start}{}\"}}", "x".repeat(size - start.len() - 2))
+}
+
+#[tokio::test]
+async fn answers_of_the_authorization_server_are_read_up_to_their_size_caps() {
+    let pool = Pool::new(CONNECT_TIMEOUT, None);
+    // Signing keys: up to a mebibyte.
+    for (size, fetched) in [(1 << 20, true), ((1 << 20) + 1, false)] {
+        let base = answering(padded("keys", "[]", size)).await;
+        let jwks = Arc::new(JwksCache::new(
+            base.join("/jwks").expect("URL"),
+            pool.clone(),
+            Duration::ZERO,
+            Duration::from_secs(60),
+        ));
+        let lookup = jwks.find(Some("any")).await;
+        let unknown = matches!(lookup, jwks::Lookup::Unknown);
+        let unavailable = matches!(lookup, jwks::Lookup::Unavailable);
+        assert!(if fetched { unknown } else { unavailable }, "{size} bytes");
+    }
+    // Introspection: up to 64 KiB.
+    for (size, read) in [(64 * 1024, true), (64 * 1024 + 1, false)] {
+        let base = answering(padded("active", "false", size)).await;
+        let introspector = Introspector::new(
+            base.join("/introspect").expect("URL"),
+            "ferry".to_owned(),
+            Secret::from("s3cret"),
+            pool.clone(),
+        );
+        let answer = introspector.introspect("token").await;
+        assert_eq!(answer.is_ok(), read, "{size} bytes: {answer:?}");
+    }
+    // The token endpoint: up to 64 KiB.
+    let yaml = "{token_url: TOKEN_URL, client_id: ferry, client_secret: {env: SECRET}}";
+    for (size, read) in [(64 * 1024, true), (64 * 1024 + 1, false)] {
+        let base = answering(padded("access_token", "\"t0ken\"", size)).await;
+        let config: Value = serde_saphyr::from_str(
+            &yaml.replace("TOKEN_URL", base.join("/token").expect("URL").as_str()),
+        )
+        .expect("YAML");
+        let mut diagnostics = Vec::new();
+        let config = crate::curation::auth::parse_upstream_credential(
+            "client_credentials",
+            &config,
+            "upstream_auth.client_credentials",
+            &mut diagnostics,
+        )
+        .expect("a credential");
+        let source = outbound::CredentialSource::with_env(&config, pool.clone(), |_| {
+            Some("s3cret".to_owned())
+        })
+        .expect("source");
+        let value = source.authorization(&Principal::anonymous()).await;
+        assert_eq!(value.is_ok(), read, "{size} bytes: {value:?}");
+    }
 }

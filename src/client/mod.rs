@@ -1,5 +1,7 @@
-//! ferry as an HTTP client: every exchange with the upstream API is one [`Request`],
-//! answered by one [`Response`] or failed with one [`Failure`], plain HTTP or HTTPS alike.
+//! ferry as an HTTP client: every exchange with a server ferry calls (the upstream API, the
+//! token endpoint it obtains its own credential from, the authorization server's keys and
+//! introspection) is one [`Request`], answered by one [`Response`] or failed with one
+//! [`Failure`], plain HTTP or HTTPS alike.
 //!
 //! [`wire`] speaks HTTP/1.1 on one connection, [`tls`] makes the TLS sessions HTTPS runs in
 //! (the platform's trust store, ALPN `http/1.1`), and [`pool`] keeps connections between

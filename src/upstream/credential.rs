@@ -8,11 +8,13 @@ use std::sync::Arc;
 
 use http::header::{self, HeaderName, HeaderValue};
 use percent_encoding::utf8_percent_encode;
+use url::Url;
 
 use super::{UpstreamError, redact};
 use crate::access::{OutboundCredential, UpstreamAuth};
 use crate::auth::outbound::CredentialSource;
 use crate::catalog::ParameterLocation;
+use crate::client::Pool;
 
 /// ferry's own credential, ready to put on a request.
 pub(super) enum Credential {
@@ -46,10 +48,12 @@ const CREDENTIAL_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALP
     .remove(b'_')
     .remove(b'~');
 
+/// ferry's credential as `auth` configures it, with its secrets read from `env`, and the
+/// secret values to redact; token requests go out on `pool`.
 pub(super) fn credential(
     auth: &UpstreamAuth,
     env: &impl Fn(&str) -> Option<String>,
-    client: &reqwest::Client,
+    pool: &Pool,
 ) -> Result<(Option<Credential>, Vec<String>), UpstreamError> {
     let secret = |name: &str| match env(name) {
         Some(value) if !value.is_empty() => Ok(value),
@@ -67,7 +71,7 @@ pub(super) fn credential(
             {
                 searchable(&password, password_env);
             }
-            let source = CredentialSource::with_env(config, client.clone(), env)?;
+            let source = CredentialSource::with_env(config, pool.clone(), env)?;
             Ok((Some(Credential::Obtained(Arc::new(source))), Vec::new()))
         }
         UpstreamAuth::Bearer { env: name } => {
@@ -123,16 +127,15 @@ pub(super) fn credential(
     }
 }
 
-/// The client ferry's own credential is obtained through (token endpoints).
-pub(super) fn token_client(connect_timeout_ms: u64) -> Result<reqwest::Client, UpstreamError> {
-    reqwest::Client::builder()
-        .user_agent(crate::client::USER_AGENT)
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(std::time::Duration::from_millis(connect_timeout_ms))
-        .tcp_nodelay(true)
-        .referer(false)
-        .build()
-        .map_err(UpstreamError::Client)
+/// The token endpoint ferry's credential is obtained from, when it is obtained from one.
+pub(super) fn token_url(auth: &UpstreamAuth) -> Option<&Url> {
+    match auth {
+        UpstreamAuth::Obtained(
+            OutboundCredential::ClientCredentials(config)
+            | OutboundCredential::TokenExchange(config),
+        ) => Some(&config.token_url),
+        _ => None,
+    }
 }
 
 /// Whether the secret `value` read from `env` is long enough to be redacted on its own

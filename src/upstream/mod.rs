@@ -36,7 +36,7 @@ mod span;
 pub(crate) mod workflow;
 
 use address::{base_url, join};
-use credential::{Credential, credential, obtained_secrets, token_client};
+use credential::{Credential, credential, obtained_secrets, token_url};
 use redact::Secrets;
 pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
 
@@ -67,8 +67,6 @@ pub enum UpstreamError {
         "environment variable {env} (named by upstream_auth) holds a value that cannot be sent"
     )]
     InvalidSecret { env: String },
-    #[error("cannot build the HTTP client: {0}")]
-    Client(#[source] reqwest::Error),
     #[error(transparent)]
     Tls(#[from] TlsError),
     #[error(transparent)]
@@ -110,15 +108,17 @@ impl Upstream {
         let api = catalog.apis.first().ok_or(UpstreamError::NoBaseUrl)?;
         let base = api.upstream.as_deref().ok_or(UpstreamError::NoBaseUrl)?;
         let base_url = base_url(base)?;
-        // TLS is set up (the platform's trust store read) only when the upstream is called
-        // over HTTPS.
-        let tls = if base_url.scheme() == "https" {
-            Some(tls()?)
-        } else {
-            None
-        };
+        // TLS is set up (the platform's trust store read) only where something is called
+        // over HTTPS: the upstream, or the token endpoint ferry's credential comes from.
+        let secure = base_url.scheme() == "https"
+            || api
+                .upstream_auth
+                .as_ref()
+                .and_then(token_url)
+                .is_some_and(|url| url.scheme() == "https");
+        let tls = if secure { Some(tls()?) } else { None };
         // One pool per distinct connect timeout (usually just one): the timeout belongs to
-        // the connections, not to a request.
+        // the connections, not to a request. The token endpoint's requests share the first.
         let default_connect = api.connect_timeout_ms;
         let pool = |ms: u64| Pool::new(Duration::from_millis(ms), tls.clone());
         let mut clients = vec![(default_connect, pool(default_connect))];
@@ -129,7 +129,7 @@ impl Upstream {
             }
         }
         let (credential, secrets) = match &api.upstream_auth {
-            Some(auth) => credential(auth, &env, &token_client(default_connect)?)?,
+            Some(auth) => credential(auth, &env, &clients[0].1)?,
             None => (None, Vec::new()),
         };
         let base = base_url.as_str().trim_end_matches('/').to_string();

@@ -1262,7 +1262,7 @@ fn a_short_secret_is_redacted_only_inside_its_credential() {
         redacted_text(&secrets, &format!("user:2024 {token}"), false),
         "[redacted] [redacted]"
     );
-    let client = reqwest::Client::new();
+    let client = crate::client::Pool::new(std::time::Duration::from_secs(1), None);
     let env = |_: &str| Some("2024".to_string());
     for auth in [
         UpstreamAuth::Bearer { env: "KEY".into() },

@@ -715,6 +715,11 @@ struct TokenState {
     requests: Mutex<Vec<TokenRequest>>,
 }
 
+/// The pool token requests go out on, as the upstream client's would be (plain HTTP here).
+fn token_pool() -> ferry::client::Pool {
+    ferry::client::Pool::new(std::time::Duration::from_secs(10), None)
+}
+
 impl TokenEndpoint {
     async fn start(lifetime: u64, refuse: bool) -> TokenEndpoint {
         let state = Arc::new(TokenState {
@@ -756,7 +761,7 @@ impl TokenEndpoint {
 
     fn source(&self, kind: &str, extra: &str) -> CredentialSource {
         let env = |name: &str| (name == "FERRY_CLIENT_SECRET").then(|| "client-s3cret".to_string());
-        CredentialSource::with_env(&self.config(kind, extra), reqwest::Client::new(), env)
+        CredentialSource::with_env(&self.config(kind, extra), token_pool(), env)
             .expect("credential source")
     }
 }
@@ -994,8 +999,7 @@ async fn basic_credentials_come_from_the_environment() {
         "PETS_PASSWORD" => Some("pa:ss".to_string()),
         _ => None,
     };
-    let source =
-        Arc::new(CredentialSource::with_env(&config, reqwest::Client::new(), env).expect("source"));
+    let source = Arc::new(CredentialSource::with_env(&config, token_pool(), env).expect("source"));
     let expected = format!(
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode("ferry:pa:ss")
@@ -1005,8 +1009,8 @@ async fn basic_credentials_come_from_the_environment() {
         expected
     );
     assert!(!format!("{source:?}").contains("pa:ss"));
-    let missing = CredentialSource::with_env(&config, reqwest::Client::new(), |_| None)
-        .expect_err("missing env");
+    let missing =
+        CredentialSource::with_env(&config, token_pool(), |_| None).expect_err("missing env");
     expect!["environment variable PETS_USER is not set (named by upstream_auth.basic)"]
         .assert_eq(&missing.to_string());
 }
