@@ -75,11 +75,11 @@ fn drop_shared_names(catalog: &mut Catalog) -> Vec<Diagnostic> {
             .tools
             .iter()
             .filter(|tool| &tool.name == name)
-            .map(|tool| format!("{} of API {}", tool.source(), api_of(tool)))
+            .map(|tool| tool.source().to_string())
             .collect();
         let message = format!(
-            "tool name {name:?} is given to {}; rename one with `name:`, or let each API's \
-             id lead its tools' names (`prefix:`, on unless set to `false`)",
+            "two APIs name a tool {name:?}: {}; rename one with `name:`, or let each API's id \
+             lead its tools' names (`prefix:`, on unless set to `false`)",
             sources.join(" and ")
         );
         let mut diagnostic = Diagnostic::error(Location::curation("apis"), message.clone());
@@ -88,7 +88,7 @@ fn drop_shared_names(catalog: &mut Catalog) -> Vec<Diagnostic> {
                 && report.status == OperationStatus::Served
                 && apis.contains(&report.api.clone().unwrap_or_default())
         }) {
-            diagnostic = diagnostic.with_operation(format!("{} {}", report.method, report.path));
+            diagnostic = diagnostic.with_operation(report.label());
             report.status = OperationStatus::Collision;
             report.reason = Some(message.clone());
             report.tokens = None;

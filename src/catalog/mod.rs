@@ -516,6 +516,17 @@ pub struct OperationReport {
     pub tokens: Option<usize>,
 }
 
+impl OperationReport {
+    /// The operation as `ferry check` names it: `METHOD path`, led by `api: ` when the
+    /// curation lists several APIs.
+    pub fn label(&self) -> String {
+        match &self.api {
+            Some(api) => format!("{api}: {} {}", self.method, self.path),
+            None => format!("{} {}", self.method, self.path),
+        }
+    }
+}
+
 /// What became of an operation. A chosen one is served, ineligible or lost to a name
 /// collision; one left out is off (a `tools` entry or `x-mcp` says `false`), excluded (a tag
 /// marked `false`) or not chosen (nothing names it).

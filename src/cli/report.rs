@@ -235,7 +235,7 @@ fn check_text(
                 None => (String::new(), String::new(), String::new()),
             };
             [
-                format!("{} {}", report.method, report.path),
+                report.label(),
                 status,
                 report.tool.clone(),
                 hints,

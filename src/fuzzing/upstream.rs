@@ -67,7 +67,7 @@ pub fn request(data: &[u8]) {
     );
 
     let uri = fixed_upstream()
-        .target(&prepared.path_and_query)
+        .target(0, &prepared.path_and_query)
         .expect("a built request has a target");
     assert_eq!(uri.scheme_str(), Some("http"));
     assert_eq!(uri.host(), Some("127.0.0.1"), "the origin changed: {uri}");

@@ -59,6 +59,13 @@ pub struct Upstream {
 pub enum UpstreamError {
     #[error("no upstream base URL: name one with `upstream:` or --upstream")]
     NoBaseUrl,
+    #[error("API `{api}` has no upstream base URL: name one with `apis.{api}.upstream`")]
+    NoApiBaseUrl { api: String },
+    #[error("API `{api}`: {error}")]
+    Api {
+        api: String,
+        error: Box<UpstreamError>,
+    },
     #[error("invalid upstream base URL: {0}")]
     InvalidBaseUrl(&'static str),
     #[error("environment variable {env} is not set or empty (named by upstream_auth)")]
@@ -71,6 +78,19 @@ pub enum UpstreamError {
     Tls(#[from] TlsError),
     #[error(transparent)]
     Credential(#[from] crate::auth::outbound::OutboundError),
+}
+
+impl UpstreamError {
+    /// This error, said of the API with id `api` when there are several.
+    fn of(self, api: &str) -> UpstreamError {
+        match api {
+            "" => self,
+            api => UpstreamError::Api {
+                api: api.to_owned(),
+                error: Box::new(self),
+            },
+        }
+    }
 }
 
 impl Upstream {
@@ -104,63 +124,97 @@ impl Upstream {
         env: impl Fn(&str) -> Option<String>,
         tls: impl FnOnce() -> Result<Tls, TlsError>,
     ) -> Result<Upstream, UpstreamError> {
-        // Calls go to the first API; one client part per API comes next.
-        let api = catalog.apis.first().ok_or(UpstreamError::NoBaseUrl)?;
-        let base = api.upstream.as_deref().ok_or(UpstreamError::NoBaseUrl)?;
-        let base_url = base_url(base)?;
+        if catalog.apis.is_empty() {
+            return Err(UpstreamError::NoBaseUrl);
+        }
+        let mut bases = Vec::with_capacity(catalog.apis.len());
+        for api in &catalog.apis {
+            let base = api
+                .upstream
+                .as_deref()
+                .ok_or_else(|| match api.id.as_str() {
+                    "" => UpstreamError::NoBaseUrl,
+                    id => UpstreamError::NoApiBaseUrl { api: id.to_owned() },
+                });
+            bases.push(base.and_then(base_url).map_err(|error| error.of(&api.id))?);
+        }
         // TLS is set up (the platform's trust store read) only where something is called
-        // over HTTPS: the upstream, or the token endpoint ferry's credential comes from.
-        let secure = base_url.scheme() == "https"
-            || api
-                .upstream_auth
-                .as_ref()
-                .and_then(token_url)
-                .is_some_and(|url| url.scheme() == "https");
+        // over HTTPS: an upstream, or a token endpoint a credential comes from.
+        let secure = catalog.apis.iter().zip(&bases).any(|(api, base)| {
+            base.scheme() == "https"
+                || api
+                    .upstream_auth
+                    .as_ref()
+                    .and_then(token_url)
+                    .is_some_and(|url| url.scheme() == "https")
+        });
         let tls = if secure { Some(tls()?) } else { None };
-        // One pool per distinct connect timeout (usually just one): the timeout belongs to
-        // the connections, not to a request. The token endpoint's requests share the first.
-        let default_connect = api.connect_timeout_ms;
+        // One pool per distinct connect timeout (usually just one), shared by every API (a
+        // pool keeps connections by origin): the timeout belongs to the connections, not to
+        // a request. An API's token endpoint is called on its API's default pool.
         let pool = |ms: u64| Pool::new(Duration::from_millis(ms), tls.clone());
-        let mut clients = vec![(default_connect, pool(default_connect))];
-        for tool in catalog.tools.iter().filter_map(Tool::operation) {
-            let ms = tool.call.connect_timeout_ms;
+        let mut clients: Vec<(u64, Pool)> = Vec::new();
+        let timeouts = catalog.apis.iter().map(|api| api.connect_timeout_ms);
+        let tools = catalog.tools.iter().filter_map(Tool::operation);
+        for ms in timeouts.chain(tools.map(|tool| tool.call.connect_timeout_ms)) {
             if !clients.iter().any(|(known, _)| *known == ms) {
                 clients.push((ms, pool(ms)));
             }
         }
-        let (credential, secrets) = match &api.upstream_auth {
-            Some(auth) => credential(auth, &env, &clients[0].1)?,
-            None => (None, Vec::new()),
-        };
-        let base = base_url.as_str().trim_end_matches('/').to_string();
-        let base_path = base_url.path().trim_end_matches('/').to_string();
+        let mut credentials = Vec::with_capacity(catalog.apis.len());
+        let mut secrets = Vec::new();
+        for api in &catalog.apis {
+            let (credential, found) = match &api.upstream_auth {
+                Some(auth) => {
+                    let index = pool_index(&clients, api.connect_timeout_ms).unwrap_or(0);
+                    credential(auth, &env, &clients[index].1).map_err(|error| error.of(&api.id))?
+                }
+                None => (None, Vec::new()),
+            };
+            credentials.push(credential);
+            secrets.extend(found);
+        }
+        // Every API's secrets are redacted from every API's answers: an upstream that echoes
+        // what another was sent (or holds it) gives nothing away either.
+        let secrets = Secrets::new(secrets);
+        let apis = catalog
+            .apis
+            .iter()
+            .zip(bases)
+            .zip(credentials)
+            .map(|((api, base_url), credential)| Part {
+                id: api.id.clone(),
+                base: base_url.as_str().trim_end_matches('/').to_string(),
+                base_path: base_url.path().trim_end_matches('/').to_string(),
+                base_url,
+                credential,
+                obtained_secrets: Mutex::default(),
+                identity_header: api.identity_header.clone(),
+            })
+            .collect();
         Ok(Upstream {
             inner: Arc::new(Inner {
                 clients,
-                base,
-                base_url,
-                base_path,
-                credential,
-                secrets: Secrets::new(secrets),
-                obtained_secrets: Mutex::default(),
-                identity_header: api.identity_header.clone(),
+                apis,
+                secrets,
             }),
             traces: None,
         })
     }
 
     /// What a call of `tool` needs that its plan alone does not say, decided once: its
-    /// route (see [`request::Route`]) and the pool its connect timeout chose. A tool of
-    /// another catalog than this client's, whose connect timeout has no pool, is called on
-    /// the file's.
+    /// route (see [`request::Route`]), the pool its connect timeout chose and its API's
+    /// part. A tool of another catalog than this client's, whose connect timeout has no pool
+    /// or whose API is not called here, is called on the first's.
     pub fn route(&self, tool: &OperationPlan) -> Route {
+        let inner = &self.inner;
         Route {
             request: request::Route::new(&tool.plan),
-            pool: self
-                .inner
-                .clients
+            pool: pool_index(&inner.clients, tool.call.connect_timeout_ms).unwrap_or(0),
+            api: inner
+                .apis
                 .iter()
-                .position(|(ms, _)| *ms == tool.call.connect_timeout_ms)
+                .position(|part| part.id == tool.api)
                 .unwrap_or(0),
         }
     }
@@ -171,10 +225,14 @@ impl Upstream {
         self
     }
 
-    /// The request target a call with `path_and_query` is sent to, before the origin check;
-    /// what the fuzzing harness checks.
-    pub(crate) fn target(&self, path_and_query: &str) -> Result<http::Uri, &'static str> {
-        self.inner.uri(path_and_query)
+    /// The request target a call with `path_and_query` to the API with index `api` (see
+    /// [`Route`]) is sent to, before the origin check; what the fuzzing harness checks.
+    pub(crate) fn target(
+        &self,
+        api: usize,
+        path_and_query: &str,
+    ) -> Result<http::Uri, &'static str> {
+        self.inner.apis[api.min(self.inner.apis.len() - 1)].uri(path_and_query)
     }
 
     /// The pool with index `index` (by connect timeout).
@@ -257,7 +315,8 @@ impl Upstream {
         let started = Instant::now();
         let settings = &tool.call;
         let inner = &self.inner;
-        let query_credential = match &inner.credential {
+        let part = &inner.apis[route.api];
+        let query_credential = match &part.credential {
             Some(Credential::Query { name, value }) => Some((name.as_str(), value.as_str())),
             _ => None,
         };
@@ -276,7 +335,7 @@ impl Upstream {
                 return Err(CallError::Argument(error));
             }
         };
-        let obtained = match &inner.credential {
+        let obtained = match &part.credential {
             Some(Credential::Obtained(source)) => match source.authorization(principal).await {
                 Ok(value) => Some((source.as_ref(), value)),
                 Err(error) => {
@@ -287,9 +346,14 @@ impl Upstream {
             _ => None,
         };
         let authorization = obtained.as_ref().map(|(_, value)| value);
-        let Some(mut request) =
-            self.request(tool, prepared, authorization, principal, idempotency_key)
-        else {
+        let Some(mut request) = self.request(
+            tool,
+            part,
+            prepared,
+            authorization,
+            principal,
+            idempotency_key,
+        ) else {
             return Err(CallError::Request);
         };
         trace_headers(&mut request.headers, context);
@@ -302,7 +366,7 @@ impl Upstream {
         // or about to expire. An exchanged token belongs to one caller: another caller's
         // result could only carry it if the upstream handed one caller's data to another,
         // which no redaction of ours would contain.
-        let with_token = |value: &HeaderValue| inner.secrets_with(value);
+        let with_token = |value: &HeaderValue| part.secrets_with(&inner.secrets, value);
         let secrets = authorization.and_then(with_token);
         let again = obtained.as_ref().map(|_| request.clone());
         let refused = std::sync::atomic::AtomicBool::new(false);
@@ -317,7 +381,7 @@ impl Upstream {
         let mut result = self
             .send(
                 tool,
-                route.pool,
+                route,
                 request,
                 Clock {
                     started,
@@ -339,7 +403,7 @@ impl Upstream {
             result = self
                 .send(
                     tool,
-                    route.pool,
+                    route,
                     again,
                     Clock {
                         started,
@@ -397,26 +461,34 @@ fn next_arguments(
 }
 
 struct Inner {
-    /// Pools by connect timeout in milliseconds; the first is the file's default.
+    /// Pools by connect timeout in milliseconds, shared by every API.
     clients: Vec<(u64, Pool)>,
+    /// One part per API of the catalog, in its order.
+    apis: Vec<Part>,
+    /// Every API's secret values, redacted in any form from anything any result carries.
+    secrets: Secrets,
+}
+
+/// What calls one API: where, and with which credential.
+struct Part {
+    /// The API's id (empty for the one API of a file without `apis:`).
+    id: String,
     /// The base URL as text, without a trailing `/`: paths are appended to it.
     base: String,
     base_url: reqwest::Url,
     /// The base URL's path without a trailing `/`: a call's path is appended to it.
     base_path: String,
     credential: Option<Credential>,
-    /// Secret values redacted, in any form, from anything a result carries.
-    secrets: Secrets,
-    /// The last obtained `Authorization` value and `secrets` with its own added: calls
+    /// The last obtained `Authorization` value and every API's secrets with its own added: calls
     /// share one value (a client credentials token while it lasts, a basic credential), so
     /// its forms are prepared once, not per call.
     obtained_secrets: Mutex<Option<(HeaderValue, Arc<Secrets>)>>,
     identity_header: Option<HeaderName>,
 }
 
-impl Inner {
-    /// [`Inner::secrets`] and those of the obtained `Authorization` value `value`.
-    fn secrets_with(&self, value: &HeaderValue) -> Option<Arc<Secrets>> {
+impl Part {
+    /// `secrets` (every API's) and those of the obtained `Authorization` value `value`.
+    fn secrets_with(&self, secrets: &Secrets, value: &HeaderValue) -> Option<Arc<Secrets>> {
         let mut last = self
             .obtained_secrets
             .lock()
@@ -426,7 +498,7 @@ impl Inner {
         {
             return Some(secrets.clone());
         }
-        let secrets = Arc::new(self.secrets.with(obtained_secrets(value)?));
+        let secrets = Arc::new(secrets.with(obtained_secrets(value)?));
         *last = Some((value.clone(), secrets.clone()));
         Some(secrets)
     }
@@ -475,6 +547,15 @@ fn default_port(scheme: &str) -> Option<u16> {
 impl fmt::Debug for Inner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Inner")
+            .field("apis", &self.apis)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Part")
+            .field("id", &self.id)
             .field("base", &self.base)
             .field("credential", &self.credential)
             .finish_non_exhaustive()
@@ -496,25 +577,32 @@ struct Clock<'s> {
     context: &'s trace::Context,
 }
 
-/// A tool's route and pool: see [`Upstream::route`].
+/// A tool's route, pool and API: see [`Upstream::route`].
 #[derive(Debug, Clone)]
 pub struct Route {
     request: request::Route,
     /// Index of the pooled client with the tool's connect timeout.
     pool: usize,
+    /// Index of the tool's API's part.
+    api: usize,
+}
+
+/// The index of the pool in `clients` with connect timeout `ms`.
+fn pool_index(clients: &[(u64, Pool)], ms: u64) -> Option<usize> {
+    clients.iter().position(|(known, _)| *known == ms)
 }
 
 impl Upstream {
     fn request(
         &self,
         tool: &OperationPlan,
+        part: &Part,
         prepared: request::Prepared,
         authorization: Option<&HeaderValue>,
         principal: &Principal,
         idempotency_key: Option<&str>,
     ) -> Option<client::Request> {
-        let inner = &self.inner;
-        let uri = match inner.uri(&prepared.path_and_query) {
+        let uri = match part.uri(&prepared.path_and_query) {
             Ok(uri) => uri,
             Err(error) => {
                 tracing::warn!(tool = %tool.name, error, "upstream url did not parse");
@@ -522,7 +610,7 @@ impl Upstream {
             }
         };
         // Arguments are encoded so they cannot move the host; this guards the invariant.
-        if !inner.same_origin(&uri) {
+        if !part.same_origin(&uri) {
             tracing::error!(tool = %tool.name, "request would leave the upstream's origin; refused");
             return None;
         }
@@ -535,7 +623,7 @@ impl Upstream {
             idempotent: idempotent(method),
         };
         let headers = &mut request.headers;
-        match &inner.credential {
+        match &part.credential {
             Some(Credential::Header(name, value)) => {
                 headers.insert(name.clone(), value.clone());
             }
@@ -558,7 +646,7 @@ impl Upstream {
             }
             Some(Credential::Query { .. }) | None => {}
         }
-        if let Some(name) = &inner.identity_header {
+        if let Some(name) = &part.identity_header {
             let (name, value) = identity_header(name, principal);
             headers.insert(name, value);
         }
@@ -582,13 +670,13 @@ impl Upstream {
     async fn send(
         &self,
         tool: &OperationPlan,
-        pool: usize,
+        route: &Route,
         mut request: client::Request,
         mut clock: Clock<'_>,
         secrets: &Secrets,
         on_unauthorized: Option<&(dyn Fn() + Sync)>,
     ) -> Outcome {
-        let inner = &self.inner;
+        let part = &self.inner.apis[route.api];
         let settings = &tool.call;
         let deadline = deadline_after(clock.started, settings.timeout);
         let retryable = retryable(&request, settings);
@@ -598,9 +686,9 @@ impl Upstream {
             report_headers: &settings.report_headers,
             fields: settings.fields.as_deref(),
             next: settings.next.as_ref(),
-            authenticated: inner.credential.is_some(),
+            authenticated: part.credential.is_some(),
             secrets,
-            query_credential: match &inner.credential {
+            query_credential: match &part.credential {
                 Some(Credential::Query { name, .. }) => Some(name),
                 _ => None,
             },
@@ -609,7 +697,7 @@ impl Upstream {
         let mut attempt: u32 = 0;
         loop {
             let outcome = self
-                .attempt_traced(tool, pool, &mut request, &mut clock, attempt)
+                .attempt_traced(tool, route, &mut request, &mut clock, attempt)
                 .await;
             let retry_delay = |after: Option<Duration>| {
                 if !retryable || attempt >= settings.retries {
@@ -676,7 +764,7 @@ impl Upstream {
     async fn attempt_traced(
         &self,
         tool: &OperationPlan,
-        pool: usize,
+        route: &Route,
         request: &mut client::Request,
         clock: &mut Clock<'_>,
         resend: u32,
@@ -695,7 +783,7 @@ impl Upstream {
         let sent = Instant::now();
         let limit = usize::try_from(tool.call.max_response_bytes).unwrap_or(usize::MAX);
         let outcome =
-            tokio::time::timeout_at(deadline, self.client(pool).send(request, limit)).await;
+            tokio::time::timeout_at(deadline, self.client(route.pool).send(request, limit)).await;
         clock.stats.attempts += 1;
         clock.stats.upstream += sent.elapsed();
         if let (Some(exporter), Some(begun)) = (exporter, &begun) {
@@ -703,7 +791,7 @@ impl Upstream {
                 Err(_) => span::Ended::TIMEOUT,
                 Ok(attempt) => span::Ended::of(attempt),
             };
-            span::export_attempt(exporter, &self.inner, tool, begun, &ended);
+            span::export_attempt(exporter, &self.inner.apis[route.api], tool, begun, &ended);
         }
         outcome
     }

@@ -4,7 +4,7 @@
 
 use http::StatusCode;
 
-use super::Inner;
+use super::Part;
 use crate::catalog::OperationPlan;
 use crate::client::{Failure, Response};
 use crate::trace::otlp::{self, Value};
@@ -65,7 +65,7 @@ pub(super) struct Begun<'a> {
 /// Exports the attempt `begun` of a call of `tool`, which ended as `ended`.
 pub(super) fn export_attempt(
     exporter: &Exporter,
-    inner: &Inner,
+    part: &Part,
     tool: &OperationPlan,
     begun: &Begun<'_>,
     ended: &Ended,
@@ -80,10 +80,10 @@ pub(super) fn export_attempt(
     };
     push("http.request.method", Value::Str(method));
     push("url.template", Value::Str(template));
-    if let Some(host) = inner.base_url.host_str() {
+    if let Some(host) = part.base_url.host_str() {
         push("server.address", Value::Str(host));
     }
-    if let Some(port) = inner.base_url.port_or_known_default() {
+    if let Some(port) = part.base_url.port_or_known_default() {
         push("server.port", Value::Int(i64::from(port)));
     }
     if begun.resend > 0 {

@@ -117,7 +117,7 @@ impl Upstream {
             query_credential: None,
         };
         let prepared = super::request::build(&tool.plan, &route.request, arguments, extras).ok()?;
-        self.target(&prepared.path_and_query)
+        self.target(route.api, &prepared.path_and_query)
             .ok()
             .map(|uri| uri.to_string())
     }

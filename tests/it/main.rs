@@ -1,5 +1,6 @@
 //! Integration tests: one binary, a module per area.
 
+mod apis;
 mod architecture;
 mod auth;
 mod catalog;

@@ -264,3 +264,72 @@ pub fn free_port() -> u16 {
         .expect("a free port")
         .port()
 }
+
+/// `ferry serve` run as a process, over HTTP: killed when dropped.
+pub struct ServeProcess {
+    child: std::process::Child,
+    /// The MCP endpoint it announced.
+    pub url: String,
+}
+
+impl ServeProcess {
+    /// Runs the binary with `args` (`serve ...` listening on `127.0.0.1:0`) and `envs`, and
+    /// waits (30 s at most) for the endpoint it announces on stderr; `None` when it exited
+    /// or said none, with what it wrote.
+    pub async fn start(args: &[&str], envs: &[(&str, &str)]) -> Result<ServeProcess, String> {
+        use std::io::BufRead as _;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .args(args)
+            .envs(envs.iter().copied())
+            .env("RUST_LOG", "ferry=info")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("ferry starts");
+        let stderr = child.stderr.take().expect("stderr");
+        // The reader keeps draining stderr after the endpoint line, so ferry never writes
+        // into a closed pipe; what came before it is kept for the failure message.
+        let (found, endpoint) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut seen = String::new();
+            let mut announced = false;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if !announced && let Some(start) = line.find("endpoint=") {
+                    let url = line[start + "endpoint=".len()..].split_whitespace().next();
+                    let _ = found.send(Ok(url.unwrap_or_default().to_string()));
+                    announced = true;
+                } else if !announced {
+                    seen.push_str(&line);
+                    seen.push('\n');
+                }
+            }
+            let _ = found.send(Err(seen));
+        });
+        let endpoint = tokio::task::spawn_blocking(move || {
+            endpoint
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .unwrap_or_else(|_| Err("no endpoint announced in 30 s".into()))
+        })
+        .await
+        .expect("reader");
+        match endpoint {
+            Ok(url) => Ok(ServeProcess { child, url }),
+            Err(said) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(said)
+            }
+        }
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

