@@ -26,6 +26,7 @@ pub fn join(curation: &Curation, mut parts: Vec<Catalog>) -> (Catalog, Vec<Diagn
             .unwrap_or_default(),
         tools: Vec::new(),
         operations: Vec::new(),
+        endpoints: Vec::new(),
     };
     for part in parts {
         catalog.apis.extend(part.apis);

@@ -98,6 +98,7 @@ pub(super) fn compile_on(
             confirm: ConfirmSettings::resolve(&curation.confirm),
             tools,
             operations: reports,
+            endpoints: Vec::new(),
         },
         diagnostics,
     )
@@ -437,6 +438,7 @@ fn compile_operation(
             plan: built.plan,
             call,
             operation_id: operation.operation_id.map(str::to_string),
+            tags: operation.tags.iter().map(|tag| tag.to_string()).collect(),
             document_scopes: operation::security_scopes(document, operation),
         }),
         name,

@@ -17,6 +17,7 @@ pub mod call;
 mod choose;
 mod compile;
 pub mod confirm;
+pub mod endpoints;
 mod input;
 pub mod naming;
 mod operation;
@@ -33,6 +34,7 @@ pub use crate::rate::{Period, Rate};
 pub use apis::join;
 pub use call::{CallSettings, NextPage};
 pub use confirm::{Confirm, ConfirmSettings, MessagePart};
+pub use endpoints::Endpoint;
 pub use input::InputSchema;
 pub use step::StepPlan;
 pub use workflow::{StepOperation, WORKFLOW_META_KEY, WorkflowPlan, add_workflows};
@@ -55,6 +57,9 @@ pub struct Catalog {
     /// Every operation of the document and what became of it, in document order; from
     /// [`compile_chosen`], only the chosen operations.
     pub operations: Vec<OperationReport>,
+    /// The MCP endpoints served, each a chosen toolset (`endpoints:`); empty: one endpoint
+    /// serving every tool.
+    pub endpoints: Vec<Endpoint>,
 }
 
 impl Catalog {
@@ -70,6 +75,7 @@ impl Catalog {
             confirm: ConfirmSettings::default(),
             tools,
             operations: Vec::new(),
+            endpoints: Vec::new(),
         }
     }
 
@@ -234,6 +240,8 @@ pub struct OperationPlan {
     pub call: CallSettings,
     /// The operationId of the operation it calls, when the document gives one.
     pub operation_id: Option<String>,
+    /// The operation's tags, as the document writes them.
+    pub tags: Vec<String>,
     /// The OAuth 2 / OpenID Connect scopes the operation's security requirements ask for,
     /// one list per alternative (any one of them, each whole), for
     /// `auth.scopes_from_document`; empty when the document asks for none.
@@ -617,6 +625,7 @@ impl Tool {
                 plan,
                 call: CallSettings::default(),
                 operation_id: None,
+                tags: Vec::new(),
                 document_scopes: Vec::new(),
             }),
             name,

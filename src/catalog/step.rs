@@ -141,6 +141,7 @@ pub(super) fn plan(
             name: format!("{tool_name}.{}", step.id),
             call,
             operation_id: operation.operation_id.map(str::to_string),
+            tags: operation.tags.iter().map(|tag| tag.to_string()).collect(),
             document_scopes: operation::security_scopes(document, operation),
             plan,
         },

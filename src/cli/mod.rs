@@ -146,6 +146,10 @@ pub struct ToolsArgs {
     /// Print the array exactly as `tools/list` serves it, byte for byte, on one line.
     #[arg(long)]
     pub compact: bool,
+    /// Print what this endpoint (under the curation's `endpoints:`) serves; every tool by
+    /// default.
+    #[arg(long, value_name = "ID")]
+    pub endpoint: Option<String>,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -353,10 +357,11 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
         }
         anyhow::bail!("no API of the curation file could be read: see the errors above");
     }
-    let (catalog, found) = catalog::join(&curation, parts);
+    let (mut catalog, found) = catalog::join(&curation, parts);
     diagnostics.extend(found);
     // The whole list's budgets, once every tool, composite ones too, is known.
     diagnostics.extend(catalog::trim::catalog_budget(&catalog, &curation));
+    diagnostics.extend(catalog::endpoints::resolve(&mut catalog, &curation));
     diagnostics.sort_by_key(|d| d.severity);
     Ok(Loaded {
         catalog,

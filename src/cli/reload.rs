@@ -57,16 +57,17 @@ impl Reload {
         }
     }
 
-    /// Reloads into `serving` on every SIGHUP `hangups` counts and, watching, on every
-    /// settled change of the files, until dropped. `served` digests what is served now.
+    /// Reloads into `served` (each endpoint's path and server) on every SIGHUP `hangups`
+    /// counts and, watching, on every settled change of the files, until dropped. `digested`
+    /// digests what is served now.
     pub async fn run(
         mut self,
-        serving: Serving,
+        served: Vec<(String, Serving)>,
         mut hangups: watch::Receiver<u64>,
         reporting: Reporting,
-        served: tokio::task::JoinHandle<Digests>,
+        digested: tokio::task::JoinHandle<Digests>,
     ) {
-        self.digests = match served.await {
+        self.digests = match digested.await {
             Ok(digests) => digests,
             // Without them every tool of the next reload is told as added; it is served
             // all the same.
@@ -94,7 +95,7 @@ impl Reload {
                         signals = false;
                         continue;
                     }
-                    self.reload(&serving, "SIGHUP", &reporting).await;
+                    self.reload(&served, "SIGHUP", &reporting).await;
                     changing = None;
                 }
                 _ = ticks.tick(), if self.watch => {
@@ -102,7 +103,7 @@ impl Reload {
                     if now == self.seen {
                         changing = None;
                     } else if changing.as_ref() == Some(&now) {
-                        self.reload(&serving, "files changed", &reporting).await;
+                        self.reload(&served, "files changed", &reporting).await;
                         changing = None;
                     } else {
                         changing = Some(now);
@@ -116,11 +117,16 @@ impl Reload {
     /// Reads, compiles and checks the files again, and serves them when nothing is wrong.
     /// What the files look like is taken first, so that a save made while they are read is
     /// a change still to reload.
-    async fn reload(&mut self, serving: &Serving, cause: &'static str, reporting: &Reporting) {
+    async fn reload(
+        &mut self,
+        served: &[(String, Serving)],
+        cause: &'static str,
+        reporting: &Reporting,
+    ) {
         let observer = reporting.observer.as_ref();
         tracing::info!(cause, "reloading the catalog");
         let before = (self.files.clone(), looks(&self.files).await);
-        let reloaded = self.try_reload(serving, reporting).await;
+        let reloaded = self.try_reload(served, reporting).await;
         if let Some(observer) = observer {
             observer.reloaded(reloaded.is_ok());
         }
@@ -141,7 +147,11 @@ impl Reload {
         };
     }
 
-    async fn try_reload(&mut self, serving: &Serving, reporting: &Reporting) -> anyhow::Result<()> {
+    async fn try_reload(
+        &mut self,
+        served: &[(String, Serving)],
+        reporting: &Reporting,
+    ) -> anyhow::Result<()> {
         let observer = reporting.observer.as_ref();
         let (source, locked) = (self.source.clone(), self.locked);
         // Reading, compiling, digesting and dropping the document block: off the thread that
@@ -171,7 +181,18 @@ impl Reload {
         let Some(digests) = digests else {
             anyhow::bail!("{errors} error(s) in the catalog");
         };
-        let server = build(&loaded.catalog, &self.transport, reporting).await?;
+        let servers = build(&loaded.catalog, &self.transport, reporting).await?;
+        // Listeners route by path: a reload swaps what each endpoint serves, every one of
+        // them or none, but cannot add, remove or move one.
+        let now: Vec<&str> = servers.iter().map(|(path, _)| path.as_str()).collect();
+        let before: Vec<&str> = served.iter().map(|(path, _)| path.as_str()).collect();
+        if now != before {
+            anyhow::bail!(
+                "the endpoints changed (now {}, serving {}): restart ferry to serve them",
+                now.join(", "),
+                before.join(", ")
+            );
+        }
         // The catalog the server was built from goes on a blocking thread too.
         tokio::task::spawn_blocking(move || drop(loaded));
         let changes = lock::diff(&self.digests, &digests);
@@ -180,7 +201,9 @@ impl Reload {
             Change::SettingChanged { setting } => setting == "auth",
             _ => true,
         });
-        serving.replace(Arc::new(server), tools_changed);
+        for ((_, serving), (_, server)) in served.iter().zip(servers) {
+            serving.replace(Arc::new(server), tools_changed);
+        }
         let digest = digests.digest();
         for change in &changes {
             tracing::info!(%change, "catalog changed");

@@ -91,7 +91,22 @@ pub fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     }
     // The bytes `tools/list` serves, from the same writer; pretty-printed unless asked for as
     // they are, which keeps the members' order and every value.
-    let array = ferry::mcp::tools_array(&loaded.catalog);
+    let chosen = match &args.endpoint {
+        Some(id) => Some(loaded.catalog.endpoint(id).ok_or_else(|| {
+            let ids: Vec<&str> = loaded
+                .catalog
+                .endpoints
+                .iter()
+                .map(|e| e.id.as_str())
+                .collect();
+            anyhow::anyhow!(
+                "no endpoint {id:?}: the curation lists [{}]",
+                ids.join(", ")
+            )
+        })?),
+        None => None,
+    };
+    let array = ferry::mcp::tools_array(chosen.as_ref().unwrap_or(&loaded.catalog));
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.compact {
         out.write_all(&array)?;
@@ -169,7 +184,7 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
             .filter(|d| d.severity == severity)
             .count()
     };
-    json!({
+    let mut report = json!({
         "version": CHECK_FORMAT_VERSION,
         "summary": {
             "operations": catalog.operations.len(),
@@ -184,7 +199,33 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
         "diagnostics": diagnostics,
         "operations": operations,
         "workflows": workflows,
-    })
+    });
+    if !catalog.endpoints.is_empty() {
+        let endpoints: Vec<Value> = catalog
+            .endpoints
+            .iter()
+            .map(|endpoint| {
+                json!({
+                    "id": endpoint.id,
+                    "path": endpoint.path,
+                    "server": endpoint.server.name,
+                    "auth": auth_kind(endpoint.auth.as_ref()),
+                    "tools": endpoint.tools,
+                })
+            })
+            .collect();
+        report["endpoints"] = Value::Array(endpoints);
+    }
+    report
+}
+
+/// Who an endpoint asks, in a word: `oauth`, `api_keys` or `none`.
+fn auth_kind(auth: Option<&ferry::access::AuthConfig>) -> &'static str {
+    match auth.map(|auth| &auth.mode) {
+        Some(ferry::access::AuthMode::OAuth(_)) => "oauth",
+        Some(ferry::access::AuthMode::ApiKeys(_)) => "api_keys",
+        None => "none",
+    }
 }
 
 fn check_text(
@@ -371,6 +412,23 @@ fn check_text(
                 steps.join(", "),
                 plan.max_steps,
                 plan.timeout.as_millis()
+            );
+        }
+    }
+    if !catalog.endpoints.is_empty() {
+        let _ = writeln!(out, "\nendpoints:");
+        for endpoint in &catalog.endpoints {
+            let _ = writeln!(
+                out,
+                "  {} at {} ({}, {}): {}",
+                endpoint.id,
+                endpoint.path,
+                endpoint.server.name,
+                auth_kind(endpoint.auth.as_ref()),
+                match endpoint.tools.len() {
+                    0 => "no tool".to_string(),
+                    _ => endpoint.tools.join(", "),
+                }
             );
         }
     }

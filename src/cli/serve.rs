@@ -54,6 +54,9 @@ pub struct TransportArgs {
     /// Serve newline-delimited JSON-RPC on stdin/stdout instead of HTTP.
     #[arg(long)]
     pub stdio: bool,
+    /// On stdio, the endpoint (under the curation's `endpoints:`) whose tools to serve.
+    #[arg(long, value_name = "ID")]
+    pub endpoint: Option<String>,
     /// Address to listen on (HTTP).
     #[arg(long, env = "FERRY_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
@@ -319,15 +322,18 @@ async fn serve_reloading(
         confirm_key: ConfirmKey::generate(),
         limiter: Arc::default(),
     };
-    let server = build(&catalog, args, &reporting).await?;
+    let servers = build(&catalog, args, &reporting).await?;
     tracing::info!(tools = catalog.served_tools(), "catalog ready");
     warn_of_generated_key(&catalog, args);
     let digesting = digest_and_drop(catalog, reporting.observer.clone(), observing.readiness());
-    let serving = Serving::new(Arc::new(server));
+    let served: Vec<(String, Serving)> = servers
+        .into_iter()
+        .map(|(path, server)| (path, Serving::new(Arc::new(server))))
+        .collect();
     // SIGHUP is taken over before anything is served, so that none can end the process.
     let reloading = reload
-        .map(|reload| tokio::spawn(reload.run(serving.clone(), hangups(), reporting, digesting)));
-    let served = serve_current(serving, args, announce, workers, &mut observing).await;
+        .map(|reload| tokio::spawn(reload.run(served.clone(), hangups(), reporting, digesting)));
+    let served = serve_current(served, args, announce, workers, &mut observing).await;
     if let Some(reloading) = reloading {
         reloading.abort();
     }
@@ -374,18 +380,73 @@ pub struct Reporting {
     pub limiter: Arc<ferry::mcp::limit::Limiter>,
 }
 
-/// Builds everything that serving takes from the files: the upstream client, the
-/// authenticator (its signing keys fetched) and the server. Start-up and every reload build
-/// it the same way.
+/// Builds everything that serving takes from the files: the upstream client (one, shared by
+/// every endpoint), and for each endpoint its authenticator (its signing keys fetched) and
+/// server, with the path it is served at. Without `endpoints:`, one server of every tool at
+/// [`http::ENDPOINT`]; on stdio, the one endpoint `--endpoint` names. Start-up and every
+/// reload build it the same way.
 pub async fn build(
     catalog: &Catalog,
     args: &TransportArgs,
     reporting: &Reporting,
-) -> anyhow::Result<Server> {
-    let auth = catalog.auth.as_ref();
+) -> anyhow::Result<Vec<(String, Server)>> {
     let upstream = Upstream::new(catalog)
         .context("setting up the upstream client")?
         .with_traces(reporting.traces.clone());
+    let ids = || {
+        let ids: Vec<&str> = catalog.endpoints.iter().map(|e| e.id.as_str()).collect();
+        ids.join(", ")
+    };
+    let mut servers = Vec::new();
+    if catalog.endpoints.is_empty() {
+        if args.endpoint.is_some() {
+            anyhow::bail!("--endpoint names an endpoint, but the curation lists no `endpoints:`");
+        }
+        let server = build_server(catalog, upstream, args, reporting).await?;
+        servers.push((http::ENDPOINT.to_string(), server));
+    } else if args.stdio {
+        let Some(id) = &args.endpoint else {
+            anyhow::bail!(
+                "the curation lists several endpoints ({}): choose the one to serve on stdio with --endpoint ID",
+                ids()
+            );
+        };
+        let Some(chosen) = catalog.endpoint(id) else {
+            anyhow::bail!("no endpoint {id:?}: the curation lists {}", ids());
+        };
+        let server = build_server(&chosen, upstream, args, reporting).await?;
+        servers.push((http::ENDPOINT.to_string(), server));
+    } else {
+        if args.endpoint.is_some() {
+            anyhow::bail!(
+                "--endpoint chooses what stdio serves; over HTTP every endpoint is served"
+            );
+        }
+        for endpoint in &catalog.endpoints {
+            let chosen = catalog
+                .endpoint(&endpoint.id)
+                .context("an endpoint of the catalog")?;
+            let reporting = Reporting {
+                observer: (reporting.observer.as_ref()).map(|o| o.for_endpoint(&endpoint.id)),
+                ..reporting.clone()
+            };
+            let server = build_server(&chosen, upstream.clone(), args, &reporting)
+                .await
+                .with_context(|| format!("endpoint {}", endpoint.id))?;
+            servers.push((endpoint.path.clone(), server));
+        }
+    }
+    Ok(servers)
+}
+
+/// One endpoint's server: `catalog`'s tools, served with its authorization.
+async fn build_server(
+    catalog: &Catalog,
+    upstream: Upstream,
+    args: &TransportArgs,
+    reporting: &Reporting,
+) -> anyhow::Result<Server> {
+    let auth = catalog.auth.as_ref();
     let authenticator = if args.stdio {
         if auth.is_some() {
             tracing::info!(
@@ -413,9 +474,9 @@ pub async fn build(
     Ok(Server::new(catalog, Some(upstream), options))
 }
 
-/// Serves whatever `serving` holds when each request comes.
+/// Serves whatever each endpoint's `Serving` of `served` holds when each request comes.
 async fn serve_current(
-    serving: Serving,
+    served: Vec<(String, Serving)>,
     args: &TransportArgs,
     announce: Option<&dyn Fn(&str)>,
     workers: usize,
@@ -424,6 +485,7 @@ async fn serve_current(
     if args.stdio {
         observing.run_beside(&args.observe, &args.allowed_hosts)?;
         let input = tokio::io::BufReader::new(tokio::io::stdin());
+        let (_, serving) = served.into_iter().next().context("nothing to serve")?;
         stdio::serve(serving, input, tokio::io::stdout(), args.body_limit)
             .await
             .context("serving stdio")?;
@@ -440,9 +502,16 @@ async fn serve_current(
     } else {
         "http"
     };
-    let endpoint = format!("{scheme}://{local}{}", http::ENDPOINT);
+    let urls: Vec<String> = served
+        .iter()
+        .map(|(path, _)| format!("{scheme}://{local}{path}"))
+        .collect();
+    let endpoint = urls.first().cloned().context("no endpoint to serve")?;
     observing.run_beside(&args.observe, &args.allowed_hosts)?;
     tracing::info!(%endpoint, workers, "serving MCP over Streamable HTTP");
+    for url in &urls[1..] {
+        tracing::info!(endpoint = %url, "serving MCP over Streamable HTTP");
+    }
     if let Some(announce) = announce {
         announce(&endpoint);
     }
@@ -465,7 +534,7 @@ async fn serve_current(
         }
         _ => None,
     };
-    serve_http(serving, listener, options, tls, workers).await?;
+    serve_http(http::Routes::new(served), listener, options, tls, workers).await?;
     tracing::info!("stopped");
     Ok(())
 }
@@ -514,7 +583,7 @@ fn confirm_key(catalog: &Catalog) -> anyhow::Result<Option<ConfirmKey>> {
 /// threads. The calling thread is worker 0 and watches for SIGINT/SIGTERM; on either, every
 /// worker lets its requests in flight finish, for at most the shutdown timeout.
 async fn serve_http(
-    server: Serving,
+    server: http::Routes,
     listener: std::net::TcpListener,
     options: HttpOptions,
     tls: Option<Arc<rustls::ServerConfig>>,
@@ -588,7 +657,7 @@ async fn serve_http(
 
 /// Serves one worker's share of the connections, with TLS when `tls` is given.
 async fn serve_listener(
-    server: Serving,
+    server: http::Routes,
     listener: Share,
     options: HttpOptions,
     tls: Option<Arc<rustls::ServerConfig>>,

@@ -17,6 +17,7 @@ pub mod apis;
 pub mod auth;
 pub mod call;
 pub mod confirm;
+pub mod endpoints;
 pub mod limits;
 mod tools;
 pub mod workflows;
@@ -83,6 +84,8 @@ pub struct Curation {
     /// The APIs of a file with `apis:`, in the order written, each with what the file says
     /// of it alone; empty for a file without `apis:`, which says it all at the top.
     pub apis: Vec<ApiPart>,
+    /// The MCP endpoints served (`endpoints:`); empty: one, `/mcp`, serving every tool.
+    pub endpoints: Vec<endpoints::EndpointEntry>,
     /// The API this curation compiles, by its id: set by [`Curation::api_curations`] for
     /// each API of a file with `apis:`; empty otherwise.
     pub api_id: String,
@@ -159,6 +162,7 @@ const API_KEYS: &[&str] = &[
 /// those of [`auth::SERVER_KEYS`], [`limits::KEYS`] and [`confirm::KEYS`].
 const SERVER_WIDE_KEYS: &[&str] = &[
     "server",
+    endpoints::KEY,
     "max_tool_tokens",
     "max_catalog_tokens",
     "max_tools",
@@ -323,12 +327,13 @@ fn read_server_part(
         curation.max_tools = call::positive_integer(value, "max_tools", diagnostics);
     }
     if let Some(server) = map.get("server") {
-        curation.server = parse_server(server, diagnostics);
+        curation.server = parse_server(server, "server", diagnostics);
     }
     curation.rate_limits = limits::parse_rate_limits(map, diagnostics);
     if let Some(value) = map.get("auth") {
         curation.auth = auth::parse_auth(value, "auth", diagnostics);
     }
+    curation.endpoints = endpoints::parse(map, diagnostics);
 }
 
 /// Reads what `map` says of one API into `curation`. Every path in a diagnostic is written
@@ -462,19 +467,16 @@ fn check_across(curation: &Curation, diagnostics: &mut Vec<Diagnostic>) {
     }
 }
 
-fn parse_server(value: &Value, diagnostics: &mut Vec<Diagnostic>) -> ServerSection {
+fn parse_server(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> ServerSection {
     let Some(map) = value.as_object() else {
-        diagnostics.push(Diagnostic::error(
-            Location::curation("server"),
-            "`server` must be a mapping",
-        ));
+        diagnostics.push(error(path, format!("`{path}` must be a mapping")));
         return ServerSection::default();
     };
-    check_keys(map, "server", &[SERVER_KEYS], diagnostics);
+    check_keys(map, path, &[SERVER_KEYS], diagnostics);
     ServerSection {
-        name: string_at(map, "name", "server", diagnostics),
-        title: string_at(map, "title", "server", diagnostics),
-        instructions: string_at(map, "instructions", "server", diagnostics),
+        name: string_at(map, "name", path, diagnostics),
+        title: string_at(map, "title", path, diagnostics),
+        instructions: string_at(map, "instructions", path, diagnostics),
     }
 }
 

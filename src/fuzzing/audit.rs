@@ -39,6 +39,16 @@ pub fn audit(data: &[u8]) {
         jsonrpc_id: jsonrpc_id.clone(),
         tool: Some(Arc::new(ToolFacts {
             name: tool.clone(),
+            api: if pick & 8 != 0 {
+                tool.clone()
+            } else {
+                String::new()
+            },
+            endpoint: if pick & 16 != 0 {
+                "read".into()
+            } else {
+                String::new()
+            },
             method: "GET".into(),
             template: "/items/{id}".into(),
         })),

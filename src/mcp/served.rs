@@ -70,7 +70,13 @@ impl ServedTool {
             validator: OnceLock::new(),
             limits,
             limits_told,
-            meter: observer.map(|observer| observer.tool(&tool.name, method, &template)),
+            meter: observer.map(|observer| {
+                let api = tool
+                    .requests()
+                    .first()
+                    .map_or("", |request| request.api.as_str());
+                observer.tool(&tool.name, api, method, &template)
+            }),
             routes: upstream
                 .map(|upstream| {
                     tool.requests()

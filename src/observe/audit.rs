@@ -278,6 +278,12 @@ pub fn write_line(record: &CallRecord, out: &mut Vec<u8>) {
     }
     if let Some(tool) = &record.tool {
         text(out, "tool", &tool.name);
+        if !tool.api.is_empty() {
+            text(out, "api", &tool.api);
+        }
+        if !tool.endpoint.is_empty() {
+            text(out, "endpoint", &tool.endpoint);
+        }
     }
     text(
         out,

@@ -24,7 +24,7 @@ pub use ready::Readiness;
 
 /// Where calls are recorded: an audit log, metrics, or both. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Observer(Arc<Inner>);
+pub struct Observer(Arc<Inner>, Option<Arc<str>>);
 
 #[derive(Debug)]
 struct Inner {
@@ -81,6 +81,10 @@ pub enum Reason {
 #[derive(Debug)]
 pub struct ToolFacts {
     pub name: String,
+    /// The API it calls, by id (empty for a file without `apis:`).
+    pub api: String,
+    /// The endpoint serving it, by id (empty without `endpoints:`).
+    pub endpoint: String,
     /// The upstream method and path template (never the filled path).
     pub method: String,
     pub template: String,
@@ -149,12 +153,15 @@ impl Observer {
         let mut seed = [0u8; 8];
         // Without randomness ids still differ within the process, which is what they are for.
         let _ = getrandom::fill(&mut seed);
-        Observer(Arc::new(Inner {
-            audit,
-            metrics,
-            ids_base: u64::from_le_bytes(seed),
-            next_id: AtomicU64::new(0),
-        }))
+        Observer(
+            Arc::new(Inner {
+                audit,
+                metrics,
+                ids_base: u64::from_le_bytes(seed),
+                next_id: AtomicU64::new(0),
+            }),
+            None,
+        )
     }
 
     pub fn metrics(&self) -> Option<&Metrics> {
@@ -165,11 +172,20 @@ impl Observer {
         self.0.audit.as_ref()
     }
 
+    /// This observer, recording the tools it meters as served by the endpoint with id
+    /// `endpoint` (of the curation's `endpoints:`).
+    pub fn for_endpoint(&self, endpoint: &str) -> Observer {
+        Observer(Arc::clone(&self.0), Some(endpoint.into()))
+    }
+
     /// A served tool's meter: its facts and metric handles, made once when it is served.
-    pub fn tool(&self, name: &str, method: &str, template: &str) -> ToolMeter {
+    /// `api` is the id of the API it calls (empty for a file without `apis:`).
+    pub fn tool(&self, name: &str, api: &str, method: &str, template: &str) -> ToolMeter {
         ToolMeter {
             facts: Arc::new(ToolFacts {
                 name: name.to_owned(),
+                api: api.to_owned(),
+                endpoint: self.1.as_deref().unwrap_or_default().to_owned(),
                 method: method.to_owned(),
                 template: template.to_owned(),
             }),

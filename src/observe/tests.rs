@@ -9,6 +9,8 @@ fn record(outcome: Outcome) -> CallRecord {
         jsonrpc_id: RawValue::from_string("\"call-7\"".into()).ok(),
         tool: Some(Arc::new(ToolFacts {
             name: "get_pet".into(),
+            api: "pets".into(),
+            endpoint: "read".into(),
             method: "GET".into(),
             template: "/pets/{petId}".into(),
         })),
@@ -34,7 +36,7 @@ fn an_audit_line_is_one_json_object_and_its_newline() {
     audit::write_line(&record(Outcome::ApiError), &mut line);
     let text = String::from_utf8(line).expect("UTF-8");
     expect_test::expect![[r#"
-        {"time":"2025-12-01T12:00:00.123456Z","request_id":"00000000000000ab","jsonrpc_id":"call-7","tool":"get_pet","subject":"anonymous","client_name":"inspector","client_version":"1.2","outcome":"api_error","upstream_method":"GET","upstream_path":"/pets/{petId}","upstream_status":404,"attempts":1,"duration_us":900,"upstream_us":700,"bytes_in":120,"bytes_out":480}
+        {"time":"2025-12-01T12:00:00.123456Z","request_id":"00000000000000ab","jsonrpc_id":"call-7","tool":"get_pet","api":"pets","endpoint":"read","subject":"anonymous","client_name":"inspector","client_version":"1.2","outcome":"api_error","upstream_method":"GET","upstream_path":"/pets/{petId}","upstream_status":404,"attempts":1,"duration_us":900,"upstream_us":700,"bytes_in":120,"bytes_out":480}
     "#]]
     .assert_eq(&text);
 }
@@ -88,7 +90,7 @@ fn outcomes_follow_the_fault() {
 fn metrics_count_a_call_by_tool_and_outcome() {
     let metrics = Metrics::new();
     let observer = Observer::new(None, Some(metrics.clone()));
-    let meter = observer.tool("get_pet", "GET", "/pets/{petId}");
+    let meter = observer.tool("get_pet", "", "GET", "/pets/{petId}");
     let mut call = record(Outcome::ApiError);
     call.attempts = 3;
     call.retries = 2;

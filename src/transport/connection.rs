@@ -21,16 +21,16 @@ use hyper_util::server::conn::auto;
 use tokio::sync::{OwnedSemaphorePermit, watch};
 use tokio::task::JoinSet;
 
-use super::http::{Answer, Endpoint, HttpOptions};
-use crate::mcp::Serving;
+use super::http::{Answer, Endpoint, HttpOptions, Routes};
 
-/// Serves `server` on `listener` until `shutdown` completes, then lets requests in flight
-/// finish (open subscription streams are ended with their final response) for at most the
-/// shutdown timeout, and drops the connections still open after it. Each request is answered
-/// by the server current when it arrived (see [`Serving`]); its authenticator checks the
+/// Serves `server` (one server, or the [`Routes`] of several endpoints) on `listener` until
+/// `shutdown` completes, then lets requests in flight finish (open subscription streams are
+/// ended with their final response) for at most the shutdown timeout, and drops the
+/// connections still open after it. Each request is answered by its endpoint's server
+/// current when it arrived (see [`crate::mcp::Serving`]); its authenticator checks the
 /// request's token before the body is read (401).
 pub async fn serve<L>(
-    server: impl Into<Serving>,
+    server: impl Into<Routes>,
     mut listener: L,
     options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,

@@ -29,8 +29,47 @@ use crate::mcp::{self, Incoming, Kind, Serving};
 pub use super::connection::serve;
 use crate::observe::{Observer, Reason};
 
-/// The path of the one MCP endpoint.
+/// The path of the MCP endpoint when the curation lists no `endpoints:`.
 pub const ENDPOINT: &str = "/mcp";
+
+/// What the HTTP transport serves: each MCP endpoint's path and what serves it. One server
+/// converts into the one endpoint at [`ENDPOINT`].
+#[derive(Clone)]
+pub struct Routes(Arc<[(String, Serving)]>);
+
+impl Routes {
+    /// Serves each `(path, serving)`; a path given twice is served by the first.
+    pub fn new(routes: Vec<(String, Serving)>) -> Routes {
+        Routes(routes.into())
+    }
+
+    /// The index of the endpoint at `path`.
+    fn find(&self, path: &str) -> Option<usize> {
+        self.0.iter().position(|(known, _)| known == path)
+    }
+
+    fn serving(&self, index: usize) -> &Serving {
+        &self.0[index].1
+    }
+}
+
+impl From<Serving> for Routes {
+    fn from(serving: Serving) -> Routes {
+        Routes::new(vec![(ENDPOINT.to_string(), serving)])
+    }
+}
+
+impl From<mcp::Server> for Routes {
+    fn from(server: mcp::Server) -> Routes {
+        Routes::from(Serving::from(server))
+    }
+}
+
+impl From<Arc<mcp::Server>> for Routes {
+    fn from(server: Arc<mcp::Server>) -> Routes {
+        Routes::from(Serving::from(server))
+    }
+}
 
 /// How the HTTP transport guards and bounds requests.
 #[derive(Debug, Clone)]
@@ -158,15 +197,18 @@ impl Endpoint {
     /// `local` is the address the endpoint is reached at, allowed as a host. `shutdown`
     /// turning `true` ends subscription streams.
     pub(super) fn new(
-        server: impl Into<Serving>,
+        routes: impl Into<Routes>,
         local: SocketAddr,
         options: &HttpOptions,
         shutdown: watch::Receiver<bool>,
     ) -> Endpoint {
-        let state = state(server.into(), local, options, shutdown);
+        let state = state(routes.into(), local, options, shutdown);
         let root = crate::auth::METADATA_ROOT_PATH;
-        let router = Router::new()
-            .route(ENDPOINT, any(method_not_allowed))
+        let mut router = Router::new();
+        for (path, _) in state.routes.0.iter() {
+            router = router.route(path, any(method_not_allowed));
+        }
+        let router = router
             .route(root, get(metadata))
             .route(&format!("{root}/{{*resource}}"), get(metadata))
             .with_state(Arc::clone(&state));
@@ -174,10 +216,13 @@ impl Endpoint {
     }
 
     pub(super) fn answer(&self, request: hyper::Request<hyper::body::Incoming>) -> Answer {
-        if request.method() == Method::POST && request.uri().path() == ENDPOINT {
+        let route = (request.method() == Method::POST)
+            .then(|| self.state.routes.find(request.uri().path()))
+            .flatten();
+        if let Some(route) = route {
             Answer::Mcp {
                 http2: request.version() == Version::HTTP_2,
-                answer: Box::pin(post_mcp(Arc::clone(&self.state), request)),
+                answer: Box::pin(post_mcp(Arc::clone(&self.state), route, request)),
             }
         } else {
             // The router is always ready; a clone is a reference count, as `axum::serve` takes.
@@ -205,7 +250,7 @@ fn set_content_length(response: &mut Response) {
 }
 
 fn state(
-    server: Serving,
+    routes: Routes,
     local: SocketAddr,
     options: &HttpOptions,
     shutdown: watch::Receiver<bool>,
@@ -219,7 +264,7 @@ fn state(
             .map(|host| host.to_ascii_lowercase()),
     );
     Arc::new(HttpState {
-        server,
+        routes,
         hosts,
         origins: options
             .allowed_origins
@@ -235,7 +280,7 @@ fn state(
 }
 
 struct HttpState {
-    server: Serving,
+    routes: Routes,
     /// Lowercase host names, without ports.
     hosts: Vec<String>,
     /// Lowercase origins, without a trailing slash.
@@ -257,6 +302,7 @@ impl HttpState {
 
 async fn post_mcp(
     state: Arc<HttpState>,
+    route: usize,
     request: hyper::Request<hyper::body::Incoming>,
 ) -> Response {
     // Taken apart rather than extracted piecemeal: the headers are borrowed, not copied, and
@@ -283,7 +329,8 @@ async fn post_mcp(
     }
     // The whole request is answered by the server current now, even if a reload swaps it
     // meanwhile: the token is checked by the same authenticator that decides the scopes.
-    let server = state.server.load();
+    let serving = state.routes.serving(route);
+    let server = serving.load();
     // Before the body is read: an unauthenticated client costs no more than its headers.
     let principal = if server.authenticator().is_enabled() {
         match server
@@ -347,7 +394,14 @@ async fn post_mcp(
         Kind::Subscription {
             end,
             tools_list_changed,
-        } => subscription(&state, &server, outgoing.body, end, tools_list_changed),
+        } => subscription(
+            &state,
+            serving,
+            &server,
+            outgoing.body,
+            end,
+            tools_list_changed,
+        ),
         Kind::Refused(challenge) => {
             let mut response = json_response(outgoing.status, outgoing.body);
             super::auth::add_challenge(&mut response, &challenge);
@@ -407,9 +461,16 @@ impl std::fmt::Display for BodyError {
     }
 }
 
-/// The RFC 9728 metadata of the authenticator current now (404 without OAuth).
+/// The RFC 9728 metadata of the endpoint whose resource `uri` names, by its authenticator
+/// current now; at the root well-known path, the first endpoint's with OAuth (404 without).
 async fn metadata(State(state): State<Arc<HttpState>>, uri: Uri) -> Response {
-    super::auth::metadata_response(state.server.load().authenticator(), uri.path())
+    state
+        .routes
+        .0
+        .iter()
+        .find_map(|(_, serving)| {
+            super::auth::metadata_response(serving.load().authenticator(), uri.path())
+        })
         .unwrap_or_else(|| StatusCode::NOT_FOUND.into_response())
 }
 
@@ -553,6 +614,7 @@ fn host_name_of(ip: IpAddr) -> String {
 /// it.
 fn subscription(
     state: &HttpState,
+    serving: &Serving,
     server: &Arc<mcp::Server>,
     acknowledgement: Bytes,
     end: Bytes,
@@ -574,10 +636,10 @@ fn subscription(
         step: Step::Acknowledge,
         shutdown: state.shutdown.clone(),
         changes: tools_list_changed.map(|notification| {
-            let mut changes = state.server.tool_list_changes();
+            let mut changes = serving.tool_list_changes();
             // A reload between this request's start and now is told at once, rather than
             // missed: the request was answered by the server it replaced.
-            if !Arc::ptr_eq(&state.server.load(), server) {
+            if !Arc::ptr_eq(&serving.load(), server) {
                 changes.mark_changed();
             }
             (changes, notification)

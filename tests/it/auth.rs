@@ -1676,3 +1676,148 @@ fn token_exchange_without_oauth_callers_is_an_error_in_the_file() {
           --> curation:upstream_auth.token_exchange"#]]
     .assert_eq(&diagnostics_text(&diagnostics));
 }
+
+/// Two endpoints from one process (`endpoints:`): `/mcp/read` serves the pets API's reads
+/// to tokens for its own audience, `/mcp/admin` its writes to tokens for another; a token for
+/// one is refused by the other with that endpoint's own challenge, and each publishes its own
+/// protected resource metadata.
+#[tokio::test]
+async fn two_endpoints_serve_their_own_tools_to_their_own_audiences() {
+    let key = TestKey::ec();
+    let jwks = JwksServer::start(vec![key.jwk("k1")]).await;
+    let pets = ferry::demo::start().await.expect("pets API");
+    let oauth = |resource: &str| {
+        format!(
+            "{{oauth: {{resource: '{resource}', issuer: '{ISSUER}', jwks_uri: '{}'}}}}",
+            jwks.uri()
+        )
+    };
+    let curation = format!(
+        "openapi: ./openapi.yaml
+upstream: {pets}
+tools: {{listPets: {{}}, getPet: {{}}, createPet: {{}}, deletePet: {{}}}}
+endpoints:
+  read:
+    auth: {}
+    tools: {{read_only: true}}
+  admin:
+    path: /mcp/admin
+    server: {{name: pets-admin}}
+    auth: {}
+    tools: {{read_only: false}}
+",
+        oauth("https://mcp.example.com/mcp/read"),
+        oauth("https://mcp.example.com/mcp/admin"),
+    );
+    let dir = demo_files(&curation);
+    let config = dir.join("ferry.yaml");
+    let (code, out, err) = {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .args(["tools", "--compact", "--endpoint", "admin", "-c"])
+            .arg(&config)
+            .output()
+            .expect("ferry tools");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    assert_eq!(code, Some(0), "{err}");
+    let admin: Vec<String> = serde_json::from_str::<Value>(&out)
+        .expect("tools JSON")
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(admin, ["createPet", "deletePet"]);
+
+    let server = crate::support::ServeProcess::start(
+        &[
+            "serve",
+            "-c",
+            config.to_str().expect("utf-8 path"),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    )
+    .await
+    .expect("ferry serves two endpoints");
+    let read_url = server.url.clone();
+    assert!(read_url.ends_with("/mcp/read"), "{read_url}");
+    let base = read_url.trim_end_matches("/mcp/read").to_string();
+    let admin_url = format!("{base}/mcp/admin");
+    let token = |audience: &str, scope: &str| {
+        let claims = with(
+            claims(scope),
+            "aud",
+            json!(format!("https://mcp.example.com{audience}")),
+        );
+        format!("Bearer {}", key.mint("k1", &claims))
+    };
+    let reader = token("/mcp/read", "");
+    let admin = token("/mcp/admin", "");
+    let mut seen = Vec::new();
+    for (label, url, authorization) in [
+        ("read, read token", &read_url, &reader),
+        ("read, admin token", &read_url, &admin),
+        ("admin, admin token", &admin_url, &admin),
+        ("admin, read token", &admin_url, &reader),
+    ] {
+        let answer = ask(url, "tools/list", json!({}), Some(authorization)).await;
+        seen.push(format!("{label}: {answer}"));
+    }
+    expect![[r#"
+        read, read token: 200 - "public" getPet,listPets
+        read, admin token: 401 Bearer error="invalid_token", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp/read", error_description="the token was issued for another resource"
+        admin, admin token: 200 - "public" createPet,deletePet
+        admin, read token: 401 Bearer error="invalid_token", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp/admin", error_description="the token was issued for another resource""#]]
+    .assert_eq(&seen.join("\n"));
+    let client = crate::support::client();
+    for path in ["/mcp/read", "/mcp/admin"] {
+        let metadata: Value = client
+            .get(format!("{base}/.well-known/oauth-protected-resource{path}"))
+            .send()
+            .await
+            .expect("metadata")
+            .json()
+            .await
+            .expect("metadata JSON");
+        assert_eq!(
+            metadata["resource"],
+            format!("https://mcp.example.com{path}"),
+            "{metadata}"
+        );
+    }
+    // A call through the admin endpoint reaches the pets API; the read endpoint has no such
+    // tool.
+    let created = ask(
+        &admin_url,
+        "tools/call",
+        json!({"name": "createPet", "arguments": {"name": "Rex", "species": "dog"}}),
+        Some(&admin),
+    )
+    .await;
+    assert_eq!(created, "200 - isError=null");
+    let (body, headers) = crate::support::modern(
+        "tools/call",
+        json!({"name": "createPet", "arguments": {"name": "Rex", "species": "dog"}}),
+    );
+    let mut headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    headers.push(("authorization", &reader));
+    let elsewhere = crate::support::post(&read_url, &body, &headers)
+        .await
+        .json();
+    assert!(elsewhere["result"].is_null(), "{elsewhere}");
+    assert!(
+        elsewhere["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("createPet"),
+        "the read endpoint does not serve createPet: {elsewhere}"
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
