@@ -110,11 +110,10 @@ fn endpoint(
 /// Whether `toolset` chooses `tool`: every filter it gives passes.
 fn chooses(toolset: &Toolset, tool: &Tool) -> bool {
     let requests = tool.requests();
-    let apis = toolset.apis.as_ref().is_none_or(|apis| {
-        requests
-            .iter()
-            .all(|request| apis.contains(&request.api))
-    });
+    let apis = toolset
+        .apis
+        .as_ref()
+        .is_none_or(|apis| requests.iter().all(|request| apis.contains(&request.api)));
     let names = toolset
         .names
         .as_ref()

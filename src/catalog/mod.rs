@@ -37,7 +37,10 @@ pub use confirm::{Confirm, ConfirmSettings, MessagePart};
 pub use endpoints::Endpoint;
 pub use input::InputSchema;
 pub use step::StepPlan;
-pub use workflow::{StepOperation, WORKFLOW_META_KEY, WorkflowPlan, add_workflows};
+pub use workflow::{
+    StepOperation, WORKFLOW_META_KEY, WorkflowPlan, WorkflowSource, add_workflows,
+    add_workflows_over,
+};
 
 /// Every tool ferry serves, and who it says it is.
 #[derive(Debug, Clone)]

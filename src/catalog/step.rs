@@ -66,7 +66,9 @@ pub(super) fn plan(
     let mut plan = built.plan;
     let chosen = tools.iter().find(|tool| {
         tool.operation().is_some_and(|chosen| {
-            chosen.plan.method == plan.method && chosen.plan.path == plan.path
+            chosen.api == curation.api_id
+                && chosen.plan.method == plan.method
+                && chosen.plan.path == plan.path
         })
     });
     let mut call = match chosen.and_then(Tool::operation) {

@@ -102,12 +102,34 @@ impl StepOperation {
     }
 }
 
+/// One API a workflow's steps may call: its part of the curation and its document.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkflowSource<'a> {
+    pub curation: &'a Curation,
+    pub document: &'a Document,
+}
+
 /// Reads the Arazzo `file` the curation's `workflows:` names and adds a tool to `catalog`
 /// for each workflow it chooses, returning every problem found. Problems inside a workflow
-/// that is not chosen are warnings: nothing will run it.
+/// that is not chosen are warnings: nothing will run it. Every step calls `document`.
 pub fn add_workflows(
     catalog: &mut Catalog,
     document: &Document,
+    curation: &Curation,
+    file: &SourceFile,
+) -> Vec<Diagnostic> {
+    let source = WorkflowSource { curation, document };
+    add_workflows_over(catalog, &[source], curation, file)
+}
+
+/// [`add_workflows`] for workflows whose steps may call any API of `apis`: each of the
+/// Arazzo document's OpenAPI source descriptions is bound to the API whose document it
+/// names (by its URL, or by the API's id as its name), and each step calls its source's API,
+/// with that API's settings and credential. `curation` is the one whose `workflows:` chose
+/// them: the top of a file with `apis:`, or the one API's.
+pub fn add_workflows_over(
+    catalog: &mut Catalog,
+    apis: &[WorkflowSource<'_>],
     curation: &Curation,
     file: &SourceFile,
 ) -> Vec<Diagnostic> {
@@ -129,9 +151,12 @@ pub fn add_workflows(
             diagnostic.severity = Severity::Warning;
         }
     }
-    let sources = check_sources(&arazzo, curation, &mut diagnostics);
+    let sources = check_sources(&arazzo, apis, &mut diagnostics);
     let mut problems = Vec::new();
-    let operations = operation::list(document, &mut problems);
+    let operations: Vec<Vec<Operation<'_>>> = apis
+        .iter()
+        .map(|api| operation::list(api.document, &mut problems))
+        .collect();
     let mut names: HashSet<String> = catalog.tools.iter().map(|t| t.name.clone()).collect();
     let mut composite = Vec::new();
     for entry in &chosen.tools {
@@ -164,7 +189,7 @@ pub fn add_workflows(
         let tool = compile_workflow(
             Inputs {
                 arazzo: &arazzo,
-                document,
+                apis,
                 curation,
                 tools: &catalog.tools,
                 operations: &operations,
@@ -203,31 +228,48 @@ fn within(pointer: &str, parent: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
-/// The names of the source descriptions that are the loaded document.
+/// Each OpenAPI source description's name and the index in `apis` of the API it is bound
+/// to: the one whose document its URL names, or else the one whose id is its name.
 fn check_sources(
     arazzo: &Arazzo,
-    curation: &Curation,
+    apis: &[WorkflowSource<'_>],
     diagnostics: &mut Vec<Diagnostic>,
-) -> Vec<String> {
-    let loaded = curation.openapi.as_deref().unwrap_or_default();
-    let mut matching = Vec::new();
+) -> Vec<(String, usize)> {
+    let mut bound = Vec::new();
     for source in &arazzo.source_descriptions {
         if source.kind != "openapi" {
             continue;
         }
-        if names_same_document(&source.url, loaded) {
-            matching.push(source.name.clone());
-        } else {
-            diagnostics.push(Diagnostic::error(
-                Location::document(&arazzo.file, format!("{}/url", source.pointer)),
-                format!(
-                    "source description {:?} names {:?}, not the document ferry loaded ({loaded:?})",
-                    source.name, source.url
-                ),
-            ));
+        fn loaded<'a>(api: &WorkflowSource<'a>) -> &'a str {
+            api.curation.openapi.as_deref().unwrap_or_default()
+        }
+        let by_url = apis
+            .iter()
+            .position(|api| names_same_document(&source.url, loaded(api)));
+        let by_id = || {
+            apis.iter()
+                .position(|api| apis.len() > 1 && api.curation.api_id == source.name)
+        };
+        match by_url.or_else(by_id) {
+            Some(index) => bound.push((source.name.clone(), index)),
+            None => {
+                let documents: Vec<String> = apis
+                    .iter()
+                    .map(|api| format!("{:?}", loaded(api)))
+                    .collect();
+                diagnostics.push(Diagnostic::error(
+                    Location::document(&arazzo.file, format!("{}/url", source.pointer)),
+                    format!(
+                        "source description {:?} names {:?}, not a document ferry loaded ({})",
+                        source.name,
+                        source.url,
+                        documents.join(", ")
+                    ),
+                ));
+            }
         }
     }
-    matching
+    bound
 }
 
 /// Whether an Arazzo source URL names the loaded document: the same URL, or the same file
@@ -243,14 +285,74 @@ fn names_same_document(url: &str, loaded: &str) -> bool {
 /// What every chosen workflow of one Arazzo document is compiled against.
 struct Inputs<'a, 'd> {
     arazzo: &'a Arazzo,
-    document: &'d Document,
+    /// The APIs its steps may call.
+    apis: &'a [WorkflowSource<'d>],
+    /// The curation that chose the workflows.
     curation: &'a Curation,
     /// The operations' tools already compiled: a step whose operation is one is sent with
     /// its settings.
     tools: &'a [Tool],
-    operations: &'a [Operation<'d>],
-    /// The source descriptions that name the loaded document.
-    sources: &'a [String],
+    /// Each API's operations, in `apis` order.
+    operations: &'a [Vec<Operation<'d>>],
+    /// Each source description bound to an API: its name and the API's index.
+    sources: &'a [(String, usize)],
+}
+
+/// The API (its index in `inputs.apis`) and operation `step` calls, or why there is none:
+/// the operation of the source it names, or else the one operation of that id (or pointer)
+/// among the bound APIs.
+fn find_operation<'i, 'd>(
+    inputs: &'i Inputs<'_, 'd>,
+    step: &arazzo::Step,
+) -> Result<(usize, &'i Operation<'d>), String> {
+    let (source, written) = match &step.target {
+        Target::OperationId { source, id } => (source.as_deref(), format!("operationId {id:?}")),
+        Target::OperationPath { source, pointer } => {
+            (Some(source.as_str()), format!("operation at {pointer:?}"))
+        }
+    };
+    let find = |api: usize| {
+        let operations = &inputs.operations[api];
+        match &step.target {
+            Target::OperationId { id, .. } => operations
+                .iter()
+                .find(|o| o.operation_id == Some(id.as_str())),
+            Target::OperationPath { pointer, .. } => by_pointer(operations, pointer),
+        }
+    };
+    let candidates: Vec<usize> = match source {
+        Some(source) => match inputs.sources.iter().find(|(name, _)| name == source) {
+            Some((_, api)) => vec![*api],
+            None => {
+                return Err(format!(
+                    "step {:?} names the source {source:?}, which is not a loaded OpenAPI document",
+                    step.id
+                ));
+            }
+        },
+        None => {
+            let mut bound: Vec<usize> = inputs.sources.iter().map(|(_, api)| *api).collect();
+            bound.sort_unstable();
+            bound.dedup();
+            if bound.is_empty() {
+                bound = (0..inputs.apis.len()).collect();
+            }
+            bound
+        }
+    };
+    let found: Vec<(usize, &Operation<'d>)> = candidates
+        .into_iter()
+        .filter_map(|api| find(api).map(|operation| (api, operation)))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(format!("step {:?}: the document has no {written}", step.id)),
+        _ => Err(format!(
+            "step {:?}: {written} is in more than one source's document: name its source, \
+             `$sourceDescriptions.NAME.<operationId>`",
+            step.id
+        )),
+    }
 }
 
 fn compile_workflow(
@@ -260,12 +362,7 @@ fn compile_workflow(
     path: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Tool> {
-    let Inputs {
-        arazzo,
-        operations,
-        sources,
-        ..
-    } = inputs;
+    let arazzo = inputs.arazzo;
     let tool_name = match &entry.name {
         Some(name) => name.clone(),
         None => naming::prefixed(
@@ -284,39 +381,12 @@ fn compile_workflow(
     let mut steps = Vec::new();
     let mut plans = Vec::new();
     for step in &workflow.steps {
-        let (source, found) = match &step.target {
-            Target::OperationId { source, id } => (
-                source.as_deref(),
-                operations
-                    .iter()
-                    .find(|o| o.operation_id == Some(id.as_str())),
-            ),
-            Target::OperationPath { source, pointer } => {
-                (Some(source.as_str()), by_pointer(operations, pointer))
+        let (api, operation) = match find_operation(&inputs, step) {
+            Ok(found) => found,
+            Err(message) => {
+                error(&step.pointer, message);
+                continue;
             }
-        };
-        if let Some(source) = source
-            && !sources.iter().any(|s| s == source)
-        {
-            error(
-                &step.pointer,
-                format!(
-                    "step {:?} names the source {source:?}, which is not the loaded OpenAPI document",
-                    step.id
-                ),
-            );
-            continue;
-        }
-        let Some(operation) = found else {
-            let written = match &step.target {
-                Target::OperationId { id, .. } => format!("operationId {id:?}"),
-                Target::OperationPath { pointer, .. } => format!("operation at {pointer:?}"),
-            };
-            error(
-                &step.pointer,
-                format!("step {:?}: the document has no {written}", step.id),
-            );
-            continue;
         };
         let mut undeclared = false;
         for parameter in &step.parameters {
@@ -344,9 +414,10 @@ fn compile_workflow(
         if undeclared {
             continue;
         }
+        let source = &inputs.apis[api];
         match step::plan(
-            inputs.document,
-            inputs.curation,
+            source.document,
+            source.curation,
             inputs.tools,
             operation,
             step,
@@ -402,7 +473,8 @@ fn compile_workflow(
             let confirming = inputs.tools.iter().find(|tool| {
                 tool.confirm.is_some()
                     && tool.operation().is_some_and(|operation| {
-                        operation.plan.method == plan.operation.plan.method
+                        operation.api == plan.operation.api
+                            && operation.plan.method == plan.operation.plan.method
                             && operation.plan.path == plan.operation.plan.path
                     })
             });

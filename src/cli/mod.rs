@@ -331,6 +331,7 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
     };
     let mut parts = Vec::new();
     let mut documents = Vec::new();
+    let mut api_curations = Vec::new();
     for part in curation.api_curations() {
         // An API without a document was reported when the file was read.
         let Some(location) = &part.openapi else {
@@ -349,7 +350,8 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
                 .map(|found| found.within_api(&part.api_id)),
         );
         parts.push(catalog);
-        documents.push((part.api_id, document));
+        documents.push((part.api_id.clone(), document));
+        api_curations.push(part);
     }
     if parts.is_empty() {
         for diagnostic in &diagnostics {
@@ -359,6 +361,14 @@ fn load(source: &SourceArgs, compile: Compile) -> anyhow::Result<Loaded> {
     }
     let (mut catalog, found) = catalog::join(&curation, parts);
     diagnostics.extend(found);
+    if !curation.apis.is_empty() {
+        let apis: Vec<catalog::WorkflowSource<'_>> = api_curations
+            .iter()
+            .zip(&documents)
+            .map(|(curation, (_, document))| catalog::WorkflowSource { curation, document })
+            .collect();
+        diagnostics.extend(add_workflows(&mut catalog, &apis, &curation, &options));
+    }
     // The whole list's budgets, once every tool, composite ones too, is known.
     diagnostics.extend(catalog::trim::catalog_budget(&catalog, &curation));
     diagnostics.extend(catalog::endpoints::resolve(&mut catalog, &curation));
@@ -381,22 +391,30 @@ fn compile_api(
     options: &openapi::LoadOptions,
 ) -> (Catalog, Vec<Diagnostic>) {
     let (mut catalog, mut diagnostics) = compile(document, curation);
-    if let Some(workflows) = &curation.workflows {
-        let path = curation.dir.join(&workflows.document);
-        match openapi::load_file(&path, options) {
-            Ok(file) => diagnostics.extend(catalog::add_workflows(
-                &mut catalog,
-                document,
-                curation,
-                &file,
-            )),
-            Err(error) => diagnostics.push(Diagnostic::error(
-                Location::curation("workflows.document"),
-                format!("cannot load the Arazzo document: {error}"),
-            )),
-        }
-    }
+    let api = catalog::WorkflowSource { curation, document };
+    diagnostics.extend(add_workflows(&mut catalog, &[api], curation, options));
     (catalog, diagnostics)
+}
+
+/// The composite tools `curation`'s `workflows:` chooses, added to `catalog`, their steps
+/// calling `apis`: one API's, or at the top of a file with `apis:`, any of them.
+fn add_workflows(
+    catalog: &mut Catalog,
+    apis: &[catalog::WorkflowSource<'_>],
+    curation: &Curation,
+    options: &openapi::LoadOptions,
+) -> Vec<Diagnostic> {
+    let Some(workflows) = &curation.workflows else {
+        return Vec::new();
+    };
+    let path = curation.dir.join(&workflows.document);
+    match openapi::load_file(&path, options) {
+        Ok(file) => catalog::add_workflows_over(catalog, apis, curation, &file),
+        Err(error) => vec![Diagnostic::error(
+            Location::curation("workflows.document"),
+            format!("cannot load the Arazzo document: {error}"),
+        )],
+    }
 }
 
 /// The curation file read when none is named.

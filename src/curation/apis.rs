@@ -44,7 +44,7 @@ pub(super) fn parse(
         limits::KEYS,
         confirm::KEYS,
     ];
-    let per_api = [API_KEYS, call::KEYS, auth::API_KEYS, workflows::KEYS];
+    let per_api = [API_KEYS, call::KEYS, auth::API_KEYS];
     let either = |lists: &[&[&str]], key: &str| lists.iter().any(|keys| keys.contains(&key));
     for key in map.keys().filter(|key| either(&per_api, key)) {
         diagnostics.push(Diagnostic::error(
@@ -54,11 +54,15 @@ pub(super) fn parse(
             ),
         ));
     }
-    let mut known = vec![&[KEY][..]];
+    // `workflows:` is said at either place: in an entry, its workflows call that API alone;
+    // at the top, their Arazzo document's sources are bound to the APIs listed here, and a
+    // workflow may call several.
+    let mut known = vec![&[KEY][..], workflows::KEYS];
     known.extend(server_wide);
     known.extend(per_api);
     check_keys(map, "", &known, diagnostics);
     read_server_part(map, curation, diagnostics);
+    curation.workflows = workflows::parse(map, diagnostics);
     let entries = match map.get(KEY) {
         Some(Value::Object(entries)) if !entries.is_empty() => entries,
         _ => {
@@ -93,7 +97,7 @@ pub(super) fn parse(
                         ),
                     ));
                 }
-                let mut known = vec![ENTRY_KEYS];
+                let mut known = vec![ENTRY_KEYS, workflows::KEYS];
                 known.extend(per_api);
                 known.extend(server_wide);
                 check_keys(entry, "", &known, &mut found);

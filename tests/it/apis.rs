@@ -306,3 +306,124 @@ fn the_lock_holds_each_api_and_a_change_to_one_names_it() {
     assert!(said.contains("pets: GET /pets/{petId}"), "{said}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// An Arazzo document whose sources are two of the listed APIs: one workflow reads a pet
+/// from the shelter and adopts it into the store, each step on its own API's upstream with
+/// its own credential.
+#[tokio::test]
+async fn a_workflow_calls_two_apis_each_with_its_own_credential() {
+    let shelter = TestUpstream::start(|_, _| {
+        json_reply(200, json!({"id": 7, "name": "Rex", "species": "dog"}))
+    })
+    .await;
+    let store = TestUpstream::start(|_, _| {
+        json_reply(201, json!({"id": 1, "name": "Rex", "species": "dog"}))
+    })
+    .await;
+    let arazzo = "arazzo: 1.0.1
+info: {title: Adoption, version: 1.0.0}
+sourceDescriptions:
+  - {name: shelter, url: ./shelter.yaml, type: openapi}
+  - {name: store, url: ./pets.yaml, type: openapi}
+workflows:
+  - workflowId: adopt
+    summary: Take a pet from the shelter into the store
+    inputs:
+      type: object
+      required: [petId]
+      properties: {petId: {type: integer}}
+    steps:
+      - stepId: find
+        operationId: $sourceDescriptions.shelter.getPet
+        parameters: [{name: petId, in: path, value: $inputs.petId}]
+        successCriteria: [{condition: $statusCode == 200}]
+        outputs: {name: $response.body#/name, species: $response.body#/species}
+      - stepId: add
+        operationId: $sourceDescriptions.store.createPet
+        requestBody:
+          contentType: application/json
+          payload: {name: $steps.find.outputs.name, species: $steps.find.outputs.species}
+        successCriteria: [{condition: $statusCode == 201}]
+        outputs: {id: $response.body#/id}
+    outputs: {id: $steps.add.outputs.id}
+  - workflowId: ambiguous
+    steps:
+      - stepId: list
+        operationId: listPets
+";
+    let curation = format!(
+        "apis:
+  shelter:
+    openapi: ./shelter.yaml
+    upstream: {}
+    upstream_auth: {{bearer: {{env: FERRY_T_GITHUB}}}}
+  store:
+    openapi: ./pets.yaml
+    upstream: {}
+    upstream_auth: {{api_key: {{name: X-Stripe-Key, env: FERRY_T_STRIPE}}}}
+workflows:
+  document: ./adopt.arazzo.yaml
+  tools:
+    adopt: {{confirm: false}}
+",
+        shelter.base, store.base
+    );
+    let dir = folder("arazzo", &curation);
+    std::fs::write(dir.join("shelter.yaml"), ferry::demo::OPENAPI).expect("write document");
+    std::fs::write(dir.join("adopt.arazzo.yaml"), arazzo).expect("write workflows");
+    let (code, out, err) = ferry(&["check"], &dir);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("adopt"), "{out}");
+
+    // A step that names no source, whose operation both documents have, is an error.
+    let both = curation.replace(
+        "adopt: {confirm: false}",
+        "adopt: {confirm: false}\n    ambiguous: {}",
+    );
+    std::fs::write(dir.join("both.yaml"), both).expect("write curation");
+    let (code, out, _) = ferry(&["check", "-c", "both.yaml"], &dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "step \"list\": operationId \"listPets\" is in more than one source's document"
+        ),
+        "{out}"
+    );
+
+    let config = dir.join("ferry.yaml");
+    let server = ServeProcess::start(
+        &[
+            "serve",
+            "-c",
+            config.to_str().expect("utf-8 path"),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[
+            ("FERRY_T_GITHUB", GITHUB_TOKEN),
+            ("FERRY_T_STRIPE", STRIPE_KEY),
+        ],
+    )
+    .await
+    .expect("ferry serves the workflow");
+    let answer = post_modern(
+        &server.url,
+        "tools/call",
+        json!({"name": "adopt", "arguments": {"petId": 7}}),
+    )
+    .await
+    .json();
+    assert!(answer["result"]["isError"] != true, "{answer}");
+    assert_eq!(answer["result"]["structuredContent"]["id"], 1, "{answer}");
+    let received: Vec<String> = [&shelter, &store]
+        .iter()
+        .flat_map(|upstream| upstream.requests())
+        .map(|request| credentials(&request))
+        .collect();
+    expect![[r#"
+        GET /pets/7 [github's token]
+        POST /pets [stripe's key]"#]]
+    .assert_eq(&received.join("\n"));
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
