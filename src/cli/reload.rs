@@ -198,7 +198,9 @@ impl Reload {
         let changes = lock::diff(&self.digests, &digests);
         // Who reaches which tool follows `auth:` too, and with it each caller's list.
         let tools_changed = changes.iter().any(|change| match change {
-            Change::SettingChanged { setting } => setting == "auth",
+            Change::SettingChanged { setting } => {
+                setting == "auth" || setting.starts_with("endpoints.")
+            }
             _ => true,
         });
         for ((_, serving), (_, server)) in served.iter().zip(servers) {
@@ -274,6 +276,19 @@ fn watched(source: &SourceArgs, loaded: &Loaded) -> Vec<PathBuf> {
                 if !files.contains(&path) {
                     files.push(path);
                 }
+            }
+        }
+    }
+    // The Arazzo documents: each API's, and the one a file with `apis:` names at its top.
+    let curations = loaded.curation.api_curations();
+    let top = (!loaded.curation.apis.is_empty()).then_some(&loaded.curation);
+    for curation in curations.iter().chain(top) {
+        if let Some(workflows) = &curation.workflows
+            && !is_remote(&workflows.document)
+        {
+            let path = curation.dir.join(&workflows.document);
+            if !files.contains(&path) {
+                files.push(path);
             }
         }
     }

@@ -448,6 +448,13 @@ pub fn serving(catalog: &Catalog) -> BTreeMap<String, String> {
             format!("{:?}", api.identity_header),
         );
     }
+    // Each endpoint: its path, server, inbound authorization and the tools it serves.
+    for endpoint in &catalog.endpoints {
+        settings.insert(
+            format!("endpoints.{}", endpoint.id),
+            format!("{endpoint:?}"),
+        );
+    }
     settings
 }
 

@@ -304,6 +304,26 @@ fn the_lock_holds_each_api_and_a_change_to_one_names_it() {
     let said = format!("{out}{err}");
     assert!(said.contains("getPet"), "{said}");
     assert!(said.contains("pets: GET /pets/{petId}"), "{said}");
+
+    // Each endpoint's toolset is held too: one that serves other tools is drift, named.
+    let with_endpoints = |read_only: bool| {
+        format!(
+            "{}endpoints:\n  read: {{tools: {{read_only: {read_only}}}}}\n",
+            three_apis([
+                "http://127.0.0.1:9",
+                "http://127.0.0.1:9",
+                "http://127.0.0.1:9"
+            ])
+        )
+    };
+    std::fs::write(dir.join("ferry.yaml"), with_endpoints(true)).expect("write curation");
+    let (code, _, err) = ferry(&["lock"], &dir);
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(dir.join("ferry.yaml"), with_endpoints(false)).expect("write curation");
+    let (code, out, err) = ferry(&["check", "--locked"], &dir);
+    assert_ne!(code, 0, "{out}");
+    let said = format!("{out}{err}");
+    assert!(said.contains("endpoints.read"), "{said}");
     let _ = std::fs::remove_dir_all(dir);
 }
 
