@@ -46,6 +46,9 @@ pub fn init(args: &InitArgs) -> anyhow::Result<ExitCode> {
             &relative_to(&args.output, arazzo),
         ));
     }
+    if let Some(id) = &args.add {
+        return add_api(args, id, &text, catalog.operations.len());
+    }
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -70,6 +73,44 @@ pub fn init(args: &InitArgs) -> anyhow::Result<ExitCode> {
          Switch on the ones to serve (each comment says what its tool costs), set `upstream_auth` if the API needs a credential, then run `ferry check`",
         args.output.display(),
         thousands(all_tokens),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ferry init --add ID`: the starter `text` for the document, as API `id` of the existing
+/// file `args.output`.
+fn add_api(args: &InitArgs, id: &str, text: &str, operations: usize) -> anyhow::Result<ExitCode> {
+    let existing = std::fs::read_to_string(&args.output).with_context(|| {
+        format!(
+            "reading {} to add the API to (without --add, ferry init writes a new file)",
+            args.output.display()
+        )
+    })?;
+    // The server is the file's: the entry has no `server:` block of its own.
+    let mut entry = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line == "server:" {
+            while lines.peek().is_some_and(|next| next.starts_with(' ')) {
+                lines.next();
+            }
+            continue;
+        }
+        entry.push_str(line);
+        entry.push('\n');
+    }
+    let written = super::add::with_api(&existing, id, &entry)?;
+    let curation = super::add::check_reads(&args.output, &existing, &written)?;
+    let temporary = args.output.with_extension("yaml.adding");
+    std::fs::write(&temporary, &written)
+        .and_then(|()| std::fs::rename(&temporary, &args.output))
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    eprintln!(
+        "added API {id} to {} with {} operations, all off; it lists {} APIs now.\n\
+         Switch on the ones to serve under `apis.{id}.tools`, set its `upstream` and `upstream_auth`, then run `ferry check`",
+        args.output.display(),
+        thousands(operations),
+        curation.apis.len(),
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@ use ferry::curation::{self, Curation};
 use ferry::diagnostic::{Diagnostic, Location};
 use ferry::openapi::{self, Document};
 
+mod add;
 mod connect;
 mod demo;
 mod diff;
@@ -185,6 +186,10 @@ pub struct InitArgs {
     /// Where to write the curation file.
     #[arg(long, short = 'o', default_value = "ferry.yaml")]
     pub output: PathBuf,
+    /// Add the document as the API with this id to the existing curation file (--output)
+    /// under `apis:`, instead of writing a new file.
+    #[arg(long, value_name = "ID")]
+    pub add: Option<String>,
 }
 
 pub fn init_logging(verbose: u8, format: LogFormat) {

@@ -89,7 +89,7 @@ pub(super) fn parse(
         };
         match entry {
             Value::Object(entry) => {
-                for key in entry.keys().filter(|key| either(&server_wide, key)) {
+                for key in entry.keys().filter(|key| super::is_server_wide(key)) {
                     found.push(Diagnostic::error(
                         Location::curation(key.as_str()),
                         format!(

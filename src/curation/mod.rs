@@ -168,6 +168,20 @@ const SERVER_WIDE_KEYS: &[&str] = &[
     "max_tools",
 ];
 const SERVER_KEYS: &[&str] = &["name", "title", "instructions"];
+
+/// Whether the top-level `key` is said of the whole server, in a file with `apis:` as in one
+/// without (the `server:` block, inbound `auth:`, rate limits, budgets, confirmation,
+/// `endpoints:`), rather than of one API.
+pub fn is_server_wide(key: &str) -> bool {
+    [
+        SERVER_WIDE_KEYS,
+        auth::SERVER_KEYS,
+        limits::KEYS,
+        confirm::KEYS,
+    ]
+    .iter()
+    .any(|keys| keys.contains(&key))
+}
 /// Parameter names taken for credentials when the curation names none: never tool
 /// arguments, filled by ferry's own upstream credentials.
 pub const DEFAULT_CREDENTIAL_PARAMETERS: &[&str] = &[

@@ -447,3 +447,58 @@ workflows:
     drop(server);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `ferry init --add`: a file of one API becomes a file of two, the first keeping its tool
+/// names and the server-wide keys staying at the top; adding an id already listed changes
+/// nothing.
+#[test]
+fn init_add_turns_a_file_of_one_api_into_a_file_of_two() {
+    let dir = folder("init-add", "");
+    std::fs::remove_file(dir.join("ferry.yaml")).expect("no curation yet");
+    std::fs::write(dir.join("shelter.yaml"), ferry::demo::OPENAPI).expect("write document");
+    let (code, _, err) = ferry(&["init", "pets.yaml"], &dir);
+    assert_eq!(code, 0, "{err}");
+    // The operator switches a tool on and says something of the whole server.
+    let first = std::fs::read_to_string(dir.join("ferry.yaml"))
+        .expect("curation")
+        .replace("listPets: false", "listPets: {}")
+        .replace("upstream: null", "upstream: http://127.0.0.1:9")
+        + "# budgets\nmax_tools: 40\n";
+    std::fs::write(dir.join("ferry.yaml"), &first).expect("write curation");
+    let (_, before, _) = ferry(&["tools"], &dir);
+
+    let (code, _, err) = ferry(&["init", "--add", "shelter", "shelter.yaml"], &dir);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("it lists 2 APIs now"), "{err}");
+    let written = std::fs::read_to_string(dir.join("ferry.yaml")).expect("curation");
+    let top: Vec<&str> = written
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with([' ', '#']))
+        .collect();
+    assert_eq!(top, ["server:", "max_tools: 40", "apis:"], "{written}");
+    let (code, out, err) = ferry(&["check"], &dir);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("pets: GET /pets"), "{out}");
+    // The first API's tools are served as before, under the same names.
+    let (_, after, _) = ferry(&["tools"], &dir);
+    let names = |tools: &str| -> Vec<String> {
+        serde_json::from_str::<Value>(tools)
+            .expect("tools JSON")
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(names(&before), ["list_pets"]);
+    assert_eq!(names(&after), names(&before));
+
+    let (code, _, err) = ferry(&["init", "--add", "shelter", "shelter.yaml"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("already lists an API \"shelter\""), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("ferry.yaml")).expect("curation"),
+        written
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
