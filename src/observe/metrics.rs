@@ -10,8 +10,8 @@
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use ::metrics::{
-    Counter, Gauge, Histogram, Unit, counter, describe_counter, describe_gauge, describe_histogram,
-    gauge, histogram,
+    Counter, Gauge, Histogram, Label, Unit, counter, describe_counter, describe_gauge,
+    describe_histogram, gauge, histogram,
 };
 use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
@@ -72,12 +72,22 @@ struct ServerHandles {
 /// One tool's handles, each made the first time it is needed.
 #[derive(Debug)]
 pub struct ToolHandles {
-    tool: String,
+    /// `tool`, and `api` and `endpoint` where the curation lists several.
+    labels: Vec<Label>,
     calls: [OnceLock<Counter>; 7],
     classes: [OnceLock<Counter>; 5],
     retries: OnceLock<Counter>,
     duration: OnceLock<Histogram>,
     upstream: OnceLock<Histogram>,
+}
+
+impl ToolHandles {
+    /// The tool's labels and `key`.
+    fn with(&self, key: &'static str, value: &'static str) -> Vec<Label> {
+        let mut labels = self.labels.clone();
+        labels.push(Label::new(key, value));
+        labels
+    }
 }
 
 impl std::fmt::Debug for Metrics {
@@ -154,9 +164,17 @@ impl Metrics {
         &self.0.server.in_flight
     }
 
-    pub(super) fn tool(&self, name: &str) -> ToolHandles {
+    /// The handles of the tool `name` of the API `api`, served by the endpoint `endpoint`
+    /// (each empty where the curation lists no `apis:` or `endpoints:`, and then no label).
+    pub(super) fn tool(&self, name: &str, api: &str, endpoint: &str) -> ToolHandles {
+        let mut labels = vec![Label::new("tool", name.to_owned())];
+        for (key, value) in [("api", api), ("endpoint", endpoint)] {
+            if !value.is_empty() {
+                labels.push(Label::new(key, value.to_owned()));
+            }
+        }
         ToolHandles {
-            tool: name.to_owned(),
+            labels,
             calls: Default::default(),
             classes: Default::default(),
             retries: OnceLock::new(),
@@ -176,7 +194,10 @@ impl Metrics {
             tool.calls[index]
                 .get_or_init(|| {
                     self.register(|| {
-                        counter!("ferry_tool_calls_total", "tool" => tool.tool.clone(), "outcome" => record.outcome.as_str())
+                        counter!(
+                            "ferry_tool_calls_total",
+                            tool.with("outcome", record.outcome.as_str())
+                        )
                     })
                 })
                 .increment(1);
@@ -184,24 +205,22 @@ impl Metrics {
         let own = record.duration.saturating_sub(record.upstream_duration);
         tool.duration
             .get_or_init(|| {
-                self.register(
-                    || histogram!("ferry_call_duration_seconds", "tool" => tool.tool.clone()),
-                )
+                self.register(|| histogram!("ferry_call_duration_seconds", tool.labels.clone()))
             })
             .record(own.as_secs_f64());
         if record.attempts > 0 {
             tool.upstream
                 .get_or_init(|| {
-                    self.register(|| histogram!("ferry_upstream_duration_seconds", "tool" => tool.tool.clone()))
+                    self.register(|| {
+                        histogram!("ferry_upstream_duration_seconds", tool.labels.clone())
+                    })
                 })
                 .record(record.upstream_duration.as_secs_f64());
         }
         if record.retries > 0 {
             tool.retries
                 .get_or_init(|| {
-                    self.register(
-                        || counter!("ferry_upstream_retries_total", "tool" => tool.tool.clone()),
-                    )
+                    self.register(|| counter!("ferry_upstream_retries_total", tool.labels.clone()))
                 })
                 .increment(u64::from(record.retries));
         }
@@ -211,7 +230,10 @@ impl Metrics {
         {
             slot.get_or_init(|| {
                 self.register(|| {
-                    counter!("ferry_upstream_responses_total", "tool" => tool.tool.clone(), "class" => CLASSES[index])
+                    counter!(
+                        "ferry_upstream_responses_total",
+                        tool.with("class", CLASSES[index])
+                    )
                 })
             })
             .increment(1);

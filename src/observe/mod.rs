@@ -189,7 +189,11 @@ impl Observer {
                 method: method.to_owned(),
                 template: template.to_owned(),
             }),
-            handles: self.0.metrics.as_ref().map(|metrics| metrics.tool(name)),
+            handles: self
+                .0
+                .metrics
+                .as_ref()
+                .map(|metrics| metrics.tool(name, api, self.1.as_deref().unwrap_or_default())),
         }
     }
 

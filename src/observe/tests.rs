@@ -114,6 +114,27 @@ fn metrics_count_a_call_by_tool_and_outcome() {
     }
 }
 
+/// With several APIs and endpoints, a tool's series also name its API and the endpoint that
+/// served it: one tool served by two endpoints is counted apart.
+#[test]
+fn metrics_name_the_api_and_the_endpoint_where_there_are_several() {
+    let metrics = Metrics::new();
+    let observer = Observer::new(None, Some(metrics.clone()));
+    for endpoint in ["read", "admin"] {
+        let meter = observer
+            .for_endpoint(endpoint)
+            .tool("pets_get_pet", "pets", "GET", "/pets/{petId}");
+        observer.record(record(Outcome::Ok), Some(&meter));
+    }
+    let text = metrics.render();
+    for expected in [
+        "ferry_tool_calls_total{tool=\"pets_get_pet\",api=\"pets\",endpoint=\"read\",outcome=\"ok\"} 1",
+        "ferry_tool_calls_total{tool=\"pets_get_pet\",api=\"pets\",endpoint=\"admin\",outcome=\"ok\"} 1",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in:\n{text}");
+    }
+}
+
 #[test]
 fn the_catalog_served_again_keeps_its_info_at_one_and_another_sets_it_to_zero() {
     let metrics = Metrics::new();
