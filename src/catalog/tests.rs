@@ -1710,7 +1710,7 @@ workflows:
     absent: {}
 "#,
         expect![[r#"
-            error: source description "other" names "./other.yaml", not the document ferry loaded ("./pets.openapi.yaml")
+            error: source description "other" names "./other.yaml", not a document ferry loaded ("./pets.openapi.yaml")
               --> pets.arazzo.yaml#/sourceDescriptions/1/url
             error: step "missing": the document has no operationId "deletePet"
               --> pets.arazzo.yaml#/workflows/0/steps/0
@@ -1718,7 +1718,7 @@ workflows:
               --> pets.arazzo.yaml#/workflows/0/steps/1/parameters/0/name
             error: GET /pets declares no header parameter "status"
               --> pets.arazzo.yaml#/workflows/0/steps/1/parameters/1/name
-            error: step "elsewhere" names the source "other", which is not the loaded OpenAPI document
+            error: step "elsewhere" names the source "other", which is not a loaded OpenAPI document
               --> pets.arazzo.yaml#/workflows/0/steps/2
             error: step "byPath": the document has no operation at "/paths/~1pets~1{petId}/delete"
               --> pets.arazzo.yaml#/workflows/0/steps/3

@@ -121,9 +121,10 @@ fn metrics_name_the_api_and_the_endpoint_where_there_are_several() {
     let metrics = Metrics::new();
     let observer = Observer::new(None, Some(metrics.clone()));
     for endpoint in ["read", "admin"] {
-        let meter = observer
-            .for_endpoint(endpoint)
-            .tool("pets_get_pet", "pets", "GET", "/pets/{petId}");
+        let meter =
+            observer
+                .for_endpoint(endpoint)
+                .tool("pets_get_pet", "pets", "GET", "/pets/{petId}");
         observer.record(record(Outcome::Ok), Some(&meter));
     }
     let text = metrics.render();
