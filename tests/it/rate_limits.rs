@@ -246,7 +246,10 @@ async fn a_tools_limit_and_its_class_limit_both_apply() {
         json!({"name": "a"}),
     )
     .await;
-    assert_eq!(refusal(&refused).map(|(_, _, seconds)| seconds), Some(30));
+    // The tool's budget frees a call in 30 s, the writes' in 20 s, less however long the
+    // calls above took on a busy machine: the later of the two is told.
+    let wait = refusal(&refused).map(|(_, _, seconds)| seconds);
+    assert!(matches!(wait, Some(21..=30)), "{wait:?}");
     assert_eq!(upstream.seen(), 3);
     // Bob's budgets are untouched by all of it.
     went_through(&call(&running.url, Some(BOB), "createItem", json!({"name": "b"})).await);
