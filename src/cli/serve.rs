@@ -165,7 +165,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         return Err(error);
     }
     let announce = args.client.map(|client| {
-        let stdio = stdio_args(&args, config.as_deref());
+        let mut stdio = stdio_args(&args, config.as_deref());
+        // Over stdio one endpoint is served: the first, whose URL is announced.
+        if let Some(endpoint) = catalog.endpoints.first() {
+            stdio.extend(["--endpoint".to_string(), endpoint.id.clone()]);
+        }
         let env = secret_variables(&catalog);
         move |endpoint: &str| {
             let connection = Connection {
