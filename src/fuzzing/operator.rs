@@ -173,12 +173,33 @@ pub fn curation(data: &[u8]) {
     for diagnostic in &diagnostics {
         let _ = diagnostic.to_string();
     }
-    compile_both_ways(fixed_document(), &curation);
+    // Each API of the file (every one on the fixed document), joined as `ferry serve`
+    // joins them, and each endpoint's toolset prepared as it would be served.
+    let parts = curation
+        .api_curations()
+        .iter()
+        .map(|part| compile_both_ways(fixed_document(), part))
+        .collect();
+    let (mut joined, _) = catalog::join(&curation, parts);
+    let _ = catalog::endpoints::resolve(&mut joined, &curation);
+    for endpoint in &joined.endpoints {
+        let served = joined
+            .endpoint(&endpoint.id)
+            .expect("a resolved endpoint has a catalog");
+        assert!(
+            served
+                .tools
+                .iter()
+                .all(|tool| joined.tools.iter().any(|known| known.name == tool.name)),
+            "an endpoint serves only the catalog's tools"
+        );
+        let _ = Server::new(&served, None, ServerOptions::default());
+    }
 }
 
-/// Compiles `document` with `curation` both ways ferry does, checks they agree, and
-/// prepares the result for serving as `ferry serve` would.
-fn compile_both_ways(document: &Document, curation: &Curation) {
+/// Compiles `document` with `curation` both ways ferry does, checks they agree, prepares
+/// the result for serving as `ferry serve` would, and returns it.
+fn compile_both_ways(document: &Document, curation: &Curation) -> catalog::Catalog {
     let (all, _) = catalog::compile(document, curation);
     let (chosen, _) = catalog::compile_chosen(document, curation);
     assert_eq!(
@@ -187,6 +208,7 @@ fn compile_both_ways(document: &Document, curation: &Curation) {
         "compile and compile_chosen disagree on the tools"
     );
     let _ = Server::new(&chosen, None, ServerOptions::default());
+    chosen
 }
 
 /// A relative file name made of plain parts, or `None`.
