@@ -24,6 +24,7 @@ pub mod observe;
 pub mod openapi;
 pub mod parameter;
 pub mod rate;
+pub mod state;
 pub mod trace;
 pub mod transport;
 pub mod upstream;

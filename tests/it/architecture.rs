@@ -32,7 +32,7 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule {
-        text: "`client`, `diagnostic`, `file`, `json`, `parameter`, `rate` and `trace` import nothing from ferry",
+        text: "`client`, `diagnostic`, `file`, `json`, `parameter`, `rate`, `state` and `trace` import nothing from ferry",
         scope: Scope::Only(&[
             "client",
             "diagnostic",
@@ -40,6 +40,7 @@ const RULES: &[Rule] = &[
             "json",
             "parameter",
             "rate",
+            "state",
             "trace",
         ]),
         forbidden: &["crate"],
@@ -178,6 +179,11 @@ const RULES: &[Rule] = &[
             "crate::upstream",
             "crate::openapi",
         ],
+    },
+    Rule {
+        text: "only `state` names redis",
+        scope: Scope::AllBut(&["state"]),
+        forbidden: &["redis"],
     },
     Rule {
         text: "only `transport`, `demo` and `cli` name axum",
