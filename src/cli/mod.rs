@@ -20,6 +20,7 @@ mod observe;
 mod reload;
 mod report;
 mod serve;
+mod state;
 
 /// `ferry --version`: the version, and the MCP revisions it serves.
 static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {

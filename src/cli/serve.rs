@@ -110,6 +110,8 @@ pub struct TransportArgs {
     pub workers: Option<NonZeroUsize>,
     #[command(flatten)]
     pub observe: super::observe::ObserveArgs,
+    #[command(flatten)]
+    pub state: super::state::StateArgs,
     /// Export spans (each MCP request, each upstream attempt) over OTLP/HTTP to this
     /// collector URL, as http://127.0.0.1:4318/v1/traces.
     // Read as text and checked by `serve`: clap would echo a refused value, credentials
@@ -319,12 +321,13 @@ async fn serve_reloading(
         }
         None => (None, None),
     };
+    let (limiter, confirm_nonces) = args.state.start().await?;
     let reporting = Reporting {
         observer: observing.observer.clone(),
         traces,
-        confirm_nonces: Arc::default(),
+        confirm_nonces,
         confirm_key: ConfirmKey::generate(),
-        limiter: Arc::default(),
+        limiter,
     };
     let servers = build(&catalog, args, &reporting).await?;
     tracing::info!(tools = catalog.served_tools(), "catalog ready");
@@ -370,7 +373,8 @@ fn digest_and_drop(
 
 /// What every server one process builds shares, start-up's and each reload's: where it
 /// reports beside the log (the audit log and metrics, the span exporter), the confirmation
-/// nonces already answered, and the rate-limit budgets already spent.
+/// nonces already answered, and the rate-limit budgets already spent (both in the process,
+/// or in the state replicas share with `--state`).
 #[derive(Clone)]
 pub struct Reporting {
     pub observer: Option<Observer>,

@@ -64,6 +64,7 @@ pub fn audit(data: &[u8]) {
         bytes_out: 0,
         error_code: (pick & 8 != 0).then_some(-32602),
         confirmation: None,
+        state_failure: None,
     };
     let mut line = Vec::new();
     audit::write_line(&record, &mut line);

@@ -10,7 +10,7 @@ use super::failure::Failure;
 use super::{Era, Outgoing, Scope, ServedTool, Server, confirm, limit, result, span, validate};
 use crate::auth::Principal;
 use crate::catalog::{Rate, Runs, SafetyClass, ToolLimits};
-use crate::observe::CallFacts;
+use crate::observe::{CallFacts, StateFailure};
 use crate::upstream::{self, Fault};
 
 impl Server {
@@ -77,14 +77,24 @@ impl Server {
             facts.client = client_info.map(ToOwned::to_owned);
         }
         let (ending, confirmation) = self
-            .end_of(served, &arguments, principal, era, round, trace)
+            .end_of(
+                served,
+                &arguments,
+                principal,
+                era,
+                round,
+                trace,
+                &mut facts.state_failure,
+            )
             .await;
         facts.confirmation = confirmation;
         self.answer(id, served, ending, era, facts, trace)
     }
 
     /// How a call of `served` with `arguments` ends: refused, invalid, limited, asked or
-    /// unconfirmed, failed, or run; beside it, what became of its confirmation.
+    /// unconfirmed, failed, or run; beside it, what became of its confirmation. A rate limit
+    /// or a confirmation the shared state could not check is noted in `state_failure`.
+    #[allow(clippy::too_many_arguments)]
     async fn end_of<'s>(
         &'s self,
         served: &'s ServedTool,
@@ -93,6 +103,7 @@ impl Server {
         era: Era,
         round: &confirm::Round<'_>,
         trace: &span::Traced<'s>,
+        state_failure: &mut Option<StateFailure>,
     ) -> (Ending<'s>, Option<&'static str>) {
         // Scopes are checked before the arguments: a caller who may not call the tool
         // learns nothing about what it accepts.
@@ -119,12 +130,23 @@ impl Server {
         // that asks the user first is only measured against them here and charged once it
         // proceeds, so that asking, a decline or a mistyped answer costs no budget.
         let confirms = served.confirms();
-        if let Some(limited) = self.over_limit(served, principal, !confirms) {
+        if let Some(limited) = self
+            .over_limit(served, principal, !confirms, state_failure)
+            .await
+        {
             return (Ending::Limited(limited), None);
         }
         let principal = principal.unwrap_or(Principal::anonymous_ref());
-        let (gate, confirmation) =
-            self.confirmation(served, arguments.as_map(), principal, era, round);
+        let (gate, confirmation) = self
+            .confirmation(
+                served,
+                arguments.as_map(),
+                principal,
+                era,
+                round,
+                state_failure,
+            )
+            .await;
         let idempotency_key = match gate {
             Ok(confirm::Gate::Proceed { idempotency_key }) => idempotency_key,
             Ok(confirm::Gate::Ask(question)) => return (Ending::Asked(question), confirmation),
@@ -149,7 +171,11 @@ impl Server {
                 confirmation,
             );
         };
-        if confirms && let Some(limited) = self.over_limit(served, Some(principal), true) {
+        if confirms
+            && let Some(limited) = self
+                .over_limit(served, Some(principal), true, state_failure)
+                .await
+        {
             return (Ending::Limited(limited), confirmation);
         }
         let context = upstream::CallContext {
@@ -272,12 +298,14 @@ impl Server {
 
     /// Spends the call from each of the tool's rate limits for its caller (only measures it,
     /// without `spend`); when one has no room, spends nothing and says which and when to try
-    /// again.
-    pub(super) fn over_limit(
+    /// again. When the shared state cannot say, `--state-on-failure` decides, and
+    /// `state_failure` notes it.
+    pub(super) async fn over_limit(
         &self,
         served: &ServedTool,
         principal: Option<&Principal>,
         spend: bool,
+        state_failure: &mut Option<StateFailure>,
     ) -> Option<result::RateLimited> {
         if served.limits.is_empty() {
             return None;
@@ -288,18 +316,34 @@ impl Server {
             .unwrap_or(Principal::anonymous_ref())
             .subject
             .as_str();
-        let refusal = if spend {
-            self.limiter.check(subject, &served.limits)
-        } else {
-            self.limiter.fits(subject, &served.limits)
-        }
-        .err()?;
+        let refusal = match self.limiter.verdict(subject, &served.limits, spend).await {
+            limit::Verdict::Fits => return None,
+            limit::Verdict::Over(refusal) => refusal,
+            limit::Verdict::Unknown(failure) => {
+                let (limit, scope) = served.limits_told[0];
+                let open = self.limiter.on_failure() == Some(crate::state::OnFailure::Open);
+                let rule = if open { "open" } else { "closed" };
+                tracing::warn!(tool = %served.tool.name, user = %subject, %failure, rule, "rate limit not checked: the shared state did not answer");
+                if open {
+                    *state_failure = Some(StateFailure::RateLimitOpen);
+                    return None;
+                }
+                *state_failure = Some(StateFailure::RateLimitClosed);
+                return Some(result::RateLimited {
+                    retry_after_seconds: 1,
+                    limit,
+                    scope,
+                    unchecked: true,
+                });
+            }
+        };
         let (limit, scope) = served.limits_told[refusal.limit];
         tracing::debug!(tool = %served.tool.name, user = %subject, %limit, scope, "tool call refused: rate limit");
         Some(result::RateLimited {
             retry_after_seconds: refusal.retry_after_seconds(),
             limit,
             scope,
+            unchecked: false,
         })
     }
 }
@@ -311,8 +355,7 @@ pub(super) fn rate_limits(
     key: u32,
     limits: &ToolLimits,
 ) -> (Vec<limit::Limit>, Vec<(Rate, &'static str)>) {
-    const READS: u32 = 0;
-    const WRITES: u32 = 1;
+    use limit::{READS_KEY as READS, WRITES_KEY as WRITES};
     let mut checked = Vec::new();
     let mut told = Vec::new();
     if let Some(rate) = limits.tool {

@@ -24,6 +24,12 @@
 //! reload; and a budget remembers the rate it was spent at, so a reload that changes a
 //! limit applies the new one to the calls already spent (the time they hold ahead is scaled
 //! by the new interval over the old).
+//!
+//! With `--state redis://…` the budgets live in Redis instead, so that replicas share them
+//! ([`Limiter::shared_by`]): [`Limiter::verdict`] then asks Redis (`state::Shared::spend`,
+//! the same GCRA as one script, keyed by the subject and the budget's name: a tool's own
+//! name, or its class's) and the table here is not used. Without it, `verdict` is the local
+//! check and never waits.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
@@ -31,6 +37,12 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::catalog::Rate;
+use crate::state;
+
+/// The key of the budget every read tool spends together.
+pub const READS_KEY: u32 = 0;
+/// The key of the budget every write tool spends together.
+pub const WRITES_KEY: u32 = 1;
 
 /// Keys kept at most, over all shards, by [`Limiter::default`]: at most about 200 bytes
 /// each besides the subject's own length, so some 20 MB at the cap.
@@ -68,18 +80,40 @@ impl Refusal {
     }
 }
 
-/// Every key's budget, per process.
+/// How a call stands against its limits, wherever the budgets are kept.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Within every limit (and spent, when asked).
+    Fits,
+    /// Over one: nothing was spent.
+    Over(Refusal),
+    /// The shared state did not answer in time: nobody knows, and
+    /// [`Limiter::on_failure`] says what follows.
+    Unknown(state::Failure),
+}
+
+/// Every key's budget, per process, or the connection to where replicas keep them.
 #[derive(Debug)]
 pub struct Limiter {
     shards: Box<[Mutex<Shard>]>,
     /// The key each tool's own limit is spent from, by tool name; fixed once given, so a
     /// reload finds the budgets of the tools it keeps. Written only when a server is built.
-    tool_keys: Mutex<HashMap<Box<str>, u32>>,
+    tool_keys: Mutex<ToolKeys>,
+    /// Where the budgets are kept when replicas share them; `None`: in `shards`.
+    shared: Option<state::Shared>,
     hasher: RandomState,
     /// Keys a shard holds at most.
     shard_cap: usize,
     /// Time zero of the nanosecond clock [`Limiter::check`] reads.
     origin: Instant,
+}
+
+#[derive(Debug, Default)]
+struct ToolKeys {
+    by_name: HashMap<Box<str>, u32>,
+    /// The name of each tool key's budget in the shared state (`tool:NAME`), by key less
+    /// [`Limiter::FIRST_TOOL_KEY`].
+    budget_names: Vec<std::sync::Arc<str>>,
 }
 
 #[derive(Debug, Default)]
@@ -180,10 +214,25 @@ impl Limiter {
                 })
                 .collect(),
             tool_keys: Mutex::default(),
+            shared: None,
             hasher: RandomState::new(),
             shard_cap,
             origin: Instant::now(),
         }
+    }
+
+    /// A limiter whose budgets live in `shared`, for every replica that uses it.
+    pub fn shared_by(shared: state::Shared) -> Limiter {
+        Limiter {
+            shared: Some(shared),
+            ..Limiter::new(0)
+        }
+    }
+
+    /// What a call does when the shared state cannot be read: `None` for budgets kept here,
+    /// which can always be.
+    pub fn on_failure(&self) -> Option<state::OnFailure> {
+        self.shared.as_ref().map(state::Shared::on_failure)
     }
 
     /// The key of the budget that the tool named `tool` spends for its own limit: the same
@@ -194,12 +243,79 @@ impl Limiter {
             .tool_keys
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(&key) = keys.get(tool) {
+        if let Some(&key) = keys.by_name.get(tool) {
             return key;
         }
-        let key = Self::FIRST_TOOL_KEY + keys.len() as u32;
-        keys.insert(tool.into(), key);
+        let key = Self::FIRST_TOOL_KEY + keys.by_name.len() as u32;
+        keys.by_name.insert(tool.into(), key);
+        keys.budget_names.push(format!("tool:{tool}").into());
         key
+    }
+
+    /// Judges a call of `subject` against every one of `limits` and, when it fits all and
+    /// `spend` is set, spends it from each: [`Limiter::check`] or [`Limiter::fits`] here, or
+    /// one round trip to the shared state.
+    pub async fn verdict(&self, subject: &str, limits: &[Limit], spend: bool) -> Verdict {
+        let Some(shared) = &self.shared else {
+            let judged = if spend {
+                self.check(subject, limits)
+            } else {
+                self.fits(subject, limits)
+            };
+            return match judged {
+                Ok(()) => Verdict::Fits,
+                Err(refusal) => Verdict::Over(refusal),
+            };
+        };
+        if limits.is_empty() {
+            return Verdict::Fits;
+        }
+        // Boxed: the round trip's future is large, and only a call that needs it pays for it.
+        Box::pin(self.shared_verdict(shared, subject, limits, spend)).await
+    }
+
+    async fn shared_verdict(
+        &self,
+        shared: &state::Shared,
+        subject: &str,
+        limits: &[Limit],
+        spend: bool,
+    ) -> Verdict {
+        let names: Vec<std::sync::Arc<str>> = {
+            let keys = self
+                .tool_keys
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            limits
+                .iter()
+                .map(|limit| match limit.key {
+                    READS_KEY => "reads".into(),
+                    WRITES_KEY => "writes".into(),
+                    key => key
+                        .checked_sub(Self::FIRST_TOOL_KEY)
+                        .and_then(|at| keys.budget_names.get(at as usize))
+                        .cloned()
+                        .unwrap_or_else(|| format!("key:{key}").into()),
+                })
+                .collect()
+        };
+        let budgets: Vec<state::Budget<'_>> = limits
+            .iter()
+            .zip(&names)
+            .map(|(limit, name)| state::Budget {
+                name,
+                interval_nanos: limit.interval,
+                period_nanos: limit.period,
+            })
+            .collect();
+        match shared.spend(subject, &budgets, spend).await {
+            Ok(None) => Verdict::Fits,
+            Ok(Some(over)) => Verdict::Over(Refusal {
+                limit: over.budget,
+                retry_after_nanos: over.retry_after_nanos,
+            }),
+            Err(failure) => Verdict::Unknown(failure),
+        }
     }
 
     /// Keys below this name budgets shared by several tools (a class's); tools' own start here.

@@ -459,6 +459,7 @@ impl Server {
             bytes_out: outgoing.body.len() as u64,
             error_code: facts.error_code,
             confirmation: facts.confirmation,
+            state_failure: facts.state_failure,
         };
         observer.record(record, meter);
     }

@@ -305,6 +305,9 @@ pub fn write_line(record: &CallRecord, out: &mut Vec<u8>) {
     if let Some(confirmation) = record.confirmation {
         text(out, "confirmation", confirmation);
     }
+    if let Some(failure) = record.state_failure {
+        text(out, "state_failure", failure.as_str());
+    }
     if let Some(code) = record.error_code {
         key(out, "error_code");
         if code < 0 {

@@ -17,7 +17,7 @@ use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
 };
 
-use super::{CallRecord, Outcome, Reason};
+use super::{CallRecord, Outcome, Reason, StateFailure};
 
 /// Upper bounds of `ferry_call_duration_seconds`: ferry's own time is microseconds to
 /// milliseconds.
@@ -60,6 +60,8 @@ struct ServerHandles {
     in_flight: Gauge,
     tools_served: Gauge,
     refused: [Counter; 7],
+    /// By [`StateFailure`], in its order.
+    state_failures: [Counter; 3],
     reloads_ok: Counter,
     reloads_failed: Counter,
     audit_dropped: Counter,
@@ -127,6 +129,9 @@ impl Metrics {
                 tools_served: gauge!("ferry_tools_served"),
                 refused: Reason::ALL
                     .map(|reason| counter!("ferry_refused_total", "reason" => reason.as_str())),
+                state_failures: StateFailure::ALL.map(|failure| {
+                    counter!("ferry_state_failures_total", "check" => failure.check(), "rule" => failure.rule())
+                }),
                 reloads_ok: counter!("ferry_reloads_total", "result" => "ok"),
                 reloads_failed: counter!("ferry_reloads_total", "result" => "failed"),
                 audit_dropped: counter!("ferry_audit_dropped_total"),
@@ -186,6 +191,9 @@ impl Metrics {
     pub(super) fn record(&self, record: &CallRecord, tool: Option<&ToolHandles>) {
         if let Outcome::Refused(reason) = record.outcome {
             self.0.server.refused[reason as usize].increment(1);
+        }
+        if let Some(failure) = record.state_failure {
+            self.0.server.state_failures[failure as usize].increment(1);
         }
         let Some(tool) = tool else {
             return;
@@ -304,6 +312,10 @@ fn describe() {
     describe_counter!(
         "ferry_refused_total",
         "requests refused before anything was sent upstream, by reason"
+    );
+    describe_counter!(
+        "ferry_state_failures_total",
+        "calls for which the state replicas share did not answer in time, by what could not be checked and whether the call went on (open) or was refused (closed)"
     );
     describe_gauge!("ferry_tools_served", "tools in the catalog served");
     describe_counter!("ferry_reloads_total", "catalog reloads, by result");

@@ -130,6 +130,9 @@ pub struct CallRecord {
     /// For a confirming tool, what became of its confirmation (`asked`, `confirmed`,
     /// `declined`, `refused_state`, ...).
     pub confirmation: Option<&'static str>,
+    /// The state replicas share (`--state`) could not be read for the call, and what
+    /// followed.
+    pub state_failure: Option<StateFailure>,
 }
 
 /// What a call's record is filled from, gathered while the call is answered.
@@ -146,6 +149,53 @@ pub struct CallFacts {
     pub error_code: Option<i32>,
     /// For a confirming tool, what became of its confirmation.
     pub confirmation: Option<&'static str>,
+    /// The shared state could not be read for the call.
+    pub state_failure: Option<StateFailure>,
+}
+
+/// A call for which the state replicas share (`--state`) did not answer in time, and the
+/// rule that then decided it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateFailure {
+    /// Its rate limits were not checked, and it went on (`--state-on-failure open`).
+    RateLimitOpen,
+    /// Its rate limits were not checked, and it was refused (`--state-on-failure closed`).
+    RateLimitClosed,
+    /// Its confirmation could not be spent once-only, and was refused: always closed.
+    Confirmation,
+}
+
+impl StateFailure {
+    pub const ALL: [StateFailure; 3] = [
+        StateFailure::RateLimitOpen,
+        StateFailure::RateLimitClosed,
+        StateFailure::Confirmation,
+    ];
+
+    /// The word an audit record names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateFailure::RateLimitOpen => "rate_limit_open",
+            StateFailure::RateLimitClosed => "rate_limit_closed",
+            StateFailure::Confirmation => "confirmation_closed",
+        }
+    }
+
+    /// What could not be checked: `rate_limit` or `confirmation`.
+    pub fn check(self) -> &'static str {
+        match self {
+            StateFailure::RateLimitOpen | StateFailure::RateLimitClosed => "rate_limit",
+            StateFailure::Confirmation => "confirmation",
+        }
+    }
+
+    /// What followed: `open` (the call went on) or `closed` (it was refused).
+    pub fn rule(self) -> &'static str {
+        match self {
+            StateFailure::RateLimitOpen => "open",
+            StateFailure::RateLimitClosed | StateFailure::Confirmation => "closed",
+        }
+    }
 }
 
 impl Observer {
@@ -241,6 +291,7 @@ impl Observer {
                 bytes_out,
                 error_code: None,
                 confirmation: None,
+                state_failure: None,
             },
             None,
         );

@@ -27,6 +27,7 @@ fn record(outcome: Outcome) -> CallRecord {
         bytes_out: 480,
         error_code: None,
         confirmation: None,
+        state_failure: None,
     }
 }
 

@@ -19,6 +19,7 @@ mod paging;
 mod problem_details;
 mod rate_limits;
 mod reload;
+mod state;
 mod stdio;
 mod support;
 mod traces;

@@ -8,8 +8,10 @@
 //! question, its title, each request's method and path: a reload that changes any of them
 //! refuses the states given before) and the canonical arguments, all under an HMAC-SHA256
 //! with the server's key. A nonce is accepted once per process (remembered until its expiry, in a
-//! bounded set); across replicas only the API's idempotency key can deduplicate, which is why
-//! the nonce is sent as that key where the tool has one.
+//! bounded set), or, with `--state`, once for every replica sharing it (one `SET NX` in Redis;
+//! a Redis that does not answer refuses the confirmation); without shared state, only the
+//! API's idempotency key can deduplicate across replicas, which is why the nonce is sent as
+//! that key where the tool has one.
 //!
 //! [`Confirmer::decide`] returns what to do as a [`Decision`]; `result` writes every answer.
 
@@ -145,8 +147,9 @@ impl Confirmer {
     }
 
     /// Decides a call of `tool` with valid `arguments` from `subject`, at `now` (seconds
-    /// since the Unix epoch); a tool that does not confirm proceeds.
-    pub(super) fn decide<'t>(
+    /// since the Unix epoch); a tool that does not confirm proceeds. Only an answer's nonce,
+    /// spent in the state replicas share, waits for anything.
+    pub(super) async fn decide<'t>(
         &self,
         tool: impl Into<Asked<'t>>,
         arguments: &Map<String, Value>,
@@ -213,7 +216,8 @@ impl Confirmer {
             Some(Ok(Some(answer))) => answer,
         };
         // Any answer spends the nonce: a state declined once cannot be accepted later.
-        if let Err(refusal) = self.nonces.spend(&opened, now) {
+        let sealed = opened.expires.saturating_sub(self.ttl.as_secs());
+        if let Err(refusal) = self.nonces.spend_once(&opened, sealed, now).await {
             return Decision::Refused(refusal);
         }
         match answer.action {
@@ -260,14 +264,16 @@ pub(super) enum Gate {
 impl super::Server {
     /// Decides the confirmation of a call of `served` with valid `arguments`: a tool that does
     /// not confirm proceeds. The outcome is logged with the call and returned beside the gate
-    /// as the word an audit record names (`None` for a tool that does not confirm).
-    pub(super) fn confirmation(
+    /// as the word an audit record names (`None` for a tool that does not confirm); a nonce
+    /// the shared state could not spend is noted in `state_failure`.
+    pub(super) async fn confirmation(
         &self,
         served: &super::ServedTool,
         arguments: &Map<String, Value>,
         principal: &crate::auth::Principal,
         era: Era,
         round: &Round<'_>,
+        state_failure: &mut Option<crate::observe::StateFailure>,
     ) -> (Result<Gate, GateError>, Option<&'static str>) {
         let tool = Asked::from(&served.tool);
         if tool.confirm.is_none() {
@@ -276,9 +282,13 @@ impl super::Server {
             };
             return (Ok(proceed), None);
         }
-        let decision =
-            self.confirmer
-                .decide(tool, arguments, &principal.subject, era, round, now());
+        let decision = self
+            .confirmer
+            .decide(tool, arguments, &principal.subject, era, round, now())
+            .await;
+        if let Decision::Refused(Refusal::StateUnavailable) = decision {
+            *state_failure = Some(crate::observe::StateFailure::Confirmation);
+        }
         let outcome = decision.outcome();
         let word = Some(outcome);
         match &decision {

@@ -1,6 +1,7 @@
 //! A confirmation's sealed state: what it binds (the caller, the tool, what the user was
 //! shown of it and what it runs, the arguments), sealed with HMAC-SHA256 under the server's
-//! key beside an expiry and a random nonce, and the nonces already answered in this process.
+//! key beside an expiry and a random nonce, and the nonces already answered: in this process,
+//! or, with `--state`, in the state every replica shares.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -79,10 +80,15 @@ pub enum Refusal {
     Changed,
     OtherCaller,
     OtherArguments,
-    /// Its nonce was already answered in this process.
+    /// Its nonce was already answered (in this process, or on any replica sharing state).
     Replayed,
     /// Too many confirmations are outstanding to remember one more.
     Busy,
+    /// The shared state did not answer in time, so the nonce could not be spent once-only.
+    StateUnavailable,
+    /// It was sealed before the shared state's memory began (Redis lost its data since):
+    /// its nonce may have been spent and forgotten.
+    StateLost,
 }
 
 impl Refusal {
@@ -98,6 +104,8 @@ impl Refusal {
             Refusal::OtherArguments => "other_arguments",
             Refusal::Replayed => "replayed",
             Refusal::Busy => "busy",
+            Refusal::StateUnavailable => "state_unavailable",
+            Refusal::StateLost => "state_lost",
         }
     }
 }
@@ -183,15 +191,46 @@ pub fn open(
     Ok(Opened { expires, nonce })
 }
 
-/// Nonces answered in this process, each until its state's expiry.
+/// Nonces answered, each until its state's expiry: in this process, or in the state replicas
+/// share.
 #[derive(Debug, Default)]
 pub struct Nonces {
     seen: Mutex<HashMap<[u8; NONCE_LEN], u64>>,
+    /// Where nonces are spent when replicas share them; `None`: in `seen`.
+    shared: Option<crate::state::Shared>,
 }
 
 impl Nonces {
-    /// Records `opened`'s nonce as answered: `Err` when it already was, or when
-    /// [`MAX_NONCES`] unexpired ones are held. The lock is held only for the lookup.
+    /// Nonces spent in `shared`, once for every replica that uses it.
+    pub fn shared_by(shared: crate::state::Shared) -> Nonces {
+        Nonces {
+            seen: Mutex::default(),
+            shared: Some(shared),
+        }
+    }
+
+    /// Records `opened`'s nonce as answered, its state sealed at `sealed` (seconds since the
+    /// Unix epoch, as `now`): [`Nonces::spend`] here, or one round trip to the shared state.
+    /// A shared state that does not answer refuses it (`StateUnavailable`): no confirmation
+    /// is accepted whose once-only cannot be made sure of.
+    pub async fn spend_once(&self, opened: &Opened, sealed: u64, now: u64) -> Result<(), Refusal> {
+        let Some(shared) = &self.shared else {
+            return self.spend(opened, now);
+        };
+        let spent = Box::pin(shared.spend_nonce(&opened.nonce, sealed, opened.expires, now)).await;
+        match spent {
+            Ok(crate::state::Spent::Now) => Ok(()),
+            Ok(crate::state::Spent::Already) => Err(Refusal::Replayed),
+            Ok(crate::state::Spent::Unknowable) => Err(Refusal::StateLost),
+            Err(failure) => {
+                tracing::warn!(%failure, "confirmation refused: the shared state did not answer");
+                Err(Refusal::StateUnavailable)
+            }
+        }
+    }
+
+    /// Records `opened`'s nonce as answered in this process: `Err` when it already was, or
+    /// when [`MAX_NONCES`] unexpired ones are held. The lock is held only for the lookup.
     pub fn spend(&self, opened: &Opened, now: u64) -> Result<(), Refusal> {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         if seen.contains_key(&opened.nonce) {

@@ -271,7 +271,17 @@ fn decide(
         request_state: state,
     };
     let arguments = arguments.as_object().expect("an object");
-    confirmer.decide(tool, arguments, "alice", Era::Modern, &round, now)
+    ready(confirmer.decide(tool, arguments, "alice", Era::Modern, &round, now))
+}
+
+/// The end of a decision with nonces spent in this process, which never waits: polled once.
+fn ready<T>(decision: impl Future<Output = T>) -> T {
+    let mut decision = std::pin::pin!(decision);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match decision.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(value) => value,
+        std::task::Poll::Pending => panic!("a decision in one process waited"),
+    }
 }
 
 #[test]
@@ -464,7 +474,7 @@ fn without_form_elicitation_or_in_the_legacy_era_nobody_is_asked() {
     let map = arguments.as_object().expect("object");
     let legacy = Round::default();
     assert!(matches!(
-        confirmer.decide(&tool, map, "alice", Era::Legacy, &legacy, NOW),
+        ready(confirmer.decide(&tool, map, "alice", Era::Legacy, &legacy, NOW)),
         Decision::LegacyRefused
     ));
     let allowing = Confirmer::new(
@@ -476,7 +486,7 @@ fn without_form_elicitation_or_in_the_legacy_era_nobody_is_asked() {
         Default::default(),
     );
     assert!(matches!(
-        allowing.decide(&tool, map, "alice", Era::Legacy, &legacy, NOW),
+        ready(allowing.decide(&tool, map, "alice", Era::Legacy, &legacy, NOW)),
         Decision::Proceed {
             idempotency_key: None
         }

@@ -68,6 +68,9 @@ pub(super) struct RateLimited {
     pub limit: Rate,
     /// Whose budget: `tool`, or the class's (`reads`, `writes`).
     pub scope: &'static str,
+    /// The budgets could not be read (the shared state did not answer) and the call was
+    /// refused for it (`--state-on-failure closed`), not for being over.
+    pub unchecked: bool,
 }
 
 /// A tool result as MCP's `CallToolResult` without the era-specific parts, read back from
@@ -135,11 +138,19 @@ pub(super) fn rate_limited(limited: RateLimited) -> CallResult<'static> {
     };
     let seconds = limited.retry_after_seconds;
     let unit = if seconds == 1 { "second" } else { "seconds" };
-    CallResult {
-        content: vec![Block::Text(format!(
+    let text = if limited.unchecked {
+        format!(
+            "rate limit not checked: each caller may call {budget} {}, and the budgets the servers share could not be read in time, so the call was refused; nothing was sent to the API: try again in {seconds} {unit}",
+            limited.limit
+        )
+    } else {
+        format!(
             "rate limit reached: each caller may call {budget} {}; nothing was sent to the API: try again in {seconds} {unit}",
             limited.limit
-        ))],
+        )
+    };
+    CallResult {
+        content: vec![Block::Text(text)],
         is_error: true,
         rate_limit: Some(limited),
         ..CallResult::default()
@@ -265,6 +276,12 @@ pub(super) fn state_refused(refusal_of: Refusal) -> CallResult<'static> {
         }
         Refusal::Replayed => "this confirmation was already answered once",
         Refusal::Busy => "this server holds too many unanswered confirmations to take another",
+        Refusal::StateUnavailable => {
+            "whether it was already used cannot be checked now (the state the servers share did not answer in time), and a confirmation is accepted only when it can be used once"
+        }
+        Refusal::StateLost => {
+            "the state the servers share lost what it held after the user was asked, so whether this confirmation was already used cannot be known"
+        }
     };
     refusal(format!(
         "the call was not confirmed: {why}. Nothing was sent to the API; call the tool again without requestState to ask the user anew"

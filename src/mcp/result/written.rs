@@ -85,6 +85,9 @@ impl Written<'_, '_> {
             limit.value("retryAfterSeconds", &limited.retry_after_seconds)?;
             limit.text("limit", &limited.limit.to_string())?;
             limit.text("scope", limited.scope)?;
+            if limited.unchecked {
+                limit.value("unchecked", &true)?;
+            }
             limit.close();
         }
         if let Some(workflow) = &result.workflow {
