@@ -11,12 +11,14 @@
 #   .tools/mdbook/              mdBook, pinned, built by `cargo install`: builds the book in docs/
 #   Debian packages             dpkg, dpkg-dev and systemd, for the packaging test
 #                               (dpkg-deb, dpkg-shlibdeps, systemd-analyze), and prometheus
-#                               (prometheus, promtool) for the metrics test, and nginx for
-#                               the replicas test, when absent
+#                               (prometheus, promtool) for the metrics test, nginx for
+#                               the replicas tests, and redis-server for the shared-state
+#                               tests, when absent
 # Rust is assumed; nothing else is. Safe to run again: it only installs what is missing or
 # out of date. It never touches anything outside the checkout except Debian packages, and
 # only when a tool it needs (python3 venv, npm, dpkg-deb, dpkg-shlibdeps, systemd-analyze,
-# prometheus, nginx) is absent.
+# prometheus, nginx, redis-server) is absent. Only redis-server may fail to install without
+# failing the setup: scripts/test.sh then skips the shared-state tests, and says so.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -73,6 +75,23 @@ if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
     echo "already installed" >&2
 else
     apt_install nginx
+fi
+
+# --- Redis: the shared state (`--state`) the shared-state tests start on loopback ----------
+# Debian's package starts no service here (nor should it: each test starts its own
+# redis-server on a free port). Where it cannot be installed, the tests that need it are
+# skipped, and scripts/test.sh says so.
+step "redis-server (Debian's package)"
+if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
+    echo "already installed" >&2
+elif ! command -v apt-get >/dev/null; then
+    echo "setup-tests: apt-get is not available: redis-server is not installed, and the shared-state tests will be skipped" >&2
+else
+    if [ "$apt_updated" = 0 ]; then
+        apt-get update -qq >&2 && apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >&2 \
+        || echo "setup-tests: apt-get install redis-server failed: the shared-state tests will be skipped" >&2
 fi
 
 # --- Node: Node 22 and the npm packages, exactly as locked -----------------------------------

@@ -11,7 +11,10 @@
 #   9. the documentation's links       (scripts/check-doc-links.py: every relative link and
 #                                       #anchor of the README, the book and the other guides)
 # Every step runs (the end-to-end ones only when the binary built); the script fails when any
-# failed, and a suite that ran no test, or skipped one, counts as failed.
+# failed, and a suite that ran no test, or skipped one, counts as failed. The one exception:
+# where redis-server is not installed (scripts/setup-tests.sh could not install it), the
+# shared-state tests are skipped (FERRY_SKIP_REDIS=1), and the run says so at its start and
+# its end.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -56,13 +59,22 @@ python_tests() {
     "$python" -m pytest -c "$e2e/python/pytest.ini" --rootdir "$e2e/python" \
         --junitxml "$report" "$e2e/python" || return 1
     "$python" - "$report" <<'EOF'
+import os
 import sys
 import xml.etree.ElementTree as ET
 
 root = ET.parse(sys.argv[1]).getroot()
 suite = root if root.tag == "testsuite" else root.find("testsuite")
 counts = {key: int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped")}
-if counts["tests"] == 0 or counts["skipped"] or counts["failures"] or counts["errors"]:
+# Skips are allowed only of the shared-state tests, and only where redis-server is missing.
+allowed = 0
+if os.environ.get("FERRY_SKIP_REDIS") == "1":
+    allowed = sum(
+        1
+        for case in root.iter("testcase")
+        if case.find("skipped") is not None and "test_shared_state" in case.get("classname", "")
+    )
+if counts["tests"] == 0 or counts["skipped"] > allowed or counts["failures"] or counts["errors"]:
     sys.exit(f"python e2e: {counts}: every test must run and pass")
 EOF
 }
@@ -83,6 +95,12 @@ typescript_tests() {
 }
 
 mkdir -p "$reports"
+skipped_redis=""
+if ! command -v redis-server >/dev/null; then
+    export FERRY_SKIP_REDIS=1
+    skipped_redis="redis-server is not installed: the shared-state tests (tests/it/state.rs, tests/e2e/python/test_shared_state.py) were skipped"
+    printf '\n==> %s\n' "$skipped_redis"
+fi
 step "cargo fmt --check" cargo fmt --check
 step "cargo clippy" cargo clippy --all-targets --quiet -- -D warnings
 step "cargo test" cargo test --quiet
@@ -103,5 +121,8 @@ step "doc links" "$python" "$root/scripts/check-doc-links.py" "$root"
 printf '\n'
 for name in "${passed[@]}"; do printf '  ok      %s\n' "$name"; done
 for name in "${failed[@]}"; do printf '  FAILED  %s\n' "$name"; done
+if [ -n "$skipped_redis" ]; then
+    printf '  SKIPPED %s\n' "$skipped_redis"
+fi
 echo "steps: ${#passed[@]} passed, ${#failed[@]} failed"
 [ ${#failed[@]} -eq 0 ]
