@@ -10,6 +10,9 @@
 #   8. the book built                  (mdbook build docs, into docs/book/)
 #   9. the documentation's links       (scripts/check-doc-links.py: every relative link and
 #                                       #anchor of the README, the book and the other guides)
+#  10. the Kubernetes manifests        (scripts/render-kubernetes.py: deploy/kubernetes's
+#                                       kustomizations rendered and validated against the
+#                                       Kubernetes API schemas by kubernetes-validate)
 # Every step runs (the end-to-end ones only when the binary built); the script fails when any
 # failed, and a suite that ran no test, or skipped one, counts as failed. The one exception:
 # where redis-server is not installed (scripts/setup-tests.sh could not install it), the
@@ -117,6 +120,8 @@ else
 fi
 step "book" "$mdbook" build --dest-dir "$root/docs/book" "$root/docs"
 step "doc links" "$python" "$root/scripts/check-doc-links.py" "$root"
+step "kubernetes manifests" "$python" "$root/scripts/render-kubernetes.py" \
+    "$root/deploy/kubernetes/base" "$root/deploy/kubernetes/prometheus-operator"
 
 printf '\n'
 for name in "${passed[@]}"; do printf '  ok      %s\n' "$name"; done

@@ -11,6 +11,7 @@ mod diff;
 mod e2e;
 mod fuzz_corpus;
 mod http;
+mod kubernetes;
 mod mcp;
 mod oas32;
 mod observe;
