@@ -201,6 +201,12 @@ pub async fn connect(options: Options) -> Result<Shared, StartError> {
     // One connection of its own, not retried: a refused password is said once, at once.
     match tokio::time::timeout(CONNECT_TIMEOUT + options.timeout * 2, shared.check(&client)).await {
         Ok(Ok(())) => {}
+        Ok(Err(error)) if untrusted(&error) => {
+            return Err(StartError::Other(format!(
+                "the TLS certificate of Redis at {} is not trusted: {error} (--state-ca-file names the CA that signed it)",
+                shared.0.address
+            )));
+        }
         Ok(Err(error)) if refused(&error) => {
             return Err(StartError::Refused(format!(
                 "Redis at {} refused ferry: {error} (check the user in the URL, the password in $FERRY_STATE_PASSWORD, and the user's ACL: `ferry serve --help` names what it needs)",
@@ -411,6 +417,12 @@ fn refused(error: &RedisError) -> bool {
     ["NOPERM", "WRONGPASS", "NOAUTH", "can't run this command"]
         .iter()
         .any(|code| text.contains(code))
+}
+
+/// Whether `error` is a TLS certificate the roots do not accept, which no retry will mend.
+fn untrusted(error: &RedisError) -> bool {
+    let text = error.to_string();
+    text.contains("invalid peer certificate") || text.contains("certificate verify failed")
 }
 
 /// The subject as keys name it: the first 16 bytes of its SHA-256, in hex.

@@ -7,7 +7,7 @@
 //! that it could not be (`scripts/test.sh` sets it then, and says so).
 
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -72,11 +72,12 @@ impl Redis {
 
     fn run(&mut self) {
         let child = Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+            .args(["--bind", "127.0.0.1"])
+            .args(self.listen())
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .arg("--dir")
             .arg(&self.folder)
-            .args(&self.arguments)
+            .args(self.arguments.iter().filter(|argument| *argument != "tls"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -88,6 +89,31 @@ impl Redis {
             assert!(Instant::now() < deadline, "redis-server did not listen");
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Where it listens: the port as plain TCP, or, started with `tls`, as TLS only (with the
+    /// test certificate of `tests/data/tls/`, for `localhost` and `127.0.0.1`).
+    fn listen(&self) -> Vec<String> {
+        let port = self.port.to_string();
+        if !self.arguments.iter().any(|argument| argument == "tls") {
+            return vec!["--port".into(), port];
+        }
+        let tls = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tls");
+        let file = |name: &str| tls.join(name).display().to_string();
+        vec![
+            "--port".into(),
+            "0".into(),
+            "--tls-port".into(),
+            port,
+            "--tls-cert-file".into(),
+            file("localhost.crt"),
+            "--tls-key-file".into(),
+            file("localhost.key"),
+            "--tls-ca-cert-file".into(),
+            file("ca.crt"),
+            "--tls-auth-clients".into(),
+            "no".into(),
+        ]
     }
 
     fn url(&self) -> String {
@@ -389,6 +415,38 @@ async fn a_user_without_a_command_it_needs_is_refused_at_start() {
             assert!(text.contains("can't run this command"), "{text}");
         }
         other => panic!("a missing permission is refused at start: {other:?}"),
+    }
+}
+
+/// `rediss://`: TLS to Redis, trusting the CA given (`--state-ca-file`); a certificate the
+/// roots do not trust is an error at start, saying what to do.
+#[tokio::test]
+async fn tls_to_redis_trusts_the_ca_it_is_given() {
+    let Some(redis) = Redis::start("tls", &["tls"]) else {
+        return;
+    };
+    let url = format!("rediss://localhost:{}", redis.port);
+    let mut trusted = options(&url);
+    trusted.ca_certificates = Some(
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tls/ca.crt"))
+            .expect("the test CA"),
+    );
+    let shared = state::connect(trusted).await.expect("TLS with the CA");
+    let limiter = Limiter::shared_by(shared);
+    let limit = Limit::new(limiter.key_for("getPet"), rate("1/h"));
+    assert!(matches!(
+        limiter.verdict("alice", &[limit], true).await,
+        Verdict::Fits
+    ));
+    assert!(matches!(
+        limiter.verdict("alice", &[limit], true).await,
+        Verdict::Over(_)
+    ));
+    match state::connect(options(&url)).await {
+        Err(StartError::Other(text)) => {
+            assert!(text.contains("--state-ca-file"), "{text}");
+        }
+        other => panic!("an untrusted certificate is an error at start: {other:?}"),
     }
 }
 
