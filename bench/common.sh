@@ -1,17 +1,9 @@
 # Sourced by bench/load.sh and bench/soak.sh, after they define `fail`: installs wrk and
-# nginx from Debian when absent, builds ferry (unless FERRY_BIN names a binary), and starts
+# nginx from Debian when absent (bench/setup.sh), builds ferry (unless FERRY_BIN names a binary), and starts
 # nginx (bench/nginx.conf, the upstream) and ferry (bench/ferry.yaml) on loopback ports.
 # Defines: upstream_port, ferry_port, ferry_pid, and what bench/setup.sh defines.
 
-missing=()
-command -v wrk >/dev/null || missing+=(wrk)
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "==> installing ${missing[*]} from Debian" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 \
-        || fail "could not install ${missing[*]}"
-fi
-
+bench_needs=(wrk nginx)
 # shellcheck source=setup.sh
 source "$here/setup.sh"
 start_upstream

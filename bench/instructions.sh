@@ -10,6 +10,8 @@
 #   bench/instructions.sh                                  # nothing recorded
 #   bench/instructions.sh --audit-log /tmp/a.log --metrics-listen 127.0.0.1:0
 # FEW (default 200) and MANY (default 1200) set the counts; FERRY_BIN a binary to measure;
+# CONFIG another curation than bench/ferry.yaml (bench/ferry-limited.yaml: a rate limit on
+# every call, which `--state redis://127.0.0.1:PORT` keeps in a Redis started beforehand);
 # KEEP a folder to copy the two callgrind files into (for callgrind_annotate). Start-up
 # varies by a few million instructions between runs (the metrics clock calibrates itself
 # against time), so compare with MANY in the thousands.
@@ -32,7 +34,7 @@ measure() {
     port="$(free_port)"
     out="$work/callgrind.$calls"
     RUST_LOG=warn valgrind --tool=callgrind --callgrind-out-file="$out" \
-        "$FERRY_BIN" serve --config "$here/ferry.yaml" --workers 1 \
+        "$FERRY_BIN" serve --config "${CONFIG:-$here/ferry.yaml}" --workers 1 \
         --upstream "http://127.0.0.1:$upstream_port" --listen "127.0.0.1:$port" "$@" \
         2>"$work/ferry.$calls.log" &
     pid=$!

@@ -1,8 +1,19 @@
 # Sourced by the bench scripts that run ferry against the local upstream, after they define
-# `root`, `here` and `fail`: finds nginx, builds ferry (unless FERRY_BIN names a binary) and
-# sources scripts/processes.sh. Defines: nginx, FERRY_BIN, start_upstream, start_proxy, and
-# what scripts/processes.sh defines (`work`, `pids`, `free_port`, `wait_port`, which the
-# two starters use).
+# `root`, `here` and `fail` (and, optionally, `bench_needs`): installs from Debian each command
+# `bench_needs` lists that is absent (from the package of its name), finds nginx, builds ferry
+# (unless FERRY_BIN names a binary) and sources scripts/processes.sh. Defines: nginx,
+# FERRY_BIN, start_upstream, start_proxy, and what scripts/processes.sh defines (`work`,
+# `pids`, `free_port`, `wait_port`, which the two starters use).
+
+missing=()
+for command in ${bench_needs[@]+"${bench_needs[@]}"}; do
+    command -v "$command" >/dev/null || [ -x "/usr/sbin/$command" ] || missing+=("$command")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "==> installing ${missing[*]} from Debian" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 \
+        || fail "could not install ${missing[*]}"
+fi
 
 nginx="$(command -v nginx || echo /usr/sbin/nginx)"
 [ -x "$nginx" ] || fail "needs nginx (apt-get install nginx)"
