@@ -19,8 +19,9 @@
 //! `reads` or `writes`), `nonce:NONCE` (the 16-byte nonce in hex, which every state carries
 //! in clear anyway) and `began`. No argument value or secret is ever written.
 
+use std::cell::RefCell;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -75,6 +76,12 @@ pub struct Options {
     pub timeout: Duration,
     /// What a rate limit does when the state cannot be read.
     pub on_failure: OnFailure,
+}
+
+thread_local! {
+    /// This thread's connections, one for each shared state it has made a round trip to (a
+    /// process has one): see [`Shared::connection`].
+    static CONNECTIONS: RefCell<Vec<(Weak<Inner>, ConnectionManager)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl fmt::Debug for Options {
@@ -142,14 +149,16 @@ pub enum Spent {
     Unknowable,
 }
 
-/// A connection to the shared state, cheap to clone. Every server one process builds, and
-/// every worker thread, uses the same one: a multiplexed connection on which concurrent round
-/// trips are pipelined (`bench/README.md`, "Shared state").
+/// The shared state, cheap to clone: every server one process builds uses the same one. Each
+/// serving thread has a connection of its own, made on its first round trip: a multiplexed
+/// connection, on which that thread's concurrent round trips are pipelined, and which
+/// reconnects by itself when Redis is lost (`bench/README.md`, "Shared state").
 #[derive(Clone)]
 pub struct Shared(Arc<Inner>);
 
 struct Inner {
-    connection: ConnectionManager,
+    client: Client,
+    config: ConnectionManagerConfig,
     prefix: Box<str>,
     timeout: Duration,
     on_failure: OnFailure,
@@ -174,8 +183,7 @@ impl fmt::Debug for Shared {
 /// runs both scripts once on keys of their own, within a few seconds. A password Redis
 /// refuses or a permission the user lacks is a [`StartError::Refused`]; a Redis that cannot
 /// be reached is not an error (ferry starts, says so, and the failure rules apply until Redis
-/// answers). Must be called inside the runtime that will keep running while ferry serves:
-/// the connection is driven there.
+/// answers). The connections that serve are made later, each by the thread that uses it.
 pub async fn connect(options: Options) -> Result<Shared, StartError> {
     let client = client(&options)?;
     let address = client.get_connection_info().addr().to_string();
@@ -187,10 +195,9 @@ pub async fn connect(options: Options) -> Result<Shared, StartError> {
         .set_number_of_retries(2)
         .set_min_delay(Duration::from_millis(50))
         .set_max_delay(Duration::from_millis(500));
-    let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)
-        .map_err(|error| StartError::Other(format!("setting up the Redis connection: {error}")))?;
     let shared = Shared(Arc::new(Inner {
-        connection,
+        client: client.clone(),
+        config,
         prefix: options.prefix.into(),
         timeout: options.timeout,
         on_failure: options.on_failure,
@@ -256,7 +263,7 @@ impl Shared {
                 .arg(micros(budget.interval_nanos))
                 .arg(micros(budget.period_nanos));
         }
-        let mut connection = self.connection();
+        let mut connection = self.connection()?;
         let (position, wait): (u64, u64) = self
             .round_trip(invocation.invoke_async(&mut connection))
             .await?;
@@ -289,7 +296,7 @@ impl Shared {
             .arg(sealed)
             .arg(keep_ms)
             .arg(BEGAN_MARGIN_SECONDS);
-        let mut connection = self.connection();
+        let mut connection = self.connection()?;
         let spent: i64 = self
             .round_trip(invocation.invoke_async(&mut connection))
             .await?;
@@ -300,8 +307,33 @@ impl Shared {
         })
     }
 
-    fn connection(&self) -> ConnectionManager {
-        self.0.connection.clone()
+    /// This thread's connection, made (lazily: it connects on its first round trip, within
+    /// that round trip's deadline) the first time the thread asks, and driven by the runtime
+    /// the thread runs: each serving thread runs its own, so a round trip never wakes another
+    /// thread (one connection for the process woke a second thread on each call, and died
+    /// with the runtime that drove it: `bench/README.md`, "Shared state"). Held by the
+    /// thread, as `client::Pool` holds its connections by thread; unlike those, it is one
+    /// long-lived connection that reconnects by itself, so there is nothing to sweep, and it
+    /// goes with its thread.
+    fn connection(&self) -> Result<ConnectionManager, Failure> {
+        CONNECTIONS.with_borrow_mut(|connections| {
+            let this = Arc::as_ptr(&self.0);
+            if let Some((_, connection)) = connections
+                .iter()
+                .find(|(state, _)| std::ptr::eq(state.as_ptr(), this))
+            {
+                return Ok(connection.clone());
+            }
+            // A state dropped since (a test's, say) lets its connection go here.
+            connections.retain(|(state, _)| state.strong_count() > 0);
+            let made = ConnectionManager::new_lazy_with_config(
+                self.0.client.clone(),
+                self.0.config.clone(),
+            )
+            .map_err(Failure::Redis)?;
+            connections.push((Arc::downgrade(&self.0), made.clone()));
+            Ok(made)
+        })
     }
 
     /// `request` within the round trip's deadline.

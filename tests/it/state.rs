@@ -254,6 +254,55 @@ async fn replicas_spend_one_budget_in_redis() {
     }
 }
 
+/// Each serving thread runs a runtime of its own (as `ferry serve`'s do) and reaches Redis
+/// over a connection of its own, made on its first round trip and kept: two threads making
+/// five calls each open two connections, not one (which would wake the other thread on
+/// every call) nor ten.
+#[test]
+fn each_serving_thread_keeps_a_connection_of_its_own() {
+    let Some(redis) = Redis::start("threads", &[]) else {
+        return;
+    };
+    let shared = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(state::connect(options(&redis.url())))
+        .expect("connects");
+    let received = || -> u64 {
+        let stats = redis.cli(&["info", "stats"]);
+        stats
+            .lines()
+            .find_map(|line| line.strip_prefix("total_connections_received:"))
+            .and_then(|count| count.trim().parse().ok())
+            .expect("total_connections_received in INFO stats")
+    };
+    let before = received();
+    let serve = |shared: state::Shared| {
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async {
+                let budget = state::Budget {
+                    name: "tool:getPet",
+                    interval_nanos: 1_000_000,
+                    period_nanos: 1_000_000_000,
+                };
+                for _ in 0..5 {
+                    let over = shared.spend("alice", &[budget], true).await;
+                    assert_eq!(over.expect("Redis answers"), None);
+                }
+            });
+        })
+    };
+    serve(shared.clone()).join().expect("the first thread");
+    serve(shared).join().expect("the second thread");
+    // `received` is a connection itself.
+    assert_eq!(received() - before - 1, 2, "one connection for each thread");
+}
+
 /// A nonce is spent once for every replica, and a state sealed before Redis lost its data
 /// is refused after it: its nonce may have been spent and forgotten.
 #[tokio::test]
