@@ -3,13 +3,12 @@
 //! through one `ferry serve`; names led by the API's id; what `check` and `lock` say of each.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use expect_test::expect;
 use serde_json::{Value, json};
 
 use crate::catalog::research;
-use crate::support::{ServeProcess, post_modern};
+use crate::support::{ServeProcess, ferry, post_modern};
 use crate::upstream::{Received, TestUpstream, json_reply};
 
 const GITHUB_TOKEN: &str = "ghp_github-token-of-the-test-0001";
@@ -56,17 +55,20 @@ apis:
     )
 }
 
-fn ferry(args: &[&str], dir: &Path) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run ferry");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
+/// `ferry serve` of `dir`'s `ferry.yaml` over HTTP, with the credentials the tests' APIs use.
+async fn serve(dir: &Path) -> ServeProcess {
+    let config = dir.join("ferry.yaml");
+    let config = config.to_str().expect("utf-8 path");
+    let credentials = [
+        ("FERRY_T_GITHUB", GITHUB_TOKEN),
+        ("FERRY_T_STRIPE", STRIPE_KEY),
+    ];
+    ServeProcess::start(
+        &["serve", "-c", config, "--listen", "127.0.0.1:0"],
+        &credentials,
     )
+    .await
+    .expect("ferry serves")
 }
 
 /// A request as received, with the secrets it carried anywhere (headers, query, body).
@@ -116,22 +118,7 @@ async fn three_apis_are_served_from_one_endpoint_each_called_with_its_own_creden
         "three",
         &three_apis([&github.base, &stripe.base, &pets.base]),
     );
-    let config = dir.join("ferry.yaml");
-    let server = ServeProcess::start(
-        &[
-            "serve",
-            "-c",
-            config.to_str().expect("utf-8 path"),
-            "--listen",
-            "127.0.0.1:0",
-        ],
-        &[
-            ("FERRY_T_GITHUB", GITHUB_TOKEN),
-            ("FERRY_T_STRIPE", STRIPE_KEY),
-        ],
-    )
-    .await
-    .expect("ferry serves three APIs");
+    let server = serve(&dir).await;
 
     let listed = post_modern(&server.url, "tools/list", json!({}))
         .await
@@ -410,22 +397,7 @@ workflows:
         "{out}"
     );
 
-    let config = dir.join("ferry.yaml");
-    let server = ServeProcess::start(
-        &[
-            "serve",
-            "-c",
-            config.to_str().expect("utf-8 path"),
-            "--listen",
-            "127.0.0.1:0",
-        ],
-        &[
-            ("FERRY_T_GITHUB", GITHUB_TOKEN),
-            ("FERRY_T_STRIPE", STRIPE_KEY),
-        ],
-    )
-    .await
-    .expect("ferry serves the workflow");
+    let server = serve(&dir).await;
     let answer = post_modern(
         &server.url,
         "tools/call",

@@ -1580,7 +1580,6 @@ fn demo_files(curation: &str) -> std::path::PathBuf {
 
 #[tokio::test]
 async fn ferry_serve_reads_auth_from_the_curation_and_guards_its_endpoint() {
-    use std::io::BufRead as _;
     let pets = ferry::demo::start().await.expect("pets API");
     let curation = ferry::demo::CURATION.replace(
         "    name: create_pet\n",
@@ -1589,8 +1588,8 @@ async fn ferry_serve_reads_auth_from_the_curation_and_guards_its_endpoint() {
     let dir = demo_files(&curation);
     let config = dir.join("ferry.yaml");
     let config = config.to_str().expect("utf-8 path");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args([
+    let server = crate::support::ServeProcess::start(
+        &[
             "serve",
             "-c",
             config,
@@ -1598,40 +1597,12 @@ async fn ferry_serve_reads_auth_from_the_curation_and_guards_its_endpoint() {
             &pets,
             "--listen",
             "127.0.0.1:0",
-        ])
-        .env("FERRY_TEST_CI_KEY", "ci-key-value")
-        .env("RUST_LOG", "ferry=info")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("ferry starts");
-    let stderr = child.stderr.take().expect("stderr");
-    // The reader keeps draining stderr after the endpoint line, so ferry never writes
-    // into a closed pipe.
-    let (found, endpoint) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(start) = line.find("endpoint=") {
-                let url = line[start + "endpoint=".len()..].split_whitespace().next();
-                let _ = found.send(url.unwrap_or_default().to_string());
-            }
-        }
-    });
-    let endpoint = tokio::task::spawn_blocking(move || {
-        endpoint
-            .recv_timeout(std::time::Duration::from_secs(30))
-            .ok()
-    })
+        ],
+        &[("FERRY_TEST_CI_KEY", "ci-key-value")],
+    )
     .await
-    .expect("reader");
-    let Some(url) = endpoint else {
-        let _ = child.kill();
-        panic!("ferry serve did not announce its endpoint");
-    };
+    .expect("ferry serve announces its endpoint");
+    let url = server.url.clone();
     let anonymous = ask(&url, "tools/list", json!({}), None).await;
     let with_key = ask(&url, "tools/list", json!({}), Some("Bearer ci-key-value")).await;
     let refused = ask(
@@ -1641,8 +1612,7 @@ async fn ferry_serve_reads_auth_from_the_curation_and_guards_its_endpoint() {
         Some("Bearer ci-key-value"),
     )
     .await;
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
     expect![[r#"401 Bearer scope="pets:write""#]].assert_eq(&anonymous);
     expect![[r#"200 - "private" delete_pet,get_pet,list_pets"#]].assert_eq(&with_key);
     expect![[r#"403 Bearer error="insufficient_scope", scope="pets:write", error_description="the token lacks a scope this tool needs""#]]

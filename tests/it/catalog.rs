@@ -463,18 +463,7 @@ pub fn snapshot(relative: &str, actual: &str) {
     );
 }
 
-fn ferry(args: &[&str], dir: &Path) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run ferry");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
+use crate::support::ferry;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ferry-it-{name}-{}", std::process::id()));

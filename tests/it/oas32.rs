@@ -3,7 +3,6 @@
 //! QUERY, `additionalOperations` and `querystring` tools called against a loopback upstream.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use expect_test::expect;
 use ferry::catalog::{self, Tool};
@@ -82,18 +81,7 @@ fn every_32_test_document_is_valid_against_the_official_schema() {
     .assert_eq(&invalid(&validator, &forbidden));
 }
 
-fn ferry(args: &[&str], dir: &Path) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run ferry");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
+use crate::support::ferry;
 
 /// `ferry check --format json` on the 3.2 document, as one line per operation (method,
 /// path, status, annotations or reason) and one per diagnostic (code, where, operations).

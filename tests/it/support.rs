@@ -333,3 +333,18 @@ impl Drop for ServeProcess {
         let _ = self.child.wait();
     }
 }
+
+/// Runs the ferry binary with `args` in `dir`: its exit code (-1 when a signal ended it),
+/// stdout and stderr.
+pub fn ferry(args: &[&str], dir: &std::path::Path) -> (i32, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run ferry");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
