@@ -159,10 +159,10 @@ impl Default for HttpOptions {
     }
 }
 
-/// What the HTTP transport answers: `POST /mcp`, and the protected resource metadata of the
-/// current server's authenticator.
+/// What the HTTP transport answers: a `POST` to each endpoint's path, and the protected
+/// resource metadata of the current server's authenticator.
 ///
-/// `POST /mcp`, every call, is answered by [`post_mcp`] directly; only the rest (the metadata,
+/// A `POST` to an endpoint, every call, is answered by [`post_mcp`] directly; only the rest (the metadata,
 /// 405, 404) goes through axum's router, whose matching, extractors and response mapping
 /// would otherwise be about 4% of a call's instructions.
 #[derive(Clone)]
