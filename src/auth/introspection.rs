@@ -1,6 +1,9 @@
 //! RFC 7662 token introspection: asking the authorization server whether an opaque token is
 //! active, and what it grants. ferry authenticates to the endpoint with HTTP basic
 //! (RFC 6749 §2.3.1), its client secret read from the environment at start.
+//!
+//! An active answer is reused for up to 30 s (never past the token's `exp`), keyed by the
+//! token's SHA-256, so a revoked token stays accepted that long.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};

@@ -1,4 +1,10 @@
 //! Which scopes each tool needs, and whether a tool list may be shared between callers.
+//!
+//! [`tool_scopes`] reads each tool's need from the catalog once, when an [`Authenticator`]
+//! is built; the authenticator keeps them by tool name in [`ToolScopes`]. A call's scope
+//! check looks the tool's name up there, apart from the server's own lookup of the tool.
+//!
+//! [`Authenticator`]: super::Authenticator
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -3,6 +3,20 @@
 //!
 //! Methods are named as they are sent (`GET`, `QUERY`, `PROPFIND`): HTTP methods are
 //! case-sensitive, so `propfind` is another method, one nobody registered.
+//!
+//! `readOnlyHint: true` asserts READ_ONLY (and then the other two hints assert nothing);
+//! otherwise `destructiveHint: false` asserts ADDITIVE_ONLY and `idempotentHint: true`
+//! asserts IDEMPOTENT (absent hints take MCP's defaults). GET, HEAD and QUERY justify all
+//! three, PUT and DELETE justify IDEMPOTENT, POST, PATCH, OPTIONS and TRACE nothing; any other
+//! method (an OpenAPI 3.2 `additionalOperations` key) justifies what the IANA HTTP Method
+//! Registry says: all three if registered safe, IDEMPOTENT if registered idempotent, nothing
+//! otherwise (the registry's lists are here, and retries read them too). ferry emits the
+//! strongest sound state: read-only where all three are justified; `readOnlyHint: false,
+//! idempotentHint: true` where IDEMPOTENT alone is; no annotations otherwise. A curation
+//! override that asserts more than the method justifies is an error unless the entry has
+//! `because:`; then the tool is served, `ferry check` lists it as "asserted by curation, not
+//! justified by the method", and `--strict` fails on it. Weakening a claim is always sound.
+//! `openWorldHint` and `title` are only what the curation says.
 
 use crate::curation::AnnotationOverrides;
 

@@ -1,6 +1,31 @@
 //! An operation's request body into the tool: which media type is sent, how (JSON, form,
 //! multipart, raw bytes as base64), and whether its properties join the parameters as
-//! arguments or the whole body is one argument (the body rule in ARCHITECTURE.md).
+//! arguments or the whole body is one argument (the body rule, below).
+//!
+//! **The body rule.** The request body is merged beside the parameters, its properties
+//! becoming top-level arguments, when its schema (after `$ref`s) is an object whose keywords
+//! say nothing about which *other* properties may exist: no open `additionalProperties`, no
+//! `patternProperties`, `propertyNames`, `min`/`maxProperties`, `unevaluatedProperties`, and
+//! none inside its `allOf`/`anyOf`/`oneOf`/`not`/`if`/`then`/`else`; none of its property
+//! names, nor any name it requires, is already an argument; it is required, or asks for
+//! nothing (no required properties, no conditions); and, unless the curation says
+//! `lift_composition: true`, its root has no `allOf`, `anyOf`, `oneOf` or `not` (major
+//! clients refuse a tool list in which any input schema has those at its root). Its
+//! composition and conditional keywords (`allOf`, `anyOf`, `oneOf`, `not`,
+//! `if`/`then`/`else`, `dependentRequired`), `description`, `title` and a 2020-12 `$schema`
+//! are lifted onto the input schema's root, where they mean what they meant on the body.
+//! Otherwise the whole body is one argument named `body` (`requestBody` if a parameter is
+//! already called `body`). The `RequestPlan` records which (`BodyPlacement::Merged` or
+//! `Argument`).
+//!
+//! **Media types.** JSON (`application/json`, `+json`) is preferred, then
+//! `application/x-www-form-urlencoded`, then `multipart/form-data`, then `text/*`, then the
+//! first listed. Form and multipart bodies must be objects (an operation whose form body is
+//! not is ineligible, with a diagnostic). Binary is base64: a body of another type, a
+//! multipart file part, a `format: binary` string and a Swagger 2.0 `type: file` are carried
+//! as base64 strings (`contentEncoding: base64`) and sent as raw bytes. A multipart file part
+//! is sent with the property name as its file name and `application/octet-stream`, unless
+//! the document's `encoding` gives a `contentType`.
 
 use serde_json::{Map, Value};
 
@@ -509,7 +534,7 @@ const CLOSED_WORLD_KEYWORDS: &[&str] = &[
 ];
 
 /// The property names of a body object that can be spread into arguments (see the body
-/// rule in ARCHITECTURE.md), or `None` when it must stay one argument.
+/// rule in this module's documentation), or `None` when it must stay one argument.
 fn mergeable_properties(schema: &Value) -> Option<Vec<&str>> {
     let map = schema.as_object()?;
     let known = |key: &String| {

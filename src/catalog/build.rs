@@ -1,4 +1,24 @@
 //! One operation into one tool: its input schema and its request plan.
+//!
+//! The input schema is one object schema per tool, `additionalProperties: false`:
+//! - Each path, query, header and cookie parameter is a property named after the parameter;
+//!   when two parameters share a name (`id` in the path and in the query) both become
+//!   `{in}_{name}` (`path_id`, `query_id`). The parameter's description, `deprecated` and
+//!   examples are carried onto its schema. Path parameters are always required, and every
+//!   `{name}` in the path template must be a declared path parameter: an operation missing
+//!   one, or with a parameter that cannot be read, is ineligible rather than served with holes
+//!   in its requests. An OpenAPI 3.2 `querystring` parameter is one object argument written as
+//!   the whole query string as a form is (`ParameterLocation::QueryString`); one ferry cannot
+//!   write that way makes its operation ineligible, with a code. `Accept` and `Content-Type`
+//!   header parameters are ignored, as OpenAPI says.
+//! - The request body joins the parameters or is one argument by the body rule
+//!   ([`super::body`]).
+//! - `readOnly` properties are left out: they are never sent in a request.
+//! - Credentials are never arguments: parameters named by the operation's `apiKey` security
+//!   schemes, an `Authorization` header, and parameters whose name the curation's
+//!   `credential_parameters` lists (default: `token`, `access_token`, `api_key`, `apikey`,
+//!   `api-key`, `x-api-key`; Slack's documents put `token` on 170 operations). They become
+//!   `CredentialSlot`s in the plan, filled from ferry's own upstream credentials.
 
 use serde_json::{Map, Value};
 

@@ -1,6 +1,13 @@
-//! Which operations become tools, by the rules of default deny (ARCHITECTURE.md): `tools:`
-//! entries, `tags:`, `--all` and, when the curation honours them, the document's `x-mcp`
-//! extensions; and the settings each chosen one gets.
+//! Which operations become tools, by the rules of default deny: `tools:` entries, `tags:`,
+//! `--all` and, when the curation honours them, the document's `x-mcp` extensions; and the
+//! settings each chosen one gets.
+//!
+//! An operation is a tool only when chosen: by a `tools:` entry (operationId or
+//! `METHOD /path`), by a `tags:` entry (which, in OpenAPI 3.2, names the tags under it through
+//! `parent` too), by `--all`, or by an `x-mcp` extension in the document when the curation
+//! says `document_extensions: true`. Precedence, strongest first: a tag marked `false`; a
+//! `tools:` entry (`false` switches off); `x-mcp`; a chosen tag; `--all`. Where a tools entry
+//! and `x-mcp` both give a setting, the curation's wins.
 
 use std::collections::HashMap;
 

@@ -1,5 +1,22 @@
 //! The compiler's main pass: choose operations, build each into a tool, name it, judge its
 //! annotations, and collect every problem on the way.
+//!
+//! The passes, in order: list the operations, choose, compile each chosen one
+//! (`compile_operation`: its report line, build, name, judge its annotations, finish its
+//! arguments, check its patterns, its budget), drop name collisions, then the server's
+//! identity and upstream. Operations compile alone, so when `PARALLEL_FROM` (512) or more
+//! are to be built they are compiled on every core in consecutive runs, joined in order: the
+//! output is what one thread gives (a test holds them together). A reload compiles on one thread
+//! ([`super::compile_chosen_alone`]), so that serving keeps the other cores.
+//!
+//! A problem in a chosen operation, a name collision, an unknown curation key or an entry
+//! that matches nothing is an error; a problem in an operation nobody chose is a warning. One
+//! broken operation never stops the others from compiling. Two tools with one name is an
+//! error naming both operations, and neither is served: never a silent rename. What a
+//! document says that ferry does not serve yet (an OpenAPI 3.2 `itemSchema`, a
+//! `jsonSchemaDialect` it reads as 2020-12) is a warning at its place, never dropped in
+//! silence; the kinds programs may act on carry a stable code (`Diagnostic::with_code`),
+//! listed in the book's `ferry check --format json` reference.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -1,5 +1,21 @@
 //! The compiled catalog: what ferry serves, derived once at start-up from a document and a
 //! curation, by the pure function [`compile`].
+//!
+//! [`compile`] builds every operation, so `ferry check` can say why an unchosen one could not
+//! be a tool; [`compile_chosen`], which serving uses, builds only the chosen ones (the same
+//! tools and errors; a test holds the two together on every research document), and
+//! [`compile_report`] drops each tool's input schema once measured. A file with `apis:` is
+//! compiled one API at a time, each part with its own document, and [`join`] makes the parts
+//! one catalog; [`add_workflows`] adds composite tools; [`endpoints::resolve`] decides each
+//! MCP endpoint's tools. [`Catalog::new`], [`Tool::new`], [`RequestPlan::new`] and
+//! [`ParameterPlan::new`] build one by hand.
+//!
+//! A [`Tool`] is one type whatever it runs ([`Runs`]): everything that lists, limits,
+//! confirms, digests or reports a tool reads the shared part, and its definition has one
+//! writer, [`Tool::sorted_definition`]. Every tool says where it comes from: an operation's
+//! tool in `_meta["dev.ferry/operation"]` ([`OPERATION_META_KEY`]: the method, path,
+//! operationId and, in a file with `apis:`, API of the operation it calls), a composite one
+//! in `_meta["dev.ferry/workflow"]` ([`WORKFLOW_META_KEY`]).
 
 use serde::Serialize;
 use serde_json::Value;

@@ -2,6 +2,36 @@
 //! Schema 2020-12, every `$ref` becomes a `#/$defs/...` reference to a copy of its target
 //! (so recursive schemas stay valid and refs across files are carried along), and the
 //! OpenAPI 2.0 and 3.0 dialects are translated on the way.
+//!
+//! Every `$ref` (inside the document, to another file, through `$id`/`$anchor`) becomes
+//! `{"$ref": "#/$defs/Name"}` pointing at one copy of its target, so nothing outside the
+//! tool's schema is referenced. `Name` is the target's last pointer token, made unique with
+//! `_2`, `_3` in the order met. Recursion must descend into the value (`properties`, `items`
+//! and the like): a cycle of copies that refer to each other through `$ref` and the in-place
+//! keywords alone (`allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`,
+//! `dependentSchemas`), as in `A: {$ref: B}`, `B: {allOf: [{$ref: A}]}`, would make
+//! validation loop for ever. [`SchemaBuilder::cycles`] finds such cycles on the copies,
+//! reading each `$defs` entry once, and each is a problem of the operation, located at the
+//! cycle's first schema and naming the whole cycle.
+//!
+//! OpenAPI 3.0 and 2.0 become 2020-12: `nullable`/`x-nullable` add `"null"` to `type` (and
+//! `enum`); boolean `exclusiveMinimum`/`exclusiveMaximum` take their bound's value; `example`
+//! becomes `examples`; an `items` list becomes `prefixItems`; 2019-09 `$recursiveRef: "#"`
+//! points at the schema it sits in; a `#/...` reference inside a schema with its own `$id`
+//! resolves inside that schema, as JSON Schema's base-URI rule says. `$anchor`s are kept (the
+//! first of each name). Keywords that only mean something inside the document or would
+//! change how references resolve once copied are dropped: `$id`, `$dynamicAnchor`,
+//! `$recursiveAnchor`, `$schema`, nested `$defs`/`definitions` (their members are copied
+//! when referenced), `xml`, `discriminator`, `externalDocs`, and `x-` extensions.
+//!
+//! Every served schema validates against the 2020-12 meta-schema: a name repeated in
+//! `required` or `type` is listed once; a keyword whose value the meta-schema refuses
+//! (`pattern: 0`, `type: {…}`, `minLength: -1`) is left out with a warning at its document
+//! pointer saying what is no longer checked; and each chosen tool's schema is checked against
+//! the meta-schema at compile time (`catalog::arguments`), so one that still fails is
+//! ineligible, with the reason. A `pattern` the linear-time `regex` crate cannot compile (a
+//! look-ahead, say) is served as written, listed in `Tool::unchecked_patterns`, left out of
+//! argument validation, and warned about.
 
 use std::collections::HashMap;
 

@@ -193,6 +193,12 @@ pub struct InitArgs {
     pub add: Option<String>,
 }
 
+/// Logs go to stderr only (stdout belongs to the stdio transport), as text or one JSON object
+/// per line: `ferry=info` (`-v` debug, `-vv` trace; `RUST_LOG` overrides). `info` is the
+/// lifecycle (catalog ready, listening, shutting down, retries, a refused scope); `warn` what
+/// an operator should look at (upstream failures and timeouts, a body cut at the cap, keys not
+/// refreshed); `error` ferry's own fault; `debug` a refused argument (by name), a call over a
+/// rate limit or a token.
 pub fn init_logging(verbose: u8, format: LogFormat) {
     let default = match verbose {
         0 => "ferry=info",

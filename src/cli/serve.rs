@@ -1,5 +1,15 @@
 //! `ferry serve`: compile the chosen operations, refuse to start on errors, then serve the
 //! catalog over Streamable HTTP (default) or stdio.
+//!
+//! [`build`] makes one upstream client for the catalog and, for each MCP endpoint, its
+//! authenticator and `Server`; start-up and every reload build them the same way. Over HTTP,
+//! every worker thread (`--workers`, default one per core; the main thread is worker 0) runs
+//! a single-threaded tokio runtime; one task accepts every connection and
+//! `transport::spread` hands them out in turn, so a connection, its calls and their upstream
+//! sockets stay on one thread. On SIGINT or SIGTERM every worker lets its requests in flight
+//! finish, for at most `--shutdown-timeout`, then drops the connections still open; each
+//! keeps its runtime running until all have finished, since a pooled connection may belong
+//! to another worker's runtime.
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;

@@ -1,5 +1,15 @@
 //! A JSON-RPC error on its way out: its code, message and data, and the HTTP status it
-//! travels with; every protocol error ferry answers is one of these.
+//! travels with. Every JSON-RPC error the dispatcher answers is one of these but two: a call
+//! of a tool the caller lacks a scope for, which `result::refused` writes itself (-32600,
+//! with the `Challenge`'s 403 and its `WWW-Authenticate`), and a message whose id cannot be
+//! read, which the transports answer with [`super::error_without_id`].
+//!
+//! The codes: -32700 parse, -32600 invalid request, -32601 method not found, -32602 params
+//! (an unknown tool included), -32020 header mismatch, -32021 a missing client capability (a
+//! confirming tool called without `elicitation`), -32022 unsupported version, -32603 ferry's
+//! own fault (500; 504 for a request the HTTP transport's timeout cut off,
+//! [`super::timed_out`]). Each travels with the HTTP status issue 3 tabulates; legacy
+//! clients get every one but -32603 in-band, with 200 ([`Failure::legacy`]).
 
 use bytes::Bytes;
 use http::StatusCode;

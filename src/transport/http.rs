@@ -1,6 +1,15 @@
-//! Streamable HTTP: one endpoint, `POST /mcp`, answered with plain `application/json` (or an
-//! SSE stream for `subscriptions/listen`). `GET` and `DELETE` get 405: ferry keeps no sessions
-//! and has nothing to push.
+//! Streamable HTTP: a `POST` to each MCP endpoint's path ([`Routes`]; `/mcp` without
+//! `endpoints:`), answered with plain `application/json` (or an SSE stream for
+//! `subscriptions/listen`, which sends `notifications/tools/list_changed` each time a reload
+//! changes the tool list). Other methods on an endpoint's path get 405: ferry keeps no
+//! sessions and has nothing else to push.
+//!
+//! The token is checked before the body is read, by the current server's `Authenticator`,
+//! which also answers the protected resource metadata's well-known paths. `Endpoint` answers
+//! a `POST` to an endpoint itself and hands every other request to an axum router (the
+//! metadata, 405, 404): axum's matching, extractors and response mapping were about 4% of a
+//! call's instructions. The handler boxes `Server::handle`'s future: inline, the whole call
+//! (upstream client included) would be copied each time it is moved.
 //!
 //! Before a message reaches the dispatcher, `Host` is checked against an allowlist (DNS
 //! rebinding) and `Origin`, when present, against another; both failures are 403.
@@ -150,10 +159,10 @@ impl Default for HttpOptions {
     }
 }
 
-/// What the HTTP transport answers: `POST /mcp`, and the protected resource metadata of the
-/// current server's authenticator.
+/// What the HTTP transport answers: a `POST` to each endpoint's path, and the protected
+/// resource metadata of the current server's authenticator.
 ///
-/// `POST /mcp`, every call, is answered by [`post_mcp`] directly; only the rest (the metadata,
+/// A `POST` to an endpoint, every call, is answered by [`post_mcp`] directly; only the rest (the metadata,
 /// 405, 404) goes through axum's router, whose matching, extractors and response mapping
 /// would otherwise be about 4% of a call's instructions.
 #[derive(Clone)]

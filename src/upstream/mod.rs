@@ -1,6 +1,7 @@
-//! Calling the upstream API: one tool call becomes one HTTP request (plus retries where they
-//! are safe), and what came back becomes an [`Outcome`]: an answer that keeps what the API
-//! said, or a [`CallError`] that knows whose fault it is. No MCP is written here.
+//! Calling the upstream APIs: an operation's tool call becomes one HTTP request (plus retries
+//! where they are safe), and what came back becomes an [`Outcome`]: an answer that keeps what
+//! the API said, or a [`CallError`] that knows whose fault it is; a composite tool's call runs
+//! its workflow's steps (`workflow`). No MCP is written here.
 //!
 //! [`request`] turns arguments into a request by the tool's plan, [`response`] turns the
 //! answer into an [`Answer`]; this module owns credentials, timeouts, the size cap and
@@ -8,6 +9,17 @@
 //! ([`crate::catalog::CallSettings`]); what is left to decide before the first call (the
 //! base URL, the pools, credentials) is decided in [`Upstream::new`], and each tool's
 //! [`Route`] once, by whoever serves it.
+//!
+//! An [`Upstream`] holds one part per API of the catalog (its base URL, checked once by
+//! `address`; ferry's credential for it, made by `credential`; the identity header) and one
+//! pool per distinct connect timeout, shared by every API; a [`Route`] names the tool's API
+//! and pool. Every API's secrets are redacted from every API's answers.
+//!
+//! Redirects are never followed, and a request that would leave its API's origin is refused.
+//! A retry waits for the backoff or `Retry-After` only when the wait ends before the call's
+//! deadline (otherwise the answer that came is the result); a response head that cannot be
+//! read (over the client's limits, or not HTTP) is the upstream's answer, reported as such
+//! and never retried.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};

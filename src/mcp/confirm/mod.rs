@@ -2,8 +2,8 @@
 //! form-mode elicitation and a sealed `requestState`, and proceeds only when the retry
 //! carries the user's acceptance and that state, verified (digest §4, SEP-2322).
 //!
-//! ferry keeps no state between requests, so the state carries what the retry is checked
-//! against: an expiry and a random nonce in clear, and SHA-256 digests of the caller's
+//! ferry keeps nothing of a question between its two rounds, so the state carries what the
+//! retry is checked against: an expiry and a random nonce in clear, and SHA-256 digests of the caller's
 //! subject, the tool's name, what the user was shown of the tool and what it runs (its
 //! question, its title, each request's method and path: a reload that changes any of them
 //! refuses the states given before) and the canonical arguments, all under an HMAC-SHA256
@@ -12,6 +12,9 @@
 //! a Redis that does not answer refuses the confirmation); without shared state, only the
 //! API's idempotency key can deduplicate across replicas, which is why the nonce is sent as
 //! that key where the tool has one.
+//!
+//! `input_required` is answered only to a modern request that declares `elicitation`
+//! (otherwise -32021), and carries no caching hints.
 //!
 //! [`Confirmer::decide`] returns what to do as a [`Decision`]; `result` writes every answer.
 

@@ -9,6 +9,19 @@
 //! is `application/problem+json`). Modern results carry `resultType` and the server info;
 //! a legacy client gets a `structuredContent` that is not an object wrapped under
 //! [`LEGACY_WRAP_KEY`].
+//!
+//! A 2xx JSON body becomes `structuredContent` plus a text block holding the body as
+//! received; `structuredContent` holds numbers as 64-bit integers or floats, so when a body
+//! has a number they cannot hold exactly (an integer past 2^64, a decimal finer than f64),
+//! `_meta["dev.ferry/result"].numbersRounded` is `true` and the text block is the exact one.
+//! An error body leads with a short text block for the model; nothing is inferred from its
+//! prose. The embedded resources are carriers inside a tool result, not resources a client
+//! can list or read: ferry declares no `resources` capability. The headers reported in
+//! `_meta["dev.ferry/http"]` are allow-listed, never cookies or authentication headers.
+//!
+//! Every answer to a `tools/call` that reached the point of calling is written here, as a
+//! tool result; the one JSON-RPC error written here is [`refused`]'s, for a caller that
+//! lacks the tool's scope.
 
 use base64::Engine as _;
 use bytes::Bytes;
