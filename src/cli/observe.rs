@@ -24,8 +24,8 @@ pub struct ObserveArgs {
     /// example 127.0.0.1:9464); it has no authentication.
     #[arg(long, env = "FERRY_METRICS_LISTEN", value_name = "ADDR")]
     pub metrics_listen: Option<SocketAddr>,
-    /// /readyz also asks that the upstream accepted a TCP connection within the last
-    /// --ready-check-interval (checked in the background).
+    /// /readyz also asks that the upstream (every API's, with `apis:`) accepted a TCP
+    /// connection within the last --ready-check-interval (checked in the background).
     #[arg(long, env = "FERRY_READY_CHECK_UPSTREAM", requires = "metrics_listen")]
     pub ready_check_upstream: bool,
     /// The upstream readiness interval, in seconds.
@@ -40,36 +40,38 @@ pub struct Observing {
     /// The metrics listener, bound.
     admin: Option<std::net::TcpListener>,
     readiness: Readiness,
-    /// The upstream's host and port, when its readiness is checked.
-    upstream: Option<(String, u16)>,
+    /// Each upstream's host and port, when their readiness is checked.
+    upstreams: Vec<(String, u16)>,
 }
 
 impl ObserveArgs {
     /// Opens the audit log, makes the metrics and binds their listener, as the flags ask;
-    /// `listen` is the MCP listener's address (`None` on stdio), `upstream` the upstream's
-    /// base URL.
+    /// `listen` is the MCP listener's address (`None` on stdio), `upstreams` each API's base
+    /// URL.
     pub fn start(
         &self,
         listen: Option<SocketAddr>,
-        upstream: Option<&str>,
+        upstreams: &[&str],
     ) -> anyhow::Result<Observing> {
-        let checked = match (self.ready_check_upstream, upstream) {
-            (false, _) => None,
-            (true, None) => anyhow::bail!("--ready-check-upstream: no upstream to check"),
-            (true, Some(base)) => {
+        let mut checked = Vec::new();
+        if self.ready_check_upstream {
+            if upstreams.is_empty() {
+                anyhow::bail!("--ready-check-upstream: no upstream to check");
+            }
+            for base in upstreams {
                 let url = url::Url::parse(base)
                     .with_context(|| format!("--ready-check-upstream: reading {base}"))?;
                 let host = url
                     .host_str()
                     .map(|host| host.trim_matches(['[', ']']).to_owned());
                 match (host, url.port_or_known_default()) {
-                    (Some(host), Some(port)) => Some((host, port)),
+                    (Some(host), Some(port)) => checked.push((host, port)),
                     _ => anyhow::bail!("--ready-check-upstream: {base} names no host and port"),
                 }
             }
-        };
+        }
         let interval = Duration::from_secs(self.ready_check_interval);
-        let readiness = Readiness::new(checked.as_ref().map(|_| interval));
+        let readiness = Readiness::new((!checked.is_empty()).then_some(interval));
         let admin = match self.metrics_listen {
             None => None,
             Some(address) => {
@@ -111,7 +113,7 @@ impl ObserveArgs {
             observer,
             admin,
             readiness,
-            upstream: checked,
+            upstreams: checked,
         })
     }
 
@@ -145,8 +147,9 @@ impl Observing {
                 .context("reading the metrics address")?;
             let metrics = self.observer.as_ref().and_then(Observer::metrics).cloned();
             let router = ferry::transport::admin::router(metrics.clone(), self.readiness.clone());
-            if let Some((host, port)) = self.upstream.take() {
-                tokio::spawn(self.readiness.clone().watch_upstream(host, port));
+            let upstreams = std::mem::take(&mut self.upstreams);
+            if !upstreams.is_empty() {
+                tokio::spawn(self.readiness.clone().watch_upstreams(upstreams));
             }
             let allowed_hosts = allowed_hosts.to_vec();
             tokio::spawn(async move {

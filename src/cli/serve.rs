@@ -317,7 +317,11 @@ async fn serve_reloading(
     let workers = args.worker_count();
     let mut observing = args.observe.start(
         (!args.stdio).then_some(args.listen),
-        catalog.apis.first().and_then(|api| api.upstream.as_deref()),
+        &catalog
+            .apis
+            .iter()
+            .filter_map(|api| api.upstream.as_deref())
+            .collect::<Vec<_>>(),
     )?;
     let (traces, exporting) = match &args.otlp_endpoint {
         Some(endpoint) => {

@@ -59,43 +59,54 @@ impl Readiness {
         Ok(())
     }
 
-    /// Checks, for as long as the future is polled, that `host:port` accepts a connection.
-    pub async fn watch_upstream(self, host: String, port: u16) {
+    /// Checks, for as long as the future is polled, that every `host:port` of `upstreams`
+    /// (each API's upstream) accepts a connection: ready when each did in the last round.
+    pub async fn watch_upstreams(self, upstreams: Vec<(String, u16)>) {
         let Some(interval) = self.0.interval else {
             return;
         };
         let half = interval / 2;
         let mut ticks = tokio::time::interval(half);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut failing = false;
+        let mut failing = vec![false; upstreams.len()];
         loop {
             ticks.tick().await;
-            let attempt =
-                tokio::time::timeout(half, tokio::net::TcpStream::connect((host.as_str(), port)))
-                    .await;
-            match attempt {
-                Ok(Ok(_connection)) => {
-                    let ms = u64::try_from(self.0.origin.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    self.0
-                        .connected_ms
-                        .store(ms.saturating_add(1), Ordering::Release);
-                    if failing {
-                        tracing::info!(%host, port, "upstream accepts connections again");
-                        failing = false;
+            let mut all = true;
+            for ((host, port), failing) in upstreams.iter().zip(&mut failing) {
+                let port = *port;
+                let attempt = tokio::time::timeout(
+                    half,
+                    tokio::net::TcpStream::connect((host.as_str(), port)),
+                )
+                .await;
+                match attempt {
+                    Ok(Ok(_connection)) => {
+                        if *failing {
+                            tracing::info!(%host, port, "upstream accepts connections again");
+                            *failing = false;
+                        }
+                    }
+                    Ok(Err(error)) => {
+                        all = false;
+                        if !*failing {
+                            tracing::warn!(%host, port, %error, "readiness: the upstream refused a connection");
+                            *failing = true;
+                        }
+                    }
+                    Err(_) => {
+                        all = false;
+                        if !*failing {
+                            tracing::warn!(%host, port, timeout_ms = half.as_millis() as u64, "readiness: no connection to the upstream in time");
+                            *failing = true;
+                        }
                     }
                 }
-                Ok(Err(error)) => {
-                    if !failing {
-                        tracing::warn!(%host, port, %error, "readiness: the upstream refused a connection");
-                        failing = true;
-                    }
-                }
-                Err(_) => {
-                    if !failing {
-                        tracing::warn!(%host, port, timeout_ms = half.as_millis() as u64, "readiness: no connection to the upstream in time");
-                        failing = true;
-                    }
-                }
+            }
+            if all {
+                let ms = u64::try_from(self.0.origin.elapsed().as_millis()).unwrap_or(u64::MAX);
+                self.0
+                    .connected_ms
+                    .store(ms.saturating_add(1), Ordering::Release);
             }
         }
     }

@@ -587,6 +587,64 @@ fn readyz_follows_the_upstream_when_asked_and_healthz_the_process() {
     assert!(unchecked.stop());
 }
 
+/// With several APIs, `/readyz` asks that each API's upstream accepts a connection: one
+/// that does not keeps the process not ready.
+#[test]
+fn readyz_asks_every_apis_upstream() {
+    let folder = scratch("health-apis");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let upstream = runtime.block_on(pets_upstream());
+    pets_config(&folder, &upstream.base);
+    // A port nothing listens on: bound, then closed.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    let curation = format!(
+        "apis:\n  pets: {{openapi: ./openapi.json, upstream: '{}', tools: {{get_pet: {{}}}}}}\n  gone: {{openapi: ./openapi.json, upstream: 'http://{closed}', tools: {{get_pet: {{}}}}}}\n",
+        upstream.base
+    );
+    let config = folder.join("apis.yaml");
+    std::fs::write(&config, curation).expect("curation");
+    let config = config.to_string_lossy().into_owned();
+    let mut ferry = Ferry::start(
+        &[
+            "serve",
+            "--config",
+            &config,
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--ready-check-upstream",
+            "--ready-check-interval",
+            "1",
+        ],
+        &[],
+    );
+    let base = ferry
+        .logged("metrics")
+        .trim_end_matches("/metrics")
+        .to_owned();
+    let why = answers(&runtime, &format!("{base}/readyz"), 503);
+    assert_eq!(
+        why,
+        "not ready: the upstream has not accepted a connection yet\n"
+    );
+    // The upstream that refused is the one named.
+    ferry.logged("error");
+    let refused = ferry
+        .seen
+        .iter()
+        .find(|line| line.contains("readiness: the upstream refused a connection"))
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        refused.contains(&format!("port={}", closed.port())),
+        "{refused}"
+    );
+    assert!(ferry.stop());
+}
+
 #[test]
 fn an_audit_write_that_fails_is_counted_and_logged_and_calls_go_on() {
     let folder = scratch("write-errors");
