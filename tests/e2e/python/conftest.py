@@ -56,23 +56,35 @@ def upstream() -> Iterator[Upstream]:
 
 
 @contextmanager
-def serving(curation: Path, upstream_url: str, extra: tuple[str, ...] = ()) -> Iterator[str]:
-    """`ferry serve` of `curation` (with `extra` flags) on a loopback port; yields the MCP
-    endpoint URL."""
+def serving(
+    curation: Path,
+    upstream_url: str | None,
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """`ferry serve` of `curation` (with `extra` flags, and `env` added to its environment) on
+    a loopback port; yields the MCP endpoint URL. Without `upstream_url` the curation names
+    its upstreams itself."""
     port = free_port()
     log = tempfile.TemporaryFile()
+    upstream = ["--upstream", upstream_url] if upstream_url is not None else []
     command = [
         str(ferry_binary()),
         "serve",
         "--config",
         str(curation),
-        "--upstream",
-        upstream_url,
+        *upstream,
         "--listen",
         f"127.0.0.1:{port}",
         *extra,
     ]
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        env={**os.environ, **(env or {})},
+    )
     try:
         wait_until_listening(process, port, log)
         yield f"http://127.0.0.1:{port}/mcp"
@@ -126,12 +138,28 @@ def mode(request) -> str:
 @pytest.fixture
 def connect(transport: str, mode: str, upstream: Upstream, request) -> Callable[[], Client]:
     """Makes a real client of the SDK for this test's transport and era (not yet entered)."""
+    stdio = ["--config", str(PETS_CURATION), "--upstream", upstream.url]
+    return client_maker(transport, mode, request, "ferry_http", stdio)
+
+
+def client_maker(
+    transport: str,
+    mode: str,
+    request,
+    http_fixture: str,
+    stdio_args: list[str],
+    env: dict[str, str] | None = None,
+) -> Callable[[], Client]:
+    """Makes real clients of the SDK for `transport` and era `mode`: over HTTP to the URL the
+    fixture named `http_fixture` yields (started only when asked for), or over stdio to
+    `ferry serve --stdio STDIO_ARGS` with `env` added to the SDK's default environment."""
     if transport == "http":
-        server: str | StdioServerParameters = request.getfixturevalue("ferry_http")
+        server: str | StdioServerParameters = request.getfixturevalue(http_fixture)
     else:
         server = StdioServerParameters(
             command=str(ferry_binary()),
-            args=["serve", "--stdio", "--config", str(PETS_CURATION), "--upstream", upstream.url],
+            args=["serve", "--stdio", *stdio_args],
+            env=env,
             cwd=str(ROOT),
         )
 

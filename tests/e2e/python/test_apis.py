@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
-import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -24,11 +22,11 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
-from conftest import E2E, MODES, ROOT, TRANSPORTS, ferry_binary, free_port, stop, wait_until_listening
+from conftest import E2E, MODES, ROOT, TRANSPORTS, client_maker, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -205,27 +203,6 @@ def written(text: str) -> Iterator[Path]:
         yield path
 
 
-@contextmanager
-def serving(config: Path) -> Iterator[str]:
-    """`ferry serve` of `config` on a loopback port, with the APIs' credentials in its
-    environment; yields the server's base URL."""
-    port = free_port()
-    log = tempfile.TemporaryFile()
-    process = subprocess.Popen(
-        [str(ferry_binary()), "serve", "--config", str(config), "--listen", f"127.0.0.1:{port}"],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        env={**os.environ, **ENVIRONMENT},
-    )
-    try:
-        wait_until_listening(process, port, log)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(process)
-        log.close()
-
-
 @pytest.fixture(scope="module")
 def three_apis(upstreams) -> Iterator[Path]:
     """The three APIs' curation, one endpoint serving every tool."""
@@ -235,23 +212,14 @@ def three_apis(upstreams) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def three_apis_http(three_apis) -> Iterator[str]:
-    with serving(three_apis) as base:
-        yield f"{base}/mcp"
+    with serving(three_apis, None, env=ENVIRONMENT) as url:
+        yield url
 
 
 @pytest.fixture
 def connect(transport: str, mode: str, three_apis: Path, request) -> Callable[[], Client]:
     """Makes a real client of the SDK for this test's transport and era (not yet entered)."""
-    if transport == "http":
-        server: str | StdioServerParameters = request.getfixturevalue("three_apis_http")
-    else:
-        server = StdioServerParameters(
-            command=str(ferry_binary()),
-            args=["serve", "--stdio", "--config", str(three_apis)],
-            env=ENVIRONMENT,
-            cwd=str(ROOT),
-        )
-    return lambda: Client(server, mode=mode, cache=None, read_timeout_seconds=30)
+    return client_maker(transport, mode, request, "three_apis_http", ["--config", str(three_apis)], ENVIRONMENT)
 
 
 def texts(result) -> list[str]:
@@ -332,8 +300,9 @@ ENDPOINTS = f"""endpoints:
 
 @pytest.fixture(scope="module")
 def two_endpoints(upstreams) -> Iterator[str]:
-    with written(curation(upstreams, ENDPOINTS)) as path, serving(path) as base:
-        yield base
+    with written(curation(upstreams, ENDPOINTS)) as path, serving(path, None, env=ENVIRONMENT) as url:
+        # Without `endpoints:` the one endpoint is /mcp; here each has its own path.
+        yield url.removesuffix("/mcp")
 
 
 def client(url: str, mode: str, key: str) -> Client:
