@@ -12,8 +12,15 @@ Each binary given is measured in turn, REPEAT times over, so that old and new bu
 the machine's moods; each figure is the range over the repeats. The binaries are told apart
 by their directory's name.
 
+With --apis COUNT, it measures instead COUNT APIs of 1,000 synthetic operations each behind
+one server (`apis:`, each API's document a file of its own) against one API of COUNT × 1,000
+synthetic operations: `serve --stdio --all` to its first `tools/list`, wall clock, CPU and
+peak memory, the median over the repeats, and checks the target (the APIs within 1.2 times
+the time and memory of the one API; exit status 1 when missed).
+
   bench/scale.py [--repeat N] [--synthetic 10,100,1000,5000] [--doc FILE]...
                  [--check-doc FILE]... BINARY...
+  bench/scale.py --apis 3 [--repeat N] BINARY...
 
 Synthetic documents come from ../shared/bench/gen-openapi.py (beside the checkout), or
 FERRY_GEN_OPENAPI.
@@ -21,6 +28,7 @@ FERRY_GEN_OPENAPI.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,6 +40,8 @@ GENERATOR = os.environ.get(
     "FERRY_GEN_OPENAPI",
     os.path.join(ROOT, "..", "shared", "bench", "gen-openapi.py"),
 )
+# --apis: the most the APIs may cost, in time and memory, against the one API.
+APIS_TARGET = 1.2
 
 
 def peak_of(pid):
@@ -49,9 +59,10 @@ def cpu_of(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def first_list(binary, args, cwd):
+def first_list(binary, args, cwd, tools=None):
     """Seconds from spawning `ferry serve --stdio ARGS` to its first tools/list answer, the
-    CPU seconds it used by then, and its peak RSS (MiB) then."""
+    CPU seconds it used by then, and its peak RSS (MiB) then. With `tools`, the answer must
+    list that many tools."""
     started = time.monotonic()
     ferry = subprocess.Popen(
         [binary, "serve", "--stdio", *args],
@@ -70,18 +81,22 @@ def first_list(binary, args, cwd):
     for message in messages:
         ferry.stdin.write((json.dumps(message) + "\n").encode())
     ferry.stdin.flush()
-    size = 0
+    answer = b""
     for line in ferry.stdout:
         if b'"id":2' in line[:40]:
-            size = len(line)
+            answer = line
             break
     elapsed = time.monotonic() - started
     peak = peak_of(ferry.pid)
     cpu = cpu_of(ferry.pid)
     ferry.stdin.close()
     ferry.wait()
-    if size == 0:
+    if not answer:
         sys.exit(f"{binary} serve {' '.join(args)}: no tools/list answer")
+    if tools is not None:
+        listed = len(json.loads(answer)["result"]["tools"])
+        if listed != tools:
+            sys.exit(f"{binary} serve {' '.join(args)}: {listed} tools listed, not {tools}")
     return elapsed, cpu, peak
 
 
@@ -139,6 +154,66 @@ def report(results, label, binaries):
               + "; ".join(cells), flush=True)
 
 
+def apis_against_one(binaries, count, repeat, work):
+    """`count` APIs of 1,000 synthetic operations against one API of `count` × 1,000: the
+    medians of `serve --all` to the first tools/list, and whether the target holds for every
+    binary."""
+    single = os.path.join(work, "synthetic-1000.json")
+    subprocess.run([sys.executable, GENERATOR, "1000", "-o", single], check=True)
+    with open(single) as f:
+        text = f.read()
+    curation = os.path.join(work, "apis.yaml")
+    with open(curation, "w") as f:
+        f.write("apis:\n")
+        for k in range(count):
+            # A file each, read as a document of its own (the same operations, named apart
+            # by each API's id).
+            path = os.path.join(work, f"api{k}.json")
+            with open(path, "w") as document:
+                document.write(text)
+            f.write(f"  api{k}: {{openapi: {json.dumps(path)}, upstream: http://127.0.0.1:9}}\n")
+    total = count * 1000
+    one = os.path.join(work, f"synthetic-{total}.json")
+    subprocess.run([sys.executable, GENERATOR, str(total), "-o", one], check=True)
+    cases = [
+        (f"{count} × 1,000 (apis:)", ["--all", "--config", curation]),
+        (f"{total:,} (one API)", ["--all", "--openapi", one, "--upstream", "http://127.0.0.1:9"]),
+    ]
+    results = {}
+    for _ in range(repeat):
+        for binary in binaries:
+            for label, args in cases:
+                seconds, cpu, peak = first_list(binary, args, work, tools=total)
+                row = results.setdefault((label, binary), {})
+                row.setdefault("first-list s", []).append(seconds)
+                row.setdefault("cpu s", []).append(cpu)
+                row.setdefault("peak MiB", []).append(peak)
+    met = True
+    for binary in binaries:
+        name = os.path.basename(os.path.dirname(binary))
+        for label, _ in cases:
+            row = results[(label, binary)]
+            cells = [
+                f"{key.split()[0]} {statistics.median(values):.{0 if key.endswith('MiB') else 3}f} "
+                f"{key.split()[1]} ({span(values, key.split()[1], 0 if key.endswith('MiB') else 3)})"
+                for key, values in row.items()
+            ]
+            print(f"{label:>20}  {name}:  " + "; ".join(cells), flush=True)
+        apis, single_api = (results[(label, binary)] for label, _ in cases)
+        ratios = {
+            key: statistics.median(apis[key]) / statistics.median(single_api[key]) for key in apis
+        }
+        print(f"{'ratio':>20}  {name}:  "
+              + "; ".join(f"{key.split()[0]} {ratio:.2f}" for key, ratio in ratios.items()))
+        missed = [key.split()[0] for key in ("first-list s", "peak MiB") if ratios[key] > APIS_TARGET]
+        if missed:
+            met = False
+            print(f"target missed ({name}): {', '.join(missed)} above {APIS_TARGET} times one API's")
+        else:
+            print(f"target met ({name}): time and memory within {APIS_TARGET} times one API's")
+    return met
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("binaries", nargs="+")
@@ -152,9 +227,15 @@ def main():
                         help="also time `ferry check --all --format json`")
     parser.add_argument("--serve-only", action="store_true",
                         help="only `serve --all` and reading the document")
+    parser.add_argument("--apis", type=int, metavar="COUNT",
+                        help="instead: COUNT APIs of 1,000 operations against one of COUNT × 1,000")
     options = parser.parse_args()
     options.binaries = [os.path.abspath(binary) for binary in options.binaries]
     work = tempfile.mkdtemp(prefix="ferry-scale-")
+    if options.apis:
+        met = apis_against_one(options.binaries, options.apis, options.repeat, work)
+        remove(work)
+        sys.exit(0 if met else 1)
     documents = []
     for n in filter(None, options.synthetic.split(",")):
         path = os.path.join(work, f"synthetic-{n}.json")
@@ -200,6 +281,10 @@ def main():
                     row.setdefault("check s", []).append(seconds)
                     row.setdefault("check MiB", []).append(peak)
         report(results, label, options.binaries)
+    remove(work)
+
+
+def remove(work):
     for name in os.listdir(work):
         os.remove(os.path.join(work, name))
     os.rmdir(work)
