@@ -4,7 +4,8 @@ its own (started here, recording every request it receives) with a credential of
 Each API's tools are listed and called over Streamable HTTP and over stdio, in both eras;
 each upstream must receive its own credential and no other's, and an upstream that echoes
 another API's secret has it redacted. Then two endpoints of one process (`endpoints:`), each
-a toolset of its own for a caller of its own.
+a toolset of its own for a caller of its own over HTTP, and each alone on stdio
+(`--endpoint`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import httpx2
 import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import TextContent
+from mcp.types import DiscoverResult, TextContent
 
 from conftest import E2E, MODES, ROOT, TRANSPORTS, client_maker, serving
 
@@ -310,6 +311,15 @@ def client(url: str, mode: str, key: str) -> Client:
     return Client(streamable_http_client(url, http_client=http), mode=mode, cache=None, read_timeout_seconds=30)
 
 
+async def server_name(session: Client, mode: str) -> str | None:
+    """The name the server gives itself: in the handshake (2025-11-25), or asked for with
+    `server/discover` (a pinned 2026-07-28 client adopts a synthesized answer without asking)."""
+    if mode == "legacy":
+        return session.server_info.name if session.server_info else None
+    discovered = DiscoverResult.model_validate(await session.session.send_discover("2026-07-28"))
+    return ((discovered.meta or {}).get("io.modelcontextprotocol/serverInfo") or {}).get("name")
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_two_endpoints_of_one_process_serve_their_own_toolsets(two_endpoints, mode, upstreams):
     async with client(f"{two_endpoints}/mcp/read", mode, READER_KEY) as reader:
@@ -319,8 +329,7 @@ async def test_two_endpoints_of_one_process_serve_their_own_toolsets(two_endpoin
             "pets_listPets",
             "stripe_GetCustomers",
         ]
-        if mode == "legacy":
-            assert reader.server_info is not None and reader.server_info.name == "three-apis-read"
+        assert await server_name(reader, mode) == "three-apis-read"
         # The admin endpoint's tool is not the read endpoint's.
         with pytest.raises(MCPError) as raised:
             await reader.call_tool("pets_createPet", {"name": "Tom", "species": "cat"})
@@ -330,8 +339,7 @@ async def test_two_endpoints_of_one_process_serve_their_own_toolsets(two_endpoin
     async with client(f"{two_endpoints}/mcp/admin", mode, ADMIN_KEY) as admin:
         listed = await admin.list_tools()
         assert [tool.name for tool in listed.tools] == ["pets_createPet"]
-        if mode == "legacy":
-            assert admin.server_info is not None and admin.server_info.name == "pets-admin"
+        assert await server_name(admin, mode) == "pets-admin"
         result = await admin.call_tool("pets_createPet", {"name": "Tom", "species": "cat"})
         assert result.is_error is False, texts(result)
         assert result.structured_content == {"id": 2, "name": "Tom", "species": "cat"}
@@ -353,3 +361,19 @@ async def test_each_endpoint_refuses_the_other_endpoints_caller(two_endpoints):
         assert answer.status_code == 401, (path, answer.text)
         challenge = answer.headers["www-authenticate"]
         assert challenge.startswith("Bearer ") and 'error="invalid_token"' in challenge, challenge
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_stdio_serves_the_endpoint_it_is_told(upstreams, mode, request):
+    with written(curation(upstreams, ENDPOINTS)) as path:
+        for endpoint, names, server in (
+            ("read", ["github_issues_list-for-repo", "pets_listPets", "stripe_GetCustomers"], "three-apis-read"),
+            ("pets-admin", ["pets_createPet"], "pets-admin"),
+        ):
+            stdio = ["--config", str(path), "--endpoint", endpoint]
+            make = client_maker("stdio", mode, request, "", stdio, ENVIRONMENT)
+            # `auth:` does not apply on stdio, a local channel owned by the client.
+            async with make() as session:
+                listed = await session.list_tools()
+                assert [tool.name for tool in listed.tools] == names
+                assert await server_name(session, mode) == server
