@@ -6,7 +6,8 @@
 #   4. the binary the end-to-end suites run (target/debug/ferry, as `cargo test` built it)
 #   5. Python SDK end-to-end tests     (tests/e2e/python, pytest)
 #   6. TypeScript SDK end-to-end tests (tests/e2e/ts, Node 22's test runner)
-#   7. MCP conformance suite           (tests/e2e/conformance/run.sh, both revisions)
+#   7. MCP conformance suite           (tests/e2e/conformance/run.sh, both revisions, at /mcp
+#                                       and at one of two endpoints of one process)
 #   8. the book built                  (mdbook build docs, into docs/book/)
 #   9. the documentation's links       (scripts/check-doc-links.py: every relative link and
 #                                       #anchor of the README, the book and the other guides)
