@@ -49,9 +49,9 @@ ENVIRONMENT = {
     "FERRY_E2E_PETS_KEY": SECRETS["pets"],
 }
 
-# What each upstream answers. Each echoes the secret of the API after it (as an API that
-# reflects what it was sent, or logs, might): ferry never sent it there, but every API's
-# secret is the server's, and none may reach a client.
+# What each upstream answers. Each echoes the secret of the API after it, in its body and its
+# ETag (as an API that reflects what it was sent, or logs, might): ferry never sent it there,
+# but every API's secret is the server's, and none may reach a client.
 ECHOES = {"github": "stripe", "stripe": "pets", "pets": "github"}
 ANSWERS = {
     "github": {
@@ -125,7 +125,8 @@ class Received:
 
 class RecordingApi:
     """One API's upstream on 127.0.0.1 (port chosen by the OS): answers `ANSWERS[api]`, 404
-    otherwise, and records every request."""
+    otherwise, with an ETag echoing the secret `ECHOES[api]` names, and records every
+    request."""
 
     def __init__(self, api: str) -> None:
         answers = ANSWERS[api]
@@ -148,6 +149,8 @@ class RecordingApi:
                 data = json.dumps(value).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
+                # The echoed secret in a header ferry reports in the result's `_meta` too.
+                self.send_header("ETag", f'"{SECRETS[ECHOES[api]]}"')
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -260,7 +263,9 @@ async def test_each_api_is_called_with_its_own_credential_and_echoed_secrets_are
             assert "[redacted]" in shown
             for secret in SECRETS.values():
                 assert secret not in shown, f"{name} showed a secret"
-            assert result.meta["dev.ferry/http"]["status"] == 200
+            facts = result.meta["dev.ferry/http"]
+            assert facts["status"] == 200
+            assert facts["headers"]["etag"] == '"[redacted]"'
 
     received = {api: upstream.received[before[api] :] for api, upstream in upstreams.items()}
     assert [(r.method, r.target) for r in received["github"]] == [("GET", "/repos/octo/hello/issues")]
