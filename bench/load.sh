@@ -6,9 +6,10 @@
 # the TLS one (the same answer from an HTTPS upstream, nginx with a certificate made for the
 # run and keep-alive; ferry and the proxy both check it against the run's CA and keep their
 # sessions). Reports requests per second, p50/p99 latency and the CPU per call of ferry and
-# of the nginx proxy's worker, and checks the targets:
-#   - at concurrency 64, on each path, ferry's throughput is at least 0.8 of the nginx proxy's;
-#   - at concurrency 64, on the plain path, ferry uses at most 20 µs of CPU per call;
+# of the nginx proxy's worker, and checks the targets, stated against the proxy in the same
+# run (a shared machine cannot show an absolute CPU figure):
+#   - at concurrency 64, on each path, ferry's throughput is at least 0.85 of the proxy's;
+#   - at concurrency 64, on each path, ferry's CPU per call is at most 1.3 times the proxy's;
 #   - at concurrency 1, on the plain path, ferry's p50 is at most 100 µs above the direct p50.
 # Everything listens on 127.0.0.1; each run lasts DURATION seconds (default 10), so the whole
 # script takes about six minutes. Not part of CI. Installs wrk and nginx from Debian if
@@ -130,13 +131,13 @@ done
 echo
 for path in "${paths[@]}"; do
     throughput="$(ratio "$(field rps "${results[ferry,$path,64]}")" "$(field rps "${results[proxy,$path,64]}")")"
-    printf '%s path, concurrency 64: ferry/proxy throughput = %s (target >= 0.80), ferry/direct = %s; CPU per call: ferry %s µs, the nginx proxy %s µs\n' \
-        "$path" "$throughput" \
-        "$(ratio "$(field rps "${results[ferry,$path,64]}")" "$(field rps "${results[direct,$path,64]}")")" \
-        "${cpu[$path,64]}" "${proxy_cpu[$path,64]}"
-    awk -v r="$throughput" 'BEGIN { exit !(r >= 0.8) }' || { echo "target missed: throughput against the proxy at concurrency 64, $path path"; bad=1; }
+    cpu_ratio="$(ratio "${cpu[$path,64]}" "${proxy_cpu[$path,64]}")"
+    printf '%s path, concurrency 64: ferry/proxy throughput = %s (target >= 0.85), CPU per call = %s of the proxy'"'"'s (target <= 1.30); ferry/direct throughput = %s\n' \
+        "$path" "$throughput" "$cpu_ratio" \
+        "$(ratio "$(field rps "${results[ferry,$path,64]}")" "$(field rps "${results[direct,$path,64]}")")"
+    awk -v r="$throughput" 'BEGIN { exit !(r >= 0.85) }' || { echo "target missed: throughput against the proxy at concurrency 64, $path path"; bad=1; }
+    awk -v r="$cpu_ratio" 'BEGIN { exit !(r <= 1.3) }' || { echo "target missed: CPU per call against the proxy at concurrency 64, $path path"; bad=1; }
 done
-awk -v c="${cpu[plain,64]}" 'BEGIN { exit !(c <= 20) }' || { echo "target missed: CPU per call at concurrency 64 (target <= 20 µs), plain path"; bad=1; }
 added=$(($(field p50_us "${results[ferry,plain,1]}") - $(field p50_us "${results[direct,plain,1]}")))
 printf 'plain path, concurrency 1: ferry p50 - direct p50 = %s µs (target <= 100)\n' "$added"
 [ "$added" -le 100 ] || { echo "target missed: added p50 latency at concurrency 1"; bad=1; }
