@@ -95,9 +95,9 @@ pub enum UpstreamError {
 impl UpstreamError {
     /// This error, said of the API with id `api` when there are several.
     fn of(self, api: &str) -> UpstreamError {
-        match api {
-            "" => self,
-            api => UpstreamError::Api {
+        match (api, &self) {
+            ("", _) | (_, UpstreamError::NoApiBaseUrl { .. }) => self,
+            (api, _) => UpstreamError::Api {
                 api: api.to_owned(),
                 error: Box::new(self),
             },

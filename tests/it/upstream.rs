@@ -1880,3 +1880,57 @@ async fn a_request_a_kept_connection_closed_on_is_sent_again_only_if_repeatable(
         .assert_eq(&text_of(&second));
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
 }
+
+/// A catalog built by hand with two APIs: each tool names its API, and each call goes to its
+/// API's upstream with that API's credential alone; an API without a base URL is named in
+/// the error.
+#[tokio::test]
+async fn a_hand_built_catalog_of_two_apis_calls_each_on_its_own_upstream() {
+    let pets = TestUpstream::start(|_, _| json_reply(200, json!({"id": 1}))).await;
+    let billing = TestUpstream::start(|_, _| json_reply(200, json!({"total": 3}))).await;
+    let mut get_pet = tool("pets_getPet", Method::GET, "/pets/1", Vec::new());
+    get_pet.operation_mut().expect("an operation").api = "pets".into();
+    let mut invoices = tool("billing_invoices", Method::GET, "/invoices", Vec::new());
+    invoices.operation_mut().expect("an operation").api = "billing".into();
+    let mut catalog = catalog(&pets.base, &[get_pet.clone(), invoices.clone()]);
+    catalog.apis[0].id = "pets".into();
+    let mut second = ferry::catalog::Api::new(Some(billing.base.clone()));
+    second.id = "billing".into();
+    let mut problems = Vec::new();
+    let bearer = json!({"bearer": {"env": "BILLING_TOKEN"}});
+    second.upstream_auth = parse_upstream_auth(&bearer, "upstream_auth", &mut problems);
+    assert!(
+        problems.is_empty() && second.upstream_auth.is_some(),
+        "{problems:?}"
+    );
+    catalog.apis.push(second);
+    let env = |name: &str| (name == "BILLING_TOKEN").then(|| "billing-token-0123456".to_string());
+    let upstream = Upstream::with_env(&catalog, env).expect("client");
+
+    let pet = call_on(&upstream, &get_pet).await;
+    let total = call_on(&upstream, &invoices).await;
+    assert_eq!(pet.structured_content, Some(json!({"id": 1})));
+    assert_eq!(total.structured_content, Some(json!({"total": 3})));
+    let seen = |upstream: &TestUpstream| -> Vec<String> {
+        upstream
+            .requests()
+            .iter()
+            .map(|request| {
+                format!(
+                    "{} {}",
+                    request.uri,
+                    request.header("authorization").unwrap_or("-")
+                )
+            })
+            .collect()
+    };
+    assert_eq!(seen(&pets), ["/pets/1 -"]);
+    assert_eq!(seen(&billing), ["/invoices Bearer billing-token-0123456"]);
+
+    catalog.apis[1].upstream = None;
+    let error = Upstream::with_env(&catalog, env).expect_err("no base URL for billing");
+    assert_eq!(
+        error.to_string(),
+        "API `billing` has no upstream base URL: name one with `apis.billing.upstream`"
+    );
+}
