@@ -476,6 +476,7 @@ fn compile_operation(
         scopes: choice.settings.scopes.clone(),
         limits: limits(operation.method, choice.settings.rate_limit, curation),
         confirm,
+        listed: true,
     };
     let tokens = trim::tool_tokens(&tool);
     report.tokens = Some(tokens);

@@ -33,6 +33,7 @@ pub mod call;
 mod choose;
 mod compile;
 pub mod confirm;
+pub mod discovery;
 pub mod endpoints;
 mod input;
 pub mod naming;
@@ -50,6 +51,7 @@ pub use crate::rate::{Period, Rate};
 pub use apis::join;
 pub use call::{CallSettings, NextPage};
 pub use confirm::{Confirm, ConfirmSettings, MessagePart};
+pub use discovery::{CallClass, DiscoveryKind, DiscoveryTool, add_discovery};
 pub use endpoints::Endpoint;
 pub use input::InputSchema;
 pub use step::StepPlan;
@@ -98,24 +100,33 @@ impl Catalog {
         }
     }
 
-    /// How many tools `tools/list` serves: the operations' and the composite ones.
+    /// How many tools `tools/list` serves: the operations', the composite ones and the
+    /// discovery tools; not the operations reached only through discovery.
     pub fn served_tools(&self) -> usize {
-        self.tools.len()
+        self.tools.iter().filter(|tool| tool.listed).count()
     }
 
     /// The estimated tokens of every served tool's definition: the operations' as their
     /// reports measured them, and each composite tool's.
     pub fn served_tokens(&self) -> usize {
+        let unlisted: std::collections::HashSet<&str> = self
+            .tools
+            .iter()
+            .filter(|tool| !tool.listed)
+            .map(|tool| tool.name.as_str())
+            .collect();
         let operations: usize = self
             .operations
             .iter()
+            .filter(|report| !unlisted.contains(report.tool.as_str()))
             .filter_map(|report| report.tokens)
             .sum();
-        // A composite tool has no report of its own: it is measured here.
+        // A composite tool and a discovery tool have no report of their own: they are
+        // measured here.
         let workflows: usize = self
             .tools
             .iter()
-            .filter(|tool| tool.workflow().is_some())
+            .filter(|tool| tool.operation().is_none())
             .map(trim::tool_tokens)
             .sum();
         operations + workflows
@@ -185,6 +196,9 @@ pub struct Tool {
     pub limits: ToolLimits,
     /// Whether (and how) the user confirms each call before anything is sent upstream.
     pub confirm: Option<Confirm>,
+    /// Whether `tools/list` lists it and a call may name it: false for an operation served
+    /// only through the discovery tools (`discovery:`, [`discovery`]).
+    pub listed: bool,
     /// What a call runs.
     pub runs: Runs,
 }
@@ -197,6 +211,8 @@ pub struct Tool {
 pub enum Source {
     Operation(String),
     Workflow(String),
+    /// A discovery tool, by what it does (`search`, `describe`, `call`).
+    Discovery(String),
 }
 
 impl Source {
@@ -205,13 +221,14 @@ impl Source {
         match self {
             Source::Operation(_) => "operation",
             Source::Workflow(_) => "workflow",
+            Source::Discovery(_) => "discovery",
         }
     }
 
     /// The operation's `METHOD /path`, or the workflow's id.
     pub fn name(&self) -> &str {
         match self {
-            Source::Operation(name) | Source::Workflow(name) => name,
+            Source::Operation(name) | Source::Workflow(name) | Source::Discovery(name) => name,
         }
     }
 }
@@ -221,6 +238,7 @@ impl std::fmt::Display for Source {
         match self {
             Source::Operation(operation) => f.write_str(operation),
             Source::Workflow(id) => write!(f, "workflow {id}"),
+            Source::Discovery(kind) => write!(f, "discovery {kind}"),
         }
     }
 }
@@ -234,6 +252,8 @@ pub enum Runs {
     Operation(OperationPlan),
     /// Shared: a workflow's plan is read by every call, and never changed.
     Workflow(std::sync::Arc<WorkflowPlan>),
+    /// A discovery tool: it searches, describes or calls the operations behind it.
+    Discovery(DiscoveryTool),
 }
 
 /// What decides the scopes one request needs: the curation's `scopes:` for its tool, and the
@@ -638,6 +658,7 @@ impl Tool {
             unchecked_patterns: Vec::new(),
             scopes: None,
             confirm: None,
+            listed: true,
             runs: Runs::Operation(OperationPlan {
                 api: String::new(),
                 name: name.clone(),
@@ -655,7 +676,7 @@ impl Tool {
     pub fn operation(&self) -> Option<&OperationPlan> {
         match &self.runs {
             Runs::Operation(operation) => Some(operation),
-            Runs::Workflow(_) => None,
+            Runs::Workflow(_) | Runs::Discovery(_) => None,
         }
     }
 
@@ -667,6 +688,7 @@ impl Tool {
                 api => format!("{api}: {} {}", operation.plan.method, operation.plan.path),
             }),
             Runs::Workflow(workflow) => Source::Workflow(workflow.workflow.id.clone()),
+            Runs::Discovery(discovery) => Source::Discovery(discovery.kind.as_str().to_string()),
         }
     }
 
@@ -674,7 +696,7 @@ impl Tool {
     pub fn operation_mut(&mut self) -> Option<&mut OperationPlan> {
         match &mut self.runs {
             Runs::Operation(operation) => Some(operation),
-            Runs::Workflow(_) => None,
+            Runs::Workflow(_) | Runs::Discovery(_) => None,
         }
     }
 
@@ -694,6 +716,11 @@ impl Tool {
                     document_scopes: &plan.operation.document_scopes,
                 })
                 .collect(),
+            // It sends nothing itself: each operation it reaches is checked as its own tool.
+            Runs::Discovery(_) => vec![ScopeSource {
+                scopes: self.scopes.as_deref(),
+                document_scopes: &[],
+            }],
         }
     }
 
@@ -702,6 +729,7 @@ impl Tool {
         match &self.runs {
             Runs::Operation(operation) => vec![operation],
             Runs::Workflow(workflow) => workflow.plans.iter().map(|plan| &plan.operation).collect(),
+            Runs::Discovery(_) => Vec::new(),
         }
     }
 
@@ -716,6 +744,10 @@ impl Tool {
             Runs::Workflow(workflow) => (
                 "",
                 std::borrow::Cow::Owned(format!("arazzo:{}", workflow.workflow.id)),
+            ),
+            Runs::Discovery(discovery) => (
+                "",
+                std::borrow::Cow::Owned(format!("discovery:{}", discovery.kind.as_str())),
             ),
         }
     }
@@ -739,6 +771,7 @@ impl Tool {
                     steps.join(", then ")
                 )
             }
+            Runs::Discovery(discovery) => format!("discovery {}", discovery.kind.as_str()),
         }
     }
 
@@ -746,7 +779,7 @@ impl Tool {
     pub fn workflow(&self) -> Option<&WorkflowPlan> {
         match &self.runs {
             Runs::Workflow(workflow) => Some(workflow),
-            Runs::Operation(_) => None,
+            Runs::Operation(_) | Runs::Discovery(_) => None,
         }
     }
 
@@ -822,6 +855,9 @@ impl Tool {
             }
             Runs::Workflow(workflow) => {
                 meta.insert(WORKFLOW_META_KEY.to_string(), workflow.meta());
+            }
+            Runs::Discovery(discovery) => {
+                meta.insert(discovery::DISCOVERY_META_KEY.to_string(), discovery.meta());
             }
         }
         Value::Object(meta)

@@ -76,16 +76,24 @@ pub fn catalog_budget(
 /// The `count` served tools with the largest definitions, largest first: each name and its
 /// estimated tokens (operations' as measured when compiled, composite tools' measured here).
 pub fn largest_tools(catalog: &super::Catalog, count: usize) -> Vec<(String, usize)> {
+    // Operations reached only through discovery are not in the list.
+    let unlisted: std::collections::HashSet<&str> = catalog
+        .tools
+        .iter()
+        .filter(|tool| !tool.listed)
+        .map(|tool| tool.name.as_str())
+        .collect();
     let mut sizes: Vec<(String, usize)> = catalog
         .operations
         .iter()
         .filter(|report| report.status == super::OperationStatus::Served)
+        .filter(|report| !unlisted.contains(report.tool.as_str()))
         .filter_map(|report| Some((report.tool.clone(), report.tokens?)))
         .chain(
             catalog
                 .tools
                 .iter()
-                .filter(|tool| tool.workflow().is_some())
+                .filter(|tool| tool.operation().is_none())
                 .map(|tool| (tool.name.clone(), tool_tokens(tool))),
         )
         .collect();

@@ -551,6 +551,7 @@ fn compile_workflow(
         scopes: None,
         limits,
         confirm,
+        listed: true,
         runs: Runs::Workflow(std::sync::Arc::new(WorkflowPlan {
             workflow: workflow.clone(),
             steps,

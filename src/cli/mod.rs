@@ -405,6 +405,7 @@ fn compile_api(
     let (mut catalog, mut diagnostics) = compile(document, curation);
     let api = catalog::WorkflowSource { curation, document };
     diagnostics.extend(add_workflows(&mut catalog, &[api], curation, options));
+    diagnostics.extend(catalog::add_discovery(&mut catalog, document, curation));
     (catalog, diagnostics)
 }
 

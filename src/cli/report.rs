@@ -496,6 +496,7 @@ fn calls(tool: &catalog::Tool) -> String {
             format!("{} {}", operation.plan.method, operation.plan.path)
         }
         catalog::Runs::Workflow(plan) => format!("workflow {}", plan.workflow.id),
+        catalog::Runs::Discovery(discovery) => format!("discovery {}", discovery.kind.as_str()),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod apis;
 pub mod auth;
 pub mod call;
 pub mod confirm;
+pub mod discovery;
 pub mod endpoints;
 pub mod limits;
 mod tools;
@@ -25,6 +26,7 @@ pub mod workflows;
 pub use apis::ApiPart;
 pub use call::{CallOptions, UpstreamAuth};
 pub use confirm::{ConfirmOptions, Confirmation, LegacyConfirm};
+pub use discovery::Discovery;
 pub use limits::RateLimits;
 pub use tools::{AnnotationOverrides, EXTENSION_KEYS, ToolEntry, parse_annotations};
 pub use workflows::{WorkflowEntry, Workflows};
@@ -81,6 +83,9 @@ pub struct Curation {
     pub confirm: ConfirmOptions,
     /// The Arazzo document and the workflows chosen from it (`workflows:`).
     pub workflows: Option<Workflows>,
+    /// Whether the API's chosen operations are served through the discovery tools
+    /// (`discovery:`), and which of them stay listed as themselves.
+    pub discovery: Option<Discovery>,
     /// The APIs of a file with `apis:`, in the order written, each with what the file says
     /// of it alone; empty for a file without `apis:`, which says it all at the top.
     pub apis: Vec<ApiPart>,
@@ -157,6 +162,7 @@ const API_KEYS: &[&str] = &[
     "credential_parameters",
     "tools",
     "tags",
+    discovery::KEY,
 ];
 /// The keys that say something of the whole server, always at the top of the file, besides
 /// those of [`auth::SERVER_KEYS`], [`limits::KEYS`] and [`confirm::KEYS`].
@@ -358,6 +364,7 @@ fn read_api_part(
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     curation.workflows = workflows::parse(map, diagnostics);
+    curation.discovery = discovery::parse(map, diagnostics);
     curation.openapi = string_at(map, "openapi", "", diagnostics);
     curation.upstream = string_at(map, "upstream", "", diagnostics);
     curation.document_extensions =

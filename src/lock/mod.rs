@@ -476,11 +476,31 @@ fn locked_tools(catalog: &Catalog) -> BTreeMap<String, LockedTool> {
 /// nothing.
 fn runs_text(tool: &Tool) -> (String, String) {
     match &tool.runs {
+        // An operation reached only through discovery is served otherwise: said, so that
+        // the lock tells the two apart (a listed one's text is as it always was).
+        Runs::Operation(operation) if !tool.listed => (
+            format!("{:?} behind discovery", operation.plan),
+            format!("{:?}", operation.call),
+        ),
         Runs::Operation(operation) => (
             format!("{:?}", operation.plan),
             format!("{:?}", operation.call),
         ),
         Runs::Workflow(workflow) => (format!("{workflow:?}"), String::new()),
+        // A discovery tool runs nothing of its own: what it reaches is each operation's, and
+        // which calling tool reaches which operation is what it decides.
+        Runs::Discovery(discovery) => {
+            let reached: Vec<String> = discovery
+                .index
+                .entries()
+                .iter()
+                .map(|entry| format!("{} {}", entry.tool, entry.class.as_str()))
+                .collect();
+            (
+                format!("{:?} {}", discovery.kind, reached.join(",")),
+                String::new(),
+            )
+        }
     }
 }
 

@@ -36,8 +36,13 @@ impl Server {
                 }
             },
         };
-        // A tool the curation did not choose does not exist, whatever the document holds.
-        let Some(&index) = self.by_name.get(name.as_ref()) else {
+        // A tool the curation did not choose does not exist, whatever the document holds;
+        // an operation behind the discovery tools is called through them alone.
+        let Some(&index) = self
+            .by_name
+            .get(name.as_ref())
+            .filter(|&&index| self.tools[index].tool.listed)
+        else {
             return Err(Failure::invalid_params(&format!("unknown tool {name:?}"))
                 .with_data(json!({ "name": name })));
         };
@@ -70,6 +75,24 @@ impl Server {
             arguments,
             client_info,
         } = target;
+        if let Runs::Discovery(discovery) = &served.tool.runs {
+            let scope = Scope {
+                principal,
+                facts,
+                trace,
+            };
+            return self
+                .discover(
+                    id,
+                    (index, served, discovery),
+                    arguments,
+                    client_info,
+                    era,
+                    round,
+                    scope,
+                )
+                .await;
+        }
         let _ = trace.tool.set(&served.tool.name);
         if self.observer.is_some() {
             facts.tool = Some(index);
@@ -88,14 +111,14 @@ impl Server {
             )
             .await;
         facts.confirmation = confirmation;
-        self.answer(id, served, ending, era, facts, trace)
+        self.answer(id, served, ending, era, facts, trace, None)
     }
 
     /// How a call of `served` with `arguments` ends: refused, invalid, limited, asked or
     /// unconfirmed, failed, or run; beside it, what became of its confirmation. A rate limit
     /// or a confirmation the shared state could not check is noted in `state_failure`.
     #[allow(clippy::too_many_arguments)]
-    async fn end_of<'s>(
+    pub(super) async fn end_of<'s>(
         &'s self,
         served: &'s ServedTool,
         arguments: &Arguments,
@@ -225,8 +248,10 @@ impl Server {
     }
 
     /// Writes `ending`: the answer the caller gets, and the facts its audit record and
-    /// metrics are made of.
-    fn answer(
+    /// metrics are made of. `via` is the discovery calling tool the call came through, if
+    /// any.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn answer(
         &self,
         id: &RawValue,
         served: &ServedTool,
@@ -234,6 +259,7 @@ impl Server {
         era: Era,
         facts: &mut CallFacts,
         trace: &span::Traced<'_>,
+        via: Option<&str>,
     ) -> Result<Outgoing, Failure> {
         use crate::observe::{Outcome, Reason};
         let (outcome, result) = match ending {
@@ -258,12 +284,14 @@ impl Server {
                 result::rate_limited(limited),
             ),
             Ending::Unconfirmed(result) => (Outcome::Unconfirmed, *result),
+            Ending::Answered(result) if result.is_error => (Outcome::InvalidArguments, *result),
+            Ending::Answered(result) => (Outcome::Ok, *result),
             Ending::Ran(Ran::Operation(outcome), stats) => {
                 facts.stats = stats;
                 facts.upstream_status = Outcome::status_of(&outcome);
                 (
                     Outcome::of(&outcome),
-                    result::outcome_result(&served.tool.name, outcome),
+                    result::outcome_result_via(&served.tool.name, via, outcome),
                 )
             }
             Ending::Ran(Ran::Workflow(workflow, outcome), stats) => {
@@ -392,6 +420,8 @@ pub(super) enum Ending<'s> {
     Failed(Failure, Fault),
     /// The call ran: what it came to, and what it cost.
     Ran(Ran<'s>, upstream::CallStats),
+    /// A discovery tool answered from what the server holds. Nothing was sent.
+    Answered(Box<result::CallResult<'static>>),
 }
 
 /// What a call that ran came to: an operation's outcome, or a workflow's.

@@ -49,6 +49,7 @@ use served::ServedTool;
 
 mod call;
 pub mod confirm;
+mod discovery;
 pub(crate) mod envelope;
 mod failure;
 pub(crate) mod headers;
@@ -220,11 +221,11 @@ pub enum Kind {
     Refused(Challenge),
 }
 
-/// Every tool of `catalog` in the order `tools/list` serves them. The catalog promises
-/// sorted tools; sorting again keeps the listing deterministic even for a catalog built by
-/// hand.
+/// Every listed tool of `catalog` in the order `tools/list` serves them. The catalog
+/// promises sorted tools; sorting again keeps the listing deterministic even for a catalog
+/// built by hand.
 fn listed(catalog: &Catalog) -> Vec<&Tool> {
-    let mut sorted: Vec<&Tool> = catalog.tools.iter().collect();
+    let mut sorted: Vec<&Tool> = catalog.tools.iter().filter(|tool| tool.listed).collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     sorted
 }
@@ -259,10 +260,13 @@ impl Server {
         let server_info_text =
             serde_json::value::to_raw_value(&server_info).expect("a map of strings is JSON");
 
-        let sorted = listed(catalog);
+        let mut sorted = listed(catalog);
         // Each tool is written out once, one at a time, and served from its text: the
         // catalog's trees are never copied whole.
         let listing = Listing::new(sorted.iter().map(|tool| tool.sorted_definition()));
+        // The operations reached only through discovery are served after the listed tools,
+        // so that a listed tool's place is its place in the listing.
+        sorted.extend(catalog.tools.iter().filter(|tool| !tool.listed));
         let observer = options.observer.as_ref();
         let limiter = &options.limiter;
         let tools: Vec<ServedTool> = sorted

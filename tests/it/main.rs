@@ -8,6 +8,7 @@ mod clients;
 mod confirm;
 mod connections;
 mod diff;
+mod discovery;
 mod e2e;
 mod fuzz_corpus;
 mod http;

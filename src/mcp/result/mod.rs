@@ -125,9 +125,31 @@ pub(crate) fn era_free(tool: &str, outcome: Outcome) -> Vec<u8> {
 
 /// The result of a call's outcome.
 pub(super) fn outcome_result(tool: &str, outcome: Outcome) -> CallResult<'_> {
+    outcome_result_via(tool, None, outcome)
+}
+
+/// [`outcome_result`] of a call made through `via`, a discovery calling tool, when it was:
+/// what the result tells the model to call next is said as a call of `via`.
+pub(super) fn outcome_result_via<'t>(
+    tool: &'t str,
+    via: Option<&str>,
+    outcome: Outcome,
+) -> CallResult<'t> {
     match outcome {
-        Ok(answer) => answer_result(tool, answer),
+        Ok(answer) => answer_result(tool, via, answer),
         Err(error) => error_result(error),
+    }
+}
+
+/// The result of a tool that answers from what ferry holds (a discovery tool's search or
+/// description): `value` as `structuredContent`, its JSON text and then `notes` as text.
+pub(super) fn answered(value: Value, notes: Vec<String>) -> CallResult<'static> {
+    let mut content = vec![Block::Text(value.to_string())];
+    content.extend(notes.into_iter().map(Block::Text));
+    CallResult {
+        content,
+        structured_content: Some(value),
+        ..CallResult::default()
     }
 }
 
@@ -404,7 +426,7 @@ fn error_result(error: CallError) -> CallResult<'static> {
     }
 }
 
-fn answer_result(tool: &str, answer: Answer) -> CallResult<'_> {
+fn answer_result<'t>(tool: &'t str, via: Option<&str>, answer: Answer) -> CallResult<'t> {
     let Answer {
         http,
         essence,
@@ -421,7 +443,7 @@ fn answer_result(tool: &str, answer: Answer) -> CallResult<'_> {
         success(&mut result, tool, status, body, essence, json, &handling);
         // The model reads the content, not `_meta`: a next page is said where it reads.
         if let Some(page) = handling.page.as_ref().filter(|page| page.more) {
-            result.content.push(Block::Text(next_page(tool, page)));
+            result.content.push(Block::Text(next_page(tool, via, page)));
         }
     } else {
         let parsed = json.is_some();
@@ -533,13 +555,17 @@ fn success<'t>(
 }
 
 /// What a paged result says of the next page: the exact arguments that ask for it.
-fn next_page(tool: &str, page: &crate::upstream::Page) -> String {
-    match &page.next_arguments {
-        Some(arguments) => format!(
+fn next_page(tool: &str, via: Option<&str>, page: &crate::upstream::Page) -> String {
+    match (&page.next_arguments, via) {
+        (Some(arguments), None) => format!(
             "There are more results. For the next page, call {tool} again with these arguments: {}",
             Value::Object(arguments.clone())
         ),
-        None => "The API says there are more results, but named no next page that can be asked for through this tool.".to_string(),
+        (Some(arguments), Some(via)) => format!(
+            "There are more results. For the next page, call {via} again with these arguments: {}",
+            json!({"operation": tool, "arguments": Value::Object(arguments.clone())})
+        ),
+        (None, _) => "The API says there are more results, but named no next page that can be asked for through this tool.".to_string(),
     }
 }
 

@@ -138,7 +138,7 @@ pub(in crate::mcp) fn workflow_result<'t>(
                 "the workflow stopped at {}: its success criteria did not hold (the upstream answered {status}), and no failure action goes on; {before}; nothing after it ran. The step's answer follows.",
                 at.as_deref().unwrap_or("a step")
             );
-            (lead, answer_result(tool, *answer))
+            (lead, answer_result(tool, None, *answer))
         }
         StepFailure::RetryTooLate { answer, wait } => {
             let status = answer.http.status.as_u16();
@@ -148,14 +148,14 @@ pub(in crate::mcp) fn workflow_result<'t>(
                 wait.as_millis(),
                 workflow.timeout.as_millis(),
             );
-            (lead, answer_result(tool, *answer))
+            (lead, answer_result(tool, None, *answer))
         }
         StepFailure::Unreadable(answer) => {
             let lead = format!(
                 "the workflow stopped at {}: the workflow reads the step's response body, which cannot be read whole; {before}; nothing after it ran. The step's answer follows.",
                 at.as_deref().unwrap_or("a step")
             );
-            (lead, answer_result(tool, *answer))
+            (lead, answer_result(tool, None, *answer))
         }
         StepFailure::Call(error) => {
             let lead = format!(
