@@ -14,6 +14,7 @@ mod add;
 mod connect;
 mod demo;
 mod diff;
+mod discovery;
 mod init;
 mod lock;
 mod observe;

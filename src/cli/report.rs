@@ -125,6 +125,7 @@ pub fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
 
 fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
     let served = tools_by_operation(catalog);
+    let callers = super::discovery::callers(catalog);
     let operations: Vec<Value> = catalog
         .operations
         .iter()
@@ -140,6 +141,12 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
                     serde_json::to_value(tool.basis).unwrap_or_default(),
                 );
                 map.insert("tokens".to_string(), json!(report.tokens));
+                if let Some((caller, listed)) = callers.get(tool.name.as_str()) {
+                    map.insert(
+                        "discovery".to_string(),
+                        json!({"callWith": caller, "listed": listed}),
+                    );
+                }
                 let limits = &tool.limits;
                 map.insert(
                     "rateLimits".to_string(),
@@ -199,6 +206,7 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
         "diagnostics": diagnostics,
         "operations": operations,
         "workflows": workflows,
+        "discovery": super::discovery::json(catalog),
     });
     if !catalog.endpoints.is_empty() {
         let endpoints: Vec<Value> = catalog
@@ -243,6 +251,7 @@ fn check_text(
         out.push('\n');
     }
     let served = tools_by_operation(catalog);
+    let callers = super::discovery::callers(catalog);
     let off = |report: &&OperationReport| {
         matches!(
             report.status,
@@ -275,10 +284,15 @@ fn check_text(
                 }
                 None => (String::new(), String::new(), String::new()),
             };
+            // An operation behind discovery is named with the tool that calls it.
+            let name = match tool.and_then(|tool| callers.get(tool.name.as_str())) {
+                Some((caller, _)) => format!("{} via {caller}", report.tool),
+                None => report.tool.clone(),
+            };
             [
                 report.label(),
                 status,
-                report.tool.clone(),
+                name,
                 hints,
                 basis,
                 cost,
@@ -432,6 +446,7 @@ fn check_text(
             );
         }
     }
+    out.push_str(&super::discovery::text(catalog));
     let largest = catalog::trim::largest_tools(catalog, 5);
     if largest.len() > 1 {
         let named: Vec<String> = largest
@@ -513,7 +528,7 @@ fn hints(tool: &catalog::Tool) -> String {
     annotation_hints(&tool.annotations)
 }
 
-fn annotation_hints(a: &catalog::Annotations) -> String {
+pub(super) fn annotation_hints(a: &catalog::Annotations) -> String {
     let mut parts = Vec::new();
     for (name, value) in [
         ("readOnly", a.read_only_hint),

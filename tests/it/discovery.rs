@@ -758,3 +758,70 @@ fn search_finds_the_operation_of_user_phrased_tasks_on_github_and_stripe() {
     }
     assert!(held.iter().all(|(_, held)| *held), "{held:?}");
 }
+
+#[test]
+fn ferry_check_reports_the_discovery_tools_and_each_operations_calling_tool() {
+    let dir = std::env::temp_dir().join(format!("ferry-discovery-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    std::fs::write(dir.join("openapi.yaml"), DOCUMENT).expect("write the document");
+    std::fs::write(
+        dir.join("ferry.yaml"),
+        format!("openapi: ./openapi.yaml\nupstream: http://127.0.0.1:9\n{CURATION}"),
+    )
+    .expect("write the curation");
+    let check = |format: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .args(["check", "--format", format, "-c"])
+            .arg(dir.join("ferry.yaml"))
+            .output()
+            .expect("ferry check runs");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).expect("utf-8")
+    };
+    let report: Value = serde_json::from_str(&check("json")).expect("JSON");
+    assert_eq!(report["summary"]["tools"], 5);
+    assert_eq!(
+        report["discovery"],
+        json!([{
+            "search": "search_operations",
+            "describe": "describe_operation",
+            "operations": 10,
+            "calling": {"call_read_operation": 4, "call_idempotent_operation": 2, "call_operation": 4},
+        }])
+    );
+    let calls: Vec<(String, String)> = report["operations"]
+        .as_array()
+        .expect("operations")
+        .iter()
+        .map(|operation| {
+            (
+                operation["tool"].as_str().unwrap_or_default().to_string(),
+                operation["discovery"]["callWith"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .filter(|(tool, _)| tool.starts_with("repos"))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("repos_get".to_string(), "call_read_operation".to_string()),
+            (
+                "repos_delete".to_string(),
+                "call_idempotent_operation".to_string()
+            )
+        ]
+    );
+    let text = check("text");
+    assert!(
+        text.contains("repos_delete via call_idempotent_operation"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  call_read_operation (readOnly=true): 4 operations"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
