@@ -207,6 +207,15 @@ fn reply(base: &OnceLock<String>, request: &Received) -> Reply {
 /// The upstream, and ferry serving the document through discovery over HTTP, with `auth`
 /// (an `auth:` section and the scopes the curation gives, as YAML) when given.
 async fn served(extra: &str, env: &[(&str, &str)]) -> (TestUpstream, Running) {
+    served_with(extra, env, None).await
+}
+
+/// [`served`], recording each call with `observer`.
+async fn served_with(
+    extra: &str,
+    env: &[(&str, &str)],
+    observer: Option<ferry::observe::Observer>,
+) -> (TestUpstream, Running) {
     let base = Arc::new(OnceLock::new());
     let seen = Arc::clone(&base);
     let upstream = TestUpstream::start(move |request, _| reply(&seen, request)).await;
@@ -245,6 +254,7 @@ async fn served(extra: &str, env: &[(&str, &str)]) -> (TestUpstream, Running) {
     let client = Upstream::new(&catalog).expect("upstream client");
     let options = ServerOptions {
         authenticator,
+        observer,
         ..ServerOptions::default()
     };
     let server = Server::new(&catalog, Some(client), options);
@@ -822,6 +832,66 @@ fn ferry_check_reports_the_discovery_tools_and_each_operations_calling_tool() {
     assert!(
         text.contains("  call_read_operation (readOnly=true): 4 operations"),
         "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn the_audit_log_and_the_metrics_name_the_operation_a_calling_tool_called() {
+    use ferry::observe::{Audit, AuditTarget, Metrics, Observer};
+    let dir = std::env::temp_dir().join(format!("ferry-discovery-audit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let log = dir.join("audit.jsonl");
+    let _ = std::fs::remove_file(&log);
+    let audit = Audit::open(AuditTarget::File(log.clone()), Default::default()).expect("audit");
+    let observer = Observer::new(Some(audit), Some(Metrics::new()));
+    let (_upstream, running) = served_with("", &[], Some(observer.clone())).await;
+    let agent = Agent {
+        url: &running.url,
+        token: None,
+    };
+    agent.search("show the repository").await;
+    let (failed, _) = agent
+        .call(
+            "call_read_operation",
+            json!({"operation": "repos_get", "arguments": {"owner": "o", "repo": "r"}}),
+        )
+        .await;
+    assert!(!failed);
+    observer
+        .audit()
+        .expect("the audit log")
+        .finish(std::time::Duration::from_secs(5));
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .expect("the audit log")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let tools: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|line| {
+            (
+                line["tool"].as_str().unwrap_or_default(),
+                line["outcome"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [("search_operations", "ok"), ("repos_get", "ok")],
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines[1]["upstream_path"], "/repos/{owner}/{repo}",
+        "{lines:?}"
+    );
+    let metrics = observer.metrics().expect("the metrics").render();
+    assert!(
+        metrics
+            .lines()
+            .any(|line| line.starts_with("ferry_tool_calls_total{")
+                && line.contains("tool=\"repos_get\"")),
+        "{metrics}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
