@@ -109,12 +109,7 @@ impl Catalog {
     /// The estimated tokens of every served tool's definition: the operations' as their
     /// reports measured them, and each composite tool's.
     pub fn served_tokens(&self) -> usize {
-        let unlisted: std::collections::HashSet<&str> = self
-            .tools
-            .iter()
-            .filter(|tool| !tool.listed)
-            .map(|tool| tool.name.as_str())
-            .collect();
+        let unlisted = self.unlisted();
         let operations: usize = self
             .operations
             .iter()
@@ -130,6 +125,16 @@ impl Catalog {
             .map(trim::tool_tokens)
             .sum();
         operations + workflows
+    }
+
+    /// The names of the tools `tools/list` does not list: the operations reached only
+    /// through discovery.
+    pub fn unlisted(&self) -> std::collections::HashSet<&str> {
+        self.tools
+            .iter()
+            .filter(|tool| !tool.listed)
+            .map(|tool| tool.name.as_str())
+            .collect()
     }
 }
 

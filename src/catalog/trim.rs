@@ -77,12 +77,7 @@ pub fn catalog_budget(
 /// estimated tokens (operations' as measured when compiled, composite tools' measured here).
 pub fn largest_tools(catalog: &super::Catalog, count: usize) -> Vec<(String, usize)> {
     // Operations reached only through discovery are not in the list.
-    let unlisted: std::collections::HashSet<&str> = catalog
-        .tools
-        .iter()
-        .filter(|tool| !tool.listed)
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let unlisted = catalog.unlisted();
     let mut sizes: Vec<(String, usize)> = catalog
         .operations
         .iter()

@@ -136,15 +136,8 @@ impl Server {
             tracing::info!(tool = %served.tool.name, user = %principal.subject, "tool call refused: missing scope");
             return (Ending::Refused(challenge), None);
         }
-        let validator = served.validator.get_or_init(|| {
-            validate::validator(&served.tool.input_schema, &served.tool.unchecked_patterns)
-        });
-        let validator = match validator {
-            Ok(validator) => validator,
-            Err(detail) => {
-                tracing::error!(tool = %served.tool.name, %detail, "input schema does not compile");
-                return (Ending::Failed(Failure::internal(), Fault::Gateway), None);
-            }
+        let Some(validator) = served.validator() else {
+            return (Ending::Failed(Failure::internal(), Fault::Gateway), None);
         };
         if let Some(text) = validate::problems(validator, arguments.as_value()) {
             return (Ending::Invalid(text), None);

@@ -45,15 +45,8 @@ impl Server {
         {
             return own(Ending::Refused(challenge), facts);
         }
-        let validator = served.validator.get_or_init(|| {
-            validate::validator(&served.tool.input_schema, &served.tool.unchecked_patterns)
-        });
-        let validator = match validator {
-            Ok(validator) => validator,
-            Err(detail) => {
-                tracing::error!(tool = %served.tool.name, %detail, "input schema does not compile");
-                return own(Ending::Failed(Failure::internal(), Fault::Gateway), facts);
-            }
+        let Some(validator) = served.validator() else {
+            return own(Ending::Failed(Failure::internal(), Fault::Gateway), facts);
         };
         if let Some(text) = validate::problems(validator, arguments.as_value()) {
             return own(Ending::Invalid(text), facts);
@@ -229,23 +222,12 @@ impl Server {
         if tools.is_empty() {
             return result::invalid_arguments(format!(
                 "no operation is named {}: find operations with {}, and describe them by the names it answers",
-                unknown
-                    .iter()
-                    .map(|name| format!("{name:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                quoted(&unknown),
                 discovery.sibling(SEARCH)
             ));
         }
         if !unknown.is_empty() {
-            notes.push(format!(
-                "No operation is named {}.",
-                unknown
-                    .iter()
-                    .map(|name| format!("{name:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            notes.push(format!("No operation is named {}.", quoted(&unknown)));
         }
         result::answered(json!({"operations": tools}), notes)
     }
@@ -254,6 +236,12 @@ impl Server {
     fn may_use(&self, principal: Option<&Principal>, name: &str) -> bool {
         principal.is_none_or(|principal| self.authenticator.may_use(principal, name))
     }
+}
+
+/// `names`, each quoted, joined by commas.
+fn quoted(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|name| format!("{name:?}")).collect();
+    quoted.join(", ")
 }
 
 /// One operation as a search answers it.

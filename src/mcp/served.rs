@@ -89,6 +89,21 @@ impl ServedTool {
         }
     }
 
+    /// The validator of its input schema, compiled on its first use; `None` (logged) when
+    /// the schema does not compile, ferry's own fault.
+    pub(super) fn validator(&self) -> Option<&jsonschema::Validator> {
+        let validator = self.validator.get_or_init(|| {
+            super::validate::validator(&self.tool.input_schema, &self.tool.unchecked_patterns)
+        });
+        match validator {
+            Ok(validator) => Some(validator),
+            Err(detail) => {
+                tracing::error!(tool = %self.tool.name, %detail, "input schema does not compile");
+                None
+            }
+        }
+    }
+
     /// Whether a call asks the user first.
     pub(super) fn confirms(&self) -> bool {
         self.tool.confirm.is_some()
