@@ -289,14 +289,7 @@ fn check_text(
                 Some((caller, _)) => format!("{} via {caller}", report.tool),
                 None => report.tool.clone(),
             };
-            [
-                report.label(),
-                status,
-                name,
-                hints,
-                basis,
-                cost,
-            ]
+            [report.label(), status, name, hints, basis, cost]
         })
         .collect();
     let header = [

@@ -163,7 +163,8 @@ impl Server {
             discovery
                 .index
                 .search(text("query").unwrap_or_default(), &filter, limit, |entry| {
-                    self.may_use(principal, &entry.tool)
+                    // An endpoint that serves some of the API's operations finds only those.
+                    self.by_name.contains_key(&entry.tool) && self.may_use(principal, &entry.tool)
                 });
         let operations: Vec<Value> = found
             .iter()

@@ -900,3 +900,47 @@ async fn the_audit_log_and_the_metrics_name_the_operation_a_calling_tool_called(
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn an_endpoint_of_reads_serves_the_read_tools_and_finds_only_its_operations() {
+    let upstream = TestUpstream::start(|_, _| json_reply(200, json!({}))).await;
+    let text = format!(
+        "upstream: {}\n{CURATION}endpoints:\n  read:\n    tools: {{read_only: true}}\n",
+        upstream.base
+    );
+    let (curation, diagnostics) =
+        ferry::curation::parse(&text, "ferry.yaml", PathBuf::new()).expect("curation parses");
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let value: Value = serde_saphyr::from_str(DOCUMENT).expect("document is YAML");
+    let document = Document::from_value(value).expect("document is OpenAPI");
+    let (mut catalog, _) = ferry::catalog::compile_chosen(&document, &curation);
+    ferry::catalog::add_discovery(&mut catalog, &document, &curation);
+    let diagnostics = ferry::catalog::endpoints::resolve(&mut catalog, &curation);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let read = catalog.endpoint("read").expect("the read endpoint");
+    let client = Upstream::new(&read).expect("upstream client");
+    let server = Server::new(&read, Some(client), ServerOptions::default());
+    let running = start(server, HttpOptions::default()).await;
+    let agent = Agent {
+        url: &running.url,
+        token: None,
+    };
+    let mut tools = agent.tools().await;
+    tools.sort();
+    assert_eq!(
+        tools,
+        [
+            "call_read_operation",
+            "describe_operation",
+            "search_operations"
+        ]
+    );
+    let found = agent.search("create an issue").await;
+    assert!(
+        !found.is_empty()
+            && found
+                .iter()
+                .all(|operation| operation["callWith"] == "call_read_operation"),
+        "{found:?}"
+    );
+}

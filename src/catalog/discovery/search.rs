@@ -118,34 +118,53 @@ impl Filter<'_> {
     }
 }
 
-/// Every operation behind an API's discovery tools, and the postings that rank them.
+/// Every operation behind an API's discovery tools, and the postings that rank them. A term
+/// is held once, by its id: the postings, the sorted list prefixes are looked up in and each
+/// entry's path words all name it by that.
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     entries: Vec<Entry>,
-    /// Each term's postings: an entry and the term's whole score there.
-    postings: HashMap<Box<str>, Vec<(u32, f32)>>,
-    /// Every term of `postings`, sorted, for the words a query word begins.
-    terms: Vec<Box<str>>,
-    /// Each entry's path words that tell it from others (those in fewer than a third of
-    /// the paths), for what a query leaves unsaid.
-    path_words: Vec<Vec<Box<str>>>,
+    /// Each term's id, by its text.
+    ids: HashMap<Box<str>, u32>,
+    /// Each term's text, by its id.
+    texts: Vec<Box<str>>,
+    /// Each term's postings, by its id: an entry and the term's whole score there.
+    postings: Vec<Box<[(u32, f32)]>>,
+    /// Every term's id, in the order of their texts, for the words a query word begins.
+    sorted: Vec<u32>,
+    /// Each entry's path words that tell it from others (those in fewer than a third of the
+    /// paths), for what a query leaves unsaid.
+    path_words: Vec<Box<[u32]>>,
     /// Each entry's place, by its tool's name.
     by_name: HashMap<String, u32>,
 }
 
 impl SearchIndex {
-    /// Indexes `entries`: each field's words weighed, then every term's BM25 score per entry
-    /// worked out once.
+    /// Indexes `entries`: each field's words counted, then every term's BM25F score per
+    /// entry worked out once.
     pub fn new(entries: Vec<Entry>) -> SearchIndex {
-        // Each entry's words, field by field: (field, word, count) and each field's length.
-        let mut fields: Vec<[HashMap<String, f32>; FIELDS]> = Vec::with_capacity(entries.len());
+        let mut ids: HashMap<Box<str>, u32> = HashMap::new();
+        let mut texts: Vec<Box<str>> = Vec::new();
+        let mut intern = |word: String| -> u32 {
+            if let Some(&id) = ids.get(word.as_str()) {
+                return id;
+            }
+            let id = texts.len() as u32;
+            let word = word.into_boxed_str();
+            texts.push(word.clone());
+            ids.insert(word, id);
+            id
+        };
+        // Each entry's words, each with its field, and each field's length.
+        let mut said: Vec<Vec<(u32, u8)>> = Vec::with_capacity(entries.len());
         let mut lengths: Vec<[f32; FIELDS]> = Vec::with_capacity(entries.len());
+        let mut path_words: Vec<Box<[u32]>> = Vec::with_capacity(entries.len());
         for entry in &entries {
-            let mut counts: [HashMap<String, f32>; FIELDS] = Default::default();
+            let mut words_of: Vec<(u32, u8)> = Vec::new();
             let mut length = [0.0f32; FIELDS];
             let mut add = |field: usize, text: &str, limit: usize| {
                 for word in words(text).take(limit) {
-                    *counts[field].entry(word).or_default() += 1.0;
+                    words_of.push((intern(word), field as u8));
                     length[field] += 1.0;
                 }
             };
@@ -164,7 +183,8 @@ impl SearchIndex {
                     SUMMARY_WORDS,
                 ),
             }
-            add(F_PATH, &literal_segments(&entry.path), usize::MAX);
+            let segments = literal_segments(&entry.path);
+            add(F_PATH, &segments, usize::MAX);
             add(F_RESOURCE, last_segment(&entry.path), usize::MAX);
             for tag in &entry.tags {
                 add(F_TAGS, tag, usize::MAX);
@@ -178,7 +198,12 @@ impl SearchIndex {
             for parameter in &entry.parameters {
                 add(F_PARAMETERS, parameter, usize::MAX);
             }
-            fields.push(counts);
+            let mut path: Vec<u32> = words(&segments).map(&mut intern).collect();
+            path.sort_unstable();
+            path.dedup();
+            path_words.push(path.into_boxed_slice());
+            words_of.sort_unstable();
+            said.push(words_of);
             lengths.push(length);
         }
         let count = entries.len() as f32;
@@ -194,67 +219,64 @@ impl SearchIndex {
         let weights = field_weights();
         // Each entry's weighed term frequencies: every field's count, normalised by that
         // field's length against its average, times the field's weight.
-        let frequencies: Vec<HashMap<String, f32>> = fields
+        let mut documents = vec![0u32; texts.len()];
+        let frequencies: Vec<Vec<(u32, f32)>> = said
             .into_iter()
             .zip(&lengths)
-            .map(|(counts, length)| {
-                let mut weighed: HashMap<String, f32> = HashMap::new();
-                for (field, counts) in counts.into_iter().enumerate() {
-                    let (weight, b) = weights[field];
-                    let norm = 1.0 - b + b * length[field] / average[field];
-                    for (term, n) in counts {
-                        *weighed.entry(term).or_default() += weight * n / norm;
+            .map(|(words_of, length)| {
+                let mut weighed: Vec<(u32, f32)> = Vec::new();
+                for (id, field) in words_of {
+                    let (weight, b) = weights[field as usize];
+                    let norm = 1.0 - b + b * length[field as usize] / average[field as usize];
+                    match weighed.last_mut() {
+                        Some((last, tf)) if *last == id => *tf += weight / norm,
+                        _ => {
+                            documents[id as usize] += 1;
+                            weighed.push((id, weight / norm));
+                        }
                     }
                 }
                 weighed
             })
             .collect();
-        let mut documents: HashMap<&str, u32> = HashMap::new();
-        for weighed in &frequencies {
-            for term in weighed.keys() {
-                *documents.entry(term.as_str()).or_default() += 1;
-            }
-        }
-        let idf: HashMap<String, f32> = documents
-            .into_iter()
-            .map(|(term, n)| {
-                let n = n as f32;
-                (term.to_string(), (1.0 + (count - n + 0.5) / (n + 0.5)).ln())
-            })
-            .collect();
-        let k1 = K1;
-        let mut postings: HashMap<Box<str>, Vec<(u32, f32)>> = HashMap::new();
-        for (position, weighed) in frequencies.into_iter().enumerate() {
-            for (term, tf) in weighed {
-                let score = idf[&term] * tf * (k1 + 1.0) / (tf + k1);
-                postings
-                    .entry(term.into_boxed_str())
-                    .or_default()
-                    .push((position as u32, score));
-            }
-        }
-        postings.shrink_to_fit();
-        let mut terms: Vec<Box<str>> = postings.keys().cloned().collect();
-        terms.sort_unstable();
-        let mut in_paths: HashMap<String, usize> = HashMap::new();
-        let mut path_words: Vec<Vec<Box<str>>> = entries
+        let idf: Vec<f32> = documents
             .iter()
-            .map(|entry| {
-                let mut words: Vec<Box<str>> = words(&literal_segments(&entry.path))
-                    .map(String::into_boxed_str)
-                    .collect();
-                words.sort_unstable();
-                words.dedup();
-                for word in &words {
-                    *in_paths.entry(word.to_string()).or_default() += 1;
-                }
-                words
+            .map(|&n| {
+                let n = n as f32;
+                (1.0 + (count - n + 0.5) / (n + 0.5)).ln()
             })
             .collect();
-        for words in &mut path_words {
-            words.retain(|word| in_paths[word.as_ref()] * 3 < entries.len().max(3));
-            words.shrink_to_fit();
+        let mut postings: Vec<Vec<(u32, f32)>> = documents
+            .iter()
+            .map(|&n| Vec::with_capacity(n as usize))
+            .collect();
+        for (position, weighed) in frequencies.into_iter().enumerate() {
+            for (id, tf) in weighed {
+                let score = idf[id as usize] * tf * (K1 + 1.0) / (tf + K1);
+                postings[id as usize].push((position as u32, score));
+            }
         }
+        let mut in_paths = vec![0usize; texts.len()];
+        for path in &path_words {
+            for &id in path.iter() {
+                in_paths[id as usize] += 1;
+            }
+        }
+        for path in &mut path_words {
+            if path
+                .iter()
+                .any(|&id| in_paths[id as usize] * 3 >= entries.len().max(3))
+            {
+                let kept: Vec<u32> = path
+                    .iter()
+                    .copied()
+                    .filter(|&id| in_paths[id as usize] * 3 < entries.len().max(3))
+                    .collect();
+                *path = kept.into_boxed_slice();
+            }
+        }
+        let mut sorted: Vec<u32> = (0..texts.len() as u32).collect();
+        sorted.sort_unstable_by(|a, b| texts[*a as usize].cmp(&texts[*b as usize]));
         let by_name = entries
             .iter()
             .enumerate()
@@ -262,8 +284,10 @@ impl SearchIndex {
             .collect();
         SearchIndex {
             entries,
-            postings,
-            terms,
+            ids,
+            texts,
+            postings: postings.into_iter().map(Vec::into_boxed_slice).collect(),
+            sorted,
             path_words,
             by_name,
         }
@@ -298,36 +322,40 @@ impl SearchIndex {
         let mut said: Vec<String> = words(&phrased(query)).collect();
         said.dedup();
         // Each word said counts once, by the best of the words it stands for in an entry.
-        let mut best: HashMap<u32, f32> = HashMap::new();
-        let mut reached: Vec<&str> = Vec::new();
+        let mut best = vec![0.0f32; self.entries.len()];
+        let mut best_touched: Vec<u32> = Vec::new();
+        let mut reached: Vec<u32> = Vec::new();
         for word in &said {
-            best.clear();
-            for (term, weight) in self.expand(word) {
-                reached.push(term);
-                let Some(postings) = self.postings.get(term) else {
-                    continue;
-                };
-                for &(position, score) in postings {
-                    let slot = best.entry(position).or_default();
+            for (id, weight) in self.expand(word) {
+                reached.push(id);
+                for &(position, score) in self.postings[id as usize].iter() {
+                    let slot = &mut best[position as usize];
+                    if *slot == 0.0 {
+                        best_touched.push(position);
+                    }
                     *slot = slot.max(weight * score);
                 }
             }
-            for (&position, &score) in &best {
+            for position in best_touched.drain(..) {
                 let slot = &mut scores[position as usize];
                 if *slot == 0.0 {
                     touched.push(position);
                 }
-                *slot += score;
+                *slot += std::mem::take(&mut best[position as usize]);
             }
         }
+        reached.sort_unstable();
+        reached.dedup();
         // An operation on something the query never names (a customer's bank accounts, for
         // a customer) counts for less, each such path word again.
         for &position in &touched {
             let unsaid = self.path_words[position as usize]
                 .iter()
-                .filter(|word| !reached.contains(&word.as_ref()))
+                .filter(|id| reached.binary_search(id).is_err())
                 .count();
-            scores[position as usize] *= PATH_UNSAID.powi(unsaid as i32);
+            if unsaid > 0 {
+                scores[position as usize] *= PATH_UNSAID.powi(unsaid as i32);
+            }
         }
         if let Some(methods) = intent(&said) {
             for &position in &touched {
@@ -337,11 +365,16 @@ impl SearchIndex {
             }
         }
         let exact = query.trim();
-        if let Some(position) = self
-            .entries
-            .iter()
-            .position(|entry| entry.tool == exact || entry.operation_id.as_deref() == Some(exact))
-        {
+        let named = match self.by_name.get(exact) {
+            Some(&position) => Some(position as usize),
+            // An operationId that is not its tool's name: only a query of one word can be.
+            None if !exact.contains(char::is_whitespace) => self
+                .entries
+                .iter()
+                .position(|entry| entry.operation_id.as_deref() == Some(exact)),
+            None => None,
+        };
+        if let Some(position) = named {
             if scores[position] == 0.0 {
                 touched.push(position as u32);
             }
@@ -523,10 +556,13 @@ fn verbs(method: &str) -> &'static str {
 impl SearchIndex {
     /// A query word and the index's words it also stands for, each with the weight it
     /// counts at: itself; the words users say it for ([`SYNONYMS`]); the words it begins.
-    fn expand<'w>(&'w self, word: &'w str) -> Vec<(&'w str, f32)> {
+    fn expand(&self, word: &str) -> Vec<(u32, f32)> {
         let mut terms = Vec::new();
-        if !EXPANDED_ONLY.contains(&word) {
-            terms.push((word, 1.0));
+        let id = |term: &str| self.ids.get(term).copied();
+        if !EXPANDED_ONLY.contains(&word)
+            && let Some(id) = id(word)
+        {
+            terms.push((id, 1.0));
         }
         for (said, meant) in SYNONYMS {
             if *said == word {
@@ -536,7 +572,7 @@ impl SearchIndex {
                 } else {
                     SYNONYM_WEIGHT
                 };
-                terms.extend(meant.iter().map(|term| (*term, weight)));
+                terms.extend(meant.iter().filter_map(|term| Some((id(term)?, weight))));
             }
         }
         let chars = word.chars().count();
@@ -544,14 +580,15 @@ impl SearchIndex {
             // A four-letter word reaches only compounds it begins (`star`, `stargazer`),
             // not its near neighbours (`repo`, `report`).
             let longer = if chars >= PREFIX_CHARS { 1 } else { 4 };
-            let start = self.terms.partition_point(|term| term.as_ref() < word);
+            let text = |id: &u32| self.texts[*id as usize].as_ref();
+            let start = self.sorted.partition_point(|id| text(id) < word);
             terms.extend(
-                self.terms[start..]
+                self.sorted[start..]
                     .iter()
-                    .take_while(|term| term.starts_with(word))
-                    .filter(|term| term.len() >= word.len() + longer)
+                    .take_while(|id| text(id).starts_with(word))
+                    .filter(|id| text(id).len() >= word.len() + longer)
                     .take(PREFIX_TERMS)
-                    .map(|term| (term.as_ref(), PREFIX_WEIGHT)),
+                    .map(|&id| (id, PREFIX_WEIGHT)),
             );
         }
         terms
