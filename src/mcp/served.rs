@@ -41,7 +41,14 @@ impl ServedTool {
         observer: Option<&Observer>,
     ) -> ServedTool {
         let (mut limits, mut limits_told) = rate_limits(limiter.key_for(&tool.name), &tool.limits);
-        for request in tool.requests() {
+        // Only a composite tool calls operations that are other tools': an operation's tool
+        // calls its own, and looking for it among every other tool made serving a catalog of
+        // n tools cost n² comparisons (Graph beta's 22,361: seconds).
+        let steps = match tool.workflow() {
+            Some(_) => tool.requests(),
+            None => Vec::new(),
+        };
+        for request in steps {
             let called = listed.iter().find(|listed| {
                 listed.name != tool.name
                     && listed.operation().is_some_and(|operation| {
