@@ -213,6 +213,12 @@ pub fn add_discovery(
         });
         tool.listed = also_list.contains(&tool.name);
     }
+    if entries.is_empty() {
+        diagnostics.push(Diagnostic::warning(
+            Location::curation(crate::curation::discovery::KEY),
+            "discovery is on but no operation is chosen, so its tools find nothing: choose operations under `tools:` or `tags:`, or serve with --all",
+        ));
+    }
     let index = Arc::new(SearchIndex::new(entries));
     let kinds = [DiscoveryKind::Search, DiscoveryKind::Describe]
         .into_iter()

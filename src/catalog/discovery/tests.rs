@@ -227,3 +227,15 @@ fn a_search_ranks_by_what_the_query_says_and_keeps_to_its_filters() {
     assert_eq!(matched, 5);
     assert!(found.iter().all(|entry| entry.tool != "deletePet"));
 }
+
+#[test]
+fn discovery_over_no_chosen_operation_is_a_warning() {
+    let (catalog, diagnostics) = compiled("discovery: true\n");
+    let text: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+    expect![[r#"
+        [
+            "warning: discovery is on but no operation is chosen, so its tools find nothing: choose operations under `tools:` or `tags:`, or serve with --all\n  --> curation:discovery",
+        ]
+    "#]].assert_debug_eq(&text);
+    assert_eq!(catalog.served_tools(), 5);
+}
