@@ -38,7 +38,9 @@ pub mod endpoints;
 mod input;
 pub mod naming;
 mod operation;
+mod plan;
 mod prose;
+mod report;
 mod schema;
 pub mod step;
 #[cfg(test)]
@@ -54,6 +56,11 @@ pub use confirm::{Confirm, ConfirmSettings, MessagePart};
 pub use discovery::{CallClass, DiscoveryKind, DiscoveryTool, add_discovery};
 pub use endpoints::Endpoint;
 pub use input::InputSchema;
+pub use plan::{
+    BodyEncoding, BodyPlacement, BodyPlan, CredentialKind, CredentialSlot, FieldEncoding,
+    ParameterPlan, RequestPlan,
+};
+pub use report::{OperationReport, OperationStatus};
 pub use step::StepPlan;
 pub use workflow::{
     StepOperation, WORKFLOW_META_KEY, WorkflowPlan, WorkflowSource, add_workflows,
@@ -381,235 +388,6 @@ pub enum AnnotationBasis {
     CurationSound,
     /// Asserted by the curation (with `because:`), not justified by the method.
     CurationAsserted,
-}
-
-/// How a tool call becomes one HTTP request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestPlan {
-    pub method: http::Method,
-    /// The path template as the document writes it, e.g. `/pets/{petId}`.
-    pub path: String,
-    /// Path, query, header and cookie parameters, in document order.
-    pub parameters: Vec<ParameterPlan>,
-    pub body: Option<BodyPlan>,
-    /// Credentials the operation's security requirements ask for; filled by ferry from its
-    /// own upstream configuration, never by the caller.
-    pub credentials: Vec<CredentialSlot>,
-}
-
-impl RequestPlan {
-    /// A request with no body and no credentials.
-    pub fn new(
-        method: http::Method,
-        path: impl Into<String>,
-        parameters: Vec<ParameterPlan>,
-    ) -> RequestPlan {
-        RequestPlan {
-            method,
-            path: path.into(),
-            parameters,
-            body: None,
-            credentials: Vec::new(),
-        }
-    }
-}
-
-/// One parameter: which argument feeds it and how it is serialized.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParameterPlan {
-    /// Property name in the tool's input schema.
-    pub argument: String,
-    /// Name on the wire.
-    pub name: String,
-    pub location: ParameterLocation,
-    pub style: ParameterStyle,
-    pub explode: bool,
-    pub allow_reserved: bool,
-    pub required: bool,
-    /// The parameter uses `content` with a JSON media type: the value is sent as JSON text.
-    pub json_content: bool,
-}
-
-impl ParameterPlan {
-    /// A parameter fed by the argument of its own name, in `style`; required in the path (as
-    /// OpenAPI demands there), optional elsewhere.
-    pub fn new(
-        name: impl Into<String>,
-        location: ParameterLocation,
-        style: ParameterStyle,
-        explode: bool,
-    ) -> ParameterPlan {
-        let name = name.into();
-        ParameterPlan {
-            argument: name.clone(),
-            name,
-            location,
-            style,
-            explode,
-            allow_reserved: false,
-            required: location == ParameterLocation::Path,
-            json_content: false,
-        }
-    }
-}
-
-/// The request body: its media type and where its value comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BodyPlan {
-    /// The media type sent as `Content-Type`, as the document writes it.
-    pub media_type: String,
-    pub encoding: BodyEncoding,
-    pub placement: BodyPlacement,
-    pub required: bool,
-    /// Per-property encodings of a form or multipart body (the media type's `encoding`
-    /// map), for the properties that have one; the rest use the defaults (form: `form`
-    /// style, exploded; multipart: JSON for objects and arrays, text otherwise).
-    pub fields: Vec<FieldEncoding>,
-}
-
-/// How one property of a form or multipart body is written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldEncoding {
-    /// The property name (and argument name, since form bodies are merged).
-    pub name: String,
-    /// The part's `Content-Type` (multipart only).
-    pub content_type: Option<String>,
-    pub style: ParameterStyle,
-    pub explode: bool,
-    pub allow_reserved: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BodyEncoding {
-    /// `application/json` and `+json` types: the value serialized as JSON.
-    Json,
-    /// `application/x-www-form-urlencoded`: an object's properties as form fields.
-    Form,
-    /// `multipart/form-data`: one part per property; the named properties are files,
-    /// carried as base64 strings in the arguments and sent as raw bytes.
-    Multipart { files: Vec<String> },
-    /// `text/*`: a string sent as it is.
-    Text,
-    /// Any other type: a base64 string argument, decoded and sent as raw bytes.
-    Binary,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BodyPlacement {
-    /// The body is the value of this one argument.
-    Argument(String),
-    /// The body is an object made of these top-level arguments (the body's own properties,
-    /// merged beside the parameters).
-    Merged(Vec<String>),
-}
-
-/// A credential the upstream expects, as the document's security schemes describe it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CredentialSlot {
-    /// The security scheme's name in the document.
-    pub scheme: String,
-    pub kind: CredentialKind,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CredentialKind {
-    /// An `apiKey` scheme: a named header, query item or cookie.
-    ApiKey {
-        location: ParameterLocation,
-        name: String,
-    },
-    /// `http` bearer, OAuth 2 and OpenID Connect: `Authorization: Bearer`.
-    Bearer,
-    /// `http` basic.
-    Basic,
-    /// Any other `http` scheme, by its name.
-    Http(String),
-}
-
-/// What became of one operation, for `ferry check`'s table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OperationReport {
-    pub method: String,
-    pub path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub operation_id: Option<String>,
-    /// The operation's own summary.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    /// Whether the curation (or `--all`, or an honoured `x-mcp`) chose it.
-    pub chosen: bool,
-    /// Why it was chosen or left out, in a few words.
-    pub choice: String,
-    /// The tool name it has (or would have).
-    pub tool: String,
-    /// The API it belongs to, by its id under the curation's `apis:`; `None` in a file
-    /// without `apis:`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub api: Option<String>,
-    /// Whether it is served, and if not, the first thing that stopped it.
-    pub status: OperationStatus,
-    /// Why it is not served, when it is not: the choice that left it out, why it cannot be a
-    /// tool, or the collision.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Why it cannot be a tool, when it cannot, chosen or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ineligible: Option<String>,
-    /// The arguments the curation left out (`arguments: {omit: [...]}`): a declared loss.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub omitted: Vec<String>,
-    /// About how many tokens of definition leaving them out saved.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tokens_saved: Option<usize>,
-    /// About how many tokens the served tool's definition costs (`trim::tool_tokens`),
-    /// counted once when it is compiled; `None` when it is not served.
-    #[serde(skip)]
-    pub tokens: Option<usize>,
-}
-
-impl OperationReport {
-    /// The operation as `ferry check` names it: `METHOD path`, led by `api: ` when the
-    /// curation lists several APIs.
-    pub fn label(&self) -> String {
-        match &self.api {
-            Some(api) => format!("{api}: {} {}", self.method, self.path),
-            None => format!("{} {}", self.method, self.path),
-        }
-    }
-}
-
-/// What became of an operation. A chosen one is served, ineligible or lost to a name
-/// collision; one left out is off (a `tools` entry or `x-mcp` says `false`), excluded (a tag
-/// marked `false`) or not chosen (nothing names it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum OperationStatus {
-    #[serde(rename = "served")]
-    Served,
-    #[serde(rename = "ineligible")]
-    Ineligible,
-    #[serde(rename = "collision")]
-    Collision,
-    #[serde(rename = "off")]
-    Off,
-    #[serde(rename = "excluded")]
-    Excluded,
-    #[serde(rename = "not chosen")]
-    NotChosen,
-}
-
-impl OperationStatus {
-    /// The word `ferry check` prints, the same as the JSON form's.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OperationStatus::Served => "served",
-            OperationStatus::Ineligible => "ineligible",
-            OperationStatus::Collision => "collision",
-            OperationStatus::Off => "off",
-            OperationStatus::Excluded => "excluded",
-            OperationStatus::NotChosen => "not chosen",
-        }
-    }
 }
 
 /// Compiles a document and a curation into a catalog. Pure: reads nothing, awaits nothing.

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::Method;
-use http::header::{self, HeaderName, HeaderValue};
+use http::header::{self, HeaderValue};
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
@@ -40,6 +40,7 @@ mod address;
 mod body;
 mod credential;
 mod outcome;
+mod part;
 pub(crate) mod redact;
 pub(crate) mod request;
 pub(crate) mod response;
@@ -47,8 +48,9 @@ mod retry;
 mod span;
 pub(crate) mod workflow;
 
-use address::{base_url, join};
-use credential::{Credential, credential, obtained_secrets, token_url};
+use address::base_url;
+use credential::{Credential, credential, token_url};
+use part::Part;
 use redact::Secrets;
 pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
 
@@ -481,95 +483,10 @@ struct Inner {
     secrets: Secrets,
 }
 
-/// What calls one API: where, and with which credential.
-struct Part {
-    /// The API's id (empty for the one API of a file without `apis:`).
-    id: String,
-    /// The base URL as text, without a trailing `/`: paths are appended to it.
-    base: String,
-    base_url: reqwest::Url,
-    /// The base URL's path without a trailing `/`: a call's path is appended to it.
-    base_path: String,
-    credential: Option<Credential>,
-    /// The last obtained `Authorization` value and every API's secrets with its own added: calls
-    /// share one value (a client credentials token while it lasts, a basic credential), so
-    /// its forms are prepared once, not per call.
-    obtained_secrets: Mutex<Option<(HeaderValue, Arc<Secrets>)>>,
-    identity_header: Option<HeaderName>,
-}
-
-impl Part {
-    /// `secrets` (every API's) and those of the obtained `Authorization` value `value`.
-    fn secrets_with(&self, secrets: &Secrets, value: &HeaderValue) -> Option<Arc<Secrets>> {
-        let mut last = self
-            .obtained_secrets
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((known, secrets)) = &*last
-            && known == value
-        {
-            return Some(secrets.clone());
-        }
-        let secrets = Arc::new(secrets.with(obtained_secrets(value)?));
-        *last = Some((value.clone(), secrets.clone()));
-        Some(secrets)
-    }
-
-    /// The request target for `path_and_query` under the base URL, or why there is none.
-    fn uri(&self, path_and_query: &str) -> Result<http::Uri, &'static str> {
-        // The common case: a path that starts with `/`, already encoded, appended as text.
-        if path_and_query.starts_with('/')
-            && !path_and_query.contains('#')
-            && path_and_query
-                .bytes()
-                .last()
-                .is_some_and(|byte| byte > b' ')
-        {
-            let mut text = String::with_capacity(self.base.len() + path_and_query.len());
-            text.push_str(&self.base);
-            text.push_str(path_and_query);
-            if let Ok(uri) = http::Uri::try_from(text) {
-                return Ok(uri);
-            }
-        }
-        // Anything else is read as a URL, as a browser would, then taken as a target.
-        let url = join(&self.base, &self.base_url, &self.base_path, path_and_query)
-            .map_err(|_| "the URL did not parse")?;
-        http::Uri::try_from(url.as_str()).map_err(|_| "the URL is not a valid request target")
-    }
-
-    /// Whether `uri` is on the base URL's origin.
-    fn same_origin(&self, uri: &http::Uri) -> bool {
-        let base = &self.base_url;
-        uri.scheme_str() == Some(base.scheme())
-            && uri.host() == base.host_str()
-            && uri.port_u16().or_else(|| default_port(base.scheme()))
-                == base.port_or_known_default()
-    }
-}
-
-fn default_port(scheme: &str) -> Option<u16> {
-    match scheme {
-        "http" => Some(80),
-        "https" => Some(443),
-        _ => None,
-    }
-}
-
 impl fmt::Debug for Inner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Inner")
             .field("apis", &self.apis)
-            .finish_non_exhaustive()
-    }
-}
-
-impl fmt::Debug for Part {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Part")
-            .field("id", &self.id)
-            .field("base", &self.base)
-            .field("credential", &self.credential)
             .finish_non_exhaustive()
     }
 }

@@ -4,8 +4,11 @@ use std::borrow::Cow;
 
 use expect_test::{Expect, expect};
 use http::StatusCode;
+use http::header::HeaderName;
 use serde_json::json;
 
+use super::address::join;
+use super::credential::obtained_secrets;
 use super::request::{Extras, Route, build, next_page_arguments};
 use super::response::{Shaping, next_link, shape};
 use super::retry::http_date;
