@@ -9,7 +9,8 @@ use serde_json::{Map, Value};
 
 use http::HeaderValue;
 
-use super::request::{ArgumentError, Body, form_default, primitive, random_hex, write_form};
+use super::random::random_hex;
+use super::request::{ArgumentError, Body, form_default, primitive, write_form};
 use crate::catalog::{BodyEncoding, BodyPlacement, BodyPlan, FieldEncoding, ParameterPlan};
 
 /// Base64 as file and binary arguments carry it: the standard alphabet, padding optional.

@@ -41,6 +41,7 @@ mod body;
 mod credential;
 mod outcome;
 mod part;
+mod random;
 pub(crate) mod redact;
 pub(crate) mod request;
 pub(crate) mod response;
@@ -51,6 +52,8 @@ pub(crate) mod workflow;
 use address::base_url;
 use credential::{Credential, credential, token_url};
 use part::Part;
+pub(crate) use random::uuid_text;
+use random::uuid_v4;
 use redact::Secrets;
 pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
 
@@ -770,28 +773,6 @@ fn trace_headers(headers: &mut http::HeaderMap, context: &trace::Context) {
             headers.remove(trace::TRACESTATE);
         }
     }
-}
-
-/// A random version 4 UUID, the shape idempotency keys usually take.
-fn uuid_v4() -> String {
-    let hex = request::random_hex::<16>();
-    let mut chars: Vec<char> = hex.chars().collect();
-    chars[12] = '4';
-    chars[16] = ['8', '9', 'a', 'b'][chars[16].to_digit(16).unwrap_or(0) as usize % 4];
-    let hex: String = chars.into_iter().collect();
-    uuid_text(&hex)
-}
-
-/// 32 hex digits written as a UUID: `8-4-4-4-12`.
-pub(crate) fn uuid_text(hex: &str) -> String {
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
 }
 
 #[cfg(test)]

@@ -781,23 +781,3 @@ fn refuse_line_breaks(parameter: &ParameterPlan, text: &str) -> Result<(), Argum
     }
     Ok(())
 }
-
-/// `N` random bytes as lower-case hex. Falls back to the clock if the system has no
-/// randomness to give (the value is a boundary or a key, not a secret).
-pub fn random_hex<const N: usize>() -> String {
-    let mut bytes = [0u8; N];
-    if getrandom::fill(&mut bytes).is_err() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|elapsed| elapsed.as_nanos())
-            .unwrap_or_default();
-        for (index, byte) in bytes.iter_mut().enumerate() {
-            *byte = (nanos >> ((index % 16) * 8)) as u8;
-        }
-    }
-    let mut hex = String::with_capacity(N * 2);
-    for byte in bytes {
-        let _ = write!(hex, "{byte:02x}");
-    }
-    hex
-}
