@@ -11,45 +11,17 @@ counts). Each is run REPEAT times, alternating; each figure is the range.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scale import peak_of, span  # noqa: E402 - after the path above
+from scale import listing, span  # noqa: E402 - after the path above
 
 
 def first_list(binary, config):
-    """Seconds to the first tools/list answer, peak RSS (MiB) then, and the answer's bytes."""
-    started = time.monotonic()
-    ferry = subprocess.Popen(
-        [binary, "serve", "--stdio", "--all", "--config", config],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                    "clientInfo": {"name": "discovery", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-    ]
-    for message in messages:
-        ferry.stdin.write((json.dumps(message) + "\n").encode())
-    ferry.stdin.flush()
-    tools = b""
-    for line in ferry.stdout:
-        if b'"id":2' in line[:40]:
-            tools = line
-            break
-    elapsed = time.monotonic() - started
-    peak = peak_of(ferry.pid)
-    ferry.stdin.close()
-    ferry.wait()
-    if not tools:
-        sys.exit(f"{binary} serve --config {config}: no tools/list answer")
+    """Seconds to the first tools/list answer, peak RSS (MiB) then, and the answer's size in
+    estimated tokens."""
+    elapsed, _, peak, tools = listing(binary, ["--all", "--config", config], None)
     listed = json.loads(tools)["result"]["tools"]
     return elapsed, peak, len(json.dumps(listed, separators=(",", ":"))) / 4
 

@@ -59,10 +59,9 @@ def cpu_of(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def first_list(binary, args, cwd, tools=None):
+def listing(binary, args, cwd):
     """Seconds from spawning `ferry serve --stdio ARGS` to its first tools/list answer, the
-    CPU seconds it used by then, and its peak RSS (MiB) then. With `tools`, the answer must
-    list that many tools."""
+    CPU seconds it used by then, its peak RSS (MiB) then, and the answer's line."""
     started = time.monotonic()
     ferry = subprocess.Popen(
         [binary, "serve", "--stdio", *args],
@@ -93,6 +92,12 @@ def first_list(binary, args, cwd, tools=None):
     ferry.wait()
     if not answer:
         sys.exit(f"{binary} serve {' '.join(args)}: no tools/list answer")
+    return elapsed, cpu, peak, answer
+
+
+def first_list(binary, args, cwd, tools=None):
+    """[`listing`] without the answer; with `tools`, the answer must list that many tools."""
+    elapsed, cpu, peak, answer = listing(binary, args, cwd)
     if tools is not None:
         listed = len(json.loads(answer)["result"]["tools"])
         if listed != tools:
