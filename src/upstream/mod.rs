@@ -100,9 +100,9 @@ pub enum UpstreamError {
 impl UpstreamError {
     /// This error, said of the API with id `api` when there are several.
     fn of(self, api: &str) -> UpstreamError {
-        match (api, &self) {
-            ("", _) | (_, UpstreamError::NoApiBaseUrl { .. }) => self,
-            (api, _) => UpstreamError::Api {
+        match api {
+            "" => self,
+            api => UpstreamError::Api {
                 api: api.to_owned(),
                 error: Box::new(self),
             },
@@ -146,14 +146,12 @@ impl Upstream {
         }
         let mut bases = Vec::with_capacity(catalog.apis.len());
         for api in &catalog.apis {
-            let base = api
-                .upstream
-                .as_deref()
-                .ok_or_else(|| match api.id.as_str() {
-                    "" => UpstreamError::NoBaseUrl,
-                    id => UpstreamError::NoApiBaseUrl { api: id.to_owned() },
-                });
-            bases.push(base.and_then(base_url).map_err(|error| error.of(&api.id))?);
+            let base = match (api.upstream.as_deref(), api.id.as_str()) {
+                (Some(base), _) => base_url(base).map_err(|error| error.of(&api.id))?,
+                (None, "") => return Err(UpstreamError::NoBaseUrl),
+                (None, id) => return Err(UpstreamError::NoApiBaseUrl { api: id.to_owned() }),
+            };
+            bases.push(base);
         }
         // TLS is set up (the platform's trust store read) only where something is called
         // over HTTPS: an upstream, or a token endpoint a credential comes from.
