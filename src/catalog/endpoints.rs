@@ -128,26 +128,3 @@ fn chooses(toolset: &Toolset, tool: &Tool) -> bool {
         .is_none_or(|read_only| read_only == (tool.limits.class == SafetyClass::Reads));
     apis && names && tags && read_only
 }
-
-impl Catalog {
-    /// What the endpoint with id `id` serves, as a catalog of its own: its tools, server and
-    /// authorization, every API and setting as the whole catalog has them. `None` when no
-    /// endpoint has that id.
-    pub fn endpoint(&self, id: &str) -> Option<Catalog> {
-        let endpoint = self.endpoints.iter().find(|endpoint| endpoint.id == id)?;
-        Some(Catalog {
-            server: endpoint.server.clone(),
-            apis: self.apis.clone(),
-            auth: endpoint.auth.clone(),
-            confirm: self.confirm.clone(),
-            tools: self
-                .tools
-                .iter()
-                .filter(|tool| endpoint.tools.binary_search(&tool.name).is_ok())
-                .cloned()
-                .collect(),
-            operations: Vec::new(),
-            endpoints: Vec::new(),
-        })
-    }
-}

@@ -91,6 +91,27 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// What the endpoint with id `id` serves, as a catalog of its own: its tools, server and
+    /// authorization, every API and setting as the whole catalog has them. `None` when no
+    /// endpoint has that id.
+    pub fn endpoint(&self, id: &str) -> Option<Catalog> {
+        let endpoint = self.endpoints.iter().find(|endpoint| endpoint.id == id)?;
+        Some(Catalog {
+            server: endpoint.server.clone(),
+            apis: self.apis.clone(),
+            auth: endpoint.auth.clone(),
+            confirm: self.confirm.clone(),
+            tools: self
+                .tools
+                .iter()
+                .filter(|tool| endpoint.tools.binary_search(&tool.name).is_ok())
+                .cloned()
+                .collect(),
+            operations: Vec::new(),
+            endpoints: Vec::new(),
+        })
+    }
+
     /// A catalog of `tools` served as `server` and calling `upstream`, every other setting at
     /// its default: one built by hand, by a program that embeds ferry or by a test
     /// ([`compile`] builds one from a document and a curation).
