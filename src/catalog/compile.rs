@@ -28,6 +28,7 @@ use crate::openapi::{Document, SpecVersion};
 
 use super::arguments;
 use super::choose::{Choice, choose};
+use super::input::SharedDefs;
 use super::operation::{self, Operation};
 use super::{
     Api, CallSettings, Catalog, ConfirmSettings, InputSchema, OperationPlan, OperationReport,
@@ -256,6 +257,7 @@ fn compile_operations(
                 .max_tool_tokens
                 .unwrap_or(trim::DEFAULT_MAX_TOOL_TOKENS),
             pattern_ok: HashMap::new(),
+            defs: SharedDefs::default(),
         };
         for (operation, choice) in part {
             let (report, mut tool) = compile_operation(&mut shared, operation, choice, diagnostics);
@@ -310,6 +312,8 @@ struct Shared<'a> {
     max_tool_tokens: u64,
     /// Whether each pattern compiles, by its text: documents repeat their patterns.
     pattern_ok: HashMap<String, bool>,
+    /// The `$defs` members of the input schemas built so far, each held once.
+    defs: SharedDefs,
 }
 
 /// One operation: its report line, and its tool when it is chosen and can be one. Its
@@ -469,7 +473,7 @@ fn compile_operation(
             })
         }),
         // The tree goes with `built`: from here on the schema is the text served.
-        input_schema: InputSchema::new(&built.input_schema),
+        input_schema: InputSchema::shared(&built.input_schema, &mut shared.defs),
         annotations: decision.annotations,
         basis: decision.basis,
         unchecked_patterns,

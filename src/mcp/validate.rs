@@ -28,7 +28,7 @@ pub(super) fn compile(mut schema: Value, unchecked: &[String]) -> Result<Validat
 /// [`compile`] from a tool's input schema as the catalog holds it: the validator a served
 /// tool checks its arguments with.
 pub fn validator(schema: &InputSchema, unchecked: &[String]) -> Result<Validator, String> {
-    let schema = serde_json::from_str(schema.as_str()).map_err(|error| error.to_string())?;
+    let schema = serde_json::from_str(&schema.text()).map_err(|error| error.to_string())?;
     compile(schema, unchecked)
 }
 
