@@ -114,6 +114,28 @@ impl Server {
         self.answer(id, served, ending, era, facts, trace, None)
     }
 
+    /// How a call of `served` with `arguments` by `principal` ends before it starts, if it
+    /// does: its scopes first, so that a caller who may not call the tool learns nothing
+    /// about what it accepts, then the arguments against its input schema. Every tool's
+    /// call starts here, a discovery tool's as any other.
+    pub(super) fn refusal<'s>(
+        &'s self,
+        served: &'s ServedTool,
+        arguments: &Arguments,
+        principal: Option<&Principal>,
+    ) -> Option<Ending<'s>> {
+        if let Some(principal) = principal
+            && let Err(challenge) = self.authenticator.authorize(principal, &served.tool.name)
+        {
+            tracing::info!(tool = %served.tool.name, user = %principal.subject, "tool call refused: missing scope");
+            return Some(Ending::Refused(challenge));
+        }
+        let Some(validator) = served.validator() else {
+            return Some(Ending::Failed(Failure::internal(), Fault::Gateway));
+        };
+        validate::problems(validator, arguments.as_value()).map(Ending::Invalid)
+    }
+
     /// How a call of `served` with `arguments` ends: refused, invalid, limited, asked or
     /// unconfirmed, failed, or run; beside it, what became of its confirmation. A rate limit
     /// or a confirmation the shared state could not check is noted in `state_failure`.
@@ -128,19 +150,8 @@ impl Server {
         trace: &span::Traced<'s>,
         state_failure: &mut Option<StateFailure>,
     ) -> (Ending<'s>, Option<&'static str>) {
-        // Scopes are checked before the arguments: a caller who may not call the tool
-        // learns nothing about what it accepts.
-        if let Some(principal) = principal
-            && let Err(challenge) = self.authenticator.authorize(principal, &served.tool.name)
-        {
-            tracing::info!(tool = %served.tool.name, user = %principal.subject, "tool call refused: missing scope");
-            return (Ending::Refused(challenge), None);
-        }
-        let Some(validator) = served.validator() else {
-            return (Ending::Failed(Failure::internal(), Fault::Gateway), None);
-        };
-        if let Some(text) = validate::problems(validator, arguments.as_value()) {
-            return (Ending::Invalid(text), None);
+        if let Some(ending) = self.refusal(served, arguments, principal) {
+            return (ending, None);
         }
         // Limits are checked once the call would go: an invalid call costs nothing. A call
         // that asks the user first is only measured against them here and charged once it

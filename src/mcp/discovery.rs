@@ -8,11 +8,10 @@ use serde_json::{Map, Value, json};
 
 use super::call::{Arguments, Ending};
 use super::failure::Failure;
-use super::{Era, Outgoing, Scope, ServedTool, Server, confirm, result, validate};
+use super::{Era, Outgoing, Scope, ServedTool, Server, confirm, result};
 use crate::auth::Principal;
 use crate::catalog::discovery::{DESCRIBE, Entry, Filter, SEARCH, search};
 use crate::catalog::{CallClass, DiscoveryKind, DiscoveryTool};
-use crate::upstream::Fault;
 
 impl Server {
     /// Answers a call of the discovery tool `served` (at `index` among the served tools).
@@ -40,16 +39,8 @@ impl Server {
             facts.tool = Some(index);
             self.answer(id, served, ending, era, facts, trace, None)
         };
-        if let Some(principal) = principal
-            && let Err(challenge) = self.authenticator.authorize(principal, &served.tool.name)
-        {
-            return own(Ending::Refused(challenge), facts);
-        }
-        let Some(validator) = served.validator() else {
-            return own(Ending::Failed(Failure::internal(), Fault::Gateway), facts);
-        };
-        if let Some(text) = validate::problems(validator, arguments.as_value()) {
-            return own(Ending::Invalid(text), facts);
+        if let Some(ending) = self.refusal(served, &arguments, principal) {
+            return own(ending, facts);
         }
         let given = arguments.as_map();
         let class = match discovery.kind {
