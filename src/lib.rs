@@ -3,7 +3,9 @@
 //! The modules follow the pipeline: [`openapi`] and [`curation`] read what the user gave,
 //! [`catalog`] compiles it into tools, [`mcp`] answers protocol requests, [`transport`]
 //! carries them over HTTP and stdio, and [`upstream`] calls the real API (through [`client`],
-//! ferry's HTTP client); [`trace`] continues a caller's W3C trace through them.
+//! ferry's HTTP client); [`trace`] continues a caller's W3C trace through them. [`load`]
+//! reads the files and compiles them as every command does, and [`serve`] assembles what
+//! serving runs (servers, workers, reloads) as `ferry serve` does.
 
 pub mod access;
 pub mod arazzo;
@@ -18,12 +20,14 @@ pub mod file;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod json;
+pub mod load;
 pub mod lock;
 pub mod mcp;
 pub mod observe;
 pub mod openapi;
 pub mod parameter;
 pub mod rate;
+pub mod serve;
 pub mod state;
 pub mod trace;
 pub mod transport;

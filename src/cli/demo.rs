@@ -8,7 +8,7 @@ use clap::Args as ClapArgs;
 use ferry::clients::{Client, Connection};
 
 use super::connect;
-use super::serve::{TransportArgs, runtime, serve};
+use ferry::serve::{TransportArgs, runtime, serve};
 
 #[derive(Debug, ClapArgs)]
 pub struct DemoArgs {

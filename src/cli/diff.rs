@@ -9,7 +9,9 @@ use clap::Args as ClapArgs;
 use ferry::lock::{self, Change, Digests};
 use serde_json::json;
 
-use super::{Format, Loaded, SourceArgs, load_chosen};
+use ferry::load::{Loaded, SourceArgs, load_chosen};
+
+use super::Format;
 
 /// The version of `ferry diff --format json`'s shape; bumped only on a breaking change.
 const DIFF_FORMAT_VERSION: u32 = 1;

@@ -10,7 +10,9 @@ use ferry::catalog::{self, AnnotationBasis, Catalog, OperationReport, OperationS
 use ferry::diagnostic::{Diagnostic, Severity};
 use serde_json::{Value, json};
 
-use super::{CheckArgs, Format, Operations, ToolsArgs, load_catalog, load_chosen, load_report};
+use ferry::load::{config_path, load_catalog, load_chosen, load_report, lockfile};
+
+use super::{CheckArgs, Format, Operations, ToolsArgs};
 
 /// The version of `ferry check --format json`'s shape; bumped only on a breaking change.
 /// 2: every operation has a `status` (and a `reason` when not served); a diagnostic names
@@ -20,7 +22,7 @@ const CHECK_FORMAT_VERSION: u32 = 2;
 pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     // Drift is judged on every tool's whole definition, so only a check against a lock keeps
     // the input schemas; the report alone needs none, and they are most of a large catalog.
-    let lock = super::lock::path_for(super::config_path(&args.source).as_deref());
+    let lock = lockfile::path_for(config_path(&args.source).as_deref());
     let against_lock = args.locked || lock.exists();
     let mut loaded = if against_lock {
         load_catalog(&args.source)?
@@ -28,7 +30,7 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         load_report(&args.source)?
     };
     let (drift, drifted) = if against_lock {
-        super::lock::check(
+        lockfile::check(
             &loaded.catalog,
             &loaded.documents,
             loaded.config.as_deref(),

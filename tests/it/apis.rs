@@ -474,3 +474,118 @@ fn init_add_turns_a_file_of_one_api_into_a_file_of_two() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The library's assembly, as `ferry serve` runs it, in this process: the files read and
+/// compiled by `ferry::load`, each endpoint's server built by `ferry::serve::build` from
+/// flags parsed as the command parses them. Each endpoint lists its own tools, and a call
+/// reaches the API with what the curation says.
+#[tokio::test]
+async fn the_library_assembles_each_endpoint_as_ferry_serve_does() {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        source: ferry::load::SourceArgs,
+        #[command(flatten)]
+        transport: ferry::serve::TransportArgs,
+    }
+
+    let pets = TestUpstream::start(|_, _| json_reply(200, json!([{"id": 1, "name": "Rex"}]))).await;
+    let dir = folder(
+        "assembly",
+        &format!(
+            "server: {{name: assembled}}
+openapi: ./pets.yaml
+upstream: {}
+tools: {{listPets: {{}}, createPet: {{}}}}
+endpoints:
+  read: {{tools: {{read_only: true}}}}
+  everything: {{path: /mcp/all}}
+",
+            pets.base
+        ),
+    );
+    let config = dir.join("ferry.yaml");
+    let flags = Flags::parse_from([
+        "ferry",
+        "--config",
+        config.to_str().expect("a UTF-8 path"),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let loaded = ferry::load::load_chosen(&flags.source).expect("loaded");
+    assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
+    let reporting = ferry::serve::Reporting::default();
+    let servers = ferry::serve::build(&loaded.catalog, &flags.transport, &reporting)
+        .await
+        .expect("built");
+    let paths: Vec<&str> = servers.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(paths, ["/mcp/read", "/mcp/all"]);
+    let routes = ferry::transport::http::Routes::new(
+        servers
+            .into_iter()
+            .map(|(path, server)| (path, ferry::mcp::Serving::new(std::sync::Arc::new(server))))
+            .collect(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    let (stop, stopping) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(ferry::transport::http::serve(
+        routes,
+        listener,
+        ferry::transport::http::HttpOptions::default(),
+        async move {
+            let _ = stopping.await;
+        },
+    ));
+    let names = |answer: &crate::support::Answer| -> Vec<String> {
+        answer.json()["result"]["tools"]
+            .as_array()
+            .expect("a tool list")
+            .iter()
+            .map(|tool| tool["name"].as_str().expect("a name").to_string())
+            .collect()
+    };
+    let read = post_modern(
+        &format!("http://{address}/mcp/read"),
+        "tools/list",
+        json!({}),
+    )
+    .await;
+    assert_eq!(names(&read), ["listPets"], "{}", read.text);
+    let all = post_modern(
+        &format!("http://{address}/mcp/all"),
+        "tools/list",
+        json!({}),
+    )
+    .await;
+    assert_eq!(names(&all), ["createPet", "listPets"], "{}", all.text);
+    let called = post_modern(
+        &format!("http://{address}/mcp/read"),
+        "tools/call",
+        json!({"name": "listPets", "arguments": {}}),
+    )
+    .await;
+    let result = &called.json()["result"];
+    assert_eq!(result.get("isError"), None, "{}", called.text);
+    assert_eq!(
+        result["structuredContent"],
+        json!([{"id": 1, "name": "Rex"}]),
+        "{}",
+        called.text
+    );
+    {
+        let received = pets.received.lock().expect("received");
+        assert_eq!(received.len(), 1);
+        assert_eq!(
+            (received[0].method.as_str(), received[0].uri.as_str()),
+            ("GET", "/pets")
+        );
+    }
+    let _ = stop.send(());
+    serving.await.expect("server task").expect("server");
+    let _ = std::fs::remove_dir_all(&dir);
+}

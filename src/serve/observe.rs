@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args as ClapArgs;
 
-use ferry::observe::{Audit, AuditCounters, AuditTarget, Metrics, Observer, Readiness};
+use crate::observe::{Audit, AuditCounters, AuditTarget, Metrics, Observer, Readiness};
 
 /// How long queued audit records may take to be written when ferry stops.
 const AUDIT_FINISH: Duration = Duration::from_secs(2);
@@ -146,16 +146,16 @@ impl Observing {
                 .local_addr()
                 .context("reading the metrics address")?;
             let metrics = self.observer.as_ref().and_then(Observer::metrics).cloned();
-            let router = ferry::transport::admin::router(metrics.clone(), self.readiness.clone());
+            let router = crate::transport::admin::router(metrics.clone(), self.readiness.clone());
             let upstreams = std::mem::take(&mut self.upstreams);
             if !upstreams.is_empty() {
                 tokio::spawn(self.readiness.clone().watch_upstreams(upstreams));
             }
             let allowed_hosts = allowed_hosts.to_vec();
             tokio::spawn(async move {
-                ferry::transport::admin::serve(listener, router, metrics, &allowed_hosts).await
+                crate::transport::admin::serve(listener, router, metrics, &allowed_hosts).await
             });
-            let url = format!("http://{local}{}", ferry::transport::admin::METRICS);
+            let url = format!("http://{local}{}", crate::transport::admin::METRICS);
             tracing::info!(metrics = %url, "serving metrics");
         }
         Ok(())

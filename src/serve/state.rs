@@ -9,9 +9,9 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args as ClapArgs;
 
-use ferry::mcp::confirm::Nonces;
-use ferry::mcp::limit::Limiter;
-use ferry::state::{self, OnFailure, Options};
+use crate::mcp::confirm::Nonces;
+use crate::mcp::limit::Limiter;
+use crate::state::{self, OnFailure, Options};
 
 /// The variable the shared state's password is read from: never the command line, where any
 /// user of the machine may read it.
@@ -71,7 +71,7 @@ impl StateArgs {
             .state_ca_file
             .as_deref()
             .map(|path| {
-                ferry::file::read(path, MAX_CA_BYTES)
+                crate::file::read(path, MAX_CA_BYTES)
                     .with_context(|| format!("reading --state-ca-file {}", path.display()))
             })
             .transpose()?;

@@ -14,13 +14,14 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
-use ferry::diagnostic::{Diagnostic, Severity};
-use ferry::lock::{self, Change, Digests};
-use ferry::mcp::Serving;
 use tokio::sync::watch;
 
-use super::serve::{Reporting, ServeArgs, TransportArgs, build};
-use super::{Loaded, SourceArgs, load_chosen_alone};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::load::{Loaded, SourceArgs, load_chosen_alone, lockfile};
+use crate::lock::{self, Change, Digests};
+use crate::mcp::Serving;
+
+use super::{Reporting, TransportArgs, build};
 
 /// How often `--watch` looks at the files. A change is reloaded once the files have looked
 /// the same at two looks in a row, so a save written in several steps is one reload.
@@ -42,15 +43,22 @@ pub struct Reload {
 }
 
 impl Reload {
-    /// For the catalog `loaded` from `args` (its document still held, to name its files).
-    /// Called at once after loading: a change made since is seen by the first look.
-    pub fn new(args: &ServeArgs, loaded: &Loaded) -> Reload {
-        let files = watched(&args.source, loaded);
+    /// For the catalog `loaded` from `source` (its document still held, to name its files),
+    /// served over `transport`, held to its lock when `locked`, its files watched when
+    /// `watch`. Called at once after loading: a change made since is seen by the first look.
+    pub fn new(
+        source: &SourceArgs,
+        transport: &TransportArgs,
+        locked: bool,
+        watch: bool,
+        loaded: &Loaded,
+    ) -> Reload {
+        let files = watched(source, loaded);
         Reload {
-            source: args.source.clone(),
-            locked: args.locked,
-            transport: args.transport.clone(),
-            watch: args.watch,
+            source: source.clone(),
+            locked,
+            transport: transport.clone(),
+            watch,
             digests: Digests::default(),
             seen: look(&files),
             files,
@@ -160,7 +168,7 @@ impl Reload {
             // On one thread: the server goes on serving meanwhile, and loses one core at most.
             let mut loaded = load_chosen_alone(&source)?;
             if locked {
-                super::lock::enforce(&loaded.catalog, loaded.config.as_deref())?;
+                lockfile::enforce(&loaded.catalog, loaded.config.as_deref())?;
             }
             let files = watched(&source, &loaded);
             loaded.documents = Vec::new();
