@@ -282,6 +282,7 @@ impl Server {
             Ending::Ran(Ran::Operation(outcome), stats) => {
                 facts.stats = stats;
                 facts.upstream_status = Outcome::status_of(&outcome);
+                facts.operation = Outcome::operation_of(&outcome);
                 (
                     Outcome::of(&outcome),
                     result::outcome_result_via(&served.tool.name, via, outcome),

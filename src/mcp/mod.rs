@@ -480,6 +480,7 @@ impl Server {
             error_code: facts.error_code,
             confirmation: facts.confirmation,
             state_failure: facts.state_failure,
+            operation: facts.operation,
         };
         observer.record(record, meter);
     }

@@ -315,6 +315,14 @@ pub fn write_line(record: &CallRecord, out: &mut Vec<u8>) {
         }
         digits(u64::from(code.unsigned_abs()), out);
     }
+    if let Some(status) = &record.operation {
+        // A status URL is longer than a name: kept whole up to a bound of its own.
+        let mut end = status.len().min(1024);
+        while !status.is_char_boundary(end) {
+            end -= 1;
+        }
+        text(out, "operation_status", &status[..end]);
+    }
     if let Some(tool) = &record.tool {
         text(out, "upstream_method", &tool.method);
         text(out, "upstream_path", &tool.template);

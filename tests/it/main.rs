@@ -13,6 +13,7 @@ mod e2e;
 mod fuzz_corpus;
 mod http;
 mod kubernetes;
+mod long_running;
 mod mcp;
 mod oas32;
 mod observe;
