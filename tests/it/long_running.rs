@@ -54,6 +54,14 @@ paths:
           description: accepted
           headers:
             Location: {schema: {type: string}}
+  /later:
+    post:
+      operationId: startLater
+      responses:
+        "202":
+          description: accepted
+          headers:
+            Location: {schema: {type: string}}
   /builds:
     post:
       operationId: startBuild
@@ -70,6 +78,7 @@ tools:
   startFailing: {}
   startForever: {timeout_ms: 400}
   startAway: {}
+  startLater: {long_running: true}
   startBuild:
     long_running:
       status: {body: /links/status}
@@ -127,6 +136,11 @@ async fn job_api(
         ("POST", "/failing") => accepted("/jobs/failing"),
         ("POST", "/forever") => accepted("/jobs/forever"),
         ("POST", "/away") => accepted("http://localhost:9/jobs/away"),
+        ("POST", "/later") => (
+            StatusCode::ACCEPTED,
+            [("location", "/jobs/later"), ("retry-after", "3600")],
+        )
+            .into_response(),
         ("POST", "/builds") => {
             let outcome = uri
                 .query()
@@ -343,5 +357,20 @@ async fn a_status_location_on_another_origin_is_never_fetched() {
         seen.requests.lock().expect("lock").clone(),
         ["POST /away"],
         "nothing but the call itself reached the API"
+    );
+}
+
+#[tokio::test]
+async fn a_retry_after_past_the_timeout_is_not_waited_for() {
+    let (running, seen) = served().await;
+    let result = call(&running, "startLater", json!({})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    let text = texts(&result).join("\n");
+    assert!(text.contains("still running"), "{text}");
+    assert!(text.contains("/jobs/later"), "{text}");
+    assert_eq!(
+        seen.requests.lock().expect("lock").clone(),
+        ["POST /later"],
+        "an hour's wait ends past the 30 s timeout: not begun, nothing polled"
     );
 }
