@@ -197,6 +197,7 @@ impl Server {
         let context = upstream::CallContext {
             idempotency_key: idempotency_key.as_deref(),
             trace: &trace.context,
+            task: self.tasks && era == Era::Modern && super::task::declared(round.capabilities),
         };
         let mut stats = upstream::CallStats::default();
         let ran = match (&served.tool.runs, served.routes.as_slice()) {
@@ -237,6 +238,16 @@ impl Server {
                 );
             }
         };
+        // An operation the API accepted, which the caller follows as a task.
+        if let (
+            Ran::Operation(Err(upstream::CallError::Pending(pending))),
+            Runs::Operation(operation),
+        ) = (&ran, &served.tool.runs)
+            && pending.why == upstream::Unfollowed::Task
+            && let Some(created) = self.task_of(&served.tool.name, operation, principal, pending)
+        {
+            return (Ending::Task(Box::new(created), stats), confirmation);
+        }
         (Ending::Ran(ran, stats), confirmation)
     }
 
@@ -263,6 +274,13 @@ impl Server {
             Ending::Asked(question) => {
                 facts.outcome = Some(Outcome::Unconfirmed);
                 return Ok(result::input_required(id, &question, &self.server_info));
+            }
+            Ending::Task(created, stats) => {
+                facts.stats = stats;
+                facts.upstream_status = Some(202);
+                facts.operation = Some(created.task.status.clone());
+                facts.outcome = Some(Outcome::Ok);
+                return Ok(super::task::created_result(id, &created, &self.server_info));
             }
             Ending::Failed(failure, fault) => {
                 facts.outcome = Some(match fault {
@@ -416,6 +434,8 @@ pub(super) enum Ending<'s> {
     Ran(Ran<'s>, upstream::CallStats),
     /// A discovery tool answered from what the server holds. Nothing was sent.
     Answered(Box<result::CallResult<'static>>),
+    /// The API accepted a long-running operation, which the caller follows as a task.
+    Task(Box<super::task::Created>, upstream::CallStats),
 }
 
 /// What a call that ran came to: an operation's outcome, or a workflow's.

@@ -440,7 +440,7 @@ fn micros(duration: Duration) -> u64 {
 }
 
 /// `time` as RFC 3339 in UTC with microseconds: `2026-12-01T12:00:00.000000Z`.
-fn rfc3339(time: SystemTime, out: &mut Vec<u8>) {
+pub(crate) fn rfc3339(time: SystemTime, out: &mut Vec<u8>) {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let seconds = since.as_secs();
     let (days, rest) = (seconds / 86_400, seconds % 86_400);

@@ -45,6 +45,92 @@ pub(super) struct Following<'a> {
     pub(super) secrets: &'a Secrets,
     /// When the call started: its deadline is its timeout from then.
     pub(super) started: Instant,
+    /// The caller follows the operation itself, as a task: the status location is the
+    /// call's answer ([`Unfollowed::Task`]).
+    pub(super) task: bool,
+}
+
+/// What one look at a long-running operation found.
+#[derive(Debug)]
+// Held inline: one per look, moved once, and boxing the outcome would allocate on the
+// look that ends the operation to save stack on the ones that do not.
+#[allow(clippy::large_enum_variant)]
+pub enum Polled {
+    /// It is still working: look again after this long.
+    Working(Duration),
+    /// It ended: the tool's result, as a call that followed it would have answered.
+    Ended(Outcome),
+}
+
+/// What a look at an operation a task follows does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Look {
+    /// GET its status once.
+    Poll,
+    /// Send the plan's cancel method to its status location once.
+    Cancel,
+}
+
+/// One look at the long-running operation `tool` started, whose status the API named
+/// `status`, on behalf of `principal`, within the tool's timeout and size cap: what a
+/// task's `tasks/get` (or `tasks/cancel`) does, holding nothing between looks. A status
+/// location off the API's origin is never fetched; a tool that is not long-running (or
+/// cannot cancel, for [`Look::Cancel`]) sends nothing and ends in [`CallError::Request`].
+pub async fn look(
+    upstream: &Upstream,
+    (route, tool): (&Route, &OperationPlan),
+    status: &str,
+    principal: &Principal,
+    trace: &trace::Context,
+    look: Look,
+    stats: &mut CallStats,
+) -> Polled {
+    let inner = &upstream.inner;
+    let part = &inner.apis[route.api];
+    let Some(plan) = tool.long_running.as_deref() else {
+        return Polled::Ended(Err(CallError::Request));
+    };
+    let obtained = match &part.credential {
+        Some(super::credential::Credential::Obtained(source)) => {
+            match source.authorization(principal).await {
+                Ok(value) => Some(value),
+                Err(error) => return Polled::Ended(Err(CallError::Credential(error))),
+            }
+        }
+        _ => None,
+    };
+    let secrets = obtained
+        .as_ref()
+        .and_then(|value| part.secrets_with(&inner.secrets, value));
+    let following = Following {
+        upstream,
+        tool,
+        plan,
+        route,
+        authorization: obtained.as_ref(),
+        principal,
+        trace,
+        secrets: secrets.as_deref().unwrap_or(&inner.secrets),
+        started: Instant::now(),
+        task: true,
+    };
+    let Some(target) = following.target(status) else {
+        return Polled::Ended(Err(CallError::Pending(Pending {
+            status: status.to_string(),
+            why: Unfollowed::OtherOrigin,
+        })));
+    };
+    stats.calls += 1;
+    match (look, &plan.cancel) {
+        (Look::Poll, _) => following.poll(status, &target, stats).await,
+        (Look::Cancel, Some(method)) => match following.send(method.clone(), target, stats).await {
+            Some(observed) => Polled::Ended(Ok(following.shape(observed, false))),
+            None => Polled::Ended(Err(CallError::Timeout {
+                timeout_ms: tool.call.timeout.as_millis() as u64,
+            })),
+        },
+        (Look::Cancel, None) => Polled::Ended(Err(CallError::Request)),
+    }
 }
 
 impl Following<'_> {
@@ -72,37 +158,51 @@ impl Following<'_> {
                 },
             })
         };
+        if self.task {
+            return Err(CallError::Pending(Pending {
+                status,
+                why: Unfollowed::Task,
+            }));
+        }
         let mut wait = self.wait(&accepted.http.headers);
         loop {
             if Instant::now() + wait >= deadline {
                 return Err(running());
             }
             tokio::time::sleep(wait).await;
-            let Some(observed) = self.get(target.clone(), stats).await else {
-                wait = self.plan.interval.max(MIN_WAIT);
-                continue;
-            };
-            let answer = self.shape(observed.clone(), false);
-            let state = self.state(&answer);
-            tracing::debug!(tool = %tool, status = answer.http.status.as_u16(), state = state.as_str(), "polled a long-running operation");
-            let followed = Box::new(Followed {
-                status: status.clone(),
-                state,
-            });
-            match state {
-                State::Working => wait = self.wait(&answer.http.headers),
-                State::Completed => {
-                    let mut result = self.result(observed, &answer, stats).await;
-                    if let Ok(answer) = &mut result {
-                        answer.handling.operation = Some(followed);
-                    }
-                    return result;
-                }
-                State::Failed | State::Cancelled => {
-                    let mut answer = answer;
+            match self.poll(&status, &target, stats).await {
+                Polled::Working(next) => wait = next,
+                Polled::Ended(outcome) => return outcome,
+            }
+        }
+    }
+
+    /// One look at the operation whose status is at `status` (`target`): still working
+    /// (and how long to wait before the next look), or its end.
+    async fn poll(&self, status: &str, target: &http::Uri, stats: &mut CallStats) -> Polled {
+        let Some(observed) = self.get(target.clone(), stats).await else {
+            return Polled::Working(self.plan.interval.max(MIN_WAIT));
+        };
+        let answer = self.shape(observed.clone(), false);
+        let state = self.state(&answer);
+        tracing::debug!(tool = %self.tool.name, status = answer.http.status.as_u16(), state = state.as_str(), "polled a long-running operation");
+        let followed = Box::new(Followed {
+            status: status.to_string(),
+            state,
+        });
+        match state {
+            State::Working => Polled::Working(self.wait(&answer.http.headers)),
+            State::Completed => {
+                let mut result = self.result(observed, &answer, stats).await;
+                if let Ok(answer) = &mut result {
                     answer.handling.operation = Some(followed);
-                    return Ok(answer);
                 }
+                Polled::Ended(result)
+            }
+            State::Failed | State::Cancelled => {
+                let mut answer = answer;
+                answer.handling.operation = Some(followed);
+                Polled::Ended(Ok(answer))
             }
         }
     }
@@ -196,12 +296,23 @@ impl Following<'_> {
 
     /// One GET of `target` within the call's deadline; `None` when no answer came.
     async fn get(&self, target: http::Uri, stats: &mut CallStats) -> Option<Response> {
+        self.send(Method::GET, target, stats).await
+    }
+
+    /// One `method` request to `target`, without a body, within the call's deadline; `None`
+    /// when no answer came.
+    async fn send(
+        &self,
+        method: Method,
+        target: http::Uri,
+        stats: &mut CallStats,
+    ) -> Option<Response> {
         let mut request = client::Request {
-            method: Method::GET,
+            idempotent: super::idempotent(&method),
+            method,
             uri: target,
             headers: HeaderMap::new(),
             body: None,
-            idempotent: true,
         };
         self.part()
             .authorize(&mut request.headers, self.authorization, self.principal)?;

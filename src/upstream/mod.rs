@@ -38,7 +38,7 @@ use crate::trace;
 mod address;
 mod body;
 mod credential;
-mod follow;
+pub mod follow;
 mod outcome;
 mod part;
 mod random;
@@ -306,6 +306,7 @@ impl Upstream {
         let context = CallContext {
             idempotency_key: None,
             trace: &trace,
+            task: false,
         };
         self.call_with(route, tool, arguments, principal, &context, stats)
             .await
@@ -329,6 +330,7 @@ impl Upstream {
         let CallContext {
             idempotency_key,
             trace: context,
+            task,
         } = *context;
         let started = Instant::now();
         let settings = &tool.call;
@@ -448,6 +450,7 @@ impl Upstream {
                         trace: context,
                         secrets: secrets.as_deref().unwrap_or(&inner.secrets),
                         started,
+                        task,
                     };
                     following.follow(answer, stats).await
                 }
@@ -521,6 +524,9 @@ impl fmt::Debug for Inner {
 pub struct CallContext<'a> {
     pub idempotency_key: Option<&'a str>,
     pub trace: &'a trace::Context,
+    /// The caller follows a long-running operation itself (the Tasks extension): a 202 of
+    /// a long-running tool ends the call in [`Unfollowed::Task`] rather than being polled.
+    pub task: bool,
 }
 
 /// When a call started, what its requests have cost so far, and the trace it is part of:

@@ -101,6 +101,8 @@ pub enum Unfollowed {
     Running { timeout_ms: u64 },
     /// Its status location is on another origin than the API's, which ferry never calls.
     OtherOrigin,
+    /// The caller follows it as a task, by its status location.
+    Task,
 }
 
 /// The part of an answer a secret was first found in: the body, a `Link` cursor or a

@@ -25,6 +25,7 @@ mod reload;
 mod state;
 mod stdio;
 mod support;
+mod tasks;
 mod traces;
 mod upstream;
 mod workflows;

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-mod operation;
+pub(super) mod operation;
 mod workflow;
 mod written;
 

@@ -40,8 +40,29 @@ pub(super) fn pending(pending: &Pending) -> String {
         Unfollowed::Running { timeout_ms } => format!(
             "the API accepted the operation and it is still running: it had not finished within this tool's timeout ({timeout_ms} ms), so ferry stopped waiting. Nothing is lost: its status is at {status}. Calling this tool again starts another operation; to see how this one goes, read its status there (a GET on this API)"
         ),
+        Unfollowed::Task => format!(
+            "the API accepted the operation and it is running: its status is at {status}, which is longer than a task can carry, so ferry does not follow it. Calling this tool again starts another operation"
+        ),
         Unfollowed::OtherOrigin => format!(
             "the API accepted the operation and names {status} for it, on another origin than the API's, which ferry never calls: the operation was not followed there. Calling this tool again starts another operation"
         ),
     }
+}
+
+/// The `CallToolResult` a task holds once its operation ended: `outcome` written as a
+/// modern call's result would be.
+pub(in crate::mcp) fn task_result(
+    tool: &str,
+    outcome: crate::upstream::Outcome,
+) -> Result<serde_json::Value, serde_json::Error> {
+    let result = super::outcome_result(tool, outcome);
+    let mut out = Vec::with_capacity(512);
+    super::written::Written {
+        result: &result,
+        result_type: Some("complete"),
+        server_info: None,
+        wrap: false,
+    }
+    .write(&mut out)?;
+    serde_json::from_slice(&out)
 }
