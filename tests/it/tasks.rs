@@ -17,7 +17,7 @@ use ferry::upstream::Upstream;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, GetTaskParams, TaskStatus};
 use serde_json::{Value, json};
 
-use crate::support::{Running, post, serve_app, start};
+use crate::support::{Running, ServeProcess, post, post_modern, serve_app, start};
 
 const DOCUMENT: &str = r#"
 openapi: 3.1.0
@@ -316,4 +316,73 @@ async fn tasks_cancel_sends_the_apis_cancel_and_says_when_there_is_none() {
         got["result"]["pollIntervalMs"], 1000,
         "the API's Retry-After"
     );
+}
+
+/// `ferry serve` itself, with the key it generated at start-up: a task made before a
+/// reload (SIGHUP) is followed to its end after it.
+#[tokio::test]
+async fn a_task_id_survives_a_reload() {
+    let jobs = Arc::new(Jobs::default());
+    let api = Arc::clone(&jobs);
+    let app = axum::Router::new()
+        .fallback(move |method, uri, headers| job_api(Arc::clone(&api), method, uri, headers));
+    let address = serve_app(app).await;
+    let dir = std::env::temp_dir().join(format!(
+        "ferry-tasks-reload-{}-{}",
+        std::process::id(),
+        task_nanos()
+    ));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    std::fs::write(dir.join("openapi.yaml"), DOCUMENT).expect("document");
+    let curation =
+        |curation: &str| format!("openapi: openapi.yaml\nupstream: http://{address}\n{curation}");
+    let path = dir.join("ferry.yaml");
+    std::fs::write(&path, curation(CURATION)).expect("curation");
+    let path_text = path.to_string_lossy().to_string();
+    let ferry = ServeProcess::start(
+        &["serve", "--listen", "127.0.0.1:0", "--config", &path_text],
+        &[("JOBS_KEY", API_KEY)],
+    )
+    .await
+    .expect("ferry serves");
+    let created = request(&ferry.url, "tools/call", json!({"name": "startExport"})).await;
+    let task_id = created["result"]["taskId"].clone();
+    assert!(task_id.is_string(), "{created}");
+
+    // The reload is seen done when the tool it renames is listed.
+    let renamed = CURATION.replace("  startImport:\n", "  startImport:\n    name: importJobs\n");
+    std::fs::write(&path, curation(&renamed)).expect("curation");
+    let hangup = std::process::Command::new("kill")
+        .args(["-HUP", &ferry.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(hangup.success());
+    let mut reloaded = false;
+    for _ in 0..200 {
+        let listed = post_modern(&ferry.url, "tools/list", json!({}))
+            .await
+            .json();
+        if listed.to_string().contains("importJobs") {
+            reloaded = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(reloaded, "the reload was never served");
+    let mut status = Value::Null;
+    for _ in 0..5 {
+        let got = request(&ferry.url, "tasks/get", json!({"taskId": task_id})).await;
+        status = got["result"]["status"].clone();
+        if status == "completed" {
+            break;
+        }
+    }
+    assert_eq!(status, "completed");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn task_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos())
 }
