@@ -1,8 +1,9 @@
 //! The Tasks extension over long-running operations (issue 28): rmcp's client, declaring
-//! the extension, gets a task for a call the API accepts and follows it with `tasks/get` to
-//! the final result; a task made through one replica is finished through another sharing
-//! its key; `tasks/cancel` sends the API's cancel; an id that is tampered with, sealed under
-//! another key or for a tool without a cancel is refused, and nothing is fetched.
+//! the extension over HTTP and over stdio, gets a task for a call the API accepts and
+//! follows it with `tasks/get` to the final result; a task made through one replica is
+//! finished through another sharing its key, and one made before a reload after it;
+//! `tasks/cancel` sends the API's cancel, or says there is none; an id that is tampered
+//! with or sealed under another key is refused, and nothing is fetched.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -125,6 +126,19 @@ async fn job_api(
 
 /// The job API, and two replicas of ferry serving it, sealing task ids with `keys`.
 async fn replicas(keys: [&[u8]; 2]) -> (Arc<Jobs>, [Running; 2]) {
+    let (jobs, servers) = servers(keys).await;
+    let [first, second] = servers;
+    (
+        jobs,
+        [
+            start(first, HttpOptions::default()).await,
+            start(second, HttpOptions::default()).await,
+        ],
+    )
+}
+
+/// The job API, and two servers of its tools, sealing task ids with `keys`.
+async fn servers(keys: [&[u8]; 2]) -> (Arc<Jobs>, [Server; 2]) {
     let jobs = Arc::new(Jobs::default());
     let api = Arc::clone(&jobs);
     let app = axum::Router::new()
@@ -138,8 +152,7 @@ async fn replicas(keys: [&[u8]; 2]) -> (Arc<Jobs>, [Running; 2]) {
     let document = Document::from_value(value).expect("document is OpenAPI");
     let (catalog, diagnostics) = ferry::catalog::compile_chosen(&document, &curation);
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    let mut running = Vec::new();
-    for key in keys {
+    let server = |key: &[u8]| {
         let client = Upstream::with_env(&catalog, |name| {
             (name == "JOBS_KEY").then(|| API_KEY.to_string())
         })
@@ -148,11 +161,9 @@ async fn replicas(keys: [&[u8]; 2]) -> (Arc<Jobs>, [Running; 2]) {
             confirm_key: ConfirmKey::new(key),
             ..ServerOptions::default()
         };
-        let server = Server::new(&catalog, Some(client), options);
-        running.push(start(server, HttpOptions::default()).await);
-    }
-    let [first, second]: [Running; 2] = running.try_into().ok().expect("two replicas");
-    (jobs, [first, second])
+        Server::new(&catalog, Some(client), options)
+    };
+    (jobs, [server(keys[0]), server(keys[1])])
 }
 
 /// An rmcp client that declares the Tasks extension.
@@ -385,4 +396,53 @@ fn task_nanos() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_nanos())
+}
+
+/// Over stdio, rmcp's client follows a task as it does over HTTP.
+#[tokio::test]
+async fn rmcp_follows_a_task_over_stdio() {
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let (_jobs, [server, _]) = servers([SEAL_KEY, SEAL_KEY]).await;
+    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = tokio::spawn(ferry::transport::stdio::serve(
+        Arc::new(server),
+        tokio::io::BufReader::new(server_read),
+        server_write,
+        1 << 20,
+    ));
+    let client = Tasking
+        .serve_with_lifecycle(
+            tokio::io::split(client_side),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("discover over stdio");
+    let response = client
+        .call_tool_once(CallToolRequestParams::new("startExport"))
+        .await
+        .expect("tools/call");
+    let CallToolResponse::Task(created) = response else {
+        panic!("a task: {response:?}");
+    };
+    let mut ended = None;
+    for _ in 0..20 {
+        let got = client
+            .get_task(GetTaskParams::new(created.task.task_id.clone()))
+            .await
+            .expect("tasks/get");
+        if let rmcp::model::TaskPayload::Completed { result } = got.task.payload {
+            ended = Some(result);
+            break;
+        }
+    }
+    let result = ended.expect("the task ended");
+    assert_eq!(
+        result.get("structuredContent"),
+        Some(&json!({"state": "done", "rows": 3}))
+    );
+    client.cancel().await.expect("close");
+    let _ = serving.await;
 }
