@@ -23,7 +23,8 @@
 //! dispatcher together as one `Scope`. A `tools/call` is `call`'s: it finds the
 //! `ServedTool` by one lookup in the server's name map, and the ending it comes to is
 //! written by `result`, the one writer of tool results, and recorded for `observe` in the
-//! same `match`.
+//! same `match`. `tasks/get` and `tasks/cancel` are `task`'s, served where a tool is
+//! long-running.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -10,6 +10,10 @@
 //! the next interval: it says nothing of the operation. When the deadline comes first, the
 //! call ends in [`Unfollowed::Running`], which names the status location: the operation
 //! was accepted and is not lost from view.
+//!
+//! A caller that follows the operation itself (a task) gets the status location at once
+//! ([`Unfollowed::Task`]), and [`look`] looks at it once per ask: one poll (and, when it
+//! ended, the result fetched) or one cancel, holding nothing between asks.
 
 use std::time::Duration;
 

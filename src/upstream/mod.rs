@@ -15,6 +15,8 @@
 //! pool per distinct connect timeout, shared by every API; a [`Route`] names the tool's API
 //! and pool. Every API's secrets are redacted from every API's answers.
 //!
+//! A long-running tool's `202 Accepted` is followed to the operation's end by `follow`.
+//!
 //! Redirects are never followed, and a request that would leave its API's origin is refused.
 //! A retry waits for the backoff or `Retry-After` only when the wait ends before the call's
 //! deadline (otherwise the answer that came is the result); a response head that cannot be
