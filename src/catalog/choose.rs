@@ -365,6 +365,7 @@ fn overlay(document: &ToolEntry, curation: &ToolEntry) -> ToolEntry {
             curation.mirror_headers.clone()
         },
         call: curation.call.clone(),
+        long_running: curation.long_running.clone(),
         scopes: curation.scopes.clone(),
         rate_limit: curation.rate_limit,
         confirm: curation

@@ -33,7 +33,7 @@ use super::operation::{self, Operation};
 use super::{
     Api, CallSettings, Catalog, ConfirmSettings, InputSchema, OperationPlan, OperationReport,
     OperationStatus, Runs, SafetyClass, ServerInfo, Tool, ToolLimits, annotations, build, confirm,
-    naming, prose, trim,
+    long_running, naming, prose, trim,
 };
 
 /// [`Diagnostic::code`] of a confirming tool that 2025-11-25 clients list but cannot call.
@@ -365,7 +365,15 @@ fn compile_operation(
     }
     // What the curation adds to a chosen tool's arguments must fit them, too.
     let options = curation.call.overlay(&choice.settings.call);
-    let call = CallSettings::resolve(&options);
+    let mut call = CallSettings::resolve(&options);
+    let long_running = long_running::plan(
+        choice,
+        long_running::shown(document, operation),
+        &mut call,
+        (&name, &label),
+        &mut failed,
+        diagnostics,
+    );
     if let (Some(built), true) = (&mut built, choice.chosen) {
         let location = Location::document(
             &document.file(operation.file).name,
@@ -461,6 +469,7 @@ fn compile_operation(
             operation_id: operation.operation_id.map(str::to_string),
             tags: operation.tags.iter().map(|tag| tag.to_string()).collect(),
             document_scopes: operation::security_scopes(document, operation),
+            long_running,
         }),
         name,
         title: choice.settings.title.clone(),

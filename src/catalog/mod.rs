@@ -36,6 +36,7 @@ pub mod confirm;
 pub mod discovery;
 pub mod endpoints;
 mod input;
+pub mod long_running;
 pub mod naming;
 mod operation;
 mod plan;
@@ -56,6 +57,7 @@ pub use confirm::{Confirm, ConfirmSettings, MessagePart};
 pub use discovery::{CallClass, DiscoveryKind, DiscoveryTool, add_discovery};
 pub use endpoints::Endpoint;
 pub use input::InputSchema;
+pub use long_running::LongRunning;
 pub use plan::{
     BodyEncoding, BodyPlacement, BodyPlan, CredentialKind, CredentialSlot, FieldEncoding,
     ParameterPlan, RequestPlan,
@@ -298,7 +300,7 @@ pub struct ScopeSource<'t> {
 }
 
 /// One operation's request, as a tool or a workflow's step sends it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OperationPlan {
     /// The API it is sent to, by its id in [`Catalog::apis`] (empty for the one API of a
     /// file without `apis:`).
@@ -318,6 +320,27 @@ pub struct OperationPlan {
     /// one list per alternative (any one of them, each whole), for
     /// `auth.scopes_from_document`; empty when the document asks for none.
     pub document_scopes: Vec<Vec<String>>,
+    /// How a call follows the operation past a `202 Accepted`, when it is long-running.
+    pub long_running: Option<Box<LongRunning>>,
+}
+
+impl std::fmt::Debug for OperationPlan {
+    /// Every field, `long_running` only when there is one: the lock digests a workflow by
+    /// this text, which an operation that is not long-running leaves as it always was.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut plan = f.debug_struct("OperationPlan");
+        plan.field("api", &self.api)
+            .field("name", &self.name)
+            .field("plan", &self.plan)
+            .field("call", &self.call)
+            .field("operation_id", &self.operation_id)
+            .field("tags", &self.tags)
+            .field("document_scopes", &self.document_scopes);
+        if let Some(long_running) = &self.long_running {
+            plan.field("long_running", long_running);
+        }
+        plan.finish()
+    }
 }
 
 /// A tool's rate limits, resolved from the curation: each is a budget per caller (subject),
@@ -471,6 +494,7 @@ impl Tool {
                 operation_id: None,
                 tags: Vec::new(),
                 document_scopes: Vec::new(),
+                long_running: None,
             }),
             name,
         }

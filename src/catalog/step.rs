@@ -146,6 +146,8 @@ pub(super) fn plan(
             tags: operation.tags.iter().map(|tag| tag.to_string()).collect(),
             document_scopes: operation::security_scopes(document, operation),
             plan,
+            // A step's 202 is what the workflow reads: its criteria decide what follows.
+            long_running: None,
         },
         scopes: chosen.and_then(|tool| tool.scopes.clone()),
         arguments,

@@ -164,6 +164,10 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
                         json!({ "typeToConfirm": confirm.type_to_confirm }),
                     );
                 }
+                if let Some(long_running) = tool.operation().and_then(|op| op.long_running.as_ref())
+                {
+                    map.insert("longRunning".to_string(), long_running_json(long_running));
+                }
             }
             entry
         })
@@ -230,6 +234,27 @@ fn check_json(catalog: &Catalog, diagnostics: &[Diagnostic]) -> Value {
 }
 
 /// Who an endpoint asks, in a word: `oauth`, `api_keys` or `none`.
+/// What `check --format json` says of a long-running tool: where its status is and whether
+/// the document alone made it so.
+fn long_running_json(plan: &catalog::LongRunning) -> Value {
+    use catalog::long_running::{ResultAt, UrlAt};
+    let at = |place: &UrlAt| match place {
+        UrlAt::Header(name) => json!({"header": name.as_str()}),
+        UrlAt::Body(pointer) => json!({"body": pointer}),
+    };
+    json!({
+        "inferred": plan.inferred,
+        "status": at(&plan.status),
+        "state": plan.state.as_ref().map(|state| &state.pointer),
+        "result": match &plan.result {
+            ResultAt::Status => json!("status"),
+            ResultAt::Field(pointer) => json!({"field": pointer}),
+            ResultAt::Fetch(place) => json!({"fetch": at(place)}),
+        },
+        "cancel": plan.cancel.as_ref().map(http::Method::as_str),
+    })
+}
+
 fn auth_kind(auth: Option<&ferry::access::AuthConfig>) -> &'static str {
     match auth.map(|auth| &auth.mode) {
         Some(ferry::access::AuthMode::OAuth(_)) => "oauth",

@@ -379,7 +379,7 @@ fn fields(value: &Value, path: &str, diagnostics: &mut Vec<Diagnostic>) -> Optio
     Some(fields)
 }
 
-fn valid_pointer_escapes(pointer: &str) -> bool {
+pub(super) fn valid_pointer_escapes(pointer: &str) -> bool {
     let mut chars = pointer.chars();
     while let Some(c) = chars.next() {
         if c == '~' && !matches!(chars.next(), Some('0' | '1')) {

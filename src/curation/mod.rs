@@ -20,6 +20,7 @@ pub mod confirm;
 pub mod discovery;
 pub mod endpoints;
 pub mod limits;
+pub mod long_running;
 mod tools;
 pub mod workflows;
 

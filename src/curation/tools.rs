@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::{
-    CallOptions, Confirmation, auth, bool_at, call, check_keys, confirm, join, limits, string_at,
-    string_list,
+    CallOptions, Confirmation, auth, bool_at, call, check_keys, confirm, join, limits,
+    long_running, string_at, string_list,
 };
 use crate::diagnostic::{Diagnostic, Location};
 
@@ -35,6 +35,9 @@ pub struct ToolEntry {
     /// decides, else no.
     pub confirm: Option<Confirmation>,
     pub call: CallOptions,
+    /// How a call follows the operation past its `202 Accepted` (`long_running:`); `None`:
+    /// as the document makes plain, if it does.
+    pub long_running: Option<long_running::LongRunningEntry>,
 }
 
 /// Annotation values the curation sets; `None` leaves the derived value.
@@ -58,7 +61,7 @@ pub const EXTENSION_KEYS: &[&str] = &[
     "confirm",
 ];
 /// A tool entry's keys beside [`EXTENSION_KEYS`] (and those of `call` and `auth`).
-const OPERATOR_TOOL_KEYS: &[&str] = &["mirror_headers", "arguments"];
+const OPERATOR_TOOL_KEYS: &[&str] = &["mirror_headers", "arguments", long_running::KEY];
 const ARGUMENTS_KEYS: &[&str] = &["omit"];
 const ANNOTATION_KEYS: &[&str] = &[
     "readOnlyHint",
@@ -143,6 +146,7 @@ pub(super) fn parse_tool(
     }
     entry.rate_limit = limits::parse_tool_rate_limit(map, path, diagnostics);
     entry.call = call::parse_call_options(map, path, diagnostics);
+    entry.long_running = long_running::parse(map, path, diagnostics);
     entry
 }
 

@@ -65,6 +65,7 @@ pub fn audit(data: &[u8]) {
         error_code: (pick & 8 != 0).then_some(-32602),
         confirmation: None,
         state_failure: None,
+        operation: (pick & 32 != 0).then(|| "/jobs/1".to_string()),
     };
     let mut line = Vec::new();
     audit::write_line(&record, &mut line);

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{Catalog, OperationStatus, Runs, Source, Tool, WorkflowPlan};
+use crate::catalog::{Catalog, OperationPlan, OperationStatus, Runs, Source, Tool, WorkflowPlan};
 use crate::openapi::Document;
 
 /// The version of the lock file's shape.
@@ -480,12 +480,9 @@ fn runs_text(tool: &Tool) -> (String, String) {
         // the lock tells the two apart (a listed one's text is as it always was).
         Runs::Operation(operation) if !tool.listed => (
             format!("{:?} behind discovery", operation.plan),
-            format!("{:?}", operation.call),
+            call_text(operation),
         ),
-        Runs::Operation(operation) => (
-            format!("{:?}", operation.plan),
-            format!("{:?}", operation.call),
-        ),
+        Runs::Operation(operation) => (format!("{:?}", operation.plan), call_text(operation)),
         Runs::Workflow(workflow) => (format!("{workflow:?}"), String::new()),
         // A discovery tool runs nothing of its own: what it reaches is each operation's, and
         // which calling tool reaches which operation is what it decides.
@@ -501,6 +498,15 @@ fn runs_text(tool: &Tool) -> (String, String) {
                 String::new(),
             )
         }
+    }
+}
+
+/// How an operation's call is made: its settings, then how it follows a long-running
+/// operation, when it is one (a tool that is not keeps the text it always had).
+fn call_text(operation: &OperationPlan) -> String {
+    match &operation.long_running {
+        Some(long_running) => format!("{:?}\n{long_running:?}", operation.call),
+        None => format!("{:?}", operation.call),
     }
 }
 

@@ -208,6 +208,7 @@ impl Server {
         let context = upstream::CallContext {
             idempotency_key: idempotency_key.as_deref(),
             trace: &trace.context,
+            task: self.tasks && era == Era::Modern && super::task::declared(round.capabilities),
         };
         let mut stats = upstream::CallStats::default();
         let ran = match (&served.tool.runs, served.routes.as_slice()) {
@@ -248,6 +249,16 @@ impl Server {
                 );
             }
         };
+        // An operation the API accepted, which the caller follows as a task.
+        if let (
+            Ran::Operation(Err(upstream::CallError::Pending(pending))),
+            Runs::Operation(operation),
+        ) = (&ran, &served.tool.runs)
+            && pending.why == upstream::Unfollowed::Task
+            && let Some(created) = self.task_of(&served.tool.name, operation, principal, pending)
+        {
+            return (Ending::Task(Box::new(created), stats), confirmation);
+        }
         (Ending::Ran(ran, stats), confirmation)
     }
 
@@ -275,6 +286,13 @@ impl Server {
                 facts.outcome = Some(Outcome::Unconfirmed);
                 return Ok(result::input_required(id, &question, &self.server_info));
             }
+            Ending::Task(created, stats) => {
+                facts.stats = stats;
+                facts.upstream_status = Some(202);
+                facts.operation = Some(created.task.status.clone());
+                facts.outcome = Some(Outcome::Ok);
+                return Ok(super::task::created_result(id, &created, &self.server_info));
+            }
             Ending::Failed(failure, fault) => {
                 facts.outcome = Some(match fault {
                     Fault::Caller => Outcome::ProtocolError,
@@ -293,6 +311,7 @@ impl Server {
             Ending::Ran(Ran::Operation(outcome), stats) => {
                 facts.stats = stats;
                 facts.upstream_status = Outcome::status_of(&outcome);
+                facts.operation = Outcome::operation_of(&outcome);
                 (
                     Outcome::of(&outcome),
                     result::outcome_result_via(&served.tool.name, via, outcome),
@@ -426,6 +445,8 @@ pub(super) enum Ending<'s> {
     Ran(Ran<'s>, upstream::CallStats),
     /// A discovery tool answered from what the server holds. Nothing was sent.
     Answered(Box<result::CallResult<'static>>),
+    /// The API accepted a long-running operation, which the caller follows as a task.
+    Task(Box<super::task::Created>, upstream::CallStats),
 }
 
 /// What a call that ran came to: an operation's outcome, or a workflow's.

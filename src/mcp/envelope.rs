@@ -125,6 +125,8 @@ pub(super) struct Params<'a> {
     /// carries it (stdio).
     pub(super) traceparent: Option<MetaString<'a>>,
     pub(super) tracestate: Option<MetaString<'a>>,
+    /// `tasks/get`'s and `tasks/cancel`'s `taskId`.
+    pub(super) task_id: Option<MetaString<'a>>,
 }
 
 pub(super) enum MetaString<'a> {
@@ -152,6 +154,7 @@ pub(super) struct RawParams<'a> {
     request_state: Option<&'a RawValue>,
     /// `notifications/cancelled`'s.
     request_id: Option<&'a RawValue>,
+    task_id: Option<&'a RawValue>,
     /// One of the members above but `requestId` is given twice: the params are invalid.
     repeated: bool,
     /// `requestId` is given twice.
@@ -214,6 +217,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for ParamsField<'a> {
                         "requestState" => {
                             fill(&mut params.request_state, map.next_value()?, repeated);
                         }
+                        "taskId" => fill(&mut params.task_id, map.next_value()?, repeated),
                         "requestId" => fill(
                             &mut params.request_id,
                             map.next_value()?,
@@ -330,6 +334,7 @@ impl<'a> Params<'a> {
             },
             traceparent,
             tracestate,
+            task_id: raw_params.task_id.map(string_of),
         })
     }
 }

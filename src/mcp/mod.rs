@@ -23,7 +23,8 @@
 //! dispatcher together as one `Scope`. A `tools/call` is `call`'s: it finds the
 //! `ServedTool` by one lookup in the server's name map, and the ending it comes to is
 //! written by `result`, the one writer of tool results, and recorded for `observe` in the
-//! same `match`.
+//! same `match`. `tasks/get` and `tasks/cancel` are `task`'s, served where a tool is
+//! long-running.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -59,6 +60,7 @@ pub(crate) mod result;
 mod served;
 mod serving;
 mod span;
+pub mod task;
 mod validate;
 
 pub use crate::auth::CacheScope;
@@ -167,6 +169,8 @@ pub struct Server {
     /// Asks for, and checks, the user's confirmation of a confirming tool's calls.
     confirmer: confirm::Confirmer,
     traces: Option<trace::Exporter>,
+    /// Some tool is long-running: the Tasks extension is served (see [`task`]).
+    tasks: bool,
 }
 
 /// What a request carries through the dispatcher beside its message: who sent it (`None`
@@ -293,6 +297,15 @@ impl Server {
             "supportedVersions": SUPPORTED_VERSIONS,
             "capabilities": {"tools": {"listChanged": true}},
         });
+        // The Tasks extension is declared where a tool can answer a task.
+        let tasks = catalog
+            .tools
+            .iter()
+            .filter_map(crate::catalog::Tool::operation)
+            .any(|operation| operation.long_running.is_some());
+        if tasks {
+            discover["capabilities"]["extensions"] = json!({ task::EXTENSION: {} });
+        }
         if let Some(instructions) = &catalog.server.instructions {
             discover["instructions"] = Value::String(instructions.clone());
         }
@@ -357,6 +370,7 @@ impl Server {
             observer: options.observer,
             confirmer,
             traces: options.traces,
+            tasks,
         }
     }
 
@@ -480,6 +494,7 @@ impl Server {
             error_code: facts.error_code,
             confirmation: facts.confirmation,
             state_failure: facts.state_failure,
+            operation: facts.operation,
         };
         observer.record(record, meter);
     }
@@ -548,6 +563,10 @@ impl Server {
                     .await
             }
             "subscriptions/listen" => Ok(self.listen(id, params.tools_list_changed)),
+            "tasks/get" | "tasks/cancel" if self.tasks => {
+                self.task_request(id, method, &params, scope.principal, &scope.trace.context)
+                    .await
+            }
             _ => Err(Failure::new(
                 StatusCode::NOT_FOUND,
                 code::METHOD_NOT_FOUND,

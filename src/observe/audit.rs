@@ -315,6 +315,14 @@ pub fn write_line(record: &CallRecord, out: &mut Vec<u8>) {
         }
         digits(u64::from(code.unsigned_abs()), out);
     }
+    if let Some(status) = &record.operation {
+        // A status URL is longer than a name: kept whole up to a bound of its own.
+        let mut end = status.len().min(1024);
+        while !status.is_char_boundary(end) {
+            end -= 1;
+        }
+        text(out, "operation_status", &status[..end]);
+    }
     if let Some(tool) = &record.tool {
         text(out, "upstream_method", &tool.method);
         text(out, "upstream_path", &tool.template);
@@ -432,7 +440,7 @@ fn micros(duration: Duration) -> u64 {
 }
 
 /// `time` as RFC 3339 in UTC with microseconds: `2026-12-01T12:00:00.000000Z`.
-fn rfc3339(time: SystemTime, out: &mut Vec<u8>) {
+pub(crate) fn rfc3339(time: SystemTime, out: &mut Vec<u8>) {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let seconds = since.as_secs();
     let (days, rest) = (seconds / 86_400, seconds % 86_400);

@@ -133,6 +133,9 @@ pub struct CallRecord {
     /// The state replicas share (`--state`) could not be read for the call, and what
     /// followed.
     pub state_failure: Option<StateFailure>,
+    /// The status location of a long-running operation the call started, as the API named
+    /// it: where to look for an operation not followed to its end.
+    pub operation: Option<String>,
 }
 
 /// What a call's record is filled from, gathered while the call is answered.
@@ -151,6 +154,8 @@ pub struct CallFacts {
     pub confirmation: Option<&'static str>,
     /// The shared state could not be read for the call.
     pub state_failure: Option<StateFailure>,
+    /// The status location of the long-running operation the call started, if it did.
+    pub operation: Option<String>,
 }
 
 /// A call for which the state replicas share (`--state`) did not answer in time, and the
@@ -292,6 +297,7 @@ impl Observer {
                 error_code: None,
                 confirmation: None,
                 state_failure: None,
+                operation: None,
             },
             None,
         );
@@ -388,6 +394,15 @@ impl Outcome {
                 Fault::Upstream => Outcome::UpstreamFailure,
                 Fault::Gateway => Outcome::GatewayFailure,
             },
+        }
+    }
+
+    /// The status location of the long-running operation `outcome` started, if it did.
+    pub fn operation_of(outcome: &upstream::Outcome) -> Option<String> {
+        match outcome {
+            Ok(answer) => Some(answer.handling.operation.as_ref()?.status.clone()),
+            Err(CallError::Pending(pending)) => Some(pending.status.clone()),
+            Err(_) => None,
         }
     }
 

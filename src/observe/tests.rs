@@ -28,6 +28,7 @@ fn record(outcome: Outcome) -> CallRecord {
         error_code: None,
         confirmation: None,
         state_failure: None,
+        operation: None,
     }
 }
 
@@ -40,6 +41,20 @@ fn an_audit_line_is_one_json_object_and_its_newline() {
         {"time":"2025-12-01T12:00:00.123456Z","request_id":"00000000000000ab","jsonrpc_id":"call-7","tool":"get_pet","api":"pets","endpoint":"read","subject":"anonymous","client_name":"inspector","client_version":"1.2","outcome":"api_error","upstream_method":"GET","upstream_path":"/pets/{petId}","upstream_status":404,"attempts":1,"duration_us":900,"upstream_us":700,"bytes_in":120,"bytes_out":480}
     "#]]
     .assert_eq(&text);
+}
+
+#[test]
+fn a_long_running_operation_not_followed_to_its_end_leaves_its_status_location() {
+    let mut line = Vec::new();
+    let mut running = record(Outcome::UpstreamFailure);
+    running.upstream_status = None;
+    running.operation = Some("https://api.example/jobs/7?view=\"full\"".to_string());
+    audit::write_line(&running, &mut line);
+    let value: serde_json::Value = serde_json::from_slice(&line).expect("JSON");
+    assert_eq!(
+        value["operation_status"],
+        "https://api.example/jobs/7?view=\"full\""
+    );
 }
 
 #[test]

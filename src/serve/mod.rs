@@ -447,10 +447,10 @@ async fn serve_current(
     Ok(())
 }
 
-/// Says once, at start-up, that confirmations hold only on this process, where that matters:
-/// confirming tools served over HTTP, where copies may stand behind a load balancer, with no
-/// `confirm_key`. A reload keeps the generated key, and stdio has one client, so neither is
-/// told.
+/// Says once, at start-up, that confirmations and task ids hold only on this process, where
+/// that matters: confirming or long-running tools served over HTTP, where copies may stand
+/// behind a load balancer, with no `confirm_key`. A reload keeps the generated key, and
+/// stdio has one client, so neither is told.
 fn warn_of_generated_key(catalog: &Catalog, args: &TransportArgs) {
     let confirming = catalog
         .tools
@@ -461,6 +461,20 @@ fn warn_of_generated_key(catalog: &Catalog, args: &TransportArgs) {
         tracing::warn!(
             tools = confirming,
             "confirming tools are served with a key generated at start-up: a confirmation is \
+             valid only on this process, so copies behind a load balancer must share \
+             `confirm_key: {{env: VAR}}`"
+        );
+    }
+    let long_running = catalog
+        .tools
+        .iter()
+        .filter_map(|tool| tool.operation())
+        .filter(|operation| operation.long_running.is_some())
+        .count();
+    if long_running > 0 && catalog.confirm.key_env.is_none() && !args.stdio {
+        tracing::warn!(
+            tools = long_running,
+            "long-running tools are served with a key generated at start-up: a task id is \
              valid only on this process, so copies behind a load balancer must share \
              `confirm_key: {{env: VAR}}`"
         );

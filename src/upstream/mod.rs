@@ -15,6 +15,8 @@
 //! pool per distinct connect timeout, shared by every API; a [`Route`] names the tool's API
 //! and pool. Every API's secrets are redacted from every API's answers.
 //!
+//! A long-running tool's `202 Accepted` is followed to the operation's end by `follow`.
+//!
 //! Redirects are never followed, and a request that would leave its API's origin is refused.
 //! A retry waits for the backoff or `Retry-After` only when the wait ends before the call's
 //! deadline (otherwise the answer that came is the result); a response head that cannot be
@@ -31,7 +33,6 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::auth::Principal;
-use crate::auth::outbound::identity_header;
 use crate::catalog::{Catalog, NextPage, OperationPlan, Tool};
 use crate::client::{self, Failure, Malformed, Pool, Tls, TlsError};
 use crate::trace;
@@ -39,6 +40,7 @@ use crate::trace;
 mod address;
 mod body;
 mod credential;
+pub mod follow;
 mod outcome;
 mod part;
 mod random;
@@ -57,7 +59,10 @@ use random::uuid_v4;
 use redact::Secrets;
 pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
 
-pub use outcome::{Answer, CallError, CallStats, Fault, Handling, Http, Outcome, Page, Redacted};
+pub use outcome::{
+    Answer, CallError, CallStats, Fault, Followed, Handling, Http, Outcome, Page, Pending,
+    Redacted, Unfollowed,
+};
 pub use request::ArgumentError;
 pub use response::REPORTED_HEADERS;
 pub use workflow::{Ending, StepFailure, StepTaken, Unset, WorkflowOutcome};
@@ -303,6 +308,7 @@ impl Upstream {
         let context = CallContext {
             idempotency_key: None,
             trace: &trace,
+            task: false,
         };
         self.call_with(route, tool, arguments, principal, &context, stats)
             .await
@@ -326,6 +332,7 @@ impl Upstream {
         let CallContext {
             idempotency_key,
             trace: context,
+            task,
         } = *context;
         let started = Instant::now();
         let settings = &tool.call;
@@ -430,6 +437,28 @@ impl Upstream {
                 )
                 .await;
         }
+        if let Some(plan) = &tool.long_running
+            && let Ok(answer) = result
+        {
+            result = match answer.http.status {
+                http::StatusCode::ACCEPTED => {
+                    let following = follow::Following {
+                        upstream: self,
+                        tool,
+                        plan,
+                        route,
+                        authorization,
+                        principal,
+                        trace: context,
+                        secrets: secrets.as_deref().unwrap_or(&inner.secrets),
+                        started,
+                        task,
+                    };
+                    following.follow(answer, stats).await
+                }
+                _ => Ok(answer),
+            };
+        }
         tracing::debug!(
             tool = %tool.name,
             fault = ?result.as_ref().map_or_else(|error| Some(error.fault()), Answer::fault),
@@ -497,6 +526,9 @@ impl fmt::Debug for Inner {
 pub struct CallContext<'a> {
     pub idempotency_key: Option<&'a str>,
     pub trace: &'a trace::Context,
+    /// The caller follows a long-running operation itself (the Tasks extension): a 202 of
+    /// a long-running tool ends the call in [`Unfollowed::Task`] rather than being polled.
+    pub task: bool,
 }
 
 /// When a call started, what its requests have cost so far, and the trace it is part of:
@@ -552,34 +584,8 @@ impl Upstream {
             body: None,
             idempotent: idempotent(method),
         };
+        part.authorize(&mut request.headers, authorization, principal)?;
         let headers = &mut request.headers;
-        match &part.credential {
-            Some(Credential::Header(name, value)) => {
-                headers.insert(name.clone(), value.clone());
-            }
-            Some(Credential::Cookie(pair)) => {
-                let cookie = match headers
-                    .get(header::COOKIE)
-                    .and_then(|value| value.to_str().ok())
-                {
-                    Some(existing) => format!("{existing}; {pair}"),
-                    None => pair.clone(),
-                };
-                let mut value = HeaderValue::from_str(&cookie).ok()?;
-                value.set_sensitive(true);
-                headers.insert(header::COOKIE, value);
-            }
-            Some(Credential::Obtained(_)) => {
-                if let Some(value) = authorization {
-                    headers.insert(header::AUTHORIZATION, value.clone());
-                }
-            }
-            Some(Credential::Query { .. }) | None => {}
-        }
-        if let Some(name) = &part.identity_header {
-            let (name, value) = identity_header(name, principal);
-            headers.insert(name, value);
-        }
         if let Some(name) = &tool.call.idempotency_header
             && !headers.contains_key(name)
         {

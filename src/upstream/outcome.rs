@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::request::ArgumentError;
 use crate::auth::outbound::CredentialError;
+use crate::catalog::long_running::State;
 
 /// What one call comes to.
 pub type Outcome = Result<Answer, CallError>;
@@ -73,6 +74,35 @@ pub struct Handling {
     pub projected: bool,
     /// A number of the JSON body does not survive as a 64-bit integer or float.
     pub numbers_rounded: bool,
+    /// The answer ends a long-running operation ferry followed from its `202 Accepted`.
+    pub operation: Option<Box<Followed>>,
+}
+
+/// A long-running operation followed to its end: where its status was, and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Followed {
+    /// The status location, as the API named it (redacted of ferry's secrets).
+    pub status: String,
+    pub state: State,
+}
+
+/// A long-running operation accepted by the API but not followed to its end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    /// The status location, as the API named it (redacted of ferry's secrets).
+    pub status: String,
+    pub why: Unfollowed,
+}
+
+/// Why ferry stopped following an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unfollowed {
+    /// It was still running when the call's timeout came.
+    Running { timeout_ms: u64 },
+    /// Its status location is on another origin than the API's, which ferry never calls.
+    OtherOrigin,
+    /// The caller follows it as a task, by its status location.
+    Task,
 }
 
 /// The part of an answer a secret was first found in: the body, a `Link` cursor or a
@@ -134,6 +164,9 @@ pub enum CallError {
     /// The upstream answered, then its body broke off.
     #[error("the response body broke off after status {}", .0.status.as_u16())]
     Body(Http),
+    /// The API accepted a long-running operation that ferry did not follow to its end.
+    #[error("the operation was accepted; its status is at {}", .0.status)]
+    Pending(Pending),
 }
 
 impl CallError {
@@ -152,7 +185,8 @@ impl CallError {
             | CallError::Closed
             | CallError::HeadTooLarge
             | CallError::NotHttp
-            | CallError::Body(_) => Fault::Upstream,
+            | CallError::Body(_)
+            | CallError::Pending(_) => Fault::Upstream,
         }
     }
 }

@@ -5,11 +5,14 @@
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use http::header::{HeaderName, HeaderValue};
+use http::HeaderMap;
+use http::header::{self, HeaderName, HeaderValue};
 
 use super::address::join;
 use super::credential::{Credential, obtained_secrets};
 use super::redact::Secrets;
+use crate::auth::Principal;
+use crate::auth::outbound::identity_header;
 
 /// What calls one API: where, and with which credential.
 pub(super) struct Part {
@@ -70,6 +73,45 @@ impl Part {
         let url = join(&self.base, &self.base_url, &self.base_path, path_and_query)
             .map_err(|_| "the URL did not parse")?;
         http::Uri::try_from(url.as_str()).map_err(|_| "the URL is not a valid request target")
+    }
+
+    /// Puts ferry's credential for the API in `headers` (an obtained one is
+    /// `authorization`; a query credential goes in the target instead), and the identity
+    /// header naming `principal` where the API has one. `None` when a cookie cannot be sent.
+    pub(super) fn authorize(
+        &self,
+        headers: &mut HeaderMap,
+        authorization: Option<&HeaderValue>,
+        principal: &Principal,
+    ) -> Option<()> {
+        match &self.credential {
+            Some(Credential::Header(name, value)) => {
+                headers.insert(name.clone(), value.clone());
+            }
+            Some(Credential::Cookie(pair)) => {
+                let cookie = match headers
+                    .get(header::COOKIE)
+                    .and_then(|value| value.to_str().ok())
+                {
+                    Some(existing) => format!("{existing}; {pair}"),
+                    None => pair.clone(),
+                };
+                let mut value = HeaderValue::from_str(&cookie).ok()?;
+                value.set_sensitive(true);
+                headers.insert(header::COOKIE, value);
+            }
+            Some(Credential::Obtained(_)) => {
+                if let Some(value) = authorization {
+                    headers.insert(header::AUTHORIZATION, value.clone());
+                }
+            }
+            Some(Credential::Query { .. }) | None => {}
+        }
+        if let Some(name) = &self.identity_header {
+            let (name, value) = identity_header(name, principal);
+            headers.insert(name, value);
+        }
+        Some(())
     }
 
     /// Whether `uri` is on the base URL's origin.

@@ -276,6 +276,8 @@ impl Run<'_> {
         let step_context = CallContext {
             idempotency_key: key.as_deref(),
             trace: context.trace,
+            // A step's 202 is the workflow's to read.
+            task: false,
         };
         let call = upstream.call_with(
             &routes[position],

@@ -273,6 +273,11 @@ pub struct ServeProcess {
 }
 
 impl ServeProcess {
+    /// The process id, to send it signals.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Runs the binary with `args` (`serve ...` listening on `127.0.0.1:0`) and `envs`, and
     /// waits (30 s at most) for the endpoint it announces on stderr; `None` when it exited
     /// or said none, with what it wrote.

@@ -134,6 +134,12 @@ pub(super) struct Confirmer {
 }
 
 impl Confirmer {
+    /// The key confirmation state is sealed with, which seals task ids too: every replica
+    /// sharing `confirm_key` opens what another sealed.
+    pub(super) fn key(&self) -> &ConfirmKey {
+        &self.key
+    }
+
     /// A confirmer sealing with `key` and spending nonces from `nonces` (shared by every
     /// server one process builds, so a reload never lets a state be answered twice).
     pub(super) fn new(

@@ -38,6 +38,18 @@ impl ConfirmKey {
         (bytes.len() >= Self::MIN_LEN).then(|| ConfirmKey(bytes.into()))
     }
 
+    /// The MAC of `data` under this key, for what `context` names: a value sealed for one
+    /// purpose is never valid for another.
+    pub fn mac(&self, context: &[u8], data: &[u8]) -> [u8; DIGEST_LEN] {
+        hmac_sha256(&self.0, &[context, data])
+    }
+
+    /// Whether `tag` is [`ConfirmKey::mac`] of `data` for `context`, compared in constant
+    /// time.
+    pub fn verify(&self, context: &[u8], data: &[u8], tag: &[u8]) -> bool {
+        equal(&self.mac(context, data), tag)
+    }
+
     /// A key of 32 random bytes, for one process: state it seals is valid only there.
     pub fn generate() -> ConfirmKey {
         let mut bytes = [0u8; 32];

@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+pub(super) mod operation;
 mod workflow;
 mod written;
 
@@ -410,6 +411,7 @@ fn error_result(error: CallError) -> CallResult<'static> {
             "the upstream answered with something that is not an HTTP response".to_string(),
             None,
         ),
+        CallError::Pending(pending) => (operation::pending(&pending), None),
         CallError::Body(http) => (
             format!(
                 "the upstream answered {}, then its response body could not be read completely",
@@ -464,6 +466,9 @@ fn answer_result<'t>(tool: &'t str, via: Option<&str>, answer: Answer) -> CallRe
             };
             result.content.push(resource(tool, mime, body));
         }
+    }
+    if let Some(followed) = &handling.operation {
+        operation::ended(&mut result, followed);
     }
     result.http = Some(http);
     result.handling = done_anything(&handling).then_some(handling);
@@ -695,4 +700,5 @@ fn done_anything(handling: &Handling) -> bool {
         || handling.page.is_some()
         || handling.projected
         || handling.numbers_rounded
+        || handling.operation.is_some()
 }

@@ -253,6 +253,9 @@ fn write_handling(handling: &Handling, out: &mut Vec<u8>) -> Result<(), serde_js
     redacted_at(&mut done, Redacted::Target);
     page(&mut done, true)?;
     redacted_at(&mut done, Redacted::Headers);
+    if let Some(followed) = &handling.operation {
+        done.value("operation", &super::operation::meta(followed))?;
+    }
     done.close();
     Ok(())
 }
