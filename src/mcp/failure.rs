@@ -98,6 +98,19 @@ impl Failure {
         .with_data(json!({ "requiredCapabilities": { "elicitation": {} } }))
     }
 
+    /// A request of the extension `extension` from a client whose request does not declare
+    /// it: the extension's methods are served only to those that do.
+    pub(super) fn missing_extension(method: &str, extension: &str) -> Failure {
+        Failure::new(
+            StatusCode::BAD_REQUEST,
+            code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            &format!(
+                "missing required client capability: {method} belongs to the {extension} extension, which this request's _meta clientCapabilities.extensions does not declare"
+            ),
+        )
+        .with_data(json!({ "requiredCapabilities": { "extensions": { extension: {} } } }))
+    }
+
     pub(super) fn internal() -> Failure {
         Failure::new(
             StatusCode::INTERNAL_SERVER_ERROR,

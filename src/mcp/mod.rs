@@ -563,7 +563,16 @@ impl Server {
                     .await
             }
             "subscriptions/listen" => Ok(self.listen(id, params.tools_list_changed)),
-            "tasks/get" | "tasks/cancel" if self.tasks => {
+            "tasks/get" | "tasks/cancel" | "tasks/update" if self.tasks => {
+                if !task::declared(params.round.capabilities) {
+                    return Err(Failure::missing_extension(method, task::EXTENSION));
+                }
+                if method == "tasks/update" {
+                    // ferry's tasks follow an API's operation and never wait for input.
+                    return Err(Failure::invalid_params(
+                        "no task of yours waits for input: ferry's tasks never ask for any",
+                    ));
+                }
                 self.task_request(id, method, &params, scope.principal, &scope.trace.context)
                     .await
             }
@@ -681,6 +690,24 @@ impl Server {
                     return Err(Failure::header_mismatch("missing Mcp-Name header".into()));
                 }
                 (Err(problem), _) => {
+                    return Err(Failure::header_mismatch(format!(
+                        "Mcp-Name header {problem}"
+                    )));
+                }
+            }
+        }
+        // The Tasks extension's requests name their task: an `Mcp-Name` given must be its id.
+        if method.starts_with("tasks/")
+            && let Some(MetaString::Text(task)) = &params.task_id
+        {
+            match headers::decoded(headers, headers::MCP_NAME) {
+                Ok(Some(header)) if header != task.as_ref() => {
+                    return Err(Failure::header_mismatch(format!(
+                        "Mcp-Name header value '{header}' does not match body value '{task}'"
+                    )));
+                }
+                Ok(_) => {}
+                Err(problem) => {
                     return Err(Failure::header_mismatch(format!(
                         "Mcp-Name header {problem}"
                     )));

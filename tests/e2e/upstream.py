@@ -23,7 +23,9 @@ import re
 import signal
 import struct
 import sys
+import itertools
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -36,6 +38,14 @@ PETS = {
     2: {"id": 2, "name": "Tom", "tag": "cat"},
     3: {"id": 3, "name": "Nemo", "tag": "fish"},
 }
+
+# The conformance fixture's jobs (POST /conformance/jobs/...), by id: what kind, when
+# accepted, how long they take, their label, whether they were cancelled. A job's status is
+# worked out from the clock when it is read.
+JOBS: dict[str, dict] = {}
+JOBS_LOCK = threading.Lock()
+JOB_IDS = itertools.count(1)
+FAILING_JOB_SECONDS = 1.0
 
 SIMPLE_TEXT = "This is a simple text response for testing."
 EMBEDDED_TEXT = "This is an embedded resource content."
@@ -131,6 +141,11 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/conformance/region":
             region = urllib.parse.parse_qs(query).get("region", [""])[0]
             self.send(200, "text/plain; charset=utf-8", f"region: {region}".encode())
+        elif path == "/conformance/greet":
+            name = urllib.parse.parse_qs(query).get("name", [""])[0]
+            self.send(200, "text/plain; charset=utf-8", f"Hello, {name}!".encode())
+        elif match := re.fullmatch(r"/conformance/jobs/([0-9a-f]+)", path):
+            self.job_status(match.group(1))
         else:
             self.send_json(404, {"error": "no route", "path": path})
 
@@ -151,15 +166,71 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(201, pet, {"Location": "/pets/100"})
         elif path == "/conformance/json-schema":
             self.send_json(200, {"received": json.loads(raw or b"null")})
+        elif path == "/conformance/jobs/compute":
+            try:
+                body = json.loads(raw or b"null")
+            except ValueError:
+                body = None
+            if not isinstance(body, dict) or not isinstance(body.get("seconds"), int):
+                self.send_json(400, {"error": "a computation needs whole seconds"})
+                return
+            label = body.get("label", "")
+            if body["seconds"] <= 0:
+                self.send_json(200, {"label": label, "value": 42})
+                return
+            self.accept_job("compute", float(body["seconds"]), label)
+        elif path == "/conformance/jobs/fail":
+            self.accept_job("fail", FAILING_JOB_SECONDS, "")
+        elif path == "/conformance/jobs/broken":
+            self.accept_job("broken", 0.0, "")
         else:
             self.send_json(404, {"error": "no route", "path": path})
 
+
+    def accept_job(self, kind: str, seconds: float, label: str) -> None:
+        with JOBS_LOCK:
+            job_id = f"{next(JOB_IDS):08x}"
+            JOBS[job_id] = {
+                "kind": kind,
+                "accepted": time.monotonic(),
+                "seconds": seconds,
+                "label": label,
+                "cancelled": False,
+            }
+        self.send_json(202, {"status": "running"}, {"Location": f"/conformance/jobs/{job_id}"})
+
+    def job_status(self, job_id: str) -> None:
+        with JOBS_LOCK:
+            job = dict(JOBS[job_id]) if job_id in JOBS else None
+        if job is None:
+            self.send_json(404, {"error": "no such job", "id": job_id})
+            return
+        done = time.monotonic() - job["accepted"] >= job["seconds"]
+        if job["kind"] == "broken":
+            self.send(500, "text/plain; charset=utf-8", b"the job's status cannot be read")
+        elif job["cancelled"]:
+            self.send_json(200, {"status": "cancelled"})
+        elif not done:
+            self.send_json(200, {"status": "running"})
+        elif job["kind"] == "fail":
+            self.send_json(200, {"status": "failed", "error": "the job failed, as this job always does"})
+        else:
+            self.send_json(200, {"status": "succeeded", "result": {"label": job["label"], "value": 42}})
 
     def do_DELETE(self) -> None:  # noqa: N802 - the stdlib's name
         self.record("DELETE")
         path = self.path.partition("?")[0]
         if re.fullmatch(r"/pets/-?\d+", path) or re.fullmatch(r"/tags/[^/]+", path):
             self.send_json(200, {"deleted": urllib.parse.unquote(path)})
+        elif match := re.fullmatch(r"/conformance/jobs/([0-9a-f]+)", path):
+            with JOBS_LOCK:
+                job = JOBS.get(match.group(1))
+                if job is not None:
+                    job["cancelled"] = True
+            if job is None:
+                self.send_json(404, {"error": "no such job"})
+            else:
+                self.send_json(202, {"status": "cancelled"})
         else:
             self.send_json(404, {"error": "no route", "path": path})
 
