@@ -8,8 +8,9 @@
 # reason, in expected-failures.yaml beside this script; the suite fails the run on any other
 # failure and on any listed failure that now passes. The scenarios the 2026-07-28 set runs
 # unscored (pending) that ferry passes, the two SEP-2243 header ones and the JSON Schema
-# 2020-12 one, are run again alone, gated, and so are the Tasks extension's scenarios, against
-# the fixture API's jobs (202 with a status resource to poll). Then each set runs again against one of two
+# 2020-12 one, are run again alone, gated. The 2026-07-28 set includes the Tasks extension's
+# scenarios, which run against the fixture API's jobs (202 with a status resource to poll).
+# Then each set runs again against one of two
 # endpoints of one process (`endpoints:`): the same fixture tools at /mcp/conformance, beside
 # an endpoint at /mcp/text serving only one of them.
 #
@@ -93,26 +94,6 @@ url="http://127.0.0.1:$port/mcp"
 for revision in "${revisions[@]}"; do
     run_suite "$url" "$revision" "$revision" ferry
 done
-
-# The Tasks extension's scenarios (io.modelcontextprotocol/tasks, SEP-2663) are not part of a
-# revision's requirements: each is run alone, against the fixture jobs, and gated by the same
-# baseline (whose entries for them say why ferry differs).
-if [[ " ${revisions[*]} " == *" 2026-07-28 "* ]]; then
-    for scenario in tasks-lifecycle tasks-capability-negotiation tasks-wire-fields \
-        tasks-request-state-removal tasks-dispatch-and-envelope tasks-request-headers \
-        tasks-required-task-error tasks-mrtr-input tasks-mrtr-composition; do
-        printf '\n==> conformance scenario %s (the Tasks extension, gated here)\n' "$scenario"
-        "$node" "$suite" server --url "$url" --scenario "$scenario" \
-            --expected-failures "$baseline" -o "$results/tasks" 2>&1 | grep -v '^Results saved to '
-        if [ "${PIPESTATUS[0]}" = 0 ]; then
-            passed=$((passed + 1))
-        else
-            failed=$((failed + 1))
-            printf '\nconformance %s: FAILED\n' "$scenario" >&2
-            tail -n 50 "$work/ferry.log" >&2 || true
-        fi
-    done
-fi
 
 # Scenarios the 2026-07-28 set runs without scoring (pending in the suite) that ferry passes:
 # run them alone, where any failure fails the run, so they cannot regress unseen.
