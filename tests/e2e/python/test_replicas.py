@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -127,3 +128,94 @@ async def test_two_replicas_behind_a_load_balancer_serve_every_call(upstream, mo
         1 for events in per_replica for event in events if event.get("tool") == "getPet"
     )
     assert total == CALLS, per_replica
+
+
+# A long-running operation of the conformance fixture API (a job that takes `seconds`),
+# served to clients of the Tasks extension; both replicas seal task ids with one key.
+TASKS_CURATION = """
+openapi: {document}
+confirm_key: {{env: FERRY_TEST_TASK_KEY}}
+tools:
+  slow_compute:
+    long_running:
+      status: {{header: Location}}
+      state: /status
+      working: [running]
+      completed: [succeeded]
+      failed: [failed]
+      cancelled: [cancelled]
+      result: {{field: /result}}
+      interval_ms: 50
+"""
+TASKS = "io.modelcontextprotocol/tasks"
+
+
+def modern(url: str, method: str, params: dict) -> dict:
+    """One request of a 2026-07-28 client that declares the Tasks extension; its JSON answer."""
+    params = {
+        **params,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}},
+            "io.modelcontextprotocol/clientInfo": {"name": "replicas", "version": "1"},
+        },
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": method,
+    }
+    if "name" in params:
+        headers["Mcp-Name"] = params["name"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
+    with urllib.request.urlopen(request, timeout=20) as answer:
+        assert answer.status == 200
+        message = json.loads(answer.read())
+    assert "result" in message, message
+    return message["result"]
+
+
+async def test_a_task_made_through_one_replica_is_finished_through_either(upstream):
+    document = Path(__file__).resolve().parents[1] / "fixtures" / "conformance.openapi.yaml"
+    with ExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        curation = folder / "ferry.yaml"
+        curation.write_text(TASKS_CURATION.format(document=json.dumps(str(document))))
+        key = {"FERRY_TEST_TASK_KEY": "a-key-both-replicas-share-0123456789abcdef"}
+        urls = [
+            stack.enter_context(serving(curation, upstream.url, env=key)) for _ in range(2)
+        ]
+        ports = [int(url.rsplit(":", 1)[1].split("/", 1)[0]) for url in urls]
+        balanced = stack.enter_context(balancer(ports, folder / "nginx"))
+        created = modern(
+            urls[0],
+            "tools/call",
+            {"name": "slow_compute", "arguments": {"seconds": 1, "label": "replicas"}},
+        )
+        assert created["resultType"] == "task", created
+        assert created["status"] == "working", created
+        task = created["taskId"]
+        # The other replica knows the task it did not make: nothing is stored, the id is
+        # sealed under the key both share.
+        seen = modern(urls[1], "tasks/get", {"taskId": task})
+        assert seen["taskId"] == task and seen["status"] in ("working", "completed"), seen
+        # Through the balancer, each look goes to one replica then the other, to the end.
+        deadline = time.monotonic() + 15
+        looks = []
+        while time.monotonic() < deadline:
+            looked = modern(balanced, "tasks/get", {"taskId": task})
+            looks.append(looked["status"])
+            if looked["status"] != "working":
+                break
+            time.sleep(looked.get("pollIntervalMs", 100) / 1000)
+        assert looks[-1] == "completed", looks
+        result = looked["result"]
+        assert not result.get("isError"), result
+        assert result["structuredContent"] == {"label": "replicas", "value": 42}, result
+        # Both replicas answer for it once it is done, and give the same result.
+        for url in urls:
+            done = modern(url, "tasks/get", {"taskId": task})
+            assert done["status"] == "completed", done
+            assert done["result"]["structuredContent"] == result["structuredContent"], done
