@@ -42,6 +42,7 @@ mod plan;
 mod prose;
 mod report;
 mod schema;
+pub mod shape;
 pub mod step;
 #[cfg(test)]
 mod tests;

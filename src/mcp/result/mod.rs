@@ -54,8 +54,9 @@ pub const RESULT_META: &str = "dev.ferry/result";
 /// `_meta` key of a call refused by a rate limit: when to try again, and which limit.
 pub const RATE_LIMIT_META: &str = "dev.ferry/rateLimit";
 /// The key a legacy client finds a non-object `structuredContent` under: 2025-11-25 allows
-/// only objects there, so `[1,2]` is served to it as `{"result":[1,2]}`.
-pub const LEGACY_WRAP_KEY: &str = "result";
+/// only objects there, so `[1,2]` is served to it as `{"result":[1,2]}`
+/// ([`crate::catalog::shape`] decides it, for the results and the output schemas alike).
+pub const LEGACY_WRAP_KEY: &str = crate::catalog::shape::LEGACY_WRAP_KEY;
 
 /// A tool result before its era is known, as the writer holds it: blocks and facts, written
 /// straight to the response without an intermediate JSON tree.
