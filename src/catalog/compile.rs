@@ -32,7 +32,7 @@ use super::operation::{self, Operation};
 use super::{
     Api, CallSettings, Catalog, ConfirmSettings, InputSchema, OperationPlan, OperationReport,
     OperationStatus, Runs, SafetyClass, ServerInfo, Tool, ToolLimits, annotations, build, confirm,
-    naming, prose, trim,
+    naming, output, prose, trim,
 };
 
 /// [`Diagnostic::code`] of a confirming tool that 2025-11-25 clients list but cannot call.
@@ -261,6 +261,7 @@ fn compile_operations(
             let (report, mut tool) = compile_operation(&mut shared, operation, choice, diagnostics);
             if let (Some(tool), Scope::Report) = (&mut tool, scope) {
                 tool.input_schema = InputSchema::none();
+                tool.output_schema = None;
             }
             into.push(report, tool);
         }
@@ -448,6 +449,7 @@ fn compile_operation(
     if !as_written {
         prose::schema_descriptions(&mut built.input_schema);
     }
+    let output_schema = output_schema(shared, operation, &options, &call, &label, diagnostics);
     let tool = Tool {
         runs: Runs::Operation(OperationPlan {
             api: curation.api_id.clone(),
@@ -470,6 +472,7 @@ fn compile_operation(
         }),
         // The tree goes with `built`: from here on the schema is the text served.
         input_schema: InputSchema::new(&built.input_schema),
+        output_schema,
         annotations: decision.annotations,
         basis: decision.basis,
         unchecked_patterns,
@@ -480,9 +483,61 @@ fn compile_operation(
     };
     let tokens = trim::tool_tokens(&tool);
     report.tokens = Some(tokens);
+    report.output_schema_bytes = tool
+        .output_schema
+        .as_ref()
+        .map(|output| output.served.as_str().len());
     check_budget(shared, choice, &tool, tokens, &label, diagnostics);
     (report, Some(tool))
 }
+
+/// The output schema a chosen tool declares ([`output::declare`]), unless `output_schema:
+/// false` turns it off; one that cannot be declared is a warning, and the tool is served
+/// without it.
+fn output_schema(
+    shared: &mut Shared<'_>,
+    operation: &Operation<'_>,
+    options: &crate::curation::CallOptions,
+    call: &CallSettings,
+    label: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<output::OutputSchema> {
+    if options.output_schema == Some(false) {
+        return None;
+    }
+    let pattern_ok = &mut shared.pattern_ok;
+    let mut compiles_cached = |pattern: &str| {
+        *pattern_ok
+            .entry(pattern.to_string())
+            .or_insert_with(|| compiles(pattern))
+    };
+    match output::declare(
+        shared.document,
+        operation,
+        &call.shape,
+        &mut compiles_cached,
+    ) {
+        Ok(declared) => declared,
+        Err(why) => {
+            let file = shared.document.file(operation.file).name.clone();
+            diagnostics.push(
+                Diagnostic::warning(
+                    Location::document(&file, operation.pointer.clone()),
+                    format!(
+                        "no output schema is declared: {why}; its answers are served unchecked"
+                    ),
+                )
+                .with_operation(label.to_string())
+                .with_code(NO_OUTPUT_SCHEMA),
+            );
+            None
+        }
+    }
+}
+
+/// The code of the warning that a tool declares no output schema where its document
+/// describes its answers.
+pub const NO_OUTPUT_SCHEMA: &str = "no-output-schema";
 
 /// The report line of `operation`, before it is built: what was chosen, and why.
 fn new_report(
@@ -506,6 +561,7 @@ fn new_report(
         omitted: Vec::new(),
         tokens_saved: None,
         tokens: None,
+        output_schema_bytes: None,
     }
 }
 

@@ -32,6 +32,12 @@ pub fn validator(schema: &InputSchema, unchecked: &[String]) -> Result<Validator
     compile(schema, unchecked)
 }
 
+/// The validator a tool's 2xx JSON answers are checked with, from its output schema as
+/// served: compiled as input schemas are (every pattern of it compiled at compile time).
+pub fn output_validator(schema: &InputSchema) -> Result<Validator, String> {
+    validator(schema, &[])
+}
+
 /// One line per problem, naming the argument by JSON pointer and saying what was expected and
 /// what was given; `None` when the arguments are valid.
 pub(super) fn problems(validator: &Validator, arguments: &Value) -> Option<String> {
