@@ -16,6 +16,7 @@ mod kubernetes;
 mod mcp;
 mod oas32;
 mod observe;
+mod output;
 mod packaging;
 mod paging;
 mod problem_details;

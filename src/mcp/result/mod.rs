@@ -142,6 +142,36 @@ pub(super) fn outcome_result_via<'t>(
     }
 }
 
+/// The result of a 2xx JSON answer that does not match `tool`'s output schema (`mismatch`
+/// says where): never served as `structuredContent`, but as an error with the body as text;
+/// for a tool whose method is not read-only, saying the operation was carried out.
+pub(super) fn contract_broken<'t>(
+    tool: &'t crate::catalog::Tool,
+    via: Option<&str>,
+    outcome: Outcome,
+    mismatch: &str,
+) -> CallResult<'t> {
+    let mut result = outcome_result_via(&tool.name, via, outcome);
+    let status = result
+        .http
+        .as_ref()
+        .map_or_else(String::new, |http| http.status.to_string());
+    let mut text = format!(
+        "the API answered {status}, but its answer does not match this tool's declared output \
+         schema, so it is not served as structured content; the body follows as text. What \
+         does not match:{mismatch}"
+    );
+    if tool.limits.class != crate::catalog::SafetyClass::Reads {
+        text.push_str(&format!(
+            "\nThe API answered success ({status}): the operation was carried out; do not repeat it."
+        ));
+    }
+    result.structured_content = None;
+    result.is_error = true;
+    result.content.insert(0, Block::Text(text));
+    result
+}
+
 /// The result of a tool that answers from what ferry holds (a discovery tool's search or
 /// description): `value` as `structuredContent`, its JSON text and then `notes` as text.
 pub(super) fn answered(value: Value, notes: Vec<String>) -> CallResult<'static> {
