@@ -511,33 +511,19 @@ fn output_schema(
             .entry(pattern.to_string())
             .or_insert_with(|| compiles(pattern))
     };
-    match output::declare(
+    let declared = output::declare(
         shared.document,
         operation,
         &call.shape,
         &mut compiles_cached,
-    ) {
-        Ok(declared) => declared,
-        Err(why) => {
-            let file = shared.document.file(operation.file).name.clone();
-            diagnostics.push(
-                Diagnostic::warning(
-                    Location::document(&file, operation.pointer.clone()),
-                    format!(
-                        "no output schema is declared: {why}; its answers are served unchecked"
-                    ),
-                )
-                .with_operation(label.to_string())
-                .with_code(NO_OUTPUT_SCHEMA),
-            );
-            None
-        }
-    }
+    );
+    declared
+        .map_err(|why| {
+            diagnostics.push(output::undeclared(shared.document, operation, &why, label))
+        })
+        .ok()
+        .flatten()
 }
-
-/// The code of the warning that a tool declares no output schema where its document
-/// describes its answers.
-pub const NO_OUTPUT_SCHEMA: &str = "no-output-schema";
 
 /// The report line of `operation`, before it is built: what was chosen, and why.
 fn new_report(

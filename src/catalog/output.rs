@@ -17,6 +17,7 @@ use super::input::{InputSchema, MAX_NESTING, too_deep};
 use super::operation::{self, Operation};
 use super::schema::SchemaBuilder;
 use super::shape::{ResultShape, legacy_schema};
+use crate::diagnostic::{Diagnostic, Location};
 use crate::openapi::{Document, FileId, SpecVersion};
 
 /// What a tool declares of its 2xx JSON answers, as each revision is given it.
@@ -112,6 +113,26 @@ pub(super) fn declare(
         served: InputSchema::new(&served),
         legacy: legacy.as_ref().map(InputSchema::new),
     }))
+}
+
+/// The code of the warning that a tool declares no output schema where its document
+/// describes its answers.
+pub const NO_OUTPUT_SCHEMA: &str = "no-output-schema";
+
+/// The warning that `operation`'s tool declares no output schema, `why`.
+pub(super) fn undeclared(
+    document: &Document,
+    operation: &Operation<'_>,
+    why: &str,
+    label: &str,
+) -> Diagnostic {
+    let file = &document.file(operation.file).name;
+    Diagnostic::warning(
+        Location::document(file, operation.pointer.clone()),
+        format!("no output schema is declared: {why}; its answers are served unchecked"),
+    )
+    .with_operation(label.to_string())
+    .with_code(NO_OUTPUT_SCHEMA)
 }
 
 /// Each documented 2xx JSON answer's schema, where it is written: `Err` when one is
