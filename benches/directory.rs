@@ -7,6 +7,8 @@
 //! - tools with `allOf`, `anyOf`, `oneOf` or `not` at the root of their input schema, which
 //!   major clients refuse: target 0;
 //! - unexplained operations: chosen, not served, and with no reason said: target 0;
+//! - invalid output schemas (each declared output schema, in both revisions' forms, checked
+//!   against the meta-schema, 2025-11-25's for an object root): target 0;
 //! - documents that do not load, and the slowest documents to load and compile.
 //!
 //! `cargo bench --bench directory` (release). `FERRY_DIRECTORY` names another folder of
@@ -48,6 +50,7 @@ fn main() {
     let mut timings: Vec<(Duration, String, usize)> = Vec::new();
     let (mut operations, mut tools, mut not_loaded) = (0, 0, Vec::new());
     let (mut invalid, mut composing, mut unexplained) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut outputs, mut invalid_outputs) = (0, Vec::new());
     let started = Instant::now();
     for file in &files {
         let name = file
@@ -76,6 +79,17 @@ fn main() {
                     error.instance_path()
                 ));
             }
+            if let Some(output) = &tool.output_schema {
+                outputs += 1;
+                for legacy in [false, true] {
+                    let schema = output.for_legacy(legacy).to_value();
+                    if let Err(error) = jsonschema::draft202012::meta::validate(&schema) {
+                        invalid_outputs.push(format!("{name}: {} ({legacy}): {error}", tool.name));
+                    } else if legacy && schema["type"] != "object" {
+                        invalid_outputs.push(format!("{name}: {} has no object root", tool.name));
+                    }
+                }
+            }
             for keyword in ["allOf", "anyOf", "oneOf", "not"] {
                 if schema.get(keyword).is_some() {
                     composing.push(format!("{name}: {} has {keyword}", tool.name));
@@ -98,6 +112,8 @@ fn main() {
     report("invalid input schemas", &invalid);
     report("input schemas composing at the root", &composing);
     report("unexplained operations", &unexplained);
+    println!("output schemas declared: {outputs}");
+    report("invalid output schemas", &invalid_outputs);
     report("documents that did not load", &not_loaded);
     timings.sort_by_key(|t| std::cmp::Reverse(t.0));
     println!("slowest documents (load and compile):");

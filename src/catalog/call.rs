@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use http::HeaderName;
 
+use super::shape::ResultShape;
 use crate::curation::call::{CallOptions, NEVER_REPORTED_HEADERS};
 
 /// Defaults applied where neither a tool nor the file sets a value.
@@ -30,7 +31,7 @@ pub const REPORTED_HEADERS: &[&str] = &[
 ];
 
 /// A tool's call settings, every default applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct CallSettings {
     /// Total time for one tool call, retries and backoff included.
     pub timeout: Duration,
@@ -47,8 +48,8 @@ pub struct CallSettings {
     /// Response headers reported in `_meta["dev.ferry/http"]`: [`REPORTED_HEADERS`], then the
     /// curation's, never a cookie or authentication header.
     pub report_headers: Vec<HeaderName>,
-    /// The projection of a JSON result: each kept field as a JSON pointer's tokens.
-    pub fields: Option<Vec<Vec<String>>>,
+    /// How a 2xx JSON answer is shaped as served (its projection by `fields:`).
+    pub shape: ResultShape,
     /// `(argument, size)`: the page size applied when the caller gives none.
     pub page_size: Option<(String, u64)>,
     /// Where the upstream names the next page.
@@ -73,6 +74,32 @@ impl Default for CallSettings {
     /// Every default, as for a tool the curation says nothing about.
     fn default() -> Self {
         CallSettings::resolve(&CallOptions::default())
+    }
+}
+
+/// Written by hand: the lock digests this text, and a shape is written as the projection it
+/// is (`fields: Some([["id"]])`), so a lock written before there was a shape still matches.
+impl std::fmt::Debug for CallSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallSettings")
+            .field("timeout", &self.timeout)
+            .field("connect_timeout_ms", &self.connect_timeout_ms)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("retries", &self.retries)
+            .field("backoff", &self.backoff)
+            .field("idempotency_header", &self.idempotency_header)
+            .field("report_headers", &self.report_headers)
+            .field(
+                "fields",
+                &self
+                    .shape
+                    .projection
+                    .as_ref()
+                    .map(|projection| projection.paths()),
+            )
+            .field("page_size", &self.page_size)
+            .field("next", &self.next)
+            .finish()
     }
 }
 
@@ -131,7 +158,7 @@ impl CallSettings {
                 .as_deref()
                 .and_then(|name| HeaderName::from_bytes(name.as_bytes()).ok()),
             report_headers,
-            fields: options.fields.as_deref().map(field_paths),
+            shape: ResultShape::new(options.fields.as_deref()),
             page_size: pagination.and_then(|pagination| {
                 let argument = pagination.size_argument.clone()?;
                 Some((argument, pagination.size.unwrap_or(defaults::PAGE_SIZE)))
@@ -147,18 +174,4 @@ impl CallSettings {
             _ => None,
         }
     }
-}
-
-/// The projection paths of a `fields:` list: a JSON pointer's tokens, or one plain name.
-pub fn field_paths(fields: &[String]) -> Vec<Vec<String>> {
-    fields
-        .iter()
-        .map(|field| match field.strip_prefix('/') {
-            Some(pointer) => pointer
-                .split('/')
-                .map(|token| token.replace("~1", "/").replace("~0", "~"))
-                .collect(),
-            None => vec![field.clone()],
-        })
-        .collect()
 }

@@ -33,7 +33,7 @@ use super::operation::{self, Operation};
 use super::{
     Api, CallSettings, Catalog, ConfirmSettings, InputSchema, OperationPlan, OperationReport,
     OperationStatus, Runs, SafetyClass, ServerInfo, Tool, ToolLimits, annotations, build, confirm,
-    long_running, naming, prose, trim,
+    long_running, naming, output, prose, trim,
 };
 
 /// [`Diagnostic::code`] of a confirming tool that 2025-11-25 clients list but cannot call.
@@ -263,6 +263,7 @@ fn compile_operations(
             let (report, mut tool) = compile_operation(&mut shared, operation, choice, diagnostics);
             if let (Some(tool), Scope::Report) = (&mut tool, scope) {
                 tool.input_schema = InputSchema::none();
+                tool.output_schema = None;
             }
             into.push(report, tool);
         }
@@ -460,6 +461,13 @@ fn compile_operation(
     if !as_written {
         prose::schema_descriptions(&mut built.input_schema);
     }
+    // A long-running tool's result is its operation's final answer, from a status resource
+    // the document does not type as this operation's: nothing is declared that the answers
+    // could not keep to.
+    let output_schema = match long_running {
+        Some(_) => None,
+        None => output_schema(shared, operation, &options, &call, &label, diagnostics),
+    };
     let tool = Tool {
         runs: Runs::Operation(OperationPlan {
             api: curation.api_id.clone(),
@@ -483,6 +491,7 @@ fn compile_operation(
         }),
         // The tree goes with `built`: from here on the schema is the text served.
         input_schema: InputSchema::shared(&built.input_schema, &mut shared.defs),
+        output_schema,
         annotations: decision.annotations,
         basis: decision.basis,
         unchecked_patterns,
@@ -493,8 +502,47 @@ fn compile_operation(
     };
     let tokens = trim::tool_tokens(&tool);
     report.tokens = Some(tokens);
+    report.output_schema_bytes = tool
+        .output_schema
+        .as_ref()
+        .map(|output| output.served.text().len());
     check_budget(shared, choice, &tool, tokens, &label, diagnostics);
     (report, Some(tool))
+}
+
+/// The output schema a chosen tool declares ([`output::declare`]), unless `output_schema:
+/// false` turns it off; one that cannot be declared is a warning, and the tool is served
+/// without it.
+fn output_schema(
+    shared: &mut Shared<'_>,
+    operation: &Operation<'_>,
+    options: &crate::curation::CallOptions,
+    call: &CallSettings,
+    label: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<output::OutputSchema> {
+    if options.output_schema == Some(false) {
+        return None;
+    }
+    let pattern_ok = &mut shared.pattern_ok;
+    let mut compiles_cached = |pattern: &str| {
+        *pattern_ok
+            .entry(pattern.to_string())
+            .or_insert_with(|| compiles(pattern))
+    };
+    let declared = output::declare(
+        shared.document,
+        operation,
+        &call.shape,
+        &mut compiles_cached,
+        &mut shared.defs,
+    );
+    declared
+        .map_err(|why| {
+            diagnostics.push(output::undeclared(shared.document, operation, &why, label))
+        })
+        .ok()
+        .flatten()
 }
 
 /// The report line of `operation`, before it is built: what was chosen, and why.
@@ -519,6 +567,7 @@ fn new_report(
         omitted: Vec::new(),
         tokens_saved: None,
         tokens: None,
+        output_schema_bytes: None,
     }
 }
 

@@ -39,10 +39,12 @@ mod input;
 pub mod long_running;
 pub mod naming;
 mod operation;
+pub mod output;
 mod plan;
 mod prose;
 mod report;
 mod schema;
+pub mod shape;
 pub mod step;
 #[cfg(test)]
 mod tests;
@@ -58,6 +60,7 @@ pub use discovery::{CallClass, DiscoveryKind, DiscoveryTool, add_discovery};
 pub use endpoints::Endpoint;
 pub use input::InputSchema;
 pub use long_running::LongRunning;
+pub use output::OutputSchema;
 pub use plan::{
     BodyEncoding, BodyPlacement, BodyPlan, CredentialKind, CredentialSlot, FieldEncoding,
     ParameterPlan, RequestPlan,
@@ -217,6 +220,9 @@ pub struct Tool {
     pub description: Option<String>,
     /// A JSON Schema 2020-12 object schema with `additionalProperties: false`.
     pub input_schema: InputSchema,
+    /// What its 2xx JSON answers are declared to be, as served ([`output`]); every such
+    /// answer is checked against it. `None`: nothing is declared, nothing checked.
+    pub output_schema: Option<OutputSchema>,
     pub annotations: Annotations,
     /// How each annotation was decided, for `ferry check`.
     pub basis: AnnotationBasis,
@@ -480,6 +486,7 @@ impl Tool {
             title: None,
             description: None,
             input_schema: InputSchema::new(&input_schema),
+            output_schema: None,
             annotations: Annotations::default(),
             basis: AnnotationBasis::Method,
             unchecked_patterns: Vec::new(),
@@ -616,6 +623,12 @@ impl Tool {
     /// writer of a definition: `tools/list`, `ferry tools`, the lock's digests and the token
     /// estimate all read it.
     pub fn sorted_definition(&self) -> impl Serialize + '_ {
+        self.sorted_definition_for(false)
+    }
+
+    /// [`Tool::sorted_definition`] as a 2025-11-25 client is given it (`legacy`): the same
+    /// but for an output schema whose root that revision wants wrapped.
+    pub fn sorted_definition_for(&self, legacy: bool) -> impl Serialize + '_ {
         struct SortedDefinition<'t>(Vec<(&'static str, Member<'t>)>);
         impl Serialize for SortedDefinition<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -627,12 +640,23 @@ impl Tool {
                 map.end()
             }
         }
-        SortedDefinition(self.sorted_members())
+        SortedDefinition(self.sorted_members_for(legacy))
+    }
+
+    /// Whether a 2025-11-25 client is given another definition than a 2026-07-28 one.
+    pub fn legacy_differs(&self) -> bool {
+        self.output_schema
+            .as_ref()
+            .is_some_and(|output| output.legacy.is_some())
     }
 
     /// The members of a tool's definition, in sorted order, each to be serialized as its
     /// value there is.
     pub(crate) fn sorted_members(&self) -> Vec<(&'static str, Member<'_>)> {
+        self.sorted_members_for(false)
+    }
+
+    fn sorted_members_for(&self, legacy: bool) -> Vec<(&'static str, Member<'_>)> {
         let mut members = vec![("_meta", Member::Owned(self.meta()))];
         if self.annotations != Annotations::default() {
             let annotations = serde_json::to_value(&self.annotations).unwrap_or_default();
@@ -643,6 +667,9 @@ impl Tool {
         }
         members.push(("inputSchema", Member::Schema(&self.input_schema)));
         members.push(("name", Member::Text(&self.name)));
+        if let Some(output) = &self.output_schema {
+            members.push(("outputSchema", Member::Schema(output.for_legacy(legacy))));
+        }
         if let Some(title) = &self.title {
             members.push(("title", Member::Text(title)));
         }

@@ -43,6 +43,10 @@ pub struct OperationReport {
     /// counted once when it is compiled; `None` when it is not served.
     #[serde(skip)]
     pub tokens: Option<usize>,
+    /// The size in bytes of the output schema the served tool declares (its 2026-07-28
+    /// text); `None` when it declares none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema_bytes: Option<usize>,
 }
 
 impl OperationReport {

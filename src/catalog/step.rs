@@ -15,6 +15,7 @@ use crate::curation::call::NEVER_REPORTED_HEADERS;
 use crate::openapi::Document;
 
 use super::operation::Operation;
+use super::shape::ResultShape;
 use super::{
     BodyPlacement, CallSettings, OperationPlan, ParameterLocation, Tool, build, operation,
 };
@@ -75,7 +76,7 @@ pub(super) fn plan(
         Some(operation) => operation.call.clone(),
         None => CallSettings::resolve(&curation.call),
     };
-    call.fields = None;
+    call.shape = ResultShape::default();
     call.page_size = None;
     call.next = None;
     for name in response_headers(step) {

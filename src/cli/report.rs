@@ -293,7 +293,7 @@ fn check_text(
         Some(Operations::Problems) => !off(report) && report.status != OperationStatus::Served,
         None => !off(report),
     };
-    let rows: Vec<[String; 6]> = catalog
+    let rows: Vec<[String; 7]> = catalog
         .operations
         .iter()
         .filter(listed)
@@ -311,12 +311,18 @@ fn check_text(
                 }
                 None => (String::new(), String::new(), String::new()),
             };
+            // The output schema's size in bytes, counted in the tokens beside it.
+            let output = match report.output_schema_bytes {
+                Some(bytes) => bytes.to_string(),
+                None if tool.is_some() => "-".to_string(),
+                None => String::new(),
+            };
             // An operation behind discovery is named with the tool that calls it.
             let name = match tool.and_then(|tool| callers.get(tool.name.as_str())) {
                 Some((caller, _)) => format!("{} via {caller}", report.tool),
                 None => report.tool.clone(),
             };
-            [report.label(), status, name, hints, basis, cost]
+            [report.label(), status, name, hints, basis, cost, output]
         })
         .collect();
     let header = [
@@ -326,6 +332,7 @@ fn check_text(
         "ANNOTATIONS",
         "BASIS",
         "TOKENS",
+        "OUTPUT",
     ]
     .map(str::to_string);
     let mut widths = header.clone().map(|h| h.len());

@@ -35,6 +35,8 @@ pub struct CallOptions {
     pub fields: Option<Vec<String>>,
     /// How the tool pages (`pagination`).
     pub pagination: Option<Pagination>,
+    /// `output_schema: false`: declare no output schema, and check no answer against one.
+    pub output_schema: Option<bool>,
 }
 
 /// `pagination:` of a tool (or a default for all), each part optional.
@@ -83,6 +85,7 @@ impl CallOptions {
                 (Some(file), Some(tool)) => Some(file.overlay(tool)),
                 (file, tool) => tool.clone().or_else(|| file.clone()),
             },
+            output_schema: tool.output_schema.or(self.output_schema),
         }
     }
 }
@@ -115,6 +118,7 @@ pub const KEYS: &[&str] = &[
     "response_headers",
     "fields",
     "pagination",
+    "output_schema",
     "upstream_auth",
 ];
 
@@ -172,6 +176,10 @@ pub fn parse_call_options(
             }
             "fields" => options.fields = fields(value, &here, diagnostics),
             "pagination" => options.pagination = pagination(value, &here, diagnostics),
+            "output_schema" => match value.as_bool() {
+                Some(on) => options.output_schema = Some(on),
+                None => error(&here, "must be true or false".to_string(), diagnostics),
+            },
             "upstream_auth" if in_tool => top_level_only(&here, diagnostics),
             _ => {}
         }

@@ -134,8 +134,11 @@ pub fn response(data: &[u8]) {
         .map(|name| HeaderName::from_static(name))
         .chain([HeaderName::from_static("x-request-id")])
         .collect();
-    let fields =
-        crate::catalog::call::field_paths(&["id".into(), "/data/name".into(), "token".into()]);
+    let shape = crate::catalog::shape::ResultShape::new(Some(&[
+        "id".into(),
+        "/data/name".into(),
+        "token".into(),
+    ]));
     let next = match flags >> 2 & 3 {
         1 => Some(NextPage::Link {
             cursor_argument: "cursor".into(),
@@ -153,7 +156,7 @@ pub fn response(data: &[u8]) {
         tool: "getItem",
         limit_bytes: 1 << 20,
         report_headers: &report_headers,
-        fields: (flags & 2 != 0).then_some(fields.as_slice()),
+        shape: (flags & 2 != 0).then_some(&shape),
         next: next.as_ref(),
         authenticated: true,
         secrets: &secrets,

@@ -163,7 +163,7 @@ fn evaluate_all(observed: &Response) -> Vec<Value> {
             tool: &plan.operation.name,
             limit_bytes: call.max_response_bytes,
             report_headers: &call.report_headers,
-            fields: call.fields.as_deref(),
+            shape: Some(&call.shape),
             next: call.next.as_ref(),
             authenticated: false,
             secrets: &secrets,

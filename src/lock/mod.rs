@@ -21,7 +21,11 @@ use crate::catalog::{Catalog, OperationPlan, OperationStatus, Runs, Source, Tool
 use crate::openapi::Document;
 
 /// The version of the lock file's shape.
-pub const LOCK_VERSION: u32 = 1;
+pub const LOCK_VERSION: u32 = 2;
+
+/// The last lock version written before tools declared output schemas: a lock of it holds no
+/// `outputSchema` digest, and drift from it says so rather than only that one was added.
+pub const LOCK_VERSION_WITHOUT_OUTPUT: u32 = 1;
 
 /// The file name of a lock, beside the curation file.
 pub const LOCK_FILE: &str = "ferry.lock";
@@ -168,7 +172,17 @@ pub fn drift(lock: &Lock, catalog: &Catalog, every_operation: bool) -> Vec<Drift
                     && matches!(&was.source, Source::Operation(operation) if !operations.contains(operation)),
             }),
             Some(is) => {
-                let parts = changed_parts(was, is);
+                let mut parts = changed_parts(was, is);
+                if lock.lock_version == LOCK_VERSION_WITHOUT_OUTPUT {
+                    for part in &mut parts {
+                        if part == "outputSchema" && !was.definition.contains_key(part.as_str()) {
+                            *part = "outputSchema (declared since lock version 2; this lock, \
+                                     version 1, predates output schemas: review it and run \
+                                     `ferry lock`)"
+                                .to_string();
+                        }
+                    }
+                }
                 if !parts.is_empty() {
                     found.push(Drift::ToolChanged {
                         tool: name.clone(),
@@ -421,7 +435,7 @@ pub fn from_text(text: &str) -> Result<Lock, String> {
     let lock: Lock = serde_json::from_str(text).map_err(|e| {
         format!("not a lock this ferry reads ({e}): write it again with `ferry lock`")
     })?;
-    if lock.lock_version != LOCK_VERSION {
+    if lock.lock_version != LOCK_VERSION && lock.lock_version != LOCK_VERSION_WITHOUT_OUTPUT {
         return Err(format!(
             "lock version {} is not the {LOCK_VERSION} this ferry reads: run `ferry lock` again",
             lock.lock_version

@@ -248,7 +248,7 @@ fn composite_tools_are_locked_with_each_part_and_their_steps() {
         adopt_pet (workflow adoptFirstAvailable): _meta, annotations, description, inputSchema, title
           findPet = GET /pets (findPets)
           adopt = POST /pets/{petId}/adoption (adoptPet)
-        findPets (GET /pets): _meta, annotations, inputSchema
+        findPets (GET /pets): _meta, annotations, inputSchema, outputSchema
         showPet (workflow showPet): _meta, annotations, description, inputSchema
           get = GET /pets/{petId} (getPet)
     "#]]
@@ -347,4 +347,56 @@ fn input_schemas_are_locked_by_the_text_they_are_served_as() {
 /// The documents of a configuration with one API.
 fn one(document: &crate::openapi::Document) -> Vec<(String, crate::openapi::Document)> {
     vec![(String::new(), document.clone())]
+}
+
+/// A tool that declares `schema` as its output schema.
+fn with_output(mut tool: Tool, schema: serde_json::Value) -> Tool {
+    tool.output_schema = Some(crate::catalog::OutputSchema {
+        served: crate::catalog::InputSchema::new(&schema),
+        legacy: None,
+    });
+    tool
+}
+
+#[test]
+fn an_output_schema_is_a_member_diff_names() {
+    let old = vec![with_output(
+        tool("get_pet", http::Method::GET, "/pets/{id}"),
+        json!({"type": "object"}),
+    )];
+    let new = vec![with_output(
+        tool("get_pet", http::Method::GET, "/pets/{id}"),
+        json!({"type": "object", "required": ["id"]}),
+    )];
+    check(
+        old,
+        new,
+        expect![[r#"
+        ~ get_pet: outputSchema
+    "#]],
+    );
+}
+
+#[test]
+fn a_lock_from_before_output_schemas_says_why_each_tool_gained_one() {
+    let document =
+        crate::openapi::Document::from_value(json!({"openapi": "3.1.0"})).expect("document");
+    let mut earlier = lock(&catalog(pets()), &one(&document), None);
+    earlier.lock_version = LOCK_VERSION_WITHOUT_OUTPUT;
+    let earlier = from_text(&to_text(&earlier)).expect("a version 1 lock is read");
+    let mut now = pets();
+    let first = now.remove(0);
+    now.insert(0, with_output(first, json!({"type": "object"})));
+    let drift = drift(&earlier, &catalog(now.clone()), false);
+    let text: Vec<String> = drift.iter().map(ToString::to_string).collect();
+    expect![[r#"
+        [
+            "tool \"get_pet\" changed: outputSchema (declared since lock version 2; this lock, version 1, predates output schemas: review it and run `ferry lock`)",
+        ]
+    "#]]
+    .assert_debug_eq(&text);
+    // Written again, the lock holds the output schema, and nothing drifts.
+    let again = lock(&catalog(now.clone()), &one(&document), None);
+    assert_eq!(again.lock_version, LOCK_VERSION);
+    assert!(super::drift(&again, &catalog(now), false).is_empty());
 }

@@ -312,10 +312,16 @@ impl Server {
                 facts.stats = stats;
                 facts.upstream_status = Outcome::status_of(&outcome);
                 facts.operation = Outcome::operation_of(&outcome);
-                (
-                    Outcome::of(&outcome),
-                    result::outcome_result_via(&served.tool.name, via, outcome),
-                )
+                match served.output_mismatch(&outcome) {
+                    Some(mismatch) => (
+                        Outcome::ContractBroken,
+                        result::contract_broken(&served.tool, via, outcome, &mismatch),
+                    ),
+                    None => (
+                        Outcome::of(&outcome),
+                        result::outcome_result_via(&served.tool.name, via, outcome),
+                    ),
+                }
             }
             Ending::Ran(Ran::Workflow(workflow, outcome), stats) => {
                 facts.stats = stats;

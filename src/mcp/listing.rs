@@ -43,7 +43,11 @@ impl Server {
         if let Some(prepared) = cached {
             return prepared.respond(id);
         }
-        let array = self.listing.select(|index| {
+        let listing = match era {
+            Era::Legacy => self.legacy_listing.as_ref().unwrap_or(&self.listing),
+            Era::Modern => &self.listing,
+        };
+        let array = listing.select(|index| {
             self.authenticator
                 .may_use(principal, &self.tools[index].tool.name)
         });

@@ -67,7 +67,7 @@ pub use crate::auth::CacheScope;
 pub use headers::{MirroredHeader, mirrored_headers};
 pub use result::{HTTP_META, LEGACY_WRAP_KEY, RATE_LIMIT_META, RESULT_META, ToolResult};
 pub use serving::Serving;
-pub use validate::validator;
+pub use validate::{output_validator, validator};
 
 /// The revision served to stateless clients.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -158,6 +158,9 @@ pub struct Server {
     /// Each tool's definition as written, in `tools` order, when `listing_varies` (empty
     /// otherwise).
     listing: Listing,
+    /// The definitions 2025-11-25 clients are given, where some differ from `listing`'s (an
+    /// output schema wrapped for that revision); kept as `listing` is.
+    legacy_listing: Option<Listing>,
     /// Scoped lists already written, modern then legacy, by granted scopes: the list is a
     /// function of the scopes, and most callers hold one of a few sets.
     scoped_lists: [Mutex<HashMap<Vec<String>, Arc<Prepared>>>; 2],
@@ -268,6 +271,10 @@ impl Server {
         // Each tool is written out once, one at a time, and served from its text: the
         // catalog's trees are never copied whole.
         let listing = Listing::new(sorted.iter().map(|tool| tool.sorted_definition()));
+        let legacy_listing = sorted
+            .iter()
+            .any(|tool| tool.legacy_differs())
+            .then(|| Listing::new(sorted.iter().map(|tool| tool.sorted_definition_for(true))));
         // The operations reached only through discovery are served after the listed tools,
         // so that a listed tool's place is its place in the listing.
         sorted.extend(catalog.tools.iter().filter(|tool| !tool.listed));
@@ -330,17 +337,17 @@ impl Server {
             &server_info_text,
         );
         let tools_list_legacy = Listing::result(
-            listing.array(),
+            legacy_listing.as_ref().unwrap_or(&listing).array(),
             Era::Legacy,
             options.ttl_ms,
             cache_scope,
             &server_info_text,
         );
         // Kept only where lists are written per caller.
-        let listing = if listing_varies {
-            listing
+        let (listing, legacy_listing) = if listing_varies {
+            (listing, legacy_listing)
         } else {
-            Listing::default()
+            (Listing::default(), None)
         };
         let ttl_ms = options.ttl_ms;
         let confirmer = confirm::Confirmer::new(
@@ -364,6 +371,7 @@ impl Server {
             authenticator: options.authenticator,
             listing_varies,
             listing,
+            legacy_listing,
             scoped_lists: Default::default(),
             ttl_ms,
             limiter: options.limiter,

@@ -23,6 +23,8 @@ pub(super) struct ServedTool {
     /// Compiled from the input schema's text on the tool's first call: a tree holds many
     /// times its text's memory, for a schema that only validation reads.
     pub(super) validator: OnceLock<Result<jsonschema::Validator, String>>,
+    /// Compiled from the output schema on the first 2xx JSON answer, like `validator`.
+    pub(super) output_validator: OnceLock<Option<jsonschema::Validator>>,
     /// The rate limits a call must fit, and beside each, what the caller is told of it.
     pub(super) limits: Vec<limit::Limit>,
     pub(super) limits_told: Vec<(Rate, &'static str)>,
@@ -75,6 +77,7 @@ impl ServedTool {
         ServedTool {
             headers: schema_headers(&tool.input_schema),
             validator: OnceLock::new(),
+            output_validator: OnceLock::new(),
             limits,
             limits_told,
             meter: observer.map(|observer| {
@@ -94,6 +97,25 @@ impl ServedTool {
                 .unwrap_or_default(),
             tool: tool.clone(),
         }
+    }
+
+    /// What of a 2xx JSON answer in `outcome` does not match the tool's output schema, in
+    /// words; `None` when it matches, or nothing is declared or checked.
+    pub(super) fn output_mismatch(&self, outcome: &upstream::Outcome) -> Option<String> {
+        let output = self.tool.output_schema.as_ref()?;
+        let answer = outcome.as_ref().ok()?;
+        if !answer.http.status.is_success() {
+            return None;
+        }
+        let value = answer.json.as_ref()?;
+        let validator = self.output_validator.get_or_init(|| {
+            super::validate::output_validator(&output.served)
+                .inspect_err(|detail| {
+                    tracing::error!(tool = %self.tool.name, %detail, "output schema does not compile");
+                })
+                .ok()
+        });
+        super::validate::mismatch(validator.as_ref()?, value)
     }
 
     /// The validator of its input schema, compiled on its first use; `None` (logged) when

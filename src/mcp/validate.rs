@@ -32,6 +32,45 @@ pub fn validator(schema: &InputSchema, unchecked: &[String]) -> Result<Validator
     compile(schema, unchecked)
 }
 
+/// The validator a tool's 2xx JSON answers are checked with, from its output schema as
+/// served: compiled as input schemas are (every pattern of it compiled at compile time).
+pub fn output_validator(schema: &InputSchema) -> Result<Validator, String> {
+    validator(schema, &[])
+}
+
+/// What of `value` does not match the output schema `validator` checks, one line per
+/// problem (the first few), each naming the place by JSON pointer; `None` when it matches.
+pub(super) fn mismatch(validator: &Validator, value: &Value) -> Option<String> {
+    /// Enough to say what went wrong without repeating it for each of a long list's items.
+    const SHOWN: usize = 5;
+    if validator.is_valid(value) {
+        return None;
+    }
+    let mut text = String::new();
+    for (index, error) in validator.iter_errors(value).enumerate() {
+        if index == SHOWN {
+            text.push_str("\n- …");
+            break;
+        }
+        let path = error.instance_path().to_string();
+        let at = if path.is_empty() {
+            "(the answer)".to_owned()
+        } else {
+            path
+        };
+        let _ = write!(text, "\n- {at}: {}", truncated(&error.to_string(), 300));
+    }
+    Some(text)
+}
+
+/// `text`, cut to about `chars` characters: an error can quote a whole value.
+fn truncated(text: &str, chars: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]).into(),
+        None => text.into(),
+    }
+}
+
 /// One line per problem, naming the argument by JSON pointer and saying what was expected and
 /// what was given; `None` when the arguments are valid.
 pub(super) fn problems(validator: &Validator, arguments: &Value) -> Option<String> {

@@ -41,6 +41,7 @@ fn tool_outcome(outcome: Outcome) -> Option<usize> {
         Outcome::UpstreamFailure => 4,
         Outcome::GatewayFailure => 5,
         Outcome::Unconfirmed => 6,
+        Outcome::ContractBroken => 7,
         Outcome::ProtocolError => return None,
     })
 }
@@ -76,7 +77,7 @@ struct ServerHandles {
 pub struct ToolHandles {
     /// `tool`, and `api` and `endpoint` where the curation lists several.
     labels: Vec<Label>,
-    calls: [OnceLock<Counter>; 7],
+    calls: [OnceLock<Counter>; 8],
     classes: [OnceLock<Counter>; 5],
     retries: OnceLock<Counter>,
     duration: OnceLock<Histogram>,

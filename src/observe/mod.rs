@@ -56,6 +56,9 @@ pub enum Outcome {
     Unconfirmed,
     /// A `tools/call` answered with a JSON-RPC error: an unknown tool, unreadable params.
     ProtocolError,
+    /// The upstream answered 2xx with JSON that does not match the tool's declared output
+    /// schema: the API broke its contract, and the answer was not served as data.
+    ContractBroken,
 }
 
 /// Why a request was refused.
@@ -425,6 +428,7 @@ impl Outcome {
             Outcome::GatewayFailure => "gateway_failure",
             Outcome::Unconfirmed => "unconfirmed",
             Outcome::ProtocolError => "protocol_error",
+            Outcome::ContractBroken => "contract_broken",
         }
     }
 }

@@ -269,14 +269,8 @@ impl Following<'_> {
         if let ResultAt::Field(pointer) = &self.plan.result
             && let Some(value) = answer.json.as_ref().and_then(|body| body.pointer(pointer))
         {
-            let value = match self.tool.call.fields.as_deref() {
-                Some(fields) => {
-                    result.handling.projected = true;
-                    let paths: Vec<&[String]> = fields.iter().map(Vec::as_slice).collect();
-                    response::project(value, &paths)
-                }
-                None => value.clone(),
-            };
+            let (value, projected) = self.tool.call.shape.apply(value.clone());
+            result.handling.projected = projected;
             result.body = value.to_string().into_bytes();
             result.essence = Some("application/json".to_string());
             result.json = Some(value);
@@ -350,7 +344,7 @@ impl Following<'_> {
                 tool: &self.tool.name,
                 limit_bytes: settings.max_response_bytes,
                 report_headers: &settings.report_headers,
-                fields: settings.fields.as_deref().filter(|_| projected),
+                shape: Some(&settings.shape).filter(|_| projected),
                 next: None,
                 authenticated: part.credential.is_some(),
                 secrets: self.secrets,

@@ -620,7 +620,7 @@ impl Upstream {
             tool: &tool.name,
             limit_bytes: settings.max_response_bytes,
             report_headers: &settings.report_headers,
-            fields: settings.fields.as_deref(),
+            shape: Some(&settings.shape),
             next: settings.next.as_ref(),
             authenticated: part.credential.is_some(),
             secrets,

@@ -7,11 +7,12 @@
 use std::borrow::Cow;
 
 use http::{HeaderMap, HeaderName, StatusCode};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::outcome::{Answer, Handling, Http, Page, Redacted};
 use super::redact::Secrets;
 use crate::catalog::NextPage;
+use crate::catalog::shape::ResultShape;
 use crate::client::Response;
 
 pub use crate::catalog::call::REPORTED_HEADERS;
@@ -23,8 +24,8 @@ pub struct Shaping<'a> {
     pub limit_bytes: u64,
     /// Lower-case names, the built-in ones and the configured ones.
     pub report_headers: &'a [HeaderName],
-    /// Projection paths, one token list per field.
-    pub fields: Option<&'a [Vec<String>]>,
+    /// How a 2xx JSON answer is shaped as served (its projection by `fields:`).
+    pub shape: Option<&'a ResultShape>,
     pub next: Option<&'a NextPage>,
     /// ferry sent its own configured credentials on this call.
     pub authenticated: bool,
@@ -132,36 +133,6 @@ pub fn essence(content_type: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Keeps only `paths` of a JSON value, in the value's own order. An array along the way
-/// applies the rest of the path to each element.
-pub fn project(value: &Value, paths: &[&[String]]) -> Value {
-    match value {
-        Value::Array(items) => {
-            Value::Array(items.iter().map(|item| project(item, paths)).collect())
-        }
-        Value::Object(map) => {
-            let mut kept = Map::new();
-            for (key, child) in map {
-                let rests: Vec<&[String]> = paths
-                    .iter()
-                    .filter(|path| path.first() == Some(key))
-                    .map(|path| &path[1..])
-                    .collect();
-                if rests.is_empty() {
-                    continue;
-                }
-                if rests.iter().any(|rest| rest.is_empty()) {
-                    kept.insert(key.clone(), child.clone());
-                } else {
-                    kept.insert(key.clone(), project(child, &rests));
-                }
-            }
-            Value::Object(kept)
-        }
-        scalar => scalar.clone(),
-    }
-}
-
 /// The target of the first link-value of a `Link` header (RFC 8288 §3) whose relation types
 /// include `next`. The value is read as the RFC writes it: link-values separated by commas,
 /// each a `<target>` and its `;` parameters, a parameter's value a token or a quoted string
@@ -265,11 +236,11 @@ fn success_json(
     if let Some(NextPage::Field { pointer, .. }) = shaping.next {
         handling.page = Some(field_page(&value, pointer));
     }
-    let value = match shaping.fields {
-        Some(fields) => {
-            let paths: Vec<&[String]> = fields.iter().map(Vec::as_slice).collect();
-            handling.projected = true;
-            project(&value, &paths)
+    let value = match shaping.shape {
+        Some(shape) => {
+            let (value, projected) = shape.apply(value);
+            handling.projected = projected;
+            value
         }
         None => value,
     };
@@ -514,7 +485,7 @@ mod tests {
             tool: "tool",
             limit_bytes: 1024,
             report_headers: &report,
-            fields: None,
+            shape: None,
             next: None,
             authenticated: true,
             secrets: &secrets,

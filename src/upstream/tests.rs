@@ -782,7 +782,7 @@ fn shaping<'a>(report: &'a [HeaderName], secrets: &[String]) -> Shaping<'a> {
         tool: "getPet",
         limit_bytes: 1024,
         report_headers: report,
-        fields: None,
+        shape: None,
         next: None,
         authenticated: false,
         secrets,
@@ -834,9 +834,10 @@ fn json_success_keeps_the_body_text_exactly() {
 #[test]
 fn projection_keeps_named_fields_of_each_element() {
     let report = report_headers();
-    let fields = crate::catalog::call::field_paths(&["id".into(), "/owner/login".into()]);
+    let shape =
+        crate::catalog::shape::ResultShape::new(Some(&["id".into(), "/owner/login".into()]));
     let shaping = Shaping {
-        fields: Some(&fields),
+        shape: Some(&shape),
         ..shaping(&report, &[])
     };
     let body = r#"[{"id":1,"owner":{"login":"a","url":"u"},"big":"x"},{"id":2,"owner":null}]"#;

@@ -35,17 +35,17 @@ apis:
     openapi: {github}
     upstream: {}
     upstream_auth: {{bearer: {{env: FERRY_T_GITHUB}}}}
-    tools: {{\"issues/list-for-repo\": {{}}}}
+    tools: {{\"issues/list-for-repo\": {{output_schema: false}}}}
   stripe:
     openapi: {stripe}
     upstream: {}
     upstream_auth: {{api_key: {{name: X-Stripe-Key, env: FERRY_T_STRIPE}}}}
-    tools: {{GetCustomers: {{}}}}
+    tools: {{GetCustomers: {{output_schema: false}}}}
   pets:
     openapi: ./pets.yaml
     upstream: {}
     prefix: false
-    tools: {{listPets: {{name: list_pets}}}}
+    tools: {{listPets: {{name: list_pets, output_schema: false}}}}
 ",
         bases[0],
         bases[1],
@@ -282,8 +282,8 @@ fn the_lock_holds_each_api_and_a_change_to_one_names_it() {
     let more = std::fs::read_to_string(dir.join("ferry.yaml"))
         .expect("curation")
         .replace(
-            "listPets: {name: list_pets}",
-            "listPets: {name: list_pets}, getPet: {}",
+            "listPets: {name: list_pets, output_schema: false}",
+            "listPets: {name: list_pets, output_schema: false}, getPet: {}",
         );
     std::fs::write(dir.join("ferry.yaml"), more).expect("write curation");
     let (code, out, err) = ferry(&["check", "--locked"], &dir);

@@ -17,6 +17,7 @@ mod long_running;
 mod mcp;
 mod oas32;
 mod observe;
+mod output;
 mod packaging;
 mod paging;
 mod problem_details;

@@ -393,6 +393,7 @@ fn discovery_tool(
         annotations,
         basis: AnnotationBasis::Method,
         unchecked_patterns: Vec::new(),
+        output_schema: None,
         scopes: None,
         // A discovery tool spends no budget of its own: a call through a calling tool
         // spends its operation's.

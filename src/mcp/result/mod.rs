@@ -55,8 +55,9 @@ pub const RESULT_META: &str = "dev.ferry/result";
 /// `_meta` key of a call refused by a rate limit: when to try again, and which limit.
 pub const RATE_LIMIT_META: &str = "dev.ferry/rateLimit";
 /// The key a legacy client finds a non-object `structuredContent` under: 2025-11-25 allows
-/// only objects there, so `[1,2]` is served to it as `{"result":[1,2]}`.
-pub const LEGACY_WRAP_KEY: &str = "result";
+/// only objects there, so `[1,2]` is served to it as `{"result":[1,2]}`
+/// ([`crate::catalog::shape`] decides it, for the results and the output schemas alike).
+pub const LEGACY_WRAP_KEY: &str = crate::catalog::shape::LEGACY_WRAP_KEY;
 
 /// A tool result before its era is known, as the writer holds it: blocks and facts, written
 /// straight to the response without an intermediate JSON tree.
@@ -140,6 +141,36 @@ pub(super) fn outcome_result_via<'t>(
         Ok(answer) => answer_result(tool, via, answer),
         Err(error) => error_result(error),
     }
+}
+
+/// The result of a 2xx JSON answer that does not match `tool`'s output schema (`mismatch`
+/// says where): never served as `structuredContent`, but as an error with the body as text;
+/// for a tool whose method is not read-only, saying the operation was carried out.
+pub(super) fn contract_broken<'t>(
+    tool: &'t crate::catalog::Tool,
+    via: Option<&str>,
+    outcome: Outcome,
+    mismatch: &str,
+) -> CallResult<'t> {
+    let mut result = outcome_result_via(&tool.name, via, outcome);
+    let status = result
+        .http
+        .as_ref()
+        .map_or_else(String::new, |http| http.status.to_string());
+    let mut text = format!(
+        "the API answered {status}, but its answer does not match this tool's declared output \
+         schema, so it is not served as structured content; the body follows as text. What \
+         does not match:{mismatch}"
+    );
+    if tool.limits.class != crate::catalog::SafetyClass::Reads {
+        text.push_str(&format!(
+            "\nThe API answered success ({status}): the operation was carried out; do not repeat it."
+        ));
+    }
+    result.structured_content = None;
+    result.is_error = true;
+    result.content.insert(0, Block::Text(text));
+    result
 }
 
 /// The result of a tool that answers from what ferry holds (a discovery tool's search or

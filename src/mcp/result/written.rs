@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 use super::{
     Block, CallResult, HTTP_META, LEGACY_WRAP_KEY, RATE_LIMIT_META, RESULT_META, ResourceBody,
 };
+use crate::catalog::shape::legacy_wrap;
 use crate::mcp::META_SERVER_INFO;
 use crate::upstream::{Handling, Http, Redacted};
 
@@ -44,7 +45,7 @@ impl Written<'_, '_> {
         object.out.push(b']');
         if let Some(structured) = &result.structured_content {
             object.key("structuredContent");
-            if self.wrap && !structured.is_object() {
+            if self.wrap && legacy_wrap(structured) {
                 let mut wrapped = Object::open(object.out);
                 wrapped.value(LEGACY_WRAP_KEY, structured)?;
                 wrapped.close();

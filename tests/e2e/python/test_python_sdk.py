@@ -66,7 +66,8 @@ async def test_client_lists_the_curated_tools_in_order(connect, mode):
         assert get_pet.input_schema["additionalProperties"] is False
         assert get_pet.input_schema["properties"]["petId"]["type"] == "integer"
         assert get_pet.annotations is not None and get_pet.annotations.read_only_hint is True
-        assert get_pet.output_schema is None, "ferry declares no output schema"
+        # The documented answer, an object through its `$ref`: the same in both eras.
+        assert get_pet.output_schema["$ref"] == "#/$defs/Pet", get_pet.output_schema
 
         # POST justifies no annotation at all.
         create_pet = tools["createPet"]
