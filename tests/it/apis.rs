@@ -491,7 +491,10 @@ async fn the_library_assembles_each_endpoint_as_ferry_serve_does() {
         transport: ferry::serve::TransportArgs,
     }
 
-    let pets = TestUpstream::start(|_, _| json_reply(200, json!([{"id": 1, "name": "Rex"}]))).await;
+    let pets = TestUpstream::start(|_, _| {
+        json_reply(200, json!([{"id": 1, "name": "Rex", "species": "dog"}]))
+    })
+    .await;
     let dir = folder(
         "assembly",
         &format!(
@@ -573,7 +576,7 @@ endpoints:
     assert_eq!(result.get("isError"), None, "{}", called.text);
     assert_eq!(
         result["structuredContent"],
-        json!([{"id": 1, "name": "Rex"}]),
+        json!([{"id": 1, "name": "Rex", "species": "dog"}]),
         "{}",
         called.text
     );
