@@ -463,10 +463,18 @@ fn compile_operation(
     }
     // A long-running tool's result is its operation's final answer, from a status resource
     // the document does not type as this operation's: nothing is declared that the answers
-    // could not keep to.
-    let output_schema = match long_running {
-        Some(_) => None,
-        None => output_schema(shared, operation, &options, &call, &label, diagnostics),
+    // could not keep to. An operation served only through discovery is called through a
+    // calling tool, which declares no output schema: none is built for it.
+    let listed = super::discovery::listed_as_itself(
+        curation.discovery.as_ref(),
+        &name,
+        operation.operation_id,
+        operation.method,
+        operation.path,
+    );
+    let output_schema = match (&long_running, listed) {
+        (None, true) => output_schema(shared, operation, &options, &call, &label, diagnostics),
+        _ => None,
     };
     let tool = Tool {
         runs: Runs::Operation(OperationPlan {

@@ -232,6 +232,35 @@ pub fn add_discovery(
     diagnostics
 }
 
+/// Whether the `also_list` entry `entry` names the tool `name`, which calls the operation
+/// `operation_id`, `method path`: by tool name, operationId or `METHOD /path`.
+fn names(entry: &str, name: &str, operation_id: Option<&str>, method: &str, path: &str) -> bool {
+    name == entry
+        || operation_id == Some(entry)
+        || entry
+            .split_once(' ')
+            .is_some_and(|(entry_method, entry_path)| {
+                entry_method.eq_ignore_ascii_case(method) && entry_path == path
+            })
+}
+
+/// Whether the tool `name` (of the operation `operation_id`, `method path`) is listed as
+/// itself under `discovery`: always without discovery, else where `also_list` names it.
+pub(super) fn listed_as_itself(
+    discovery: Option<&crate::curation::discovery::Discovery>,
+    name: &str,
+    operation_id: Option<&str>,
+    method: &str,
+    path: &str,
+) -> bool {
+    discovery.is_none_or(|discovery| {
+        discovery
+            .also_list
+            .iter()
+            .any(|entry| names(entry, name, operation_id, method, path))
+    })
+}
+
 /// The names of the tools `also_list` keeps listed; an entry that names no chosen operation
 /// is an error, as a `tools:` entry that matches nothing is.
 fn also_listed(
@@ -242,15 +271,15 @@ fn also_listed(
     let mut listed = HashSet::new();
     for (position, entry) in also_list.iter().enumerate() {
         let found = catalog.tools.iter().find(|tool| {
-            let Some(operation) = tool.operation() else {
-                return false;
-            };
-            tool.name == *entry
-                || operation.operation_id.as_deref() == Some(entry.as_str())
-                || entry.split_once(' ').is_some_and(|(method, path)| {
-                    method.eq_ignore_ascii_case(operation.plan.method.as_str())
-                        && path == operation.plan.path
-                })
+            tool.operation().is_some_and(|operation| {
+                names(
+                    entry,
+                    &tool.name,
+                    operation.operation_id.as_deref(),
+                    operation.plan.method.as_str(),
+                    &operation.plan.path,
+                )
+            })
         });
         match found {
             Some(tool) => {

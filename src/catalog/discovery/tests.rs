@@ -81,6 +81,43 @@ fn discovery_serves_five_tools_over_the_chosen_operations_and_lists_also_list() 
 }
 
 #[test]
+fn only_the_tools_listed_as_themselves_declare_an_output_schema() {
+    let document = DOCUMENT.replace(
+        r#"get: {operationId: listPets, summary: List the pets, tags: [pets], responses: {"200": {description: ok}}}"#,
+        r#"get: {operationId: listPets, summary: List the pets, tags: [pets], responses: {"200": {description: ok, content: {application/json: {schema: {type: array}}}}}}"#,
+    )
+    .replace(
+        r#"get: {operationId: getPet, summary: One pet by its id, tags: [pets], responses: {"200": {description: ok}}}"#,
+        r#"get: {operationId: getPet, summary: One pet by its id, tags: [pets], responses: {"200": {description: ok, content: {application/json: {schema: {type: object}}}}}}"#,
+    );
+    let value: Value = serde_saphyr::from_str(&document).expect("test document is YAML");
+    let document = Document::from_value(value).expect("test document is OpenAPI");
+    let declared = |curation_text: &str| {
+        let (curation, _) =
+            curation::parse(curation_text, "ferry.yaml", Default::default()).expect("curation");
+        let (mut catalog, _) = compile_chosen(&document, &curation);
+        add_discovery(&mut catalog, &document, &curation);
+        let mut declared: Vec<String> = catalog
+            .tools
+            .iter()
+            .filter(|tool| tool.output_schema.is_some())
+            .map(|tool| tool.name.clone())
+            .collect();
+        declared.sort();
+        declared
+    };
+    assert_eq!(
+        declared("tools: {listPets: {}, getPet: {}}\n"),
+        ["getPet", "listPets"]
+    );
+    // Behind discovery, an operation is called through a calling tool, which declares none.
+    assert_eq!(
+        declared("tools: {listPets: {}, getPet: {}}\ndiscovery: {also_list: [listPets]}\n"),
+        ["listPets"]
+    );
+}
+
+#[test]
 fn an_also_list_entry_that_names_no_chosen_operation_is_an_error() {
     let (_, diagnostics) = compiled("tools: {getPet: {}}\ndiscovery: {also_list: [listPets]}\n");
     let text: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
