@@ -361,7 +361,8 @@ impl Following<'_> {
     }
 }
 
-/// The URL `answer` names at `place`: a reported header, or a string of its JSON body.
+/// The URL `answer` names at `place`: a reported header, or a string of its JSON body as the
+/// API sent it (before `fields:` projected it, which may have left that member out).
 fn url_in(answer: &Answer, place: &UrlAt) -> Option<String> {
     match place {
         UrlAt::Header(name) => answer
@@ -370,10 +371,21 @@ fn url_in(answer: &Answer, place: &UrlAt) -> Option<String> {
             .iter()
             .find(|(reported, _)| reported == name)
             .map(|(_, value)| value.clone()),
-        UrlAt::Body(pointer) => match answer.json.as_ref()?.pointer(pointer)? {
-            Value::String(url) => Some(url.clone()),
-            _ => None,
-        },
+        UrlAt::Body(pointer) => {
+            let sent;
+            let body = match (&answer.json, answer.handling.projected) {
+                (Some(value), false) => value,
+                (Some(_), true) => {
+                    sent = serde_json::from_slice::<Value>(&answer.body).ok()?;
+                    &sent
+                }
+                (None, _) => return None,
+            };
+            match body.pointer(pointer)? {
+                Value::String(url) => Some(url.clone()),
+                _ => None,
+            }
+        }
     }
     .filter(|url| !url.is_empty())
 }

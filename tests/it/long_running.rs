@@ -80,6 +80,8 @@ tools:
   startAway: {}
   startLater: {long_running: true}
   startBuild:
+    # The 202's body is projected away: its status link is read from the body as sent.
+    fields: [artifact]
     long_running:
       status: {body: /links/status}
       state: /state
