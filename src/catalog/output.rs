@@ -116,6 +116,56 @@ pub(super) fn declare(
     }))
 }
 
+/// A composite tool's output schema: the object of its workflow's outputs by name, as its
+/// result holds them when the workflow runs to its end. Each output is typed only where its
+/// expression's kind fixes the type (`$statusCode`, a number; `$method`, a string; an output
+/// of an earlier step that is one of these), and admits any JSON otherwise; none is required,
+/// since an output without a value in a run is left out; no other member is. A result holds
+/// only the outputs named, so it keeps to this schema by construction. `None` for a workflow
+/// with no outputs.
+pub(super) fn of_workflow(workflow: &crate::arazzo::Workflow) -> Option<OutputSchema> {
+    use crate::arazzo::Expression;
+
+    /// What `expression` yields, as a schema, `depth` steps' outputs from where it is read.
+    fn typed(workflow: &crate::arazzo::Workflow, expression: &Expression, depth: u8) -> Value {
+        match expression {
+            Expression::StatusCode => serde_json::json!({"type": "integer"}),
+            Expression::Method => serde_json::json!({"type": "string"}),
+            Expression::StepOutput {
+                step,
+                name,
+                pointer,
+            } if pointer.is_empty() && depth > 0 => workflow
+                .steps
+                .iter()
+                .find(|candidate| &candidate.id == step)
+                .and_then(|step| step.outputs.iter().find(|output| &output.name == name))
+                .map_or(Value::Bool(true), |output| {
+                    typed(workflow, &output.value, depth - 1)
+                }),
+            _ => Value::Bool(true),
+        }
+    }
+
+    if workflow.outputs.is_empty() {
+        return None;
+    }
+    let properties: Map<String, Value> = workflow
+        .outputs
+        .iter()
+        .map(|output| (output.name.clone(), typed(workflow, &output.value, 8)))
+        .collect();
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": false,
+    });
+    Some(OutputSchema {
+        served: InputSchema::new(&schema),
+        legacy: None,
+    })
+}
+
 /// The code of the warning that a tool declares no output schema where its document
 /// describes its answers.
 pub const NO_OUTPUT_SCHEMA: &str = "no-output-schema";

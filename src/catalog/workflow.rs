@@ -543,8 +543,7 @@ fn compile_workflow(
         title: entry.title.clone(),
         description: entry.description.clone().or_else(|| describe(workflow)),
         input_schema: InputSchema::new(&input_schema),
-        // A workflow's outputs are not declared yet: its result is not checked either.
-        output_schema: None,
+        output_schema: super::output::of_workflow(workflow),
         unchecked_patterns,
         annotations,
         basis: decision.basis,

@@ -245,11 +245,11 @@ fn composite_tools_are_locked_with_each_part_and_their_steps() {
         assert!(tool.request.starts_with("sha256:"), "{}", tool.request);
     }
     expect![[r#"
-        adopt_pet (workflow adoptFirstAvailable): _meta, annotations, description, inputSchema, title
+        adopt_pet (workflow adoptFirstAvailable): _meta, annotations, description, inputSchema, outputSchema, title
           findPet = GET /pets (findPets)
           adopt = POST /pets/{petId}/adoption (adoptPet)
         findPets (GET /pets): _meta, annotations, inputSchema, outputSchema
-        showPet (workflow showPet): _meta, annotations, description, inputSchema
+        showPet (workflow showPet): _meta, annotations, description, inputSchema, outputSchema
           get = GET /pets/{petId} (getPet)
     "#]]
     .assert_eq(&text);

@@ -325,6 +325,16 @@ async fn a_composite_tool_is_listed_with_its_workflow_and_steps() {
         })
     );
     assert_eq!(adopt["inputSchema"]["required"], json!(["owner"]));
+    // Its outputs, by name, none required (an output without a value is left out) and none
+    // other; a run's result below keeps to it.
+    assert_eq!(
+        adopt["outputSchema"],
+        json!({
+            "type": "object",
+            "properties": {"adoptionId": true, "petName": true},
+            "additionalProperties": false,
+        })
+    );
     assert_eq!(tools[1]["annotations"]["readOnlyHint"], true);
 }
 
@@ -336,6 +346,21 @@ async fn a_workflow_runs_its_steps_in_order_and_answers_its_outputs() {
     assert_eq!(result.get("isError"), None, "{result}");
     let outputs = json!({"petName": "Rex", "adoptionId": "a-1"});
     assert_eq!(result["structuredContent"], outputs);
+    let declared = ferry::mcp::validator(
+        catalog
+            .tools
+            .iter()
+            .find(|tool| tool.name == "adopt_pet")
+            .and_then(|tool| tool.output_schema.as_ref())
+            .map(|output| &output.served)
+            .expect("adopt_pet declares its outputs"),
+        &[],
+    )
+    .expect("the output schema compiles");
+    assert!(
+        declared.is_valid(&outputs),
+        "the outputs keep to the declared schema"
+    );
     let written: Value = serde_json::from_str(text(&result, 0)).expect("text is JSON");
     assert_eq!(written, outputs);
     let steps = &result["_meta"]["dev.ferry/workflow"]["steps"];
