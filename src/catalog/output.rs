@@ -126,6 +126,11 @@ pub(super) fn declare(
 pub(super) fn of_workflow(workflow: &crate::arazzo::Workflow) -> Option<OutputSchema> {
     use crate::arazzo::Expression;
 
+    /// Any JSON, as an object: 2025-11-25 takes no boolean schema among `properties`.
+    fn any() -> Value {
+        Value::Object(Map::new())
+    }
+
     /// What `expression` yields, as a schema, `depth` steps' outputs from where it is read.
     fn typed(workflow: &crate::arazzo::Workflow, expression: &Expression, depth: u8) -> Value {
         match expression {
@@ -140,10 +145,8 @@ pub(super) fn of_workflow(workflow: &crate::arazzo::Workflow) -> Option<OutputSc
                 .iter()
                 .find(|candidate| &candidate.id == step)
                 .and_then(|step| step.outputs.iter().find(|output| &output.name == name))
-                .map_or(Value::Bool(true), |output| {
-                    typed(workflow, &output.value, depth - 1)
-                }),
-            _ => Value::Bool(true),
+                .map_or_else(any, |output| typed(workflow, &output.value, depth - 1)),
+            _ => any(),
         }
     }
 

@@ -331,7 +331,7 @@ async fn a_composite_tool_is_listed_with_its_workflow_and_steps() {
         adopt["outputSchema"],
         json!({
             "type": "object",
-            "properties": {"adoptionId": true, "petName": true},
+            "properties": {"adoptionId": {}, "petName": {}},
             "additionalProperties": false,
         })
     );
