@@ -38,6 +38,7 @@ pub mod endpoints;
 mod input;
 pub mod long_running;
 pub mod naming;
+mod notes;
 mod operation;
 pub mod output;
 mod plan;
