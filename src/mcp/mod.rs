@@ -572,15 +572,6 @@ impl Server {
             }
             "subscriptions/listen" => Ok(self.listen(id, params.tools_list_changed)),
             "tasks/get" | "tasks/cancel" | "tasks/update" if self.tasks => {
-                if !task::declared(params.round.capabilities) {
-                    return Err(Failure::missing_extension(method, task::EXTENSION));
-                }
-                if method == "tasks/update" {
-                    // ferry's tasks follow an API's operation and never wait for input.
-                    return Err(Failure::invalid_params(
-                        "no task of yours waits for input: ferry's tasks never ask for any",
-                    ));
-                }
                 self.task_request(id, method, &params, scope.principal, &scope.trace.context)
                     .await
             }
@@ -675,10 +666,12 @@ impl Server {
                 )));
             }
         }
-        let name_source = match method {
-            "tools/call" | "prompts/get" => Some(&params.name),
-            "resources/read" => Some(&params.uri),
-            _ => None,
+        // The Tasks extension's requests name their task; the header is not required of them.
+        let (name_source, required) = match method {
+            "tools/call" | "prompts/get" => (Some(&params.name), true),
+            "resources/read" => (Some(&params.uri), true),
+            "tasks/get" | "tasks/cancel" | "tasks/update" => (Some(&params.task_id), false),
+            _ => (None, false),
         };
         if let Some(source) = name_source {
             let body = match source {
@@ -694,28 +687,11 @@ impl Server {
                 }
                 // The body has no name: the request's own shape is wrong, reported as -32602.
                 (Ok(_), None) => {}
-                (Ok(None), Some(_)) => {
+                (Ok(None), Some(_)) if required => {
                     return Err(Failure::header_mismatch("missing Mcp-Name header".into()));
                 }
+                (Ok(None), Some(_)) => {}
                 (Err(problem), _) => {
-                    return Err(Failure::header_mismatch(format!(
-                        "Mcp-Name header {problem}"
-                    )));
-                }
-            }
-        }
-        // The Tasks extension's requests name their task: an `Mcp-Name` given must be its id.
-        if method.starts_with("tasks/")
-            && let Some(MetaString::Text(task)) = &params.task_id
-        {
-            match headers::decoded(headers, headers::MCP_NAME) {
-                Ok(Some(header)) if header != task.as_ref() => {
-                    return Err(Failure::header_mismatch(format!(
-                        "Mcp-Name header value '{header}' does not match body value '{task}'"
-                    )));
-                }
-                Ok(_) => {}
-                Err(problem) => {
                     return Err(Failure::header_mismatch(format!(
                         "Mcp-Name header {problem}"
                     )));

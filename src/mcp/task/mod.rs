@@ -209,7 +209,9 @@ impl Server {
         Some(Created { id, task })
     }
 
-    /// `tasks/get` and `tasks/cancel`: open the id, then look at the operation once.
+    /// `tasks/get` and `tasks/cancel`: open the id, then look at the operation once. Only a
+    /// request that declares the extension is answered (-32021 otherwise); `tasks/update`
+    /// is -32602, since ferry's tasks follow an API's operation and never wait for input.
     pub(super) async fn task_request(
         &self,
         id: &RawValue,
@@ -218,6 +220,14 @@ impl Server {
         principal: Option<&Principal>,
         trace: &crate::trace::Context,
     ) -> Result<Outgoing, Failure> {
+        if !declared(params.round.capabilities) {
+            return Err(Failure::missing_extension(method, EXTENSION));
+        }
+        if method == "tasks/update" {
+            return Err(Failure::invalid_params(
+                "no task of yours waits for input: ferry's tasks never ask for any",
+            ));
+        }
         let task_id = match &params.task_id {
             Some(MetaString::Text(task_id)) => task_id.as_ref(),
             Some(MetaString::NotText) => {
