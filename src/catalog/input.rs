@@ -151,6 +151,23 @@ impl InputSchema {
         }
     }
 
+    /// Whether `needle` occurs in the text of one of the schema's pieces (a keyword, say),
+    /// without writing the whole text out.
+    pub fn mentions(&self, needle: &str) -> bool {
+        match &self.0 {
+            Form::Whole(text) => text.get().contains(needle),
+            Form::Split(members) => members.iter().any(|(key, piece)| {
+                key.contains(needle)
+                    || match piece {
+                        Piece::Text(text) => text.get().contains(needle),
+                        Piece::Defs(defs) => defs.iter().any(|def| {
+                            def.name.contains(needle) || def.schema.get().contains(needle)
+                        }),
+                    }
+            }),
+        }
+    }
+
     /// The schema as a tree, parsed from the text (its keys in sorted order).
     pub fn to_value(&self) -> Value {
         // The text was written from a `Value`, so it parses.
@@ -320,6 +337,8 @@ mod tests {
             Form::Whole(_) => panic!("a schema with $defs is held in pieces"),
         };
         assert!(std::sync::Arc::ptr_eq(&pet_of(&one), &pet_of(&two)));
+        assert!(one.mentions("\"name\"") && one.mentions("additionalProperties"));
+        assert!(!two.mentions("Tag"));
         assert_eq!(shared.0.len(), 2, "Pet and Tag, once each");
         // Without $defs, a schema is one text.
         let plain = InputSchema::shared(&json!({"type": "object"}), &mut shared);

@@ -142,7 +142,7 @@ impl ServedTool {
 /// The arguments `schema` marks with `x-mcp-header`; only a schema whose text names the
 /// keyword is read back into a tree.
 fn schema_headers(schema: &InputSchema) -> Vec<MirroredHeader> {
-    if schema.text().contains("\"x-mcp-header\"") {
+    if schema.mentions("\"x-mcp-header\"") {
         mirrored_headers(&schema.to_value())
     } else {
         Vec::new()
