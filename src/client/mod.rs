@@ -56,7 +56,8 @@ impl Request {
     }
 }
 
-/// What came back: a status, headers and the body, read whole or cut at the size cap.
+/// What came back: a status, headers and the body, read whole or cut at the size cap (empty
+/// when it went to a [`Sink`]).
 #[derive(Debug, Clone)]
 pub struct Response {
     pub status: StatusCode,
@@ -64,6 +65,16 @@ pub struct Response {
     pub body: Vec<u8>,
     /// The body went on past the size cap; the rest was not read.
     pub truncated: bool,
+}
+
+/// Where a body goes as it comes, for an answer read item by item (a stream of events or
+/// of JSON lines) rather than whole.
+pub trait Sink {
+    /// An answer's head came: `true` to have its body handed to [`Sink::body`] as it comes
+    /// (and not kept in the [`Response`]), `false` to read it whole as any other.
+    fn head(&mut self, status: StatusCode, headers: &HeaderMap) -> bool;
+    /// The next bytes of the body, in order, never past the size cap.
+    fn body(&mut self, bytes: &[u8]);
 }
 
 /// Why an exchange got no whole answer.

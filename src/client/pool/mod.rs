@@ -17,7 +17,7 @@ use http::Uri;
 
 use super::tls::Tls;
 use super::wire::{self, Connection};
-use super::{Failure, Request, Response};
+use super::{Failure, Request, Response, Sink};
 
 /// How long an unused kept connection is kept.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
@@ -82,6 +82,18 @@ impl Pool {
     /// Sends `request` and reads at most `limit` bytes of the answer's body, on a kept
     /// connection to its origin when this thread has one.
     pub async fn send(&self, request: &Request, limit: usize) -> Result<Response, Failure> {
+        self.send_to(request, limit, None).await
+    }
+
+    /// [`Pool::send`], handing the body to `sink` as it comes when the sink asks for it.
+    /// Were the request sent once more on a fresh connection (a kept one closed on it), the
+    /// sink has seen no head yet.
+    pub async fn send_to(
+        &self,
+        request: &Request,
+        limit: usize,
+        mut sink: Option<&mut (dyn Sink + Send)>,
+    ) -> Result<Response, Failure> {
         let no_host = || Failure::Connect {
             timeout: false,
             detail: "the request names no host".to_owned(),
@@ -100,7 +112,11 @@ impl Pool {
             Some(connection) => connection,
             None => self.open(&request.uri, origin, secure).await?,
         };
-        let mut outcome = connection.exchange(request, host, limit).await;
+        let first: Option<&mut (dyn Sink + Send)> = match &mut sink {
+            Some(sink) => Some(&mut **sink),
+            None => None,
+        };
+        let mut outcome = connection.exchange_to(request, host, limit, first).await;
         if reused
             && matches!(outcome, Err(wire::Error::Closed { nothing: true, .. }))
             && request.idempotent
@@ -110,7 +126,7 @@ impl Pool {
             // more on a fresh connection, as hyper's client did. This is not one of the
             // caller's retries, which a connection that was never kept gets only if allowed.
             connection = self.open(&request.uri, origin, secure).await?;
-            outcome = connection.exchange(request, host, limit).await;
+            outcome = connection.exchange_to(request, host, limit, sink).await;
         }
         match outcome {
             Ok(answer) => {

@@ -18,7 +18,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
 use super::tls::Tls;
-use super::{Malformed, Request};
+use super::{Malformed, Request, Sink};
 
 /// At most this many header lines in a response head, as hyper's client allows.
 const MAX_HEADERS: usize = 100;
@@ -261,6 +261,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         host: &str,
         limit: usize,
     ) -> Result<Answer, Error> {
+        self.exchange_to(request, host, limit, None).await
+    }
+
+    /// [`Connection::exchange`], handing the body to `sink` as it comes when the sink asks
+    /// for it on seeing the head; the answer's body is then empty.
+    pub(crate) async fn exchange_to(
+        &mut self,
+        request: &Request,
+        host: &str,
+        limit: usize,
+        mut sink: Option<&mut (dyn Sink + Send)>,
+    ) -> Result<Answer, Error> {
         encode(request, host, &mut self.write);
         // A TLS session may hold back the last of what it encrypted until flushed; a socket
         // flushes at once.
@@ -291,6 +303,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             .map_err(|detail| Error::Head(Malformed::Invalid, detail))?;
         let keep_alive = wrote_all && keep_alive(version, &headers) && framing != Framing::Close;
         let mut body = Body::new(framing, limit);
+        if let Some(sink) = sink.take()
+            && sink.head(status, &headers)
+        {
+            body.bytes = Vec::new();
+            body.sink = Some(sink);
+        }
         if let Err(detail) = self.read_body(&mut body).await {
             return Err(Error::Body {
                 status,
@@ -352,7 +370,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     /// Reads `body` to its end, or to the size cap.
-    async fn read_body(&mut self, body: &mut Body) -> Result<(), String> {
+    async fn read_body(&mut self, body: &mut Body<'_>) -> Result<(), String> {
         match body.framing {
             Framing::Empty => Ok(()),
             Framing::Length(length) => self.read_exact_into(body, length).await,
@@ -382,7 +400,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     /// Moves the next `length` bytes of the connection into `body`, stopping at its cap.
-    async fn read_exact_into(&mut self, body: &mut Body, length: u64) -> Result<(), String> {
+    async fn read_exact_into(&mut self, body: &mut Body<'_>, length: u64) -> Result<(), String> {
         let mut left = length;
         loop {
             let take = usize::try_from(left).unwrap_or(usize::MAX);
@@ -394,7 +412,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             if left == 0 {
                 return Ok(());
             }
-            if body.bytes.len() == body.limit {
+            if body.len() == body.limit {
                 // Full, and the length says more follows: cut without waiting for it.
                 body.truncated = true;
                 return Ok(());
@@ -477,16 +495,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 }
 
-/// A body being collected, up to its size cap.
-struct Body {
+/// A body being collected, up to its size cap: kept, or handed to a sink as it comes.
+struct Body<'s> {
     framing: Framing,
     bytes: Vec<u8>,
+    /// Where the body goes instead of `bytes`.
+    sink: Option<&'s mut (dyn Sink + Send)>,
+    /// How much of the body was handed to the sink.
+    sunk: usize,
     limit: usize,
     truncated: bool,
 }
 
-impl Body {
-    fn new(framing: Framing, limit: usize) -> Body {
+impl<'s> Body<'s> {
+    fn new(framing: Framing, limit: usize) -> Body<'s> {
         let expected = match framing {
             Framing::Length(length) => usize::try_from(length).unwrap_or(usize::MAX),
             _ => 0,
@@ -494,15 +516,36 @@ impl Body {
         Body {
             framing,
             bytes: body_for(expected, limit),
+            sink: None,
+            sunk: 0,
             limit,
             truncated: false,
         }
+    }
+
+    /// How much of the body came, kept or handed on.
+    fn len(&self) -> usize {
+        self.bytes.len() + self.sunk
     }
 
     /// Moves up to `most` bytes from `read` into the body; true when the cap was passed,
     /// so reading stops.
     fn take(&mut self, read: &mut BytesMut, most: usize) -> bool {
         let taken = read.len().min(most);
+        if let Some(sink) = &mut self.sink {
+            let room = self.limit - self.sunk;
+            let given = taken.min(room);
+            if given > 0 {
+                sink.body(&read[..given]);
+            }
+            self.sunk += given;
+            if taken > room {
+                self.truncated = true;
+                return true;
+            }
+            read.advance(taken);
+            return false;
+        }
         if append(&mut self.bytes, &read[..taken], self.limit) {
             self.truncated = true;
             return true;
