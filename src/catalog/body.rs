@@ -111,8 +111,8 @@ pub const ITEM_SCHEMA_CODE: &str = "item-schema-not-validated";
 
 /// A warning for each `itemSchema` (OpenAPI 3.2: the schema of each item of a sequential
 /// media type, such as `application/jsonl` or `text/event-stream`) of the request body's
-/// media type ferry sends and of every response: ferry checks no item against it; the body
-/// goes as the caller gives it and comes back as the API sends it.
+/// media type ferry sends and of every response but a 2xx stream: ferry checks no such item
+/// against it; the body goes as the caller gives it and comes back as the API sends it.
 pub(super) fn item_schemas(document: &Document, operation: &Operation) -> Vec<Problem> {
     let mut found = Vec::new();
     let mut look = |file: FileId, pointer: String, media: &Value, media_type: &str, request| {
@@ -160,7 +160,12 @@ pub(super) fn item_schemas(document: &Document, operation: &Operation) -> Vec<Pr
         else {
             continue;
         };
+        // A 2xx stream's items are checked (`stream::documented`).
+        let success = status.starts_with('2') && status.len() == 3;
         for (media_type, media) in content {
+            if success && super::stream::Sequence::of(media_type).is_some() {
+                continue;
+            }
             let at = format!("{pointer}/{}", crate::openapi::escape_token(media_type));
             look(file, at, media, media_type, false);
         }

@@ -420,8 +420,20 @@ fn compile_operation(
         operation.method,
         operation.path,
     );
-    let output_schema = match (&long_running, listed) {
-        (None, true) => output_schema(shared, operation, &options, &call, &label, diagnostics),
+    // A tool that may answer with a stream serves the items it reads, not the document's
+    // JSON answer: it declares none either.
+    let streams = super::stream::documented(
+        shared.document,
+        operation,
+        &call.shape,
+        &mut shared.defs,
+        &label,
+        diagnostics,
+    );
+    let output_schema = match (&long_running, listed, streams.any) {
+        (None, true, false) => {
+            output_schema(shared, operation, &options, &call, &label, diagnostics)
+        }
         _ => None,
     };
     let tool = Tool {
@@ -434,6 +446,7 @@ fn compile_operation(
             tags: operation.tags.iter().map(|tag| tag.to_string()).collect(),
             document_scopes: operation::security_scopes(document, operation),
             long_running,
+            items: streams.items,
         }),
         name,
         title: choice.settings.title.clone(),

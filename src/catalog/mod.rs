@@ -47,6 +47,7 @@ mod report;
 mod schema;
 pub mod shape;
 pub mod step;
+pub mod stream;
 #[cfg(test)]
 mod tests;
 pub mod trim;
@@ -68,6 +69,7 @@ pub use plan::{
 };
 pub use report::{OperationReport, OperationStatus};
 pub use step::StepPlan;
+pub use stream::{ItemSchema, Sequence};
 pub use workflow::{
     StepOperation, WORKFLOW_META_KEY, WorkflowPlan, WorkflowSource, add_workflows,
     add_workflows_over,
@@ -329,11 +331,13 @@ pub struct OperationPlan {
     pub document_scopes: Vec<Vec<String>>,
     /// How a call follows the operation past a `202 Accepted`, when it is long-running.
     pub long_running: Option<Box<LongRunning>>,
+    /// The schemas a streamed answer's items are checked against, by media type.
+    pub items: Vec<ItemSchema>,
 }
 
 impl std::fmt::Debug for OperationPlan {
-    /// Every field, `long_running` only when there is one: the lock digests a workflow by
-    /// this text, which an operation that is not long-running leaves as it always was.
+    /// Every field, `long_running` and `items` only when there are some: the lock digests a
+    /// workflow by this text, which an operation without them leaves as it always was.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut plan = f.debug_struct("OperationPlan");
         plan.field("api", &self.api)
@@ -345,6 +349,9 @@ impl std::fmt::Debug for OperationPlan {
             .field("document_scopes", &self.document_scopes);
         if let Some(long_running) = &self.long_running {
             plan.field("long_running", long_running);
+        }
+        if !self.items.is_empty() {
+            plan.field("items", &self.items);
         }
         plan.finish()
     }
@@ -503,6 +510,7 @@ impl Tool {
                 tags: Vec::new(),
                 document_scopes: Vec::new(),
                 long_running: None,
+                items: Vec::new(),
             }),
             name,
         }

@@ -149,6 +149,7 @@ pub(super) fn plan(
             plan,
             // A step's 202 is what the workflow reads: its criteria decide what follows.
             long_running: None,
+            items: Vec::new(),
         },
         scopes: chosen.and_then(|tool| tool.scopes.clone()),
         arguments,

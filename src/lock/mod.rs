@@ -516,12 +516,17 @@ fn runs_text(tool: &Tool) -> (String, String) {
 }
 
 /// How an operation's call is made: its settings, then how it follows a long-running
-/// operation, when it is one (a tool that is not keeps the text it always had).
+/// operation and what its streams' items are checked against, when it has them (a tool
+/// without keeps the text it always had).
 fn call_text(operation: &OperationPlan) -> String {
-    match &operation.long_running {
+    let mut text = match &operation.long_running {
         Some(long_running) => format!("{:?}\n{long_running:?}", operation.call),
         None => format!("{:?}", operation.call),
+    };
+    if !operation.items.is_empty() {
+        text.push_str(&format!("\n{:?}", operation.items));
     }
+    text
 }
 
 /// What a lock holds of `tool`, given the text of what a call runs ([`runs_text`]).

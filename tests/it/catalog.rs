@@ -210,7 +210,7 @@ fn every_research_document_compiles_with_every_operation_chosen() {
         oai-non-oauth-scopes: 1 operations, 1 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         oai-webhook-example: 0 operations, 0 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         redocly-starter-3.1: 12 operations, 12 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
-        openapi-3.2: 9 operations, 8 tools, 1 ineligible, 1 errors, 2 warnings, 0 invalid schemas
+        openapi-3.2: 9 operations, 8 tools, 1 ineligible, 1 errors, 1 warnings, 0 invalid schemas
         twilio-verify-v2: 53 operations, 53 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         openai: 28 operations, 28 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
         vercel: 113 operations, 113 tools, 0 ineligible, 0 errors, 0 warnings, 0 invalid schemas
@@ -284,7 +284,7 @@ fn chosen_only_compile_serves_what_the_full_compile_serves() {
         oai-non-oauth-scopes: all 1/0/0 handful 1/1/0 overrides 1/0/0
         oai-webhook-example: all 0/0/0 handful 0/1/0 overrides 0/0/0
         redocly-starter-3.1: all 12/0/0 handful 5/1/0 overrides 3/3/1
-        openapi-3.2: all 8/1/0 handful 4/2/1 overrides 1/4/2
+        openapi-3.2: all 8/1/0 handful 4/2/0 overrides 1/4/2
         twilio-verify-v2: all 53/0/0 handful 5/1/0 overrides 6/4/1
         openai: all 28/0/0 handful 5/1/0 overrides 20/6/1
         vercel: all 113/0/0 handful 5/1/0 overrides 3/5/1
