@@ -24,6 +24,7 @@ pub fn handle(data: &[u8]) {
         body,
         headers: headers.as_ref(),
         principal: None,
+        notify: None,
     };
     let outgoing = block_on(fixed_server().handle(incoming));
     match &outgoing.kind {

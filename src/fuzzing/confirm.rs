@@ -117,6 +117,7 @@ fn answer(body: &[u8]) -> Option<Vec<u8>> {
         body,
         headers: None,
         principal: None,
+        notify: None,
     }));
     match outgoing.kind {
         Kind::Accepted { .. } => None,

@@ -68,6 +68,7 @@ impl Server {
             principal,
             facts,
             trace,
+            progress,
         } = scope;
         let CallTarget {
             index,
@@ -80,6 +81,7 @@ impl Server {
                 principal,
                 facts,
                 trace,
+                progress,
             };
             return self
                 .discover(
@@ -107,6 +109,7 @@ impl Server {
                 era,
                 round,
                 trace,
+                progress,
                 &mut facts.state_failure,
             )
             .await;
@@ -148,6 +151,7 @@ impl Server {
         era: Era,
         round: &confirm::Round<'_>,
         trace: &span::Traced<'s>,
+        progress: Option<&dyn upstream::Progress>,
         state_failure: &mut Option<StateFailure>,
     ) -> (Ending<'s>, Option<&'static str>) {
         if let Some(ending) = self.refusal(served, arguments, principal) {
@@ -209,6 +213,7 @@ impl Server {
             idempotency_key: idempotency_key.as_deref(),
             trace: &trace.context,
             task: self.tasks && era == Era::Modern && super::task::declared(round.capabilities),
+            progress,
         };
         let mut stats = upstream::CallStats::default();
         let ran = match (&served.tool.runs, served.routes.as_slice()) {
@@ -308,17 +313,23 @@ impl Server {
             Ending::Unconfirmed(result) => (Outcome::Unconfirmed, *result),
             Ending::Answered(result) if result.is_error => (Outcome::InvalidArguments, *result),
             Ending::Answered(result) => (Outcome::Ok, *result),
-            Ending::Ran(Ran::Operation(outcome), stats) => {
+            Ending::Ran(Ran::Operation(mut outcome), stats) => {
                 facts.stats = stats;
                 facts.upstream_status = Outcome::status_of(&outcome);
                 facts.operation = Outcome::operation_of(&outcome);
+                // A stream's items that break their schema are served, and said to break it.
+                let items_broken = served.check_items(&mut outcome);
                 match served.output_mismatch(&outcome) {
                     Some(mismatch) => (
                         Outcome::ContractBroken,
                         result::contract_broken(&served.tool, via, outcome, &mismatch),
                     ),
                     None => (
-                        Outcome::of(&outcome),
+                        if items_broken {
+                            Outcome::ContractBroken
+                        } else {
+                            Outcome::of(&outcome)
+                        },
                         result::outcome_result_via(&served.tool.name, via, outcome),
                     ),
                 }

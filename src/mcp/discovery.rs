@@ -30,6 +30,7 @@ impl Server {
             principal,
             facts,
             trace,
+            progress,
         } = scope;
         if self.observer.is_some() {
             facts.client = client_info.map(ToOwned::to_owned);
@@ -114,6 +115,7 @@ impl Server {
                 era,
                 round,
                 trace,
+                progress,
                 &mut facts.state_failure,
             )
             .await;

@@ -127,6 +127,8 @@ pub(super) struct Params<'a> {
     pub(super) tracestate: Option<MetaString<'a>>,
     /// `tasks/get`'s and `tasks/cancel`'s `taskId`.
     pub(super) task_id: Option<MetaString<'a>>,
+    /// `_meta.progressToken` when it is a string or an integer, as written.
+    pub(super) progress_token: Option<&'a RawValue>,
 }
 
 pub(super) enum MetaString<'a> {
@@ -261,6 +263,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for MetaField<'a> {
                         "io.modelcontextprotocol/clientInfo" => &mut meta.client_info,
                         "traceparent" => &mut meta.traceparent,
                         "tracestate" => &mut meta.tracestate,
+                        "progressToken" => &mut meta.progress_token,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                             continue;
@@ -289,6 +292,7 @@ pub(super) struct RawMeta<'a> {
     client_info: Option<&'a RawValue>,
     traceparent: Option<&'a RawValue>,
     tracestate: Option<&'a RawValue>,
+    progress_token: Option<&'a RawValue>,
 }
 
 impl<'a> Params<'a> {
@@ -301,6 +305,13 @@ impl<'a> Params<'a> {
             Some(_) => return Err(()),
         };
         let meta = raw_params.meta.flatten();
+        let progress_token = meta
+            .as_ref()
+            .and_then(|meta| meta.progress_token)
+            .filter(|token| {
+                let text = token.get();
+                text.starts_with('"') || serde_json::from_str::<i64>(text).is_ok()
+            });
         let (meta_version, meta_capabilities, client_info, capabilities, traceparent, tracestate) =
             match meta {
                 Some(meta) => (
@@ -335,6 +346,7 @@ impl<'a> Params<'a> {
             traceparent,
             tracestate,
             task_id: raw_params.task_id.map(string_of),
+            progress_token,
         })
     }
 }

@@ -56,6 +56,7 @@ mod failure;
 pub(crate) mod headers;
 pub mod limit;
 mod listing;
+mod progress;
 pub(crate) mod result;
 mod served;
 mod serving;
@@ -65,6 +66,7 @@ mod validate;
 
 pub use crate::auth::CacheScope;
 pub use headers::{MirroredHeader, mirrored_headers};
+pub use progress::Notify;
 pub use result::{HTTP_META, LEGACY_WRAP_KEY, RATE_LIMIT_META, RESULT_META, ToolResult};
 pub use serving::Serving;
 pub use validate::{output_validator, validator};
@@ -182,6 +184,9 @@ struct Scope<'r, 's> {
     principal: Option<&'r Principal>,
     facts: &'r mut CallFacts,
     trace: &'r span::Traced<'s>,
+    /// Where the call's progress goes, when the request asked for it and its transport can
+    /// carry it.
+    progress: Option<&'r dyn crate::upstream::Progress>,
 }
 
 /// One message in, as a transport received it.
@@ -193,6 +198,9 @@ pub struct Incoming<'a> {
     /// Who sent it, as the transport authenticated them; `None` where nobody is asked
     /// (stdio), which reaches every tool.
     pub principal: Option<&'a Principal>,
+    /// Where notifications about this request go before its answer (`notifications/progress`
+    /// when it carries a progress token); `None` where the transport cannot carry them.
+    pub notify: Option<&'a Notify>,
 }
 
 /// What to send back.
@@ -417,6 +425,16 @@ impl Server {
             self.traces.as_ref(),
             incoming.headers.is_some(),
         );
+        let reporter = match (&params, incoming.notify) {
+            (
+                Ok(Params {
+                    progress_token: Some(token),
+                    ..
+                }),
+                Some(notify),
+            ) => Some(progress::Reporter { token, notify }),
+            _ => None,
+        };
         let dispatched = self
             .dispatch(
                 &request,
@@ -427,6 +445,7 @@ impl Server {
                     principal: incoming.principal,
                     facts: &mut facts,
                     trace: &trace,
+                    progress: reporter.as_ref().map(|reporter| reporter as _),
                 },
             )
             .await;

@@ -25,6 +25,8 @@ pub(super) struct ServedTool {
     pub(super) validator: OnceLock<Result<jsonschema::Validator, String>>,
     /// Compiled from the output schema on the first 2xx JSON answer, like `validator`.
     pub(super) output_validator: OnceLock<Option<jsonschema::Validator>>,
+    /// Compiled from the item schemas on the first streamed answer, by media type.
+    pub(super) item_validators: OnceLock<Vec<(String, Option<jsonschema::Validator>)>>,
     /// The rate limits a call must fit, and beside each, what the caller is told of it.
     pub(super) limits: Vec<limit::Limit>,
     pub(super) limits_told: Vec<(Rate, &'static str)>,
@@ -78,6 +80,7 @@ impl ServedTool {
             headers: schema_headers(&tool.input_schema),
             validator: OnceLock::new(),
             output_validator: OnceLock::new(),
+            item_validators: OnceLock::new(),
             limits,
             limits_told,
             meter: observer.map(|observer| {
@@ -97,6 +100,54 @@ impl ServedTool {
                 .unwrap_or_default(),
             tool: tool.clone(),
         }
+    }
+
+    /// Checks each item of a streamed 2xx answer in `outcome` against the item schema the
+    /// document gives its media type, noting in the answer those that do not match; `true`
+    /// when any does not.
+    pub(super) fn check_items(&self, outcome: &mut upstream::Outcome) -> bool {
+        let Some(operation) = self.tool.operation().filter(|plan| !plan.items.is_empty()) else {
+            return false;
+        };
+        let Ok(answer) = outcome else {
+            return false;
+        };
+        let (Some(streamed), Some(serde_json::Value::Array(items)), Some(essence)) = (
+            answer.handling.stream.as_mut(),
+            &answer.json,
+            answer.essence.as_deref(),
+        ) else {
+            return false;
+        };
+        let validators = self.item_validators.get_or_init(|| {
+            operation
+                .items
+                .iter()
+                .map(|item| {
+                    let validator = super::validate::output_validator(&item.schema)
+                        .inspect_err(|detail| {
+                            tracing::error!(tool = %self.tool.name, %detail, "item schema does not compile");
+                        })
+                        .ok();
+                    (item.media_type.clone(), validator)
+                })
+                .collect()
+        });
+        let Some(validator) = validators
+            .iter()
+            .find(|(media_type, _)| media_type == essence)
+            .and_then(|(_, validator)| validator.as_ref())
+        else {
+            return false;
+        };
+        for (index, item) in items.iter().enumerate() {
+            if let Some(detail) = super::validate::mismatch(validator, item) {
+                streamed
+                    .mismatched
+                    .push((index, detail.replace('\n', "; ")));
+            }
+        }
+        !streamed.mismatched.is_empty()
     }
 
     /// What of a 2xx JSON answer in `outcome` does not match the tool's output schema, in

@@ -67,6 +67,7 @@ fn handle_as(
             body,
             headers,
             principal,
+            notify: None,
         }))
 }
 

@@ -365,20 +365,44 @@ async fn post_mcp(
     let mut received = None;
     let work = async {
         let body = received.insert(read_body(body, state.body_limit).await?);
+        if super::sse::wants_progress(body, &parts.headers) {
+            return Ok(None);
+        }
         let incoming = Incoming {
             body,
             headers: Some(&parts.headers),
             principal: principal.as_ref(),
+            notify: None,
         };
         // Awaited in place, not spawned: when the client goes away hyper drops this future,
         // and with it the upstream call in flight. Boxed: the call's future is kilobytes (the
         // upstream client's among them), and inline it would make this handler's future as
         // large, copied whole each time it is moved (into the timeout, into its box; a fifth
         // of a call's instructions were such copies); boxed, it is written once, where it runs.
-        Ok::<_, BodyError>(Box::pin(server.handle(incoming)).await)
+        Ok::<_, BodyError>(Some(Box::pin(server.handle(incoming)).await))
     };
-    let outgoing = match tokio::time::timeout(state.request_timeout, work).await {
-        Ok(Ok(outgoing)) => outgoing,
+    let deadline = tokio::time::Instant::now() + state.request_timeout;
+    let handled = tokio::time::timeout_at(deadline, work).await;
+    let outgoing = match handled {
+        Ok(Ok(Some(outgoing))) => outgoing,
+        Ok(Ok(None)) => {
+            // A call that may tell its progress: answered as JSON if it ends before it has
+            // any to tell, as an SSE stream of its notifications and its answer otherwise.
+            let Some(body) = received else {
+                return StatusCode::REQUEST_TIMEOUT.into_response();
+            };
+            let call = super::sse::Call {
+                server: Arc::clone(&server),
+                headers: parts.headers,
+                principal,
+                body,
+                deadline,
+            };
+            return match call.run().await {
+                super::sse::Ran::Answered(outgoing) => answer(&state, serving, &server, outgoing),
+                super::sse::Ran::Streamed(response) => response,
+            };
+        }
         Ok(Err(error)) => {
             tracing::warn!(%error, limit = state.body_limit, "request body refused");
             state.refused(Reason::BodyLimit);
@@ -397,6 +421,16 @@ async fn post_mcp(
             return json_response(outgoing.status, outgoing.body);
         }
     };
+    answer(&state, serving, &server, outgoing)
+}
+
+/// The HTTP response for what the server answered.
+fn answer(
+    state: &HttpState,
+    serving: &Serving,
+    server: &Arc<mcp::Server>,
+    outgoing: mcp::Outgoing,
+) -> Response {
     match outgoing.kind {
         Kind::Json => json_response(outgoing.status, outgoing.body),
         Kind::Accepted { .. } => StatusCode::ACCEPTED.into_response(),
@@ -404,9 +438,9 @@ async fn post_mcp(
             end,
             tools_list_changed,
         } => subscription(
-            &state,
+            state,
             serving,
-            &server,
+            server,
             outgoing.body,
             end,
             tools_list_changed,
@@ -659,7 +693,7 @@ fn subscription(
         let end = end.clone();
         async move {
             let event = match listening.step {
-                Step::Acknowledge => (sse_event(&acknowledgement), Step::Wait),
+                Step::Acknowledge => (super::sse::event(&acknowledgement), Step::Wait),
                 Step::Wait => {
                     let changed = async {
                         match &mut listening.changes {
@@ -671,8 +705,8 @@ fn subscription(
                         }
                     };
                     tokio::select! {
-                        _ = listening.shutdown.wait_for(|stop| *stop) => (sse_event(&end), Step::Ended),
-                        notification = changed => (sse_event(&notification), Step::Wait),
+                        _ = listening.shutdown.wait_for(|stop| *stop) => (super::sse::event(&end), Step::Ended),
+                        notification = changed => (super::sse::event(&notification), Step::Wait),
                         () = tokio::time::sleep(keep_alive) => (Bytes::from_static(b": keep-alive\n\n"), Step::Wait),
                     }
                 }
@@ -691,12 +725,4 @@ fn subscription(
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
-}
-
-fn sse_event(message: &[u8]) -> Bytes {
-    let mut event = Vec::with_capacity(message.len() + 16);
-    event.extend_from_slice(b"event: message\ndata: ");
-    event.extend_from_slice(message);
-    event.extend_from_slice(b"\n\n");
-    Bytes::from(event)
 }

@@ -7,5 +7,6 @@ pub mod auth;
 mod connection;
 pub mod http;
 pub mod spread;
+mod sse;
 pub mod stdio;
 pub mod tls;

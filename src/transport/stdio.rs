@@ -141,6 +141,7 @@ async fn answer(
             body,
             headers: None,
             principal: None,
+            notify: Some(send),
         })
         .await;
     settle();

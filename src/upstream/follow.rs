@@ -25,7 +25,9 @@ use tokio::time::Instant;
 use super::outcome::{Answer, CallError, CallStats, Followed, Outcome, Pending, Unfollowed};
 use super::part::Part;
 use super::redact::Secrets;
-use super::{Clock, Route, Upstream, deadline_after, response, retry_after, trace_headers};
+use super::{
+    Attempt, Clock, Route, Upstream, deadline_after, response, retry_after, trace_headers,
+};
 use crate::auth::Principal;
 use crate::catalog::OperationPlan;
 use crate::catalog::long_running::{LongRunning, ResultAt, State, UrlAt};
@@ -319,18 +321,23 @@ impl Following<'_> {
             started: self.started,
             stats,
             context: self.trace,
+            progress: None,
         };
         let sent = self
             .upstream
             .attempt_traced(self.tool, self.route, &mut request, &mut clock, 0)
             .await;
         match sent {
-            Ok(Ok(observed)) => Some(observed),
-            Ok(Err(failure)) => {
+            Attempt::Answered(Ok(observed)) => Some(observed),
+            Attempt::Answered(Err(failure)) => {
                 tracing::info!(tool = %self.tool.name, error = %failure.detail(), "a poll of a long-running operation got no answer");
                 None
             }
-            Err(_) => None,
+            Attempt::Stopped(..) => {
+                tracing::info!(tool = %self.tool.name, "a poll of a long-running operation got a stream that stopped before its end");
+                None
+            }
+            Attempt::TimedOut => None,
         }
     }
 

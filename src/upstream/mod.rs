@@ -49,6 +49,7 @@ pub(crate) mod request;
 pub(crate) mod response;
 mod retry;
 mod span;
+pub mod stream;
 pub(crate) mod workflow;
 
 use address::base_url;
@@ -61,10 +62,11 @@ pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
 
 pub use outcome::{
     Answer, CallError, CallStats, Fault, Followed, Handling, Http, Outcome, Page, Pending,
-    Redacted, Unfollowed,
+    Redacted, Stopped, Streamed, Unfollowed,
 };
 pub use request::ArgumentError;
 pub use response::REPORTED_HEADERS;
+pub use stream::{Progress, Sequence};
 pub use workflow::{Ending, StepFailure, StepTaken, Unset, WorkflowOutcome};
 
 /// The pooled client that calls one upstream API for every tool of a catalog. Cheap to
@@ -309,6 +311,7 @@ impl Upstream {
             idempotency_key: None,
             trace: &trace,
             task: false,
+            progress: None,
         };
         self.call_with(route, tool, arguments, principal, &context, stats)
             .await
@@ -333,6 +336,7 @@ impl Upstream {
             idempotency_key,
             trace: context,
             task,
+            progress,
         } = *context;
         let started = Instant::now();
         let settings = &tool.call;
@@ -409,6 +413,7 @@ impl Upstream {
                     started,
                     stats,
                     context,
+                    progress,
                 },
                 secrets.as_deref().unwrap_or(&inner.secrets),
                 forget.as_ref().map(|forget| forget as &(dyn Fn() + Sync)),
@@ -431,6 +436,7 @@ impl Upstream {
                         started,
                         stats,
                         context,
+                        progress,
                     },
                     secrets.as_deref().unwrap_or(&inner.secrets),
                     None,
@@ -522,13 +528,15 @@ impl fmt::Debug for Inner {
 }
 
 /// What a call carries beside its tool and arguments; see [`Upstream::call_with`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CallContext<'a> {
     pub idempotency_key: Option<&'a str>,
     pub trace: &'a trace::Context,
     /// The caller follows a long-running operation itself (the Tasks extension): a 202 of
     /// a long-running tool ends the call in [`Unfollowed::Task`] rather than being polled.
     pub task: bool,
+    /// Where a streamed answer's progress is told as its items come, when the caller asked.
+    pub progress: Option<&'a dyn Progress>,
 }
 
 /// When a call started, what its requests have cost so far, and the trace it is part of:
@@ -537,6 +545,17 @@ struct Clock<'s> {
     started: Instant,
     stats: &'s mut CallStats,
     context: &'s trace::Context,
+    progress: Option<&'s dyn Progress>,
+}
+
+/// How one attempt ended.
+enum Attempt {
+    /// An answer read whole (or cut at the size cap), or a failure.
+    Answered(Result<client::Response, Failure>),
+    /// A stream that stopped before its end: what came of it.
+    Stopped(client::Response, Stopped),
+    /// The call's time ran out before any stream began.
+    TimedOut,
 }
 
 /// A tool's route, pool and API: see [`Upstream::route`].
@@ -642,12 +661,19 @@ impl Upstream {
                 let backoff = backoff(settings.backoff, attempt);
                 retry_wait(after, backoff, Instant::now(), deadline)
             };
-            match outcome {
-                Err(_) => {
+            let outcome = match outcome {
+                Attempt::TimedOut => {
                     tracing::warn!(tool = %tool.name, timeout_ms, attempts = attempt + 1, "upstream call timed out");
                     return Err(CallError::Timeout { timeout_ms });
                 }
-                Ok(Ok(observed)) => {
+                Attempt::Stopped(observed, stopped) => {
+                    tracing::warn!(tool = %tool.name, ?stopped, "upstream stream stopped before its end");
+                    return Ok(response::stopped(observed, &shaping, stopped));
+                }
+                Attempt::Answered(outcome) => outcome,
+            };
+            match outcome {
+                Ok(observed) => {
                     let status = observed.status.as_u16();
                     if status == 401
                         && let Some(forget) = on_unauthorized
@@ -667,17 +693,17 @@ impl Upstream {
                     }
                     return Ok(response::shape(observed, &shaping));
                 }
-                Ok(Err(Failure::Body {
+                Err(Failure::Body {
                     status,
                     headers,
                     detail,
-                })) => {
+                }) => {
                     tracing::warn!(tool = %tool.name, status = status.as_u16(), error = %detail, "upstream response body failed");
                     return Err(CallError::Body(response::reported(
                         status, &headers, &shaping,
                     )));
                 }
-                Ok(Err(failure)) => {
+                Err(failure) => {
                     if failure.retryable()
                         && let Some(delay) = retry_delay(None)
                     {
@@ -696,7 +722,9 @@ impl Upstream {
     /// One attempt of a call (`resend` earlier ones before it), within the call's deadline
     /// (its timeout from when `clock` started): `request` carries a `traceparent` naming a
     /// span of its own under the clock's trace, exported when the trace is sampled; the
-    /// clock's stats count it. `Err` when the deadline passed first.
+    /// clock's stats count it. A 2xx answer in a sequential media type is collected as it
+    /// comes, its progress told to the clock's; when the deadline passes or the connection
+    /// fails during it, what came of it is the answer.
     async fn attempt_traced(
         &self,
         tool: &OperationPlan,
@@ -704,7 +732,7 @@ impl Upstream {
         request: &mut client::Request,
         clock: &mut Clock<'_>,
         resend: u32,
-    ) -> Result<Result<client::Response, Failure>, tokio::time::error::Elapsed> {
+    ) -> Attempt {
         let deadline = deadline_after(clock.started, tool.call.timeout);
         let context = clock.context;
         let (span_id, traceparent) = context.child();
@@ -718,18 +746,51 @@ impl Upstream {
         });
         let sent = Instant::now();
         let limit = usize::try_from(tool.call.max_response_bytes).unwrap_or(usize::MAX);
-        let outcome =
-            tokio::time::timeout_at(deadline, self.client(route.pool).send(request, limit)).await;
+        let mut collector = stream::Collector::new(tool.call.max_response_bytes, clock.progress);
+        let sent_to = self
+            .client(route.pool)
+            .send_to(request, limit, Some(&mut collector));
+        let outcome = tokio::time::timeout_at(deadline, sent_to).await;
         clock.stats.attempts += 1;
         clock.stats.upstream += sent.elapsed();
+        let collected = collector.take();
+        let attempt = match (outcome, collected) {
+            (Ok(Ok(mut response)), Some((_, _, body))) => {
+                response.body = body;
+                Attempt::Answered(Ok(response))
+            }
+            (Ok(outcome), None) => Attempt::Answered(outcome),
+            (Ok(Err(_)), Some((status, headers, body))) => Attempt::Stopped(
+                client::Response {
+                    status,
+                    headers,
+                    body,
+                    truncated: false,
+                },
+                Stopped::BrokeOff,
+            ),
+            (Err(_), Some((status, headers, body))) => Attempt::Stopped(
+                client::Response {
+                    status,
+                    headers,
+                    body,
+                    truncated: false,
+                },
+                Stopped::Stalled {
+                    timeout_ms: tool.call.timeout.as_millis() as u64,
+                },
+            ),
+            (Err(_), None) => Attempt::TimedOut,
+        };
         if let (Some(exporter), Some(begun)) = (exporter, &begun) {
-            let ended = match &outcome {
-                Err(_) => span::Ended::TIMEOUT,
-                Ok(attempt) => span::Ended::of(attempt),
+            let ended = match &attempt {
+                Attempt::TimedOut => span::Ended::TIMEOUT,
+                Attempt::Answered(outcome) => span::Ended::of(outcome),
+                Attempt::Stopped(response, _) => span::Ended::stopped(response.status),
             };
             span::export_attempt(exporter, &self.inner.apis[route.api], tool, begun, &ended);
         }
-        outcome
+        attempt
     }
 }
 

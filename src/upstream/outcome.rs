@@ -76,6 +76,34 @@ pub struct Handling {
     pub numbers_rounded: bool,
     /// The answer ends a long-running operation ferry followed from its `202 Accepted`.
     pub operation: Option<Box<Followed>>,
+    /// The answer was a stream, read item by item.
+    pub stream: Option<Box<Streamed>>,
+}
+
+/// Why a stream ended before it came to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// It was still coming when the call's timeout came.
+    Stalled { timeout_ms: u64 },
+    /// The connection failed in the middle of it.
+    BrokeOff,
+}
+
+/// A stream read item by item: how many items, and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Streamed {
+    pub sequence: crate::upstream::Sequence,
+    /// The items kept (the answer's value is their array).
+    pub items: usize,
+    /// The items (by index) that are not JSON, kept as their text.
+    pub not_json: Vec<usize>,
+    /// Bytes at the end that make no whole item, left out: the stream stopped inside one.
+    pub partial: usize,
+    /// The stream stopped before its end, and is what had come.
+    pub stopped: Option<Stopped>,
+    /// The items (by index) that do not match the item schema the API documents, with what
+    /// did not match.
+    pub mismatched: Vec<(usize, String)>,
 }
 
 /// A long-running operation followed to its end: where its status was, and how it ended.

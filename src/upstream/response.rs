@@ -9,8 +9,9 @@ use std::borrow::Cow;
 use http::{HeaderMap, HeaderName, StatusCode};
 use serde_json::Value;
 
-use super::outcome::{Answer, Handling, Http, Page, Redacted};
+use super::outcome::{Answer, Handling, Http, Page, Redacted, Stopped, Streamed};
 use super::redact::Secrets;
+use super::stream::{self, Sequence};
 use crate::catalog::NextPage;
 use crate::catalog::shape::ResultShape;
 use crate::client::Response;
@@ -42,6 +43,16 @@ pub struct Shaping<'a> {
 /// anything was, [`Handling::redacted`] says where first, so a text that no longer matches
 /// the body as received says so.
 pub fn shape(observed: Response, shaping: &Shaping<'_>) -> Answer {
+    read(observed, shaping, None)
+}
+
+/// [`shape`] for a 2xx answer in a sequential media type that stopped before its end: what
+/// came is the answer, and says why it stopped.
+pub fn stopped(observed: Response, shaping: &Shaping<'_>, stopped: Stopped) -> Answer {
+    read(observed, shaping, Some(stopped))
+}
+
+fn read(observed: Response, shaping: &Shaping<'_>, stopped: Option<Stopped>) -> Answer {
     let Response {
         status,
         headers,
@@ -77,7 +88,28 @@ pub fn shape(observed: Response, shaping: &Shaping<'_>) -> Answer {
         None
     };
     let mut location = None;
-    if status.is_success() {
+    let sequence = essence.as_deref().and_then(Sequence::of);
+    if let (true, Some(sequence)) = (status.is_success(), sequence) {
+        // A stream's value is its items, read from the body as redacted.
+        let ended = !truncated && stopped.is_none();
+        let read = stream::items(sequence, &body, ended);
+        let value = Value::Array(read.items);
+        let (value, projected) = match shaping.shape {
+            Some(shape) => shape.apply(value),
+            None => (value, false),
+        };
+        handling.projected = projected;
+        handling.numbers_rounded = sequence != Sequence::Events && has_rounded_numbers(&body);
+        handling.stream = Some(Box::new(Streamed {
+            sequence,
+            items: value.as_array().map_or(0, Vec::len),
+            not_json: read.not_json,
+            partial: read.partial,
+            stopped,
+            mismatched: Vec::new(),
+        }));
+        json = Some(value);
+    } else if status.is_success() {
         match json.take() {
             Some(value) => json = Some(success_json(value, &body, shaping, &mut handling)),
             None if labelled_json && !truncated && !body.is_empty() => {

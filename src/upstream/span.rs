@@ -25,6 +25,14 @@ impl Ended {
         error: Some("timeout"),
     };
 
+    /// A stream answered with `status` that stopped before its end.
+    pub(super) fn stopped(status: http::StatusCode) -> Ended {
+        Ended {
+            status: Some(status),
+            error: Some("stream_stopped"),
+        }
+    }
+
     pub(super) fn of(attempt: &Result<Response, Failure>) -> Ended {
         let error = match attempt {
             Ok(response) => {

@@ -278,6 +278,8 @@ impl Run<'_> {
             trace: context.trace,
             // A step's 202 is the workflow's to read.
             task: false,
+            // A step's stream is read whole, without telling its progress.
+            progress: None,
         };
         let call = upstream.call_with(
             &routes[position],

@@ -410,6 +410,7 @@ async fn as_caller(server: &Server, principal: &Principal, body: &str) -> Value 
             body: body.as_bytes(),
             headers: None,
             principal: Some(principal),
+            notify: None,
         })
         .await;
     serde_json::from_slice(&outgoing.body).expect("JSON")

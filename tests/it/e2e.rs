@@ -389,6 +389,7 @@ async fn many_concurrent_calls_share_one_server() {
                     body: body.as_bytes(),
                     headers: None,
                     principal: None,
+                    notify: None,
                 })
                 .await
         }));

@@ -25,6 +25,7 @@ mod rate_limits;
 mod reload;
 mod state;
 mod stdio;
+mod streams;
 mod support;
 mod tasks;
 mod traces;

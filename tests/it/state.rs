@@ -667,6 +667,7 @@ async fn handle(server: &Server, tool: &str, arguments: Value, extra: Value) -> 
             body: body.as_bytes(),
             headers: None,
             principal: None,
+            notify: None,
         })
         .await;
     let value: Value = serde_json::from_slice(&outgoing.body).expect("JSON");

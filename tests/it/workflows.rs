@@ -230,6 +230,7 @@ async fn call(server: &Server, name: &str, arguments: Value) -> Value {
             body: body.as_bytes(),
             headers: None,
             principal: None,
+            notify: None,
         })
         .await;
     let answer: Value = serde_json::from_slice(&outgoing.body).expect("JSON");
@@ -304,6 +305,7 @@ async fn a_composite_tool_is_listed_with_its_workflow_and_steps() {
             body: body.as_bytes(),
             headers: None,
             principal: None,
+            notify: None,
         })
         .await;
     let answer: Value = serde_json::from_slice(&outgoing.body).expect("JSON");
@@ -570,6 +572,7 @@ async fn call_confirming(server: &Server, name: &str, arguments: Value, extra: V
             body: body.to_string().as_bytes(),
             headers: None,
             principal: None,
+            notify: None,
         })
         .await;
     serde_json::from_slice(&outgoing.body).expect("JSON")
@@ -914,6 +917,7 @@ async fn an_input_pattern_the_linear_engine_cannot_run_is_served_unchecked() {
             body: body.as_bytes(),
             headers: None,
             principal: None,
+            notify: None,
         })
         .await;
     let answer: Value = serde_json::from_slice(&outgoing.body).expect("JSON");

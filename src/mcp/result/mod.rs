@@ -31,6 +31,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 pub(super) mod operation;
+mod stream;
 mod workflow;
 mod written;
 
@@ -515,6 +516,10 @@ fn success<'t>(
     json: Option<Value>,
     handling: &Handling,
 ) {
+    if let Some(streamed) = &handling.stream {
+        stream::items(result, json.unwrap_or_default(), streamed, handling);
+        return;
+    }
     let status = status_line(status);
     if handling.truncated {
         let cut_text = essence.is_some_and(|essence| is_text(essence) && !is_json(essence));
@@ -732,4 +737,5 @@ fn done_anything(handling: &Handling) -> bool {
         || handling.projected
         || handling.numbers_rounded
         || handling.operation.is_some()
+        || handling.stream.is_some()
 }

@@ -257,6 +257,9 @@ fn write_handling(handling: &Handling, out: &mut Vec<u8>) -> Result<(), serde_js
     if let Some(followed) = &handling.operation {
         done.value("operation", &super::operation::meta(followed))?;
     }
+    if let Some(streamed) = &handling.stream {
+        done.value("stream", &super::stream::meta(streamed))?;
+    }
     done.close();
     Ok(())
 }
