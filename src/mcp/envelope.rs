@@ -3,9 +3,14 @@
 //!
 //! The body is read in one pass: `params` and its `_meta` are read where they stand, each
 //! value the dispatcher needs borrowed as written, rather than cut out whole and read again.
+//!
+//! A transport reads through it too: a request's id (stdio tracks requests in flight by it),
+//! and the error for a message it could not read or did not get answered in time.
 
 use std::borrow::Cow;
 use std::fmt;
+
+use bytes::Bytes;
 
 use http::HeaderMap;
 use serde::Deserialize;
@@ -15,7 +20,7 @@ use serde_json::value::RawValue;
 use http::StatusCode;
 
 use super::failure::Failure;
-use super::{code, headers};
+use super::{Outgoing, code, headers};
 
 /// The envelope of a JSON-RPC message, borrowed from the body.
 pub(super) struct Request<'a> {
@@ -392,4 +397,37 @@ pub(super) fn header_str(
         None => Ok(None),
         Some(value) => value.to_str().map(Some).map_err(|_| "is not visible ASCII"),
     }
+}
+
+/// The raw JSON `id` of a request message, for a transport that tracks requests in flight
+/// (stdio cancels them by id). `None` for notifications and unreadable messages.
+pub fn request_id(body: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct OnlyId<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a RawValue>,
+    }
+    let only: OnlyId<'_> = serde_json::from_slice(body).ok()?;
+    only.id.map(|id| id.get().to_owned())
+}
+
+/// The JSON-RPC error (with HTTP 504) for a request not answered within the transport's
+/// time limit; `body` is the request as received, read for its id.
+pub fn timed_out(body: &[u8]) -> Outgoing {
+    let mut failure = Failure::new(
+        StatusCode::GATEWAY_TIMEOUT,
+        code::INTERNAL_ERROR,
+        "request timed out",
+    );
+    failure.0.id = request_id(body);
+    failure.into_outgoing(None)
+}
+
+/// A JSON-RPC error for a message that could not be read, with no `id` (the schema's
+/// `RequestId` cannot be `null`, so the key is left out rather than set to `null`).
+pub fn error_without_id(code: i32, message: &str) -> Bytes {
+    Bytes::from(
+        serde_json::json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}})
+            .to_string(),
+    )
 }

@@ -31,7 +31,6 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
@@ -65,6 +64,7 @@ pub mod task;
 mod validate;
 
 pub use crate::auth::CacheScope;
+pub use envelope::{error_without_id, request_id, timed_out};
 pub use headers::{MirroredHeader, mirrored_headers};
 pub use progress::Notify;
 pub use result::{HTTP_META, LEGACY_WRAP_KEY, RATE_LIMIT_META, RESULT_META, ToolResult};
@@ -771,36 +771,6 @@ fn required_meta<'p>(params: &'p Params<'_>) -> Result<&'p str, Failure> {
             "missing _meta \"{META_CLIENT_CAPABILITIES}\""
         ))),
     }
-}
-
-/// The raw JSON `id` of a request message, for a transport that tracks requests in flight
-/// (stdio cancels them by id). `None` for notifications and unreadable messages.
-pub fn request_id(body: &[u8]) -> Option<String> {
-    #[derive(Deserialize)]
-    struct OnlyId<'a> {
-        #[serde(borrow, default)]
-        id: Option<&'a RawValue>,
-    }
-    let only: OnlyId<'_> = serde_json::from_slice(body).ok()?;
-    only.id.map(|id| id.get().to_owned())
-}
-
-/// The JSON-RPC error (with HTTP 504) for a request not answered within the transport's
-/// time limit; `body` is the request as received, read for its id.
-pub fn timed_out(body: &[u8]) -> Outgoing {
-    let mut failure = Failure::new(
-        StatusCode::GATEWAY_TIMEOUT,
-        code::INTERNAL_ERROR,
-        "request timed out",
-    );
-    failure.0.id = request_id(body);
-    failure.into_outgoing(None)
-}
-
-/// A JSON-RPC error for a message that could not be read, with no `id` (the schema's
-/// `RequestId` cannot be `null`, so the key is left out rather than set to `null`).
-pub fn error_without_id(code: i32, message: &str) -> Bytes {
-    Bytes::from(json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}}).to_string())
 }
 
 #[cfg(test)]
