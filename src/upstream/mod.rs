@@ -421,6 +421,9 @@ impl Upstream {
                 forget.as_ref().map(|forget| forget as &(dyn Fn() + Sync)),
             )
             .await;
+        // The token the call ends with: a fresh one, once the first was refused, is what a
+        // long-running operation's polls send, and what their answers are redacted of.
+        let mut refreshed = None;
         if refused.load(std::sync::atomic::Ordering::Relaxed)
             && let (Some((source, old)), Some(mut again)) = (obtained.as_ref(), again)
             && let Ok(fresh) = source.authorization(principal).await
@@ -428,7 +431,8 @@ impl Upstream {
         {
             tracing::info!(tool = %tool.name, "upstream refused ferry's token; retrying once with a new one");
             let secrets = with_token(&fresh);
-            again.headers.insert(header::AUTHORIZATION, fresh);
+            again.headers.insert(header::AUTHORIZATION, fresh.clone());
+            refreshed = Some((fresh, secrets.clone()));
             result = self
                 .send(
                     tool,
@@ -448,6 +452,10 @@ impl Upstream {
         if let Some(plan) = &tool.long_running
             && let Ok(answer) = result
         {
+            let (authorization, secrets) = match &refreshed {
+                Some((fresh, secrets)) => (Some(fresh), secrets.as_deref()),
+                None => (authorization, secrets.as_deref()),
+            };
             result = match answer.http.status {
                 http::StatusCode::ACCEPTED => {
                     let following = follow::Following {
@@ -458,7 +466,7 @@ impl Upstream {
                         authorization,
                         principal,
                         trace: context,
-                        secrets: secrets.as_deref().unwrap_or(&inner.secrets),
+                        secrets: secrets.unwrap_or(&inner.secrets),
                         started,
                         task,
                     };

@@ -1294,6 +1294,73 @@ async fn the_upstream_sees_ferrys_token_and_the_callers_name_never_the_callers_t
 }
 
 #[tokio::test]
+async fn a_long_running_operations_polls_send_the_token_its_call_ended_with() {
+    let endpoint = TokenEndpoint::start(3600, false).await;
+    // token-1 is refused; the 202 that token-2 gets names a job whose status wants token-2.
+    let upstream = crate::upstream::TestUpstream::start(|request, _| {
+        let reply = match (request.header("authorization"), request.uri.as_str()) {
+            (Some("Bearer token-1"), _) => crate::upstream::respond(401, &[], "{}"),
+            (Some("Bearer token-2"), "/pets") => {
+                crate::upstream::respond(202, &[("location", "/jobs/1"), ("retry-after", "0")], "")
+            }
+            (Some("Bearer token-2"), "/jobs/1") => crate::upstream::respond(
+                200,
+                &[("content-type", "application/json")],
+                r#"{"done":true}"#,
+            ),
+            _ => crate::upstream::respond(403, &[], "{}"),
+        };
+        crate::upstream::Reply::Now(reply)
+    })
+    .await;
+    let yaml = format!(
+        "client_credentials: {{token_url: 'http://{}/token', client_id: ferry, client_secret: {{env: FERRY_CLIENT_SECRET}}}}",
+        endpoint.address
+    );
+    let (_, mut tool) = upstream_client(&upstream, &yaml);
+    tool.operation_mut().expect("an operation").long_running =
+        Some(Box::new(ferry::catalog::LongRunning {
+            status: ferry::catalog::long_running::UrlAt::Header(http::header::LOCATION),
+            state: None,
+            result: ferry::catalog::long_running::ResultAt::Status,
+            interval: std::time::Duration::from_millis(10),
+            cancel: None,
+            inferred: false,
+        }));
+    let env = |name: &str| (name == "FERRY_CLIENT_SECRET").then(|| "client-s3cret".to_string());
+    let mut catalog = crate::upstream::catalog(&upstream.base, std::slice::from_ref(&tool));
+    let value: Value = serde_saphyr::from_str(&yaml).expect("test YAML parses");
+    let mut diagnostics = Vec::new();
+    catalog.apis[0].upstream_auth =
+        ferry::curation::call::parse_upstream_auth(&value, "upstream_auth", &mut diagnostics);
+    let client = ferry::upstream::Upstream::with_env(&catalog, env).expect("client");
+    let alice = Principal::new("alice", ["pets:read"]);
+    let result = crate::upstream::served(
+        &tool,
+        client.call_as(&tool, &serde_json::Map::new(), &alice).await,
+    );
+    assert!(!result.is_error, "{:?}", result.content);
+    let sent: Vec<(String, Option<String>)> = upstream
+        .requests()
+        .iter()
+        .map(|request| {
+            let authorization = request.header("authorization").map(str::to_owned);
+            (request.uri.clone(), authorization)
+        })
+        .collect();
+    let with = |uri: &str, token: &str| (uri.to_owned(), Some(format!("Bearer {token}")));
+    assert_eq!(
+        sent,
+        [
+            with("/pets", "token-1"),
+            with("/pets", "token-2"),
+            with("/jobs/1", "token-2")
+        ],
+        "the poll of /jobs/1 sends the token the call ended with"
+    );
+}
+
+#[tokio::test]
 async fn token_exchange_sends_the_upstream_a_token_issued_for_it() {
     let endpoint = TokenEndpoint::start(3600, false).await;
     let upstream = crate::upstream::TestUpstream::start(|_, _| {
