@@ -6,11 +6,12 @@
 //! dropped with it.
 
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
+use memchr::memmem;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -20,7 +21,10 @@ use crate::mcp::{self, Incoming, Outgoing};
 /// Whether a request may be answered with its progress: it names a progress token (a
 /// request without one cannot ask for any) and its client takes an SSE answer.
 pub(super) fn wants_progress(body: &[u8], headers: &HeaderMap) -> bool {
-    memchr::memmem::find(body, b"\"progressToken\"").is_some()
+    // Built once: a searcher made for each request cost more than the search.
+    static TOKEN: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(b"\"progressToken\""));
+    TOKEN.find(body).is_some()
         && headers
             .get_all(header::ACCEPT)
             .iter()

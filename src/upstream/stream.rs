@@ -56,12 +56,15 @@ impl<'p> Collector<'p> {
 
 impl Sink for Collector<'_> {
     fn head(&mut self, status: StatusCode, headers: &HeaderMap) -> bool {
+        if !status.is_success() {
+            return false;
+        }
         let sequence = headers
             .get(http::header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .and_then(Sequence::of);
         match sequence {
-            Some(sequence) if status.is_success() => {
+            Some(sequence) => {
                 self.counter = Counter {
                     sequence: Some(sequence),
                     line_start: true,
