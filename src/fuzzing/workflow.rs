@@ -163,7 +163,6 @@ fn evaluate_all(observed: &Response) -> Vec<Value> {
             tool: &plan.operation.name,
             limit_bytes: call.max_response_bytes,
             report_headers: &call.report_headers,
-            shape: Some(&call.shape),
             next: call.next.as_ref(),
             authenticated: false,
             secrets: &secrets,

@@ -217,7 +217,8 @@ impl Server {
         };
         let mut stats = upstream::CallStats::default();
         let ran = match (&served.tool.runs, served.routes.as_slice()) {
-            (Runs::Operation(operation), [route]) => Ran::Operation(
+            (Runs::Operation(operation), [route]) => Ran::Operation(result::shaped(
+                &operation.call.shape,
                 upstream
                     .call_with(
                         route,
@@ -228,7 +229,7 @@ impl Server {
                         &mut stats,
                     )
                     .await,
-            ),
+            )),
             (Runs::Workflow(workflow), routes) if routes.len() == workflow.plans.len() => {
                 // Boxed: a run's future holds a step's call and the waits between steps,
                 // several kilobytes that an operation's call would otherwise carry (and copy)
