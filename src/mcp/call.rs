@@ -11,6 +11,7 @@ use super::{Era, Outgoing, Scope, ServedTool, Server, confirm, limit, result, sp
 use crate::auth::Principal;
 use crate::catalog::{Rate, Runs, SafetyClass, ToolLimits};
 use crate::observe::{CallFacts, StateFailure};
+use crate::run::workflow::WorkflowOutcome;
 use crate::upstream::{self, Fault};
 
 impl Server {
@@ -234,7 +235,8 @@ impl Server {
                 // Boxed: a run's future holds a step's call and the waits between steps,
                 // several kilobytes that an operation's call would otherwise carry (and copy)
                 // too.
-                let outcome = Box::pin(upstream.run_workflow(
+                let outcome = Box::pin(crate::run::workflow::run(
+                    upstream,
                     workflow,
                     routes,
                     arguments.as_value(),
@@ -470,7 +472,7 @@ pub(super) enum Ending<'s> {
 /// What a call that ran came to: an operation's outcome, or a workflow's.
 pub(super) enum Ran<'s> {
     Operation(upstream::Outcome),
-    Workflow(&'s crate::catalog::WorkflowPlan, upstream::WorkflowOutcome),
+    Workflow(&'s crate::catalog::WorkflowPlan, WorkflowOutcome),
 }
 
 pub(super) struct CallTarget<'s, 'p> {

@@ -146,8 +146,18 @@ const RULES: &[Rule] = &[
         ],
     },
     Rule {
-        text: "`upstream` imports nothing from `mcp`, `curation`, `transport`",
+        text: "`upstream` imports nothing from `run`, `mcp`, `curation`, `transport`",
         scope: Scope::Only(&["upstream"]),
+        forbidden: &[
+            "crate::run",
+            "crate::mcp",
+            "crate::curation",
+            "crate::transport",
+        ],
+    },
+    Rule {
+        text: "`run` imports nothing from `mcp`, `curation`, `transport`",
+        scope: Scope::Only(&["run"]),
         forbidden: &["crate::mcp", "crate::curation", "crate::transport"],
     },
     Rule {
