@@ -27,6 +27,7 @@ pub mod observe;
 pub mod openapi;
 pub mod parameter;
 pub mod rate;
+pub mod run;
 pub mod serve;
 pub mod state;
 pub mod trace;

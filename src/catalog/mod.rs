@@ -8,7 +8,10 @@
 //! compiled one API at a time, each part with its own document, and [`join`] makes the parts
 //! one catalog; [`add_workflows`] adds composite tools; [`endpoints::resolve`] decides each
 //! MCP endpoint's tools. [`Catalog::new`], [`Tool::new`], [`RequestPlan::new`] and
-//! [`ParameterPlan::new`] build one by hand.
+//! [`ParameterPlan::new`] build one by hand. A file per pass: `notes`, `operation`, `choose`
+//! (default deny), `build`, `body`, `schema`, `input` (the input schema and `RequestPlan`),
+//! `naming`, `annotations`, `call`, `confirm`, `long_running`, `stream`, `shape`, `output`,
+//! `trim` (token cost), `workflow`, `step`, `apis`, `endpoints`, `discovery`.
 //!
 //! A [`Tool`] is one type whatever it runs ([`Runs`]): everything that lists, limits,
 //! confirms, digests or reports a tool reads the shared part, and its definition has one

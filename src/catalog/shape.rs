@@ -1,6 +1,8 @@
 //! A tool's result shape: how a 2xx JSON answer is shaped as served, decided once at compile
-//! time and applied at run time by [`ResultShape::apply`] (the projection by `fields:`) and
-//! [`legacy_wrap`] (the wrap a 2025-11-25 client needs where the root is not an object).
+//! time and applied at run time by [`ResultShape::apply`] (the projection by `fields:`,
+//! called by `mcp::result::shaped` alone, on the value the API sent, before the answer is
+//! checked or written) and [`legacy_wrap`] (the wrap a 2025-11-25 client needs where the
+//! root is not an object, decided by the result writer, which alone knows the era).
 //!
 //! The same description gives what a tool declares of its results: the output schema is the
 //! documented one projected by [`Projection::schema`], the very rule [`Projection::apply`]

@@ -8,7 +8,9 @@ use clap::Args as ClapArgs;
 use ferry::clients::{Client, Connection};
 
 use super::connect;
-use ferry::serve::{TransportArgs, runtime, serve};
+use ferry::serve::args::TransportArgs;
+use ferry::serve::serve;
+use ferry::serve::workers::runtime;
 
 #[derive(Debug, ClapArgs)]
 pub struct DemoArgs {

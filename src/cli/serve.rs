@@ -10,8 +10,9 @@ use clap::Args as ClapArgs;
 use ferry::catalog::Catalog;
 use ferry::clients::{Client, Connection};
 use ferry::load::{SourceArgs, lockfile};
+use ferry::serve::args::TransportArgs;
 use ferry::serve::reload::Reload;
-use ferry::serve::{TransportArgs, serve_catalog};
+use ferry::serve::serve_catalog;
 
 use super::connect;
 

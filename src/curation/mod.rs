@@ -2,6 +2,9 @@
 //!
 //! Parsing checks every key, so a typo is an error with its path rather than a tool
 //! silently exposed or hidden. What the file means is decided in [`crate::catalog`].
+//! `apis` reads `apis:` (several APIs, each with its document, upstream, credential and
+//! rules), `endpoints` reads `endpoints:` (several MCP endpoints, each a chosen toolset),
+//! `discovery` an API's `discovery:`.
 //!
 //! Every part of the file reads its values with the readers here (`string_at`, `bool_at`,
 //! `non_empty_string`, `env_var`, `env_reference`, `string_list`), so one mistake is worded

@@ -156,14 +156,16 @@ pub fn response(data: &[u8]) {
         tool: "getItem",
         limit_bytes: 1 << 20,
         report_headers: &report_headers,
-        shape: (flags & 2 != 0).then_some(&shape),
         next: next.as_ref(),
         authenticated: true,
         secrets: &secrets,
         query_credential: Some("api_key"),
     };
-    let answer = response::shape(observed, &shaping);
-    let written = crate::mcp::result::era_free(shaping.tool, Ok(answer));
+    let mut answer = Ok(response::shape(observed, &shaping));
+    if flags & 2 != 0 {
+        answer = crate::mcp::result::shaped(&shape, answer);
+    }
+    let written = crate::mcp::result::era_free(shaping.tool, answer);
     let served: Value = serde_json::from_slice(&written).expect("a written result is JSON");
     check_secret_absent(&served, 0);
     let text = String::from_utf8_lossy(&written);

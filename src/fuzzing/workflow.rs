@@ -15,9 +15,9 @@ use crate::catalog::{self, WorkflowPlan};
 use crate::client::Response;
 use crate::curation::{self, Curation};
 use crate::openapi::{self, LoadOptions};
+use crate::run::workflow;
 use crate::upstream::redact::Secrets;
 use crate::upstream::response::{self, Shaping};
-use crate::upstream::workflow;
 
 /// Two steps over [`super::DOCUMENT`]: the first reads its answer every way Arazzo can (simple
 /// conditions on the status, headers and body pointers, `regex` and RFC 9535 `jsonpath`
@@ -163,7 +163,6 @@ fn evaluate_all(observed: &Response) -> Vec<Value> {
             tool: &plan.operation.name,
             limit_bytes: call.max_response_bytes,
             report_headers: &call.report_headers,
-            shape: Some(&call.shape),
             next: call.next.as_ref(),
             authenticated: false,
             secrets: &secrets,

@@ -11,6 +11,7 @@ use super::{Era, Outgoing, Scope, ServedTool, Server, confirm, limit, result, sp
 use crate::auth::Principal;
 use crate::catalog::{Rate, Runs, SafetyClass, ToolLimits};
 use crate::observe::{CallFacts, StateFailure};
+use crate::run::workflow::WorkflowOutcome;
 use crate::upstream::{self, Fault};
 
 impl Server {
@@ -217,7 +218,8 @@ impl Server {
         };
         let mut stats = upstream::CallStats::default();
         let ran = match (&served.tool.runs, served.routes.as_slice()) {
-            (Runs::Operation(operation), [route]) => Ran::Operation(
+            (Runs::Operation(operation), [route]) => Ran::Operation(result::shaped(
+                &operation.call.shape,
                 upstream
                     .call_with(
                         route,
@@ -228,12 +230,13 @@ impl Server {
                         &mut stats,
                     )
                     .await,
-            ),
+            )),
             (Runs::Workflow(workflow), routes) if routes.len() == workflow.plans.len() => {
                 // Boxed: a run's future holds a step's call and the waits between steps,
                 // several kilobytes that an operation's call would otherwise carry (and copy)
                 // too.
-                let outcome = Box::pin(upstream.run_workflow(
+                let outcome = Box::pin(crate::run::workflow::run(
+                    upstream,
                     workflow,
                     routes,
                     arguments.as_value(),
@@ -469,7 +472,7 @@ pub(super) enum Ending<'s> {
 /// What a call that ran came to: an operation's outcome, or a workflow's.
 pub(super) enum Ran<'s> {
     Operation(upstream::Outcome),
-    Workflow(&'s crate::catalog::WorkflowPlan, upstream::WorkflowOutcome),
+    Workflow(&'s crate::catalog::WorkflowPlan, WorkflowOutcome),
 }
 
 pub(super) struct CallTarget<'s, 'p> {

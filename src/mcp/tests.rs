@@ -294,6 +294,71 @@ fn tool_results_are_written_as_the_result_with_the_era_s_additions() {
     .assert_eq(&written);
 }
 
+/// A 2xx JSON answer as the API sent it.
+fn json_answer(body: &str) -> crate::upstream::Answer {
+    crate::upstream::Answer {
+        http: crate::upstream::Http {
+            status: http::StatusCode::OK,
+            headers: Vec::new(),
+        },
+        essence: Some("application/json".into()),
+        body: body.as_bytes().to_vec(),
+        json: Some(serde_json::from_str(body).expect("JSON")),
+        location: None,
+        authenticated: false,
+        handling: crate::upstream::Handling::default(),
+    }
+}
+
+#[test]
+fn projection_keeps_named_fields_of_each_element() {
+    let shape =
+        crate::catalog::shape::ResultShape::new(Some(&["id".into(), "/owner/login".into()]));
+    let body = r#"[{"id":1,"owner":{"login":"a","url":"u"},"big":"x"},{"id":2,"owner":null}]"#;
+    let outcome = result::shaped(&shape, Ok(json_answer(body)));
+    let result = ToolResult::of("getPet", outcome);
+    expect![[r#"[{"id":1,"owner":{"login":"a"}},{"id":2,"owner":null}]"#]].assert_eq(
+        &result
+            .structured_content
+            .expect("structured content")
+            .to_string(),
+    );
+    expect![[r#"{"projected":true}"#]].assert_eq(&result.meta["dev.ferry/result"].to_string());
+}
+
+#[test]
+fn a_shaped_answer_is_wrapped_for_legacy_clients_and_a_failed_status_is_not_shaped() {
+    let server = server();
+    let id: Box<RawValue> = RawValue::from_string("7".into()).expect("an id");
+    let shape = crate::catalog::shape::ResultShape::new(Some(&["id".into()]));
+    let body = r#"[{"id":1,"big":"x"}]"#;
+    let shaped = result::shaped(&shape, Ok(json_answer(body)));
+    // An operation's status that says it failed is passed on as the API answered it.
+    let mut failed = json_answer(r#"{"state":"failed","big":"x"}"#);
+    failed.handling.operation = Some(Box::new(crate::upstream::Followed {
+        status: "/status/1".into(),
+        state: crate::catalog::long_running::State::Failed,
+    }));
+    let as_sent = result::shaped(&shape, Ok(failed));
+    let mut written = String::new();
+    for outcome in [shaped, as_sent] {
+        let result = result::outcome_result("getPet", outcome);
+        for era in [Era::Modern, Era::Legacy] {
+            let outgoing = result::respond(&id, &result, era, &server.server_info)
+                .expect("a result serializes");
+            let value: Value = serde_json::from_slice(&outgoing.body).expect("JSON");
+            written.push_str(&format!("{}\n", value["result"]["structuredContent"]));
+        }
+    }
+    expect![[r#"
+        [{"id":1}]
+        {"result":[{"id":1}]}
+        {"state":"failed","big":"x"}
+        {"state":"failed","big":"x"}
+    "#]]
+    .assert_eq(&written);
+}
+
 #[test]
 fn scoped_lists_are_kept_per_era_and_served_again() {
     let config = json!({

@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::value::RawValue;
 
+use crate::run::workflow::WorkflowOutcome;
 use crate::upstream::{self, CallError, Fault};
 
 pub mod audit;
@@ -377,8 +378,8 @@ impl Outcome {
     }
 
     /// What a composite tool's run came to: its end, or its failing step's.
-    pub fn of_workflow(outcome: &upstream::WorkflowOutcome) -> Outcome {
-        use upstream::{Ending, StepFailure};
+    pub fn of_workflow(outcome: &WorkflowOutcome) -> Outcome {
+        use crate::run::workflow::{Ending, StepFailure};
         match &outcome.end {
             Ending::Done { .. } => Outcome::Ok,
             Ending::Failed {

@@ -20,8 +20,8 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::load::{Loaded, SourceArgs, load_chosen_alone, lockfile};
 use crate::lock::{self, Change, Digests};
 use crate::mcp::Serving;
-
-use super::{Reporting, TransportArgs, build};
+use crate::serve::args::TransportArgs;
+use crate::serve::servers::{Reporting, build};
 
 /// How often `--watch` looks at the files. A change is reloaded once the files have looked
 /// the same at two looks in a row, so a save written in several steps is one reload.

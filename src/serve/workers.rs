@@ -9,8 +9,6 @@ use tokio::sync::{mpsc, watch};
 use crate::transport::http::{self, HttpOptions};
 use crate::transport::spread::{Share, spread};
 
-use super::runtime;
-
 /// Serves HTTP on `workers` threads, each running a single-threaded runtime: the calling
 /// thread accepts connections and hands them out in turn, and a connection, its calls and
 /// their upstream sockets stay on the thread it was handed to, so no call moves between
@@ -161,4 +159,13 @@ pub fn hangups() -> watch::Receiver<u64> {
     #[cfg(not(unix))]
     drop(count);
     counted
+}
+
+/// The runtime serving runs on, each worker's: single-threaded, since HTTP spreads over
+/// threads of its own ([`serve_http`]).
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
 }

@@ -47,7 +47,6 @@ impl Upstream {
             tool: &tool.name,
             limit_bytes: settings.max_response_bytes,
             report_headers: &settings.report_headers,
-            shape: Some(&settings.shape),
             next: settings.next.as_ref(),
             authenticated: part.credential.is_some(),
             secrets,

@@ -130,7 +130,7 @@ pub async fn look(
     match (look, &plan.cancel) {
         (Look::Poll, _) => following.poll(status, &target, stats).await,
         (Look::Cancel, Some(method)) => match following.send(method.clone(), target, stats).await {
-            Some(observed) => Polled::Ended(Ok(following.shape(observed, false))),
+            Some(observed) => Polled::Ended(Ok(following.shape(observed))),
             None => Polled::Ended(Err(CallError::Timeout {
                 timeout_ms: tool.call.timeout.as_millis() as u64,
             })),
@@ -189,7 +189,7 @@ impl Following<'_> {
         let Some(observed) = self.get(target.clone(), stats).await else {
             return Polled::Working(self.plan.interval.max(MIN_WAIT));
         };
-        let answer = self.shape(observed.clone(), false);
+        let answer = self.shape(observed.clone());
         let state = self.state(&answer);
         tracing::debug!(tool = %self.tool.name, status = answer.http.status.as_u16(), state = state.as_str(), "polled a long-running operation");
         let followed = Box::new(Followed {
@@ -261,18 +261,17 @@ impl Following<'_> {
                 }));
             };
             return match self.get(target, stats).await {
-                Some(observed) => Ok(self.shape(observed, true)),
+                Some(observed) => Ok(self.shape(observed)),
                 None => Err(CallError::Timeout {
                     timeout_ms: self.tool.call.timeout.as_millis() as u64,
                 }),
             };
         }
-        let mut result = self.shape(observed, true);
+        let mut result = self.shape(observed);
         if let ResultAt::Field(pointer) = &self.plan.result
             && let Some(value) = answer.json.as_ref().and_then(|body| body.pointer(pointer))
         {
-            let (value, projected) = self.tool.call.shape.apply(value.clone());
-            result.handling.projected = projected;
+            let value = value.clone();
             result.body = value.to_string().into_bytes();
             result.essence = Some("application/json".to_string());
             result.json = Some(value);
@@ -341,8 +340,8 @@ impl Following<'_> {
         }
     }
 
-    /// `observed` as an answer of the tool; projected by its `fields:` when `projected`.
-    fn shape(&self, observed: Response, projected: bool) -> Answer {
+    /// `observed` as an answer of the tool.
+    fn shape(&self, observed: Response) -> Answer {
         let part = self.part();
         let settings = &self.tool.call;
         response::shape(
@@ -351,7 +350,6 @@ impl Following<'_> {
                 tool: &self.tool.name,
                 limit_bytes: settings.max_response_bytes,
                 report_headers: &settings.report_headers,
-                shape: Some(&settings.shape).filter(|_| projected),
                 next: None,
                 authenticated: part.credential.is_some(),
                 secrets: self.secrets,
@@ -368,8 +366,8 @@ impl Following<'_> {
     }
 }
 
-/// The URL `answer` names at `place`: a reported header, or a string of its JSON body as the
-/// API sent it (before `fields:` projected it, which may have left that member out).
+/// The URL `answer` names at `place`: a reported header, or a string of its JSON body (as
+/// the API sent it: `fields:` shape only what `mcp` serves).
 fn url_in(answer: &Answer, place: &UrlAt) -> Option<String> {
     match place {
         UrlAt::Header(name) => answer
@@ -378,21 +376,10 @@ fn url_in(answer: &Answer, place: &UrlAt) -> Option<String> {
             .iter()
             .find(|(reported, _)| reported == name)
             .map(|(_, value)| value.clone()),
-        UrlAt::Body(pointer) => {
-            let sent;
-            let body = match (&answer.json, answer.handling.projected) {
-                (Some(value), false) => value,
-                (Some(_), true) => {
-                    sent = serde_json::from_slice::<Value>(&answer.body).ok()?;
-                    &sent
-                }
-                (None, _) => return None,
-            };
-            match body.pointer(pointer)? {
-                Value::String(url) => Some(url.clone()),
-                _ => None,
-            }
-        }
+        UrlAt::Body(pointer) => match answer.json.as_ref()?.pointer(pointer)? {
+            Value::String(url) => Some(url.clone()),
+            _ => None,
+        },
     }
     .filter(|url| !url.is_empty())
 }

@@ -1,12 +1,13 @@
 //! Calling the upstream APIs: an operation's tool call becomes one HTTP request (plus retries
 //! where they are safe), and what came back becomes an [`Outcome`]: an answer that keeps what
-//! the API said, or a [`CallError`] that knows whose fault it is; a composite tool's call runs
-//! its workflow's steps (`workflow`). No MCP is written here.
+//! the API said, or a [`CallError`] that knows whose fault it is. No MCP is written here, and
+//! nothing above one operation's call: a composite tool's workflow is run by `crate::run`,
+//! each step a call of this module's.
 //!
 //! [`request`] turns arguments into a request by the tool's plan, [`response`] turns the
 //! answer into an [`Answer`]; this module owns credentials, timeouts, the size cap and
-//! retries, and sends each attempt through [`crate::client`]'s pools. A tool's call settings were resolved by compile
-//! ([`crate::catalog::CallSettings`]); what is left to decide before the first call (the
+//! retries, and sends each attempt through [`crate::client`]'s pools. A tool's call settings
+//! were resolved by compile ([`crate::catalog::CallSettings`]); what is left to decide before the first call (the
 //! base URL, the pools, credentials) is decided in [`Upstream::new`], and each tool's
 //! [`Route`] once, by whoever serves it.
 //!
@@ -51,7 +52,6 @@ pub(crate) mod response;
 mod retry;
 mod span;
 pub mod stream;
-pub(crate) mod workflow;
 
 use address::base_url;
 use attempt::Attempt;
@@ -60,7 +60,7 @@ use part::Part;
 pub(crate) use random::uuid_text;
 use random::uuid_v4;
 use redact::Secrets;
-pub(crate) use retry::{backoff, deadline_after, retry_after, retry_wait};
+pub(crate) use retry::{backoff, deadline_after, retry_after, retry_after_value, retry_wait};
 
 pub use outcome::{
     Answer, CallError, CallStats, Fault, Followed, Handling, Http, Outcome, Page, Pending,
@@ -69,7 +69,6 @@ pub use outcome::{
 pub use request::ArgumentError;
 pub use response::REPORTED_HEADERS;
 pub use stream::{Progress, Sequence};
-pub use workflow::{Ending, StepFailure, StepTaken, Unset, WorkflowOutcome};
 
 /// The pooled client that calls one upstream API for every tool of a catalog. Cheap to
 /// clone: clones share the connection pools, which every serving thread shares (a kept
@@ -247,6 +246,25 @@ impl Upstream {
     pub fn with_traces(mut self, exporter: Option<trace::Exporter>) -> Upstream {
         self.traces = exporter;
         self
+    }
+
+    /// The URL a workflow step's request goes to, for `$url`: as sent, but without a credential ferry
+    /// adds to the query, which is never a value a workflow reads.
+    pub(crate) fn step_url(
+        &self,
+        route: &Route,
+        tool: &OperationPlan,
+        arguments: &Map<String, Value>,
+    ) -> Option<String> {
+        let extras = request::Extras {
+            page_size: None,
+            link_cursor: None,
+            query_credential: None,
+        };
+        let prepared = request::build(&tool.plan, &route.request, arguments, extras).ok()?;
+        self.target(route.api, &prepared.path_and_query)
+            .ok()
+            .map(|uri| uri.to_string())
     }
 
     /// The request target a call with `path_and_query` to the API with index `api` (see

@@ -51,8 +51,8 @@ pub struct Answer {
     pub essence: Option<String>,
     /// The body as received, cut at the size cap when [`Handling::truncated`].
     pub body: Vec<u8>,
-    /// The body as JSON when it is labelled JSON, complete and valid; projected when
-    /// [`Handling::projected`].
+    /// The body as JSON when it is labelled JSON, complete and valid (a stream's: its
+    /// items), as the API sent it: `mcp` shapes it as the tool serves it.
     pub json: Option<Value>,
     /// A redirect's first `Location`.
     pub location: Option<String>,
@@ -70,7 +70,7 @@ pub struct Handling {
     pub truncated: bool,
     pub limit_bytes: u64,
     pub page: Option<Page>,
-    /// The JSON body was cut down to the tool's `fields:`.
+    /// The JSON body was cut down to the tool's `fields:` (by `mcp`, as it serves it).
     pub projected: bool,
     /// A number of the JSON body does not survive as a 64-bit integer or float.
     pub numbers_rounded: bool,

@@ -1,5 +1,6 @@
 //! An upstream answer to an [`Answer`]: the body as received and the observed HTTP facts,
-//! redacted of ferry's secrets, with what ferry did (cut, paged, projected) written down.
+//! redacted of ferry's secrets, with what ferry did (cut, paged) written down. Its value is
+//! what the API sent: a tool's `fields:` shape it only as `mcp` serves it.
 //!
 //! Pure: no IO, and no MCP: `mcp` writes the answer as a tool result. Nothing is invented:
 //! no retryable flag, no error category, no member added to or taken from a problem.
@@ -13,7 +14,6 @@ use super::outcome::{Answer, Handling, Http, Page, Redacted, Stopped, Streamed};
 use super::redact::Secrets;
 use super::stream::{self, Sequence};
 use crate::catalog::NextPage;
-use crate::catalog::shape::ResultShape;
 use crate::client::Response;
 
 pub use crate::catalog::call::REPORTED_HEADERS;
@@ -25,8 +25,6 @@ pub struct Shaping<'a> {
     pub limit_bytes: u64,
     /// Lower-case names, the built-in ones and the configured ones.
     pub report_headers: &'a [HeaderName],
-    /// How a 2xx JSON answer is shaped as served (its projection by `fields:`).
-    pub shape: Option<&'a ResultShape>,
     pub next: Option<&'a NextPage>,
     /// ferry sent its own configured credentials on this call.
     pub authenticated: bool,
@@ -94,11 +92,6 @@ fn read(observed: Response, shaping: &Shaping<'_>, stopped: Option<Stopped>) -> 
         let ended = !truncated && stopped.is_none();
         let read = stream::items(sequence, &body, ended);
         let value = Value::Array(read.items);
-        let (value, projected) = match shaping.shape {
-            Some(shape) => shape.apply(value),
-            None => (value, false),
-        };
-        handling.projected = projected;
         handling.numbers_rounded = sequence != Sequence::Events && has_rounded_numbers(&body);
         handling.stream = Some(Box::new(Streamed {
             sequence,
@@ -258,7 +251,7 @@ fn link_param_value(link: &str, at: usize) -> Option<(Cow<'_, str>, usize)> {
     None
 }
 
-/// What a successful JSON answer's value becomes: its page read, projected to `fields:`.
+/// What a successful JSON answer's value gives: its page read, its numbers judged.
 fn success_json(
     value: Value,
     body: &[u8],
@@ -268,14 +261,6 @@ fn success_json(
     if let Some(NextPage::Field { pointer, .. }) = shaping.next {
         handling.page = Some(field_page(&value, pointer));
     }
-    let value = match shaping.shape {
-        Some(shape) => {
-            let (value, projected) = shape.apply(value);
-            handling.projected = projected;
-            value
-        }
-        None => value,
-    };
     // serde_json holds numbers as 64-bit integers or floats: say so when one of the body's
     // numbers did not survive that, so a program knows to read the text.
     handling.numbers_rounded = has_rounded_numbers(body);
@@ -517,7 +502,6 @@ mod tests {
             tool: "tool",
             limit_bytes: 1024,
             report_headers: &report,
-            shape: None,
             next: None,
             authenticated: true,
             secrets: &secrets,

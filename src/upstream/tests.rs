@@ -782,7 +782,6 @@ fn shaping<'a>(report: &'a [HeaderName], secrets: &[String]) -> Shaping<'a> {
         tool: "getPet",
         limit_bytes: 1024,
         report_headers: report,
-        shape: None,
         next: None,
         authenticated: false,
         secrets,
@@ -829,28 +828,6 @@ fn json_success_keeps_the_body_text_exactly() {
         r#"{"id": 12345678901234567890123, "name":"Rex"}"#,
         shaping(&report, &[]),
     ));
-}
-
-#[test]
-fn projection_keeps_named_fields_of_each_element() {
-    let report = report_headers();
-    let shape =
-        crate::catalog::shape::ResultShape::new(Some(&["id".into(), "/owner/login".into()]));
-    let shaping = Shaping {
-        shape: Some(&shape),
-        ..shaping(&report, &[])
-    };
-    let body = r#"[{"id":1,"owner":{"login":"a","url":"u"},"big":"x"},{"id":2,"owner":null}]"#;
-    let result: Value = serde_json::from_str(&shaped(
-        200,
-        &[("content-type", "application/json")],
-        body,
-        shaping,
-    ))
-    .unwrap();
-    expect![[r#"[{"id":1,"owner":{"login":"a"}},{"id":2,"owner":null}]"#]]
-        .assert_eq(&result["structuredContent"].to_string());
-    expect![[r#"{"projected":true}"#]].assert_eq(&result["_meta"]["dev.ferry/result"].to_string());
 }
 
 #[test]

@@ -476,7 +476,7 @@ fn init_add_turns_a_file_of_one_api_into_a_file_of_two() {
 }
 
 /// The library's assembly, as `ferry serve` runs it, in this process: the files read and
-/// compiled by `ferry::load`, each endpoint's server built by `ferry::serve::build` from
+/// compiled by `ferry::load`, each endpoint's server built by `ferry::serve::servers::build` from
 /// flags parsed as the command parses them. Each endpoint lists its own tools, and a call
 /// reaches the API with what the curation says.
 #[tokio::test]
@@ -488,7 +488,7 @@ async fn the_library_assembles_each_endpoint_as_ferry_serve_does() {
         #[command(flatten)]
         source: ferry::load::SourceArgs,
         #[command(flatten)]
-        transport: ferry::serve::TransportArgs,
+        transport: ferry::serve::args::TransportArgs,
     }
 
     let pets = TestUpstream::start(|_, _| {
@@ -519,8 +519,8 @@ endpoints:
     ]);
     let loaded = ferry::load::load_chosen(&flags.source).expect("loaded");
     assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
-    let reporting = ferry::serve::Reporting::default();
-    let servers = ferry::serve::build(&loaded.catalog, &flags.transport, &reporting)
+    let reporting = ferry::serve::servers::Reporting::default();
+    let servers = ferry::serve::servers::build(&loaded.catalog, &flags.transport, &reporting)
         .await
         .expect("built");
     let paths: Vec<&str> = servers.iter().map(|(path, _)| path.as_str()).collect();

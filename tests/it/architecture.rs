@@ -146,8 +146,18 @@ const RULES: &[Rule] = &[
         ],
     },
     Rule {
-        text: "`upstream` imports nothing from `mcp`, `curation`, `transport`",
+        text: "`upstream` imports nothing from `run`, `mcp`, `curation`, `transport`",
         scope: Scope::Only(&["upstream"]),
+        forbidden: &[
+            "crate::run",
+            "crate::mcp",
+            "crate::curation",
+            "crate::transport",
+        ],
+    },
+    Rule {
+        text: "`run` imports nothing from `mcp`, `curation`, `transport`",
+        scope: Scope::Only(&["run"]),
         forbidden: &["crate::mcp", "crate::curation", "crate::transport"],
     },
     Rule {
@@ -296,6 +306,71 @@ fn source_keeps_the_import_rules() {
     );
 }
 
+/// Top-level modules whose files import each other in one direction only: no file of one
+/// imports, directly or through others of it, a file that imports it back. A module's
+/// `mod.rs` counts as a file like the others, so its children do not import it when it
+/// imports them.
+const ACYCLIC: &[&str] = &["demo", "file", "json", "load", "lock", "serve", "state"];
+
+#[test]
+fn modules_listed_import_their_own_files_without_a_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files.sort();
+    let mut broken = String::new();
+    for top in ACYCLIC {
+        // Each file of `top` but its unit tests, by the module it defines.
+        let modules: Vec<(Vec<String>, String)> = files
+            .iter()
+            .map(|file| {
+                let name = file.strip_prefix(root).expect("under the root");
+                name.to_string_lossy().replace('\\', "/")
+            })
+            .filter(|name| !name.ends_with("/tests.rs"))
+            .map(|name| (module_path(&name), name))
+            .filter(|(module, _)| module.first().is_some_and(|first| first == top))
+            .collect();
+        if modules.is_empty() {
+            writeln!(
+                broken,
+                "ACYCLIC names `{top}`, which is no module under src/"
+            )
+            .expect("writing to a string");
+            continue;
+        }
+        let mut imports: Vec<Vec<usize>> = vec![Vec::new(); modules.len()];
+        for (index, (module, name)) in modules.iter().enumerate() {
+            let text = std::fs::read_to_string(root.join(name)).expect("source file readable");
+            for (_, path) in references(&text, module) {
+                if let Some(named) = module_named(&path, module, &modules)
+                    && named != index
+                    && !imports[index].contains(&named)
+                {
+                    imports[index].push(named);
+                }
+            }
+        }
+        if let Some(cycle) = cycle(&imports) {
+            let names: Vec<&str> = cycle.iter().map(|&i| modules[i].1.as_str()).collect();
+            writeln!(
+                broken,
+                "the files of `{top}` import each other in a circle: {}",
+                names.join(" -> ")
+            )
+            .expect("writing to a string");
+        }
+    }
+    assert!(broken.is_empty(), "import cycles:\n{broken}");
+}
+
+#[test]
+fn a_cycle_is_found_and_a_chain_is_not() {
+    assert_eq!(cycle(&[vec![1], vec![2], vec![]]), None);
+    assert_eq!(cycle(&[vec![1], vec![2], vec![1]]), Some(vec![1, 2, 1]));
+    assert_eq!(cycle(&[vec![], vec![0, 2], vec![0]]), None);
+}
+
 #[test]
 fn references_expand_use_trees_and_skip_comments_and_strings() {
     let text = r##"
@@ -336,6 +411,72 @@ impl Rule {
             Scope::AllBut(names) => !names.contains(&module),
         }
     }
+}
+
+/// Which of `modules` the path `path`, named in `module`, leads into: the longest module path
+/// it starts with (`crate::serve::reload::Reload` leads into `serve::reload`). A path whose
+/// first segment is a child of `module` (`use reload::Reload;` in `serve/mod.rs`) is the
+/// child's.
+fn module_named(
+    path: &[String],
+    module: &[String],
+    modules: &[(Vec<String>, String)],
+) -> Option<usize> {
+    let absolute: Vec<String> = if path.first().is_some_and(|first| first == "crate") {
+        path[1..].to_vec()
+    } else {
+        module.iter().chain(path).cloned().collect()
+    };
+    modules
+        .iter()
+        .enumerate()
+        .filter(|(_, (candidate, _))| {
+            absolute.len() >= candidate.len() && absolute[..candidate.len()] == candidate[..]
+        })
+        .max_by_key(|(_, (candidate, _))| candidate.len())
+        .map(|(index, _)| index)
+}
+
+/// A circle in the graph `imports` (each node's successors), as the nodes it passes through,
+/// the first repeated at the end; `None` when there is none.
+fn cycle(imports: &[Vec<usize>]) -> Option<Vec<usize>> {
+    // 0: not seen, 1: on the current path, 2: done.
+    fn visit(
+        node: usize,
+        imports: &[Vec<usize>],
+        state: &mut [u8],
+        path: &mut Vec<usize>,
+    ) -> Option<Vec<usize>> {
+        state[node] = 1;
+        path.push(node);
+        for &next in &imports[node] {
+            match state[next] {
+                1 => {
+                    let start = path.iter().position(|&n| n == next).expect("on the path");
+                    let mut circle = path[start..].to_vec();
+                    circle.push(next);
+                    return Some(circle);
+                }
+                0 => {
+                    if let Some(circle) = visit(next, imports, state, path) {
+                        return Some(circle);
+                    }
+                }
+                _ => {}
+            }
+        }
+        path.pop();
+        state[node] = 2;
+        None
+    }
+    let mut state = vec![0; imports.len()];
+    (0..imports.len()).find_map(|node| {
+        if state[node] == 0 {
+            visit(node, imports, &mut state, &mut Vec::new())
+        } else {
+            None
+        }
+    })
 }
 
 fn rust_files(directory: &Path, files: &mut Vec<PathBuf>) {

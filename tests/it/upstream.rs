@@ -176,7 +176,7 @@ pub async fn call_on(upstream: &Upstream, tool: &Tool) -> ToolResult {
 
 /// The tool result `mcp` writes of a call's outcome.
 pub fn served(tool: &Tool, outcome: Outcome) -> ToolResult {
-    ToolResult::of(&tool.name, outcome)
+    ToolResult::of_tool(tool, outcome)
 }
 
 pub fn text_of(result: &ToolResult) -> String {

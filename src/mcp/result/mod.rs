@@ -47,6 +47,8 @@ use super::{
 };
 use crate::auth::Challenge;
 use crate::catalog::Rate;
+use crate::catalog::long_running::State;
+use crate::catalog::shape::ResultShape;
 use crate::upstream::{Answer, CallError, Handling, Http, Outcome};
 
 /// `_meta` key of the observed HTTP facts.
@@ -109,6 +111,43 @@ impl ToolResult {
     pub fn of(tool: &str, outcome: Outcome) -> ToolResult {
         serde_json::from_slice(&era_free(tool, outcome)).expect("a written tool result reads back")
     }
+
+    /// The era-free result the writer makes of `outcome`, a call of `tool`, as `tool` serves
+    /// it ([`shaped`] by its `fields:`), as `tools/call` would.
+    pub fn of_tool(tool: &crate::catalog::Tool, outcome: Outcome) -> ToolResult {
+        let outcome = match tool.operation() {
+            Some(operation) => shaped(&operation.call.shape, outcome),
+            None => outcome,
+        };
+        ToolResult::of(&tool.name, outcome)
+    }
+}
+
+/// `outcome`, an operation's, as its tool serves it: a 2xx JSON answer's value (a stream's
+/// items) shaped by the tool's result shape, the value the API sent projected by `fields:`
+/// ([`ResultShape::apply`], the rule `catalog::output` declares the output schema by). The
+/// one function that applies a shape, where an operation's outcome comes back from the
+/// runner (a call's, a task's look), before anything checks or writes it, so that the item
+/// and output checks judge what is served. The runner keeps answers as the API sent them, since the long-running
+/// follower reads a status location from a body `fields:` may leave it out of. A status that
+/// says the operation failed or was cancelled is passed on as the API answered it: it is not
+/// the result the shape describes.
+pub(crate) fn shaped(shape: &ResultShape, mut outcome: Outcome) -> Outcome {
+    if let Ok(answer) = &mut outcome
+        && answer.http.status.is_success()
+        && shape.projection.is_some()
+        && !answer
+            .handling
+            .operation
+            .as_ref()
+            .is_some_and(|followed| matches!(followed.state, State::Failed | State::Cancelled))
+        && let Some(value) = answer.json.take()
+    {
+        let (value, projected) = shape.apply(value);
+        answer.handling.projected = projected;
+        answer.json = Some(value);
+    }
+    outcome
 }
 
 /// The JSON of `outcome`'s result before the era's additions.

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use super::{Block, CallResult, answer_result, error_result};
 use crate::catalog::annotations::{Guarantee, justified};
 use crate::catalog::{StepOperation, WorkflowPlan};
-use crate::upstream::{Ending, Handling, StepFailure, StepTaken, Unset, WorkflowOutcome};
+use crate::run::workflow::{Ending, StepFailure, StepTaken, Unset, WorkflowOutcome};
+use crate::upstream::Handling;
 
 /// What a finished workflow's outputs that have no value are, said so that a model does not
 /// take their absence for a failure.

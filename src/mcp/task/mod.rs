@@ -287,7 +287,7 @@ impl Server {
             Look::Poll
         };
         let mut stats = upstream::CallStats::default();
-        let polled = look(
+        let polled = match look(
             upstream,
             (route, operation),
             &task.status,
@@ -296,7 +296,11 @@ impl Server {
             which,
             &mut stats,
         )
-        .await;
+        .await
+        {
+            Polled::Ended(outcome) => Polled::Ended(result::shaped(&operation.call.shape, outcome)),
+            working => working,
+        };
         if which == Look::Cancel {
             return match polled {
                 Polled::Ended(Ok(answer)) if answer.http.status.is_success() => {

@@ -10,10 +10,14 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
-use super::{Answer, CallContext, CallError, CallStats, Fault, Redacted, Route, Upstream};
 use crate::arazzo::{self, ActionKind, Context, Exchange, Expression, Step, Template};
 use crate::auth::Principal;
-use crate::catalog::{OperationPlan, ParameterLocation, StepPlan, WorkflowPlan};
+use crate::catalog::{ParameterLocation, StepPlan, WorkflowPlan};
+use crate::upstream::response::is_json;
+use crate::upstream::{
+    Answer, CallContext, CallError, CallStats, Fault, Redacted, Route, Upstream, deadline_after,
+    retry_after_value, retry_wait, uuid_text,
+};
 
 /// What one run of a workflow came to: the steps it ran, and how it ended.
 #[derive(Debug)]
@@ -102,59 +106,38 @@ impl StepFailure {
     }
 }
 
-impl Upstream {
-    /// The URL a step's request goes to, for `$url`: as sent, but without a credential ferry
-    /// adds to the query, which is never a value a workflow reads.
-    fn step_url(
-        &self,
-        route: &Route,
-        tool: &OperationPlan,
-        arguments: &Map<String, Value>,
-    ) -> Option<String> {
-        let extras = super::request::Extras {
-            page_size: None,
-            link_cursor: None,
-            query_credential: None,
-        };
-        let prepared = super::request::build(&tool.plan, &route.request, arguments, extras).ok()?;
-        self.target(route.api, &prepared.path_and_query)
-            .ok()
-            .map(|uri| uri.to_string())
-    }
-
-    /// Runs `workflow` with `arguments` (validated against its input schema), each step by
-    /// its prepared route in `routes` (step order), on behalf of `principal` as a single
-    /// tool's call would be. `stats` sums every step's requests.
-    pub async fn run_workflow(
-        &self,
-        workflow: &WorkflowPlan,
-        routes: &[Route],
-        arguments: &Value,
-        principal: &Principal,
-        context: &CallContext<'_>,
-        stats: &mut CallStats,
-    ) -> WorkflowOutcome {
-        let inputs = with_defaults(arguments, workflow.workflow.inputs.as_ref());
-        let mut run = Run {
-            workflow,
-            inputs: &inputs,
-            sender: Sender {
-                upstream: self,
-                routes,
-                principal,
-                context,
-                stats,
-            },
-            outputs: HashMap::new(),
-            taken: Vec::new(),
-            retries: HashMap::new(),
-            deadline: super::deadline_after(Instant::now(), workflow.timeout),
-        };
-        let end = run.steps().await;
-        WorkflowOutcome {
-            taken: run.taken,
-            end,
-        }
+/// Runs `workflow` with `arguments` (validated against its input schema) on `upstream`, each
+/// step by its prepared route in `routes` (step order), on behalf of `principal` as a single
+/// tool's call would be. `stats` sums every step's requests.
+pub async fn run(
+    upstream: &Upstream,
+    workflow: &WorkflowPlan,
+    routes: &[Route],
+    arguments: &Value,
+    principal: &Principal,
+    context: &CallContext<'_>,
+    stats: &mut CallStats,
+) -> WorkflowOutcome {
+    let inputs = with_defaults(arguments, workflow.workflow.inputs.as_ref());
+    let mut run = Run {
+        workflow,
+        inputs: &inputs,
+        sender: Sender {
+            upstream,
+            routes,
+            principal,
+            context,
+            stats,
+        },
+        outputs: HashMap::new(),
+        taken: Vec::new(),
+        retries: HashMap::new(),
+        deadline: deadline_after(Instant::now(), workflow.timeout),
+    };
+    let end = run.steps().await;
+    WorkflowOutcome {
+        taken: run.taken,
+        end,
     }
 }
 
@@ -382,8 +365,7 @@ impl Run<'_> {
         let asked = told
             .or(retry.after_ms.map(Duration::from_millis))
             .unwrap_or_default();
-        let Some(wait) =
-            super::retry_wait(Some(asked), Duration::ZERO, Instant::now(), self.deadline)
+        let Some(wait) = retry_wait(Some(asked), Duration::ZERO, Instant::now(), self.deadline)
         else {
             return Next::Fail(match failed {
                 // As for a single tool's retry: the answer that came is the step's.
@@ -547,10 +529,7 @@ pub(crate) fn request(
 pub(crate) fn readable(answer: &Answer, plan: &StepPlan) -> bool {
     let broken_json = answer.json.is_none()
         && !answer.body.is_empty()
-        && answer
-            .essence
-            .as_deref()
-            .is_some_and(super::response::is_json);
+        && answer.essence.as_deref().is_some_and(is_json);
     !((answer.handling.truncated || broken_json) && plan.reads_body)
 }
 
@@ -633,7 +612,7 @@ fn step_key(key: &str, run: usize) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
     let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
-    super::uuid_text(&hex)
+    uuid_text(&hex)
 }
 
 /// The wait an answer's `Retry-After` asks for.
@@ -643,5 +622,5 @@ fn answer_retry_after(answer: &Answer) -> Option<Duration> {
         .headers
         .iter()
         .find(|(name, _)| name == http::header::RETRY_AFTER)?;
-    super::retry::retry_after_value(value)
+    retry_after_value(value)
 }
