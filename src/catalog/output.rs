@@ -9,7 +9,8 @@
 //! response without a schema admits anything, and then nothing is declared. One that does
 //! not validate against the 2020-12 meta-schema, nests deeper than a JSON reader reads back,
 //! has a `$ref` cycle or a pattern the validator cannot compile is not declared either, with
-//! a warning: the tool is served, its answers unchecked.
+//! a warning: the tool is served, its answers unchecked. Its patterns are written as clients
+//! compile them ([`super::ecma`]), and one that cannot be is such a pattern.
 
 use serde_json::{Map, Value};
 
@@ -89,6 +90,7 @@ pub(super) fn declare(
             _ => return Ok(None),
         }
     }
+    super::ecma::portable_patterns(&mut root)?;
     let served = match &shape.projection {
         Some(projection) => projection.schema(&root)?,
         None => root,

@@ -2520,3 +2520,39 @@ fn the_32_snippets_are_what_the_official_schema_says_they_are() {
         ]
     );
 }
+
+/// Issue 29: the TypeScript SDK compiles output-schema patterns as ECMA-262 Unicode-mode
+/// regular expressions and refuses the whole tool list over one it cannot read.
+#[test]
+fn output_patterns_are_written_as_clients_compile_them() {
+    use super::ecma::{portable, portable_patterns};
+    assert_eq!(
+        portable(r"\#[a-zA-Z0-9]{6}").as_deref(),
+        Ok("#[a-zA-Z0-9]{6}")
+    );
+    assert_eq!(portable(r"^a\-b[\-_]\d+$").as_deref(), Ok(r"^a-b[\-_]\d+$"));
+    assert_eq!(portable(r"^{id}]x{2,}$").as_deref(), Ok(r"^\{id\}\]x{2,}$"));
+    assert_eq!(
+        portable(r"^(?:a|b)(?<name>c)(?=d)$").as_deref(),
+        Ok(r"^(?:a|b)(?<name>c)(?=d)$")
+    );
+    for meant_otherwise in [r"abc\Z", r"(?i)abc", r"(?P<x>a)", r"\e"] {
+        assert!(portable(meant_otherwise).is_err(), "{meant_otherwise}");
+    }
+    let mut schema = serde_json::json!({
+        "type": "object",
+        "properties": {"pattern": {"type": "string", "pattern": r"\#x"}},
+        "patternProperties": {r"^\@": {"const": {"pattern": r"\#"}}},
+        "$defs": {"Item": {"items": {"pattern": r"\:"}}},
+    });
+    portable_patterns(&mut schema).expect("portable");
+    assert_eq!(
+        schema,
+        serde_json::json!({
+            "type": "object",
+            "properties": {"pattern": {"type": "string", "pattern": "#x"}},
+            "patternProperties": {"^@": {"const": {"pattern": r"\#"}}},
+            "$defs": {"Item": {"items": {"pattern": ":"}}},
+        })
+    );
+}
