@@ -34,7 +34,7 @@ pub(super) mod operation;
 mod workflow;
 mod written;
 
-pub(super) use workflow::workflow_result;
+pub(super) use workflow::{workflow_contract_broken, workflow_result};
 
 use written::Written;
 
