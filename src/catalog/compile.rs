@@ -611,7 +611,7 @@ fn unchecked_patterns(
 }
 
 /// Whether the linear-time regex engine compiles `pattern`, within the size bound.
-fn compiles(pattern: &str) -> bool {
+pub(super) fn compiles(pattern: &str) -> bool {
     regex::RegexBuilder::new(pattern)
         .size_limit(PATTERN_SIZE_LIMIT)
         .build()

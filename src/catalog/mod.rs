@@ -37,6 +37,7 @@ mod choose;
 mod compile;
 pub mod confirm;
 pub mod discovery;
+mod ecma;
 pub mod endpoints;
 mod input;
 pub mod long_running;

@@ -9,7 +9,8 @@
 //! response without a schema admits anything, and then nothing is declared. One that does
 //! not validate against the 2020-12 meta-schema, nests deeper than a JSON reader reads back,
 //! has a `$ref` cycle or a pattern the validator cannot compile is not declared either, with
-//! a warning: the tool is served, its answers unchecked.
+//! a warning: the tool is served, its answers unchecked. Its patterns are written as clients
+//! compile them ([`super::ecma`]), and one that cannot be is such a pattern.
 
 use serde_json::{Map, Value};
 
@@ -52,7 +53,7 @@ pub(super) fn declare(
 ) -> Result<Option<OutputSchema>, String> {
     let mut builder = SchemaBuilder::new(document);
     let mut schemas: Vec<Value> = Vec::new();
-    for (file, pointer, schema) in documented(document, operation)? {
+    for (file, pointer, schema) in documented_answers(document, operation)? {
         let translated = builder.schema(file, &pointer, schema);
         if translated == Value::Bool(true) || translated == Value::Object(Map::new()) {
             return Ok(None);
@@ -89,6 +90,7 @@ pub(super) fn declare(
             _ => return Ok(None),
         }
     }
+    super::ecma::portable_patterns(&mut root)?;
     let served = match &shape.projection {
         Some(projection) => projection.schema(&root)?,
         None => root,
@@ -116,57 +118,283 @@ pub(super) fn declare(
     }))
 }
 
+/// A step of a composite tool, beside the operation it calls as its document describes it:
+/// where its outputs' types are read.
+pub(super) struct DocumentedStep<'s> {
+    pub id: &'s str,
+    pub document: &'s Document,
+    pub operation: &'s Operation<'s>,
+}
+
 /// A composite tool's output schema: the object of its workflow's outputs by name, as its
-/// result holds them when the workflow runs to its end. Each output is typed only where its
-/// expression's kind fixes the type (`$statusCode`, a number; `$method`, a string; an output
-/// of an earlier step that is one of these), and admits any JSON otherwise; none is required,
-/// since an output without a value in a run is left out; no other member is. A result holds
-/// only the outputs named, so it keeps to this schema by construction. `None` for a workflow
-/// with no outputs.
-pub(super) fn of_workflow(workflow: &crate::arazzo::Workflow) -> Option<OutputSchema> {
-    use crate::arazzo::Expression;
-
-    /// Any JSON, as an object: 2025-11-25 takes no boolean schema among `properties`.
-    fn any() -> Value {
-        Value::Object(Map::new())
-    }
-
-    /// What `expression` yields, as a schema, `depth` steps' outputs from where it is read.
-    fn typed(workflow: &crate::arazzo::Workflow, expression: &Expression, depth: u8) -> Value {
-        match expression {
-            Expression::StatusCode => serde_json::json!({"type": "integer"}),
-            Expression::Method => serde_json::json!({"type": "string"}),
-            Expression::StepOutput {
-                step,
-                name,
-                pointer,
-            } if pointer.is_empty() && depth > 0 => workflow
-                .steps
-                .iter()
-                .find(|candidate| &candidate.id == step)
-                .and_then(|step| step.outputs.iter().find(|output| &output.name == name))
-                .map_or_else(any, |output| typed(workflow, &output.value, depth - 1)),
-            _ => any(),
-        }
-    }
-
+/// result holds them when the workflow runs to its end. Each output is typed only where the
+/// documents fix its type: `$statusCode` a number, `$method` a string, and an output of a step
+/// that reads `$response.body` (or a pointer into it) the schema of that place in the step
+/// operation's documented 2xx JSON answers (an `anyOf` where several differ), where the step
+/// succeeds only on a 2xx (no `successCriteria`) and the pointer is followed with certainty:
+/// through `properties` and `items` alone, never through `allOf`/`anyOf`/`oneOf`, a member
+/// only `additionalProperties` or `patternProperties` describe, or a `$ref` with siblings.
+/// Any other output admits any JSON. Types are read from one document (the first a typed
+/// step calls); a step of another API's is not typed. None is required, since an output
+/// without a value in a run is left out; no other member is. The runtime checks each result
+/// against it, as it checks an operation's answer. `None` for a workflow with no outputs.
+pub(super) fn of_workflow(
+    workflow: &crate::arazzo::Workflow,
+    steps: &[DocumentedStep<'_>],
+) -> Option<OutputSchema> {
     if workflow.outputs.is_empty() {
         return None;
     }
+    typed_outputs(workflow, steps).or_else(|| typed_outputs(workflow, &[]))
+}
+
+/// [`of_workflow`] reading types from `steps`; `None` when what they give cannot be declared
+/// (then nothing is read from them).
+fn typed_outputs(
+    workflow: &crate::arazzo::Workflow,
+    steps: &[DocumentedStep<'_>],
+) -> Option<OutputSchema> {
+    let mut typing = Typing {
+        workflow,
+        steps,
+        builder: steps.first().map(|step| SchemaBuilder::new(step.document)),
+    };
     let properties: Map<String, Value> = workflow
         .outputs
         .iter()
-        .map(|output| (output.name.clone(), typed(workflow, &output.value, 8)))
+        .map(|output| {
+            let schema = typing.typed(None, &output.value, &[], 8);
+            (output.name.clone(), schema)
+        })
         .collect();
-    let schema = serde_json::json!({
+    let mut schema = serde_json::json!({
         "type": "object",
         "properties": properties,
         "additionalProperties": false,
     });
+    if let Some(builder) = typing.builder {
+        let unusable = !builder.errors.is_empty()
+            || !builder.cycles().is_empty()
+            || builder
+                .patterns
+                .iter()
+                .any(|pattern| !super::compile::compiles(pattern));
+        if unusable {
+            return None;
+        }
+        let defs = builder.into_defs();
+        if !defs.is_empty() {
+            schema["$defs"] = Value::Object(defs);
+        }
+    }
+    super::ecma::portable_patterns(&mut schema).ok()?;
+    if jsonschema::draft202012::meta::validate(&schema).is_err() || too_deep(&schema).is_some() {
+        return None;
+    }
     Some(OutputSchema {
         served: InputSchema::new(&schema),
         legacy: None,
     })
+}
+
+/// What types a composite tool's outputs: its workflow, its steps' operations, and the one
+/// builder that copies their schemas (`None`: nothing is read from a document).
+struct Typing<'w, 's> {
+    workflow: &'w crate::arazzo::Workflow,
+    steps: &'w [DocumentedStep<'s>],
+    builder: Option<SchemaBuilder<'s>>,
+}
+
+impl Typing<'_, '_> {
+    /// What `expression`, read in `step`'s context (`None`: the workflow's), yields at
+    /// `pointer`, as a schema; `depth` steps' outputs may still be followed.
+    fn typed(
+        &mut self,
+        step: Option<&crate::arazzo::Step>,
+        expression: &crate::arazzo::Expression,
+        pointer: &[String],
+        depth: u8,
+    ) -> Value {
+        use crate::arazzo::{Expression, Source};
+        match expression {
+            Expression::StatusCode if pointer.is_empty() => {
+                serde_json::json!({"type": "integer"})
+            }
+            Expression::Method if pointer.is_empty() => serde_json::json!({"type": "string"}),
+            Expression::StepOutput {
+                step: id,
+                name,
+                pointer: more,
+            } if depth > 0 => {
+                let Some(step) = self.workflow.steps.iter().find(|step| &step.id == id) else {
+                    return any();
+                };
+                let Some(output) = step.outputs.iter().find(|output| &output.name == name) else {
+                    return any();
+                };
+                let mut tokens = tokens(more);
+                tokens.extend_from_slice(pointer);
+                self.typed(Some(step), &output.value, &tokens, depth - 1)
+            }
+            Expression::Response(Source::Body(body)) => {
+                let Some(step) = step else {
+                    return any();
+                };
+                let mut tokens = tokens(body);
+                tokens.extend_from_slice(pointer);
+                self.body(step, &tokens).unwrap_or_else(any)
+            }
+            _ => any(),
+        }
+    }
+
+    /// The schema of `pointer` in `step`'s documented 2xx JSON answers, where it is certain.
+    fn body(&mut self, step: &crate::arazzo::Step, pointer: &[String]) -> Option<Value> {
+        // A step whose criteria admit another status may succeed on an answer no 2xx
+        // schema describes.
+        if !succeeds_only_on_2xx(step) {
+            return None;
+        }
+        let documented = self
+            .steps
+            .iter()
+            .find(|documented| documented.id == step.id)?;
+        let builder = self.builder.as_mut()?;
+        if !std::ptr::eq(documented.document, self.steps.first()?.document) {
+            return None;
+        }
+        let mut schemas: Vec<Value> = Vec::new();
+        for (file, at, schema) in
+            documented_answers(documented.document, documented.operation).ok()?
+        {
+            let (file, at, schema) =
+                follow_pointer(documented.document, file, at, schema, pointer)?;
+            let translated = builder.schema(file, &at, schema);
+            if translated == Value::Bool(true) || translated == any() {
+                return None;
+            }
+            if !schemas.contains(&translated) {
+                schemas.push(translated);
+            }
+        }
+        match schemas.len() {
+            0 => None,
+            1 => schemas.pop(),
+            _ => Some(serde_json::json!({ "anyOf": schemas })),
+        }
+    }
+}
+
+/// Whether `step` succeeds only on a 2xx answer: it has no `successCriteria` (then a 2xx is
+/// success), or one of them holds only where `$statusCode` equals a 2xx number.
+fn succeeds_only_on_2xx(step: &crate::arazzo::Step) -> bool {
+    use crate::arazzo::expression::{Operand, Operator};
+    use crate::arazzo::{Criterion, Expression};
+    let is_2xx = |operand: &Operand| {
+        matches!(operand, Operand::Literal(Value::Number(number))
+            if number.as_u64().is_some_and(|status| (200..300).contains(&status)))
+    };
+    let status = |operand: &Operand| matches!(operand, Operand::Expression(Expression::StatusCode));
+    step.success_criteria.is_empty()
+        || step
+            .success_criteria
+            .iter()
+            .any(|criterion| match criterion {
+                Criterion::Simple(condition) => {
+                    !condition.any.is_empty()
+                        && condition.any.iter().all(|all| {
+                            all.iter().any(|comparison| match &comparison.test {
+                                Some((Operator::Equal, right)) => {
+                                    (status(&comparison.left) && is_2xx(right))
+                                        || (is_2xx(&comparison.left) && status(right))
+                                }
+                                _ => false,
+                            })
+                        })
+                }
+                _ => false,
+            })
+}
+
+/// Any JSON, as an object: 2025-11-25 takes no boolean schema among `properties`.
+fn any() -> Value {
+    Value::Object(Map::new())
+}
+
+/// A JSON pointer's tokens, unescaped.
+fn tokens(pointer: &str) -> Vec<String> {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|token| token.replace("~1", "/").replace("~0", "~"))
+        .collect()
+}
+
+/// The schema `pointer` reaches from `schema` (written in `file` at `at`), where each step is
+/// certain: a `properties` member, or an `items` schema for an index.
+fn follow_pointer<'d>(
+    document: &'d Document,
+    mut file: FileId,
+    mut at: String,
+    mut schema: &'d Value,
+    pointer: &[String],
+) -> Option<(FileId, String, &'d Value)> {
+    /// Keywords beside which a member's schema is not the member's alone.
+    const UNCERTAIN: &[&str] = &[
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "$dynamicRef",
+        "$recursiveRef",
+        "patternProperties",
+        "prefixItems",
+        "dependentSchemas",
+    ];
+    for token in pointer {
+        let map = schema.as_object()?;
+        if map.contains_key("$ref") {
+            // A `$ref` with siblings is not its target alone.
+            if map
+                .keys()
+                .any(|key| !matches!(key.as_str(), "$ref" | "description" | "summary"))
+            {
+                return None;
+            }
+            (file, at, schema) = operation::follow(document, file, &at, schema).ok()?;
+        }
+        let map = schema.as_object()?;
+        if map.keys().any(|key| UNCERTAIN.contains(&key.as_str())) {
+            return None;
+        }
+        let member = map
+            .get("properties")
+            .and_then(Value::as_object)
+            .and_then(|properties| properties.get(token));
+        if let Some(member) = member {
+            at = format!("{at}/properties/{}", crate::openapi::escape_token(token));
+            schema = member;
+        } else if let Some(items) = map.get("items").filter(|items| items.is_object())
+            && token.parse::<usize>().is_ok()
+        {
+            at = format!("{at}/items");
+            schema = items;
+        } else {
+            return None;
+        }
+    }
+    if let Some(map) = schema.as_object()
+        && map.contains_key("$ref")
+        && map
+            .keys()
+            .any(|key| !matches!(key.as_str(), "$ref" | "description" | "summary"))
+    {
+        return None;
+    }
+    Some((file, at, schema))
 }
 
 /// The code of the warning that a tool declares no output schema where its document
@@ -191,7 +419,7 @@ pub(super) fn undeclared(
 
 /// Each documented 2xx JSON answer's schema, where it is written: `Err` when one is
 /// unreadable.
-fn documented<'d>(
+fn documented_answers<'d>(
     document: &'d Document,
     operation: &Operation<'d>,
 ) -> Result<Vec<(FileId, String, &'d Value)>, String> {

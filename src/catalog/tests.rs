@@ -2518,3 +2518,154 @@ fn the_32_snippets_are_what_the_official_schema_says_they_are() {
         ]
     );
 }
+
+/// Issue 29: the TypeScript SDK compiles output-schema patterns as ECMA-262 Unicode-mode
+/// regular expressions and refuses the whole tool list over one it cannot read.
+#[test]
+fn output_patterns_are_written_as_clients_compile_them() {
+    use super::ecma::{portable, portable_patterns};
+    assert_eq!(
+        portable(r"\#[a-zA-Z0-9]{6}").as_deref(),
+        Ok("#[a-zA-Z0-9]{6}")
+    );
+    assert_eq!(portable(r"^a\-b[\-_]\d+$").as_deref(), Ok(r"^a-b[\-_]\d+$"));
+    assert_eq!(portable(r"^{id}]x{2,}$").as_deref(), Ok(r"^\{id\}\]x{2,}$"));
+    assert_eq!(
+        portable(r"^(?:a|b)(?<name>c)(?=d)$").as_deref(),
+        Ok(r"^(?:a|b)(?<name>c)(?=d)$")
+    );
+    for meant_otherwise in [r"abc\Z", r"(?i)abc", r"(?P<x>a)", r"\e"] {
+        assert!(portable(meant_otherwise).is_err(), "{meant_otherwise}");
+    }
+    let mut schema = serde_json::json!({
+        "type": "object",
+        "properties": {"pattern": {"type": "string", "pattern": r"\#x"}},
+        "patternProperties": {r"^\@": {"const": {"pattern": r"\#"}}},
+        "$defs": {"Item": {"items": {"pattern": r"\:"}}},
+    });
+    portable_patterns(&mut schema).expect("portable");
+    assert_eq!(
+        schema,
+        serde_json::json!({
+            "type": "object",
+            "properties": {"pattern": {"type": "string", "pattern": "#x"}},
+            "patternProperties": {"^@": {"const": {"pattern": r"\#"}}},
+            "$defs": {"Item": {"items": {"pattern": ":"}}},
+        })
+    );
+}
+
+/// Issue 29: a composite tool's output that reads a step's answer is typed from the step
+/// operation's documented 2xx schemas where the pointer is followed with certainty (an
+/// `anyOf` where several 2xx differ), and admits any JSON where it is not (through `oneOf`,
+/// `additionalProperties`, a member one 2xx answer leaves undocumented) or where the step may
+/// succeed on another status.
+#[test]
+fn composite_outputs_are_typed_only_where_the_document_is_certain() {
+    let document = serde_json::json!({
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/a": {"get": {"operationId": "opA", "responses": {
+            "200": {"description": "ok", "content": {"application/json": {"schema": {
+                "type": "object",
+                "properties": {
+                    "x": {"type": "integer"},
+                    "u": {"oneOf": [{"type": "object", "properties": {"y": {"type": "string"}}}]},
+                    "m": {"type": "object", "additionalProperties": {"type": "object", "properties": {"z": {"type": "string"}}}},
+                    "list": {"type": "array", "items": {"$ref": "#/components/schemas/Item"}},
+                },
+            }}}},
+            "201": {"description": "made", "content": {"application/json": {"schema": {
+                "type": "object", "properties": {"x": {"type": "string"}}
+            }}}},
+        }}},
+        "/b": {"get": {"operationId": "opB", "responses": {
+            "200": {"description": "ok", "content": {"application/json": {"schema": {
+                "type": "array", "items": {"$ref": "#/components/schemas/Item"}
+            }}}},
+        }}}},
+        "components": {"schemas": {"Item": {"type": "object", "properties": {"id": {"type": "string", "pattern": "^\\#[0-9]+$"}}}}},
+    });
+    let document = Document::from_value(document).expect("OpenAPI");
+    let arazzo = r#"
+arazzo: 1.0.1
+info: {title: x, version: '1'}
+sourceDescriptions: [{name: a, url: ./a.json}]
+workflows:
+  - workflowId: w
+    steps:
+      - stepId: s1
+        operationId: opA
+        outputs:
+          x: $response.body#/x
+          y: $response.body#/u/y
+          z: $response.body#/m/k/z
+          listed: $response.body#/list/0/id
+          code: $statusCode
+      - stepId: s2
+        operationId: opA
+        successCriteria: [{condition: $statusCode == 404}]
+        outputs:
+          x: $response.body#/x
+      - stepId: s3
+        operationId: opB
+        outputs:
+          id: $response.body#/0/id
+    outputs:
+      x: $steps.s1.outputs.x
+      y: $steps.s1.outputs.y
+      z: $steps.s1.outputs.z
+      listed: $steps.s1.outputs.listed
+      id: $steps.s3.outputs.id
+      code: $steps.s1.outputs.code
+      other: $steps.s2.outputs.x
+"#;
+    let (curation, _) = curation::parse(
+        "openapi: ./a.json\nworkflows:\n  document: ./a.arazzo.yaml\n  tools: {w: {}}\n",
+        "ferry.yaml",
+        Default::default(),
+    )
+    .expect("curation is YAML");
+    let (mut catalog, _) = compile_chosen(&document, &curation);
+    let file = crate::openapi::SourceFile {
+        name: "a.arazzo.yaml".to_string(),
+        value: serde_saphyr::from_str(arazzo).expect("Arazzo document is YAML"),
+    };
+    let diagnostics = super::add_workflows(&mut catalog, &document, &curation, &file);
+    assert!(
+        !diagnostics.iter().any(Diagnostic::is_error),
+        "{diagnostics:?}"
+    );
+    let tool = catalog
+        .tools
+        .iter()
+        .find(|tool| tool.name == "w")
+        .expect("w");
+    let schema: Value = serde_json::from_str(
+        &tool
+            .output_schema
+            .as_ref()
+            .expect("declared")
+            .served
+            .to_string(),
+    )
+    .expect("JSON");
+    assert_eq!(
+        schema,
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "x": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+                "y": {},
+                "z": {},
+                // The 201 answer does not document `list`: it may hold anything.
+                "listed": {},
+                // Written as clients compile it.
+                "id": {"type": "string", "pattern": "^#[0-9]+$"},
+                "code": {"type": "integer"},
+                "other": {},
+            },
+            "additionalProperties": false,
+        })
+    );
+}

@@ -380,6 +380,7 @@ fn compile_workflow(
     };
     let mut steps = Vec::new();
     let mut plans = Vec::new();
+    let mut documented = Vec::new();
     for step in &workflow.steps {
         let (api, operation) = match find_operation(&inputs, step) {
             Ok(found) => found,
@@ -429,6 +430,11 @@ fn compile_workflow(
                 continue;
             }
         }
+        documented.push(super::output::DocumentedStep {
+            id: &step.id,
+            document: source.document,
+            operation,
+        });
         steps.push(StepOperation {
             step: step.id.clone(),
             method: operation.method.to_string(),
@@ -543,7 +549,7 @@ fn compile_workflow(
         title: entry.title.clone(),
         description: entry.description.clone().or_else(|| describe(workflow)),
         input_schema: InputSchema::new(&input_schema),
-        output_schema: super::output::of_workflow(workflow),
+        output_schema: super::output::of_workflow(workflow, &documented),
         unchecked_patterns,
         annotations,
         basis: decision.basis,

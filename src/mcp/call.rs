@@ -340,10 +340,21 @@ impl Server {
             Ending::Ran(Ran::Workflow(workflow, outcome), stats) => {
                 facts.stats = stats;
                 facts.upstream_status = outcome.taken.last().and_then(|taken| taken.status);
-                (
-                    Outcome::of_workflow(&outcome),
-                    result::workflow_result(&served.tool.name, workflow, outcome),
-                )
+                match served.workflow_output_mismatch(&outcome) {
+                    Some(mismatch) => (
+                        Outcome::ContractBroken,
+                        result::workflow_contract_broken(
+                            &served.tool,
+                            workflow,
+                            outcome,
+                            &mismatch,
+                        ),
+                    ),
+                    None => (
+                        Outcome::of_workflow(&outcome),
+                        result::workflow_result(&served.tool.name, workflow, outcome),
+                    ),
+                }
             }
         };
         facts.outcome = Some(outcome);

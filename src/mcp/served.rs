@@ -153,12 +153,30 @@ impl ServedTool {
     /// What of a 2xx JSON answer in `outcome` does not match the tool's output schema, in
     /// words; `None` when it matches, or nothing is declared or checked.
     pub(super) fn output_mismatch(&self, outcome: &upstream::Outcome) -> Option<String> {
-        let output = self.tool.output_schema.as_ref()?;
+        self.tool.output_schema.as_ref()?;
         let answer = outcome.as_ref().ok()?;
         if !answer.http.status.is_success() {
             return None;
         }
-        let value = answer.json.as_ref()?;
+        self.mismatch(answer.json.as_ref()?)
+    }
+
+    /// What of a composite tool's outputs, in a run that reached its end, does not match its
+    /// output schema (where a step's answer broke its document's promise), in words.
+    pub(super) fn workflow_output_mismatch(
+        &self,
+        outcome: &crate::run::workflow::WorkflowOutcome,
+    ) -> Option<String> {
+        self.tool.output_schema.as_ref()?;
+        let crate::run::workflow::Ending::Done { outputs, .. } = &outcome.end else {
+            return None;
+        };
+        self.mismatch(&serde_json::Value::Object(outputs.clone()))
+    }
+
+    /// What of `value` does not match the tool's output schema, in words.
+    fn mismatch(&self, value: &serde_json::Value) -> Option<String> {
+        let output = self.tool.output_schema.as_ref()?;
         let validator = self.output_validator.get_or_init(|| {
             super::validate::output_validator(&output.served)
                 .inspect_err(|detail| {

@@ -18,6 +18,7 @@ mod mcp;
 mod oas32;
 mod observe;
 mod output;
+mod output_sample;
 mod packaging;
 mod paging;
 mod problem_details;

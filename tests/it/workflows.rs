@@ -328,16 +328,48 @@ async fn a_composite_tool_is_listed_with_its_workflow_and_steps() {
     );
     assert_eq!(adopt["inputSchema"]["required"], json!(["owner"]));
     // Its outputs, by name, none required (an output without a value is left out) and none
-    // other; a run's result below keeps to it.
+    // other, each typed as the document types the place its step reads (a pet's name in
+    // findPets' 200 array, `adoptionId` in adoptPet's 201); a run's result below keeps to it.
     assert_eq!(
         adopt["outputSchema"],
         json!({
             "type": "object",
-            "properties": {"adoptionId": {}, "petName": {}},
+            "properties": {"adoptionId": {"type": "string"}, "petName": {"type": "string"}},
             "additionalProperties": false,
         })
     );
     assert_eq!(tools[1]["annotations"]["readOnlyHint"], true);
+}
+
+/// Issue 29: a composite tool's typed outputs are checked as an operation's answer is: an
+/// API that answers other than its document says makes the run's result an `isError` that
+/// says what did not match, never `structuredContent`, and says the steps were carried out.
+#[tokio::test]
+async fn outputs_that_break_the_documents_types_take_the_mismatch_path() {
+    let upstream = TestUpstream::start(|request: &Received, _| {
+        match (request.method.as_str(), request.uri.as_str()) {
+            // findPets documents `name` as a string.
+            ("GET", "/pets?status=available") => json_reply(200, json!([{"id": 7, "name": 42}])),
+            ("POST", "/pets/7/adoption") => json_reply(201, json!({"adoptionId": "a-1"})),
+            _ => json_reply(404, json!({})),
+        }
+    })
+    .await;
+    let catalog = compiled(&upstream.base, PETS);
+    let result = call(&server(&catalog), "adopt_pet", json!({"owner": "ann"})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result.get("structuredContent"), None, "{result}");
+    let said = text(&result, 0);
+    assert!(
+        said.contains("does not match this tool's declared output schema"),
+        "{said}"
+    );
+    assert!(said.contains("/petName: 42 is not of type"), "{said}");
+    assert!(said.contains("do not repeat it"), "{said}");
+    assert_eq!(
+        result["_meta"]["dev.ferry/workflow"]["steps"][1]["status"],
+        201
+    );
 }
 
 #[tokio::test]

@@ -35,7 +35,7 @@ mod stream;
 mod workflow;
 mod written;
 
-pub(super) use workflow::workflow_result;
+pub(super) use workflow::{workflow_contract_broken, workflow_result};
 
 use written::Written;
 

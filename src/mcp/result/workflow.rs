@@ -54,6 +54,31 @@ fn carried_out(workflow: &WorkflowPlan, taken: &[StepTaken]) -> Option<String> {
     })
 }
 
+/// The result of a run of `workflow` (the tool `tool`) that reached its end with outputs
+/// that do not match the tool's output schema, `mismatch` saying where: never
+/// `structuredContent`, but `isError` with the outputs as text, and, for a workflow that is
+/// not read-only, that its steps were carried out.
+pub(in crate::mcp) fn workflow_contract_broken<'t>(
+    tool: &'t crate::catalog::Tool,
+    workflow: &WorkflowPlan,
+    outcome: WorkflowOutcome,
+    mismatch: &str,
+) -> CallResult<'t> {
+    let mut result = workflow_result(&tool.name, workflow, outcome);
+    let mut text = format!(
+        "the workflow ran to its end, but what its outputs hold does not match this tool's \
+         declared output schema (an API answered other than its document says), so they are \
+         not served as structured content; they follow as text. What does not match:{mismatch}"
+    );
+    if tool.limits.class != crate::catalog::SafetyClass::Reads {
+        text.push_str("\nIts steps were carried out; do not repeat it.");
+    }
+    result.structured_content = None;
+    result.is_error = true;
+    result.content.insert(0, Block::Text(text));
+    result
+}
+
 /// The result of one run of `workflow`, the tool named `tool`.
 pub(in crate::mcp) fn workflow_result<'t>(
     tool: &'t str,

@@ -637,3 +637,14 @@ async def test_composite_tools_are_listed_beside_the_operations_tools(ferry_acco
     ]
     assert tools["send_money"].annotations.read_only_hint is False
     assert tools["send_money"].input_schema["required"] == ["account", "amount", "to"]
+    # Its outputs are typed from its steps' documented answers (issue 29), none required; the
+    # SDK validates every run's result against this in the tests above.
+    assert tools["send_money"].output_schema == {
+        "type": "object",
+        "properties": {
+            "balanceAfter": {"type": "integer"},
+            "balanceBefore": {"type": "integer"},
+            "transferId": {"type": "string"},
+        },
+        "additionalProperties": False,
+    }
