@@ -716,13 +716,5 @@ fn subscription(
             Some((Ok::<_, std::convert::Infallible>(event.0), listening))
         }
     });
-    let mut response = Response::new(Body::from_stream(stream));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
+    super::sse::response(Body::from_stream(stream))
 }

@@ -115,15 +115,7 @@ impl Call {
                 }
             }
         });
-        let mut response = Response::new(Body::from_stream(stream));
-        let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-        Ran::Streamed(response)
+        Ran::Streamed(response(Body::from_stream(stream)))
     }
 }
 
@@ -132,6 +124,19 @@ struct Streaming {
     first: Option<Bytes>,
     work: Option<Work>,
     notes: mpsc::UnboundedReceiver<Bytes>,
+}
+
+/// A `200` answer whose body is SSE events: not to be cached, nor held back by a proxy.
+pub(super) fn response(body: Body) -> Response {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
 }
 
 /// One JSON-RPC message as an SSE event.
