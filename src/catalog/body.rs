@@ -161,7 +161,7 @@ pub(super) fn item_schemas(document: &Document, operation: &Operation) -> Vec<Pr
             continue;
         };
         // A 2xx stream's items are checked (`stream::documented`).
-        let success = status.starts_with('2') && status.len() == 3;
+        let success = super::output::is_success(status);
         for (media_type, media) in content {
             if success && super::stream::Sequence::of(media_type).is_some() {
                 continue;
@@ -211,7 +211,7 @@ pub(super) fn is_json(essence: &str) -> bool {
 
 /// A media type without its parameters, lowercased: `Application/JSON; charset=utf-8` →
 /// `application/json`.
-fn essence(media_type: &str) -> String {
+pub(super) fn essence(media_type: &str) -> String {
     media_type
         .split(';')
         .next()

@@ -480,7 +480,7 @@ fn documented_answers<'d>(
 }
 
 /// Whether a response's key names success: `200`…`299` or `2XX`.
-fn is_success(status: &str) -> bool {
+pub(super) fn is_success(status: &str) -> bool {
     let bytes = status.as_bytes();
     bytes.len() == 3
         && bytes[0] == b'2'
@@ -489,11 +489,5 @@ fn is_success(status: &str) -> bool {
 
 /// Whether a media type (any case, with or without parameters) is JSON.
 fn is_json(media_type: &str) -> bool {
-    let essence = media_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json" || essence.ends_with("+json")
+    super::body::is_json(&super::body::essence(media_type))
 }

@@ -88,7 +88,7 @@ pub(super) fn documented(
     let mut builder = SchemaBuilder::new(document);
     let mut found: Vec<(String, Vec<Value>, String)> = Vec::new();
     for (status, response) in responses {
-        if !(status.starts_with('2') && status.len() == 3) {
+        if !super::output::is_success(status) {
             continue;
         }
         let pointer = format!(
@@ -117,12 +117,7 @@ pub(super) fn documented(
                 crate::openapi::escape_token(media_type)
             );
             let translated = builder.schema(file, &at, schema);
-            let essence = media_type
-                .split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase();
+            let essence = super::body::essence(media_type);
             match found.iter_mut().find(|(known, ..)| *known == essence) {
                 Some((_, schemas, _)) if !schemas.contains(&translated) => schemas.push(translated),
                 Some(_) => {}
