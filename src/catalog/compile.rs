@@ -422,10 +422,13 @@ fn compile_operation(
     );
     // A tool that may answer with a stream serves the items it reads, not the document's
     // JSON answer: it declares none either.
+    let pattern_ok = &mut shared.pattern_ok;
+    let mut compiles_cached = |pattern: &str| compiles_once(pattern_ok, pattern);
     let streams = super::stream::documented(
         shared.document,
         operation,
         &call.shape,
+        &mut compiles_cached,
         &mut shared.defs,
         &label,
         diagnostics,
@@ -494,11 +497,7 @@ fn output_schema(
         return None;
     }
     let pattern_ok = &mut shared.pattern_ok;
-    let mut compiles_cached = |pattern: &str| {
-        *pattern_ok
-            .entry(pattern.to_string())
-            .or_insert_with(|| compiles(pattern))
-    };
+    let mut compiles_cached = |pattern: &str| compiles_once(pattern_ok, pattern);
     let declared = output::declare(
         shared.document,
         operation,
@@ -592,11 +591,7 @@ fn unchecked_patterns(
 ) -> Vec<String> {
     let mut unchecked_patterns = Vec::new();
     for pattern in patterns {
-        let compiles = *shared
-            .pattern_ok
-            .entry(pattern.clone())
-            .or_insert_with(|| compiles(pattern));
-        if !compiles {
+        if !compiles_once(&mut shared.pattern_ok, pattern) {
             diagnostics.push(
                 Diagnostic::warning(
                     Location::document(&shared.document.file(operation.file).name, operation.pointer.clone()),
@@ -776,4 +771,15 @@ fn document_server(document: &Document) -> Option<String> {
         }
     }
     (url.starts_with("http://") || url.starts_with("https://")).then_some(url)
+}
+
+/// Whether the validator compiles `pattern`, asked once per text: documents repeat their
+/// patterns.
+fn compiles_once(known: &mut HashMap<String, bool>, pattern: &str) -> bool {
+    if let Some(&compiles) = known.get(pattern) {
+        return compiles;
+    }
+    let compiled = compiles(pattern);
+    known.insert(pattern.to_string(), compiled);
+    compiled
 }

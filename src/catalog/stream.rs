@@ -66,11 +66,13 @@ pub(super) struct Streams {
 }
 
 /// [`Streams`] of `operation`, each item schema projected by `shape` as each item is; a
-/// warning in `diagnostics` for each item schema that cannot be checked against.
+/// warning in `diagnostics` for each item schema that cannot be checked against (`compiles`
+/// says whether the validator compiles a pattern).
 pub(super) fn documented(
     document: &Document,
     operation: &Operation<'_>,
     shape: &ResultShape,
+    compiles: &mut dyn FnMut(&str) -> bool,
     held: &mut SharedDefs,
     label: &str,
     diagnostics: &mut Vec<Diagnostic>,
@@ -144,6 +146,17 @@ pub(super) fn documented(
         warn(
             pointer,
             format!("its item schema has a {message}"),
+            diagnostics,
+        );
+        return streams;
+    }
+    if let Some(pattern) = builder.patterns.iter().find(|pattern| !compiles(pattern)) {
+        let at = found.first().map_or("", |(.., at)| at.as_str()).to_string();
+        warn(
+            &at,
+            format!(
+                "its item schema has the pattern {pattern:?}, which the validator cannot compile"
+            ),
             diagnostics,
         );
         return streams;

@@ -2669,3 +2669,31 @@ workflows:
         })
     );
 }
+
+#[test]
+fn an_item_schema_the_validator_cannot_check_is_warned_of() {
+    check(
+        r##"
+openapi: 3.2.0
+info: {title: t, version: "1"}
+paths:
+  /lines:
+    get:
+      operationId: lines
+      responses:
+        "200":
+          description: lines
+          content:
+            application/jsonl:
+              itemSchema: {type: object, properties: {id: {type: string, pattern: "^(?=a)b"}}}
+"##,
+        "tools: {lines: {}}",
+        expect![[r#"
+            lines = GET /lines
+              annotations: {"readOnlyHint":true} (Method)
+              input: {"additionalProperties":false,"properties":{},"type":"object"}
+            warning[items-unchecked]: the items of this stream are not checked: its item schema has the pattern "^(?=a)b", which the validator cannot compile (GET /lines)
+              --> openapi#/paths/~1lines/get/responses/200/content/application~1jsonl/itemSchema
+        "#]],
+    );
+}
