@@ -298,8 +298,15 @@ impl Server {
         )
         .await
         {
-            Polled::Ended(outcome) => Polled::Ended(result::shaped(&operation.call.shape, outcome)),
-            working => working,
+            // A cancellation's answer is only read for its status: nothing of it is served.
+            Polled::Ended(outcome) if which == Look::Poll => {
+                let mut outcome = result::shaped(&operation.call.shape, outcome);
+                // A long-running tool declares no output schema; a stream's items are still
+                // checked, as a call's are.
+                served.check_items(&mut outcome);
+                Polled::Ended(outcome)
+            }
+            other => other,
         };
         if which == Look::Cancel {
             return match polled {
