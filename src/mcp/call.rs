@@ -213,23 +213,25 @@ impl Server {
         let context = upstream::CallContext {
             idempotency_key: idempotency_key.as_deref(),
             trace: &trace.context,
-            task: self.tasks && era == Era::Modern && super::task::declared(round.capabilities),
             progress,
         };
+        // The caller follows a long-running operation itself (the Tasks extension): its 202
+        // ends the call with the status location rather than being polled.
+        let as_task = self.tasks && era == Era::Modern && super::task::declared(round.capabilities);
         let mut stats = upstream::CallStats::default();
         let ran = match (&served.tool.runs, served.routes.as_slice()) {
             (Runs::Operation(operation), [route]) => Ran::Operation(result::shaped(
                 &operation.call.shape,
-                upstream
-                    .call_with(
-                        route,
-                        operation,
-                        arguments.as_map(),
-                        principal,
-                        &context,
-                        &mut stats,
-                    )
-                    .await,
+                crate::run::follow::call(
+                    upstream,
+                    (route, operation),
+                    arguments.as_map(),
+                    principal,
+                    &context,
+                    as_task,
+                    &mut stats,
+                )
+                .await,
             )),
             (Runs::Workflow(workflow), routes) if routes.len() == workflow.plans.len() => {
                 // Boxed: a run's future holds a step's call and the waits between steps,

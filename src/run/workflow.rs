@@ -259,17 +259,17 @@ impl Run<'_> {
         let step_context = CallContext {
             idempotency_key: key.as_deref(),
             trace: context.trace,
-            // A step's 202 is the workflow's to read.
-            task: false,
             // A step's stream is read whole, without telling its progress.
             progress: None,
         };
-        let call = upstream.call_with(
-            &routes[position],
-            &plan.operation,
+        // A long-running step is followed to its end within the workflow's time.
+        let call = super::follow::call(
+            upstream,
+            (&routes[position], &plan.operation),
             &arguments,
             principal,
             &step_context,
+            false,
             stats,
         );
         let outcome = match tokio::time::timeout_at(self.deadline, call).await {

@@ -16,7 +16,8 @@
 //! pool per distinct connect timeout, shared by every API; a [`Route`] names the tool's API
 //! and pool. Every API's secrets are redacted from every API's answers.
 //!
-//! A long-running tool's `202 Accepted` is followed to the operation's end by `follow`.
+//! What a long-running operation's later requests need (its polls, its result, its cancel)
+//! is a [`Followup`]; when to send them is `crate::run::follow`'s to decide.
 //!
 //! Redirects are never followed, and a request that would leave its API's origin is refused.
 //! A retry waits for the backoff or `Retry-After` only when the wait ends before the call's
@@ -42,7 +43,7 @@ mod address;
 mod attempt;
 mod body;
 mod credential;
-pub mod follow;
+mod followup;
 mod outcome;
 mod part;
 mod random;
@@ -62,6 +63,7 @@ use random::uuid_v4;
 use redact::Secrets;
 pub(crate) use retry::{backoff, deadline_after, retry_after, retry_after_value, retry_wait};
 
+pub use followup::Followup;
 pub use outcome::{
     Answer, CallError, CallStats, Fault, Followed, Handling, Http, Outcome, Page, Pending,
     Redacted, Stopped, Streamed, Unfollowed,
@@ -330,14 +332,14 @@ impl Upstream {
         let context = CallContext {
             idempotency_key: None,
             trace: &trace,
-            task: false,
             progress: None,
         };
         self.call_with(route, tool, arguments, principal, &context, stats)
             .await
     }
 
-    /// [`Upstream::call_on`] within what `context` carries: the caller's trace (each attempt
+    /// [`Upstream::call_on`] within what `context` carries (a long-running operation's
+    /// `202` is the answer: `crate::run::follow` follows it): the caller's trace (each attempt
     /// carries a `traceparent` naming a span of its own under the trace's, and its
     /// `tracestate`; these replace any the arguments would set, so no caller's value reaches
     /// the upstream but through the trace), and the idempotency key to send where the tool
@@ -355,7 +357,6 @@ impl Upstream {
         let CallContext {
             idempotency_key,
             trace: context,
-            task,
             progress,
         } = *context;
         let started = Instant::now();
@@ -439,9 +440,6 @@ impl Upstream {
                 forget.as_ref().map(|forget| forget as &(dyn Fn() + Sync)),
             )
             .await;
-        // The token the call ends with: a fresh one, once the first was refused, is what a
-        // long-running operation's polls send, and what their answers are redacted of.
-        let mut refreshed = None;
         if refused.load(std::sync::atomic::Ordering::Relaxed)
             && let (Some((source, old)), Some(mut again)) = (obtained.as_ref(), again)
             && let Ok(fresh) = source.authorization(principal).await
@@ -449,8 +447,7 @@ impl Upstream {
         {
             tracing::info!(tool = %tool.name, "upstream refused ferry's token; retrying once with a new one");
             let secrets = with_token(&fresh);
-            again.headers.insert(header::AUTHORIZATION, fresh.clone());
-            refreshed = Some((fresh, secrets.clone()));
+            again.headers.insert(header::AUTHORIZATION, fresh);
             result = self
                 .send(
                     tool,
@@ -466,32 +463,6 @@ impl Upstream {
                     None,
                 )
                 .await;
-        }
-        if let Some(plan) = &tool.long_running
-            && let Ok(answer) = result
-        {
-            let (authorization, secrets) = match &refreshed {
-                Some((fresh, secrets)) => (Some(fresh), secrets.as_deref()),
-                None => (authorization, secrets.as_deref()),
-            };
-            result = match answer.http.status {
-                http::StatusCode::ACCEPTED => {
-                    let following = follow::Following {
-                        upstream: self,
-                        tool,
-                        plan,
-                        route,
-                        authorization,
-                        principal,
-                        trace: context,
-                        secrets: secrets.unwrap_or(&inner.secrets),
-                        started,
-                        task,
-                    };
-                    following.follow(answer, stats).await
-                }
-                _ => Ok(answer),
-            };
         }
         tracing::debug!(
             tool = %tool.name,
@@ -560,9 +531,6 @@ impl fmt::Debug for Inner {
 pub struct CallContext<'a> {
     pub idempotency_key: Option<&'a str>,
     pub trace: &'a trace::Context,
-    /// The caller follows a long-running operation itself (the Tasks extension): a 202 of
-    /// a long-running tool ends the call in [`Unfollowed::Task`] rather than being polled.
-    pub task: bool,
     /// Where a streamed answer's progress is told as its items come, when the caller asked.
     pub progress: Option<&'a dyn Progress>,
 }

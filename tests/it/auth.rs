@@ -1335,10 +1335,24 @@ async fn a_long_running_operations_polls_send_the_token_its_call_ended_with() {
         ferry::curation::call::parse_upstream_auth(&value, "upstream_auth", &mut diagnostics);
     let client = ferry::upstream::Upstream::with_env(&catalog, env).expect("client");
     let alice = Principal::new("alice", ["pets:read"]);
-    let result = crate::upstream::served(
-        &tool,
-        client.call_as(&tool, &serde_json::Map::new(), &alice).await,
-    );
+    let operation = tool.operation().expect("an operation");
+    let trace = ferry::trace::Context::new(None, None);
+    let context = ferry::upstream::CallContext {
+        idempotency_key: None,
+        trace: &trace,
+        progress: None,
+    };
+    let outcome = ferry::run::follow::call(
+        &client,
+        (&client.route(operation), operation),
+        &serde_json::Map::new(),
+        &alice,
+        &context,
+        false,
+        &mut ferry::upstream::CallStats::default(),
+    )
+    .await;
+    let result = crate::upstream::served(&tool, outcome);
     assert!(!result.is_error, "{:?}", result.content);
     let sent: Vec<(String, Option<String>)> = upstream
         .requests()

@@ -36,7 +36,7 @@ use super::{META_SERVER_INFO, Outgoing, Server, respond_value, result};
 use crate::auth::Principal;
 use crate::catalog::long_running::State;
 use crate::catalog::{OperationPlan, Runs};
-use crate::upstream::follow::{Look, Polled, look};
+use crate::run::follow::{Look, Polled, look};
 use crate::upstream::{self, CallError, Pending};
 
 #[cfg(test)]

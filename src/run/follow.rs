@@ -2,14 +2,14 @@
 //! the status location the plan names is polled until the operation completes, fails or is
 //! cancelled, and the final result is answered as the tool's result would have been.
 //!
-//! Every poll is a GET with the API's own credential, on the API's own origin (a status or
-//! result URL elsewhere is never fetched), within the call's timeout and size cap, and its
-//! answer is redacted as any answer is. Between polls ferry waits for the API's
-//! `Retry-After`, else the plan's interval (never less than [`MIN_WAIT`]); a wait that would
-//! end past the call's deadline is not begun. A poll that gets no answer is tried again at
-//! the next interval: it says nothing of the operation. When the deadline comes first, the
-//! call ends in [`Unfollowed::Running`], which names the status location: the operation
-//! was accepted and is not lost from view.
+//! Every poll goes through [`upstream::Followup`]: a GET with the API's own credential, on
+//! the API's own origin (a status or result URL elsewhere is never fetched), within the
+//! call's timeout and size cap, its answer redacted as any answer is. Between polls ferry
+//! waits for the API's `Retry-After`, else the plan's interval (never less than
+//! [`MIN_WAIT`]); a wait that would end past the call's deadline is not begun. A poll that
+//! gets no answer is tried again at the next interval: it says nothing of the operation.
+//! When the deadline comes first, the call ends in [`Unfollowed::Running`], which names the
+//! status location: the operation was accepted and is not lost from view.
 //!
 //! A caller that follows the operation itself (a task) gets the status location at once
 //! ([`Unfollowed::Task`]), and [`look`] looks at it once per ask: one poll (and, when it
@@ -19,42 +19,21 @@ use std::time::Duration;
 
 use http::header::HeaderValue;
 use http::{HeaderMap, Method, StatusCode};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::time::Instant;
 
-use super::outcome::{Answer, CallError, CallStats, Followed, Outcome, Pending, Unfollowed};
-use super::part::Part;
-use super::redact::Secrets;
-use super::{
-    Attempt, Clock, Route, Upstream, deadline_after, response, retry_after, trace_headers,
-};
 use crate::auth::Principal;
 use crate::catalog::OperationPlan;
 use crate::catalog::long_running::{LongRunning, ResultAt, State, UrlAt};
-use crate::client::{self, Response};
 use crate::trace;
+use crate::upstream::{
+    self, Answer, CallContext, CallError, CallStats, Followed, Followup, Outcome, Pending, Route,
+    Unfollowed, Upstream,
+};
 
 /// The shortest wait between two polls, whatever `Retry-After` says: no API is polled in a
 /// loop that does not wait.
 pub const MIN_WAIT: Duration = Duration::from_millis(10);
-
-/// What following one operation needs of its call.
-pub(super) struct Following<'a> {
-    pub(super) upstream: &'a Upstream,
-    pub(super) tool: &'a OperationPlan,
-    pub(super) plan: &'a LongRunning,
-    pub(super) route: &'a Route,
-    /// ferry's obtained credential for this call, when the API's credential is obtained.
-    pub(super) authorization: Option<&'a HeaderValue>,
-    pub(super) principal: &'a Principal,
-    pub(super) trace: &'a trace::Context,
-    pub(super) secrets: &'a Secrets,
-    /// When the call started: its deadline is its timeout from then.
-    pub(super) started: Instant,
-    /// The caller follows the operation itself, as a task: the status location is the
-    /// call's answer ([`Unfollowed::Task`]).
-    pub(super) task: bool,
-}
 
 /// What one look at a long-running operation found.
 #[derive(Debug)]
@@ -77,6 +56,42 @@ pub enum Look {
     Cancel,
 }
 
+/// Calls the operation `tool` by its `route` (see [`Upstream::call_with`]) and, when it is
+/// long-running and the API accepted it with a `202`, follows it: to its end within the
+/// call's timeout, or, when `as_task`, only as far as its status location, which the
+/// caller then looks at itself ([`look`]).
+pub async fn call(
+    upstream: &Upstream,
+    (route, tool): (&Route, &OperationPlan),
+    arguments: &Map<String, Value>,
+    principal: &Principal,
+    context: &CallContext<'_>,
+    as_task: bool,
+    stats: &mut CallStats,
+) -> Outcome {
+    let started = Instant::now();
+    let outcome = upstream
+        .call_with(route, tool, arguments, principal, context, stats)
+        .await;
+    let Some(plan) = &tool.long_running else {
+        return outcome;
+    };
+    let answer = match outcome {
+        Ok(answer) if answer.http.status == StatusCode::ACCEPTED => answer,
+        outcome => return outcome,
+    };
+    let followup = upstream
+        .followup((route, tool), principal, context.trace, started)
+        .await?;
+    Following {
+        followup,
+        plan,
+        task: as_task,
+    }
+    .follow(answer, stats)
+    .await
+}
+
 /// One look at the long-running operation `tool` started, whose status the API named
 /// `status`, on behalf of `principal`, within the tool's timeout and size cap: what a
 /// task's `tasks/get` (or `tasks/cancel`) does, holding nothing between looks. A status
@@ -91,36 +106,22 @@ pub async fn look(
     look: Look,
     stats: &mut CallStats,
 ) -> Polled {
-    let inner = &upstream.inner;
-    let part = &inner.apis[route.api];
     let Some(plan) = tool.long_running.as_deref() else {
         return Polled::Ended(Err(CallError::Request));
     };
-    let obtained = match &part.credential {
-        Some(super::credential::Credential::Obtained(source)) => {
-            match source.authorization(principal).await {
-                Ok(value) => Some(value),
-                Err(error) => return Polled::Ended(Err(CallError::Credential(error))),
-            }
-        }
-        _ => None,
+    let followup = match upstream
+        .followup((route, tool), principal, trace, Instant::now())
+        .await
+    {
+        Ok(followup) => followup,
+        Err(error) => return Polled::Ended(Err(error)),
     };
-    let secrets = obtained
-        .as_ref()
-        .and_then(|value| part.secrets_with(&inner.secrets, value));
     let following = Following {
-        upstream,
-        tool,
+        followup,
         plan,
-        route,
-        authorization: obtained.as_ref(),
-        principal,
-        trace,
-        secrets: secrets.as_deref().unwrap_or(&inner.secrets),
-        started: Instant::now(),
         task: true,
     };
-    let Some(target) = following.target(status) else {
+    let Some(target) = following.followup.target(status) else {
         return Polled::Ended(Err(CallError::Pending(Pending {
             status: status.to_string(),
             why: Unfollowed::OtherOrigin,
@@ -129,40 +130,40 @@ pub async fn look(
     stats.calls += 1;
     match (look, &plan.cancel) {
         (Look::Poll, _) => following.poll(status, &target, stats).await,
-        (Look::Cancel, Some(method)) => match following.send(method.clone(), target, stats).await {
-            Some(observed) => Polled::Ended(Ok(following.shape(observed))),
-            None => Polled::Ended(Err(CallError::Timeout {
-                timeout_ms: tool.call.timeout.as_millis() as u64,
-            })),
-        },
+        (Look::Cancel, Some(method)) => {
+            match following.followup.send(method.clone(), target, stats).await {
+                Some(answer) => Polled::Ended(Ok(answer)),
+                None => Polled::Ended(Err(following.timeout())),
+            }
+        }
         (Look::Cancel, None) => Polled::Ended(Err(CallError::Request)),
     }
+}
+
+/// Following one operation: the way back to it and the plan to read its answers by.
+struct Following<'a> {
+    followup: Followup<'a>,
+    plan: &'a LongRunning,
+    /// The caller follows the operation itself, as a task: the status location is the
+    /// call's answer ([`Unfollowed::Task`]).
+    task: bool,
 }
 
 impl Following<'_> {
     /// Follows the operation `accepted` started to its end; `accepted` itself when it names
     /// no status location.
-    pub(super) async fn follow(&self, accepted: Answer, stats: &mut CallStats) -> Outcome {
-        let tool = &self.tool.name;
+    async fn follow(&self, accepted: Answer, stats: &mut CallStats) -> Outcome {
+        let tool = &self.followup.tool().name;
         let Some(status) = url_in(&accepted, &self.plan.status) else {
             tracing::warn!(tool = %tool, "the 202 names no status location where the plan says; answered as it is");
             return Ok(accepted);
         };
-        let Some(target) = self.target(&status) else {
+        let Some(target) = self.followup.target(&status) else {
             tracing::warn!(tool = %tool, "the status location is not on the API's origin; not fetched");
             return Err(CallError::Pending(Pending {
                 status,
                 why: Unfollowed::OtherOrigin,
             }));
-        };
-        let deadline = deadline_after(self.started, self.tool.call.timeout);
-        let running = || {
-            CallError::Pending(Pending {
-                status: status.clone(),
-                why: Unfollowed::Running {
-                    timeout_ms: self.tool.call.timeout.as_millis() as u64,
-                },
-            })
         };
         if self.task {
             return Err(CallError::Pending(Pending {
@@ -170,10 +171,16 @@ impl Following<'_> {
                 why: Unfollowed::Task,
             }));
         }
+        let deadline = self.followup.deadline();
         let mut wait = self.wait(&accepted.http.headers);
         loop {
             if Instant::now() + wait >= deadline {
-                return Err(running());
+                return Err(CallError::Pending(Pending {
+                    status,
+                    why: Unfollowed::Running {
+                        timeout_ms: self.timeout_ms(),
+                    },
+                }));
             }
             tokio::time::sleep(wait).await;
             match self.poll(&status, &target, stats).await {
@@ -186,12 +193,11 @@ impl Following<'_> {
     /// One look at the operation whose status is at `status` (`target`): still working
     /// (and how long to wait before the next look), or its end.
     async fn poll(&self, status: &str, target: &http::Uri, stats: &mut CallStats) -> Polled {
-        let Some(observed) = self.get(target.clone(), stats).await else {
+        let Some(answer) = self.get(target.clone(), stats).await else {
             return Polled::Working(self.plan.interval.max(MIN_WAIT));
         };
-        let answer = self.shape(observed.clone());
         let state = self.state(&answer);
-        tracing::debug!(tool = %self.tool.name, status = answer.http.status.as_u16(), state = state.as_str(), "polled a long-running operation");
+        tracing::debug!(tool = %self.followup.tool().name, status = answer.http.status.as_u16(), state = state.as_str(), "polled a long-running operation");
         let followed = Box::new(Followed {
             status: status.to_string(),
             state,
@@ -199,7 +205,7 @@ impl Following<'_> {
         match state {
             State::Working => Polled::Working(self.wait(&answer.http.headers)),
             State::Completed => {
-                let mut result = self.result(observed, &answer, stats).await;
+                let mut result = self.result(answer, stats).await;
                 if let Ok(answer) = &mut result {
                     answer.handling.operation = Some(followed);
                 }
@@ -222,7 +228,7 @@ impl Following<'_> {
                 map.insert(name.clone(), value);
             }
         }
-        retry_after(&map)
+        upstream::retry_after(&map)
             .unwrap_or(self.plan.interval)
             .max(MIN_WAIT)
     }
@@ -244,32 +250,26 @@ impl Following<'_> {
         }
     }
 
-    /// The final result of a completed operation, whose last status answer is `observed`
-    /// (shaped as `answer`).
-    async fn result(&self, observed: Response, answer: &Answer, stats: &mut CallStats) -> Outcome {
+    /// The final result of a completed operation, whose last status answer is `answer`.
+    async fn result(&self, answer: Answer, stats: &mut CallStats) -> Outcome {
         // A redirect is HTTP's own word for where the result is.
         let fetch = match (&self.plan.result, &answer.location) {
             (_, Some(location)) if answer.http.status.is_redirection() => Some(location.clone()),
-            (ResultAt::Fetch(place), _) => url_in(answer, place),
+            (ResultAt::Fetch(place), _) => url_in(&answer, place),
             _ => None,
         };
         if let Some(url) = fetch {
-            let Some(target) = self.target(&url) else {
+            let Some(target) = self.followup.target(&url) else {
                 return Err(CallError::Pending(Pending {
                     status: url,
                     why: Unfollowed::OtherOrigin,
                 }));
             };
-            return match self.get(target, stats).await {
-                Some(observed) => Ok(self.shape(observed)),
-                None => Err(CallError::Timeout {
-                    timeout_ms: self.tool.call.timeout.as_millis() as u64,
-                }),
-            };
+            return self.get(target, stats).await.ok_or_else(|| self.timeout());
         }
-        let mut result = self.shape(observed);
+        let mut result = answer;
         if let ResultAt::Field(pointer) = &self.plan.result
-            && let Some(value) = answer.json.as_ref().and_then(|body| body.pointer(pointer))
+            && let Some(value) = result.json.as_ref().and_then(|body| body.pointer(pointer))
         {
             let value = value.clone();
             result.body = value.to_string().into_bytes();
@@ -279,90 +279,21 @@ impl Following<'_> {
         Ok(result)
     }
 
-    /// The request target `url` (as the API wrote it, relative to the base URL or absolute)
-    /// names, when it is on the API's origin.
-    fn target(&self, url: &str) -> Option<http::Uri> {
-        let part = self.part();
-        let mut joined = part.base_url.join(url).ok()?;
-        if let Some(super::credential::Credential::Query { name, value }) = &part.credential
-            && !joined.query_pairs().any(|(key, _)| key == name.as_str())
-        {
-            joined.query_pairs_mut().append_pair(name, value);
-        }
-        let uri = http::Uri::try_from(joined.as_str()).ok()?;
-        part.same_origin(&uri).then_some(uri)
-    }
-
     /// One GET of `target` within the call's deadline; `None` when no answer came.
-    async fn get(&self, target: http::Uri, stats: &mut CallStats) -> Option<Response> {
-        self.send(Method::GET, target, stats).await
+    async fn get(&self, target: http::Uri, stats: &mut CallStats) -> Option<Answer> {
+        self.followup.send(Method::GET, target, stats).await
     }
 
-    /// One `method` request to `target`, without a body, within the call's deadline; `None`
-    /// when no answer came.
-    async fn send(
-        &self,
-        method: Method,
-        target: http::Uri,
-        stats: &mut CallStats,
-    ) -> Option<Response> {
-        let mut request = client::Request {
-            idempotent: super::idempotent(&method),
-            method,
-            uri: target,
-            headers: HeaderMap::new(),
-            body: None,
-        };
-        self.part()
-            .authorize(&mut request.headers, self.authorization, self.principal)?;
-        trace_headers(&mut request.headers, self.trace);
-        let mut clock = Clock {
-            started: self.started,
-            stats,
-            context: self.trace,
-            progress: None,
-        };
-        let sent = self
-            .upstream
-            .attempt_traced(self.tool, self.route, &mut request, &mut clock, 0)
-            .await;
-        match sent {
-            Attempt::Answered(Ok(observed)) => Some(observed),
-            Attempt::Answered(Err(failure)) => {
-                tracing::info!(tool = %self.tool.name, error = %failure.detail(), "a poll of a long-running operation got no answer");
-                None
-            }
-            Attempt::Stopped(..) => {
-                tracing::info!(tool = %self.tool.name, "a poll of a long-running operation got a stream that stopped before its end");
-                None
-            }
-            Attempt::TimedOut => None,
+    /// The call's timeout, in milliseconds.
+    fn timeout_ms(&self) -> u64 {
+        self.followup.tool().call.timeout.as_millis() as u64
+    }
+
+    /// The call's time ran out before an answer came.
+    fn timeout(&self) -> CallError {
+        CallError::Timeout {
+            timeout_ms: self.timeout_ms(),
         }
-    }
-
-    /// `observed` as an answer of the tool.
-    fn shape(&self, observed: Response) -> Answer {
-        let part = self.part();
-        let settings = &self.tool.call;
-        response::shape(
-            observed,
-            &response::Shaping {
-                tool: &self.tool.name,
-                limit_bytes: settings.max_response_bytes,
-                report_headers: &settings.report_headers,
-                next: None,
-                authenticated: part.credential.is_some(),
-                secrets: self.secrets,
-                query_credential: match &part.credential {
-                    Some(super::credential::Credential::Query { name, .. }) => Some(name),
-                    _ => None,
-                },
-            },
-        )
-    }
-
-    fn part(&self) -> &Part {
-        &self.upstream.inner.apis[self.route.api]
     }
 }
 
