@@ -41,6 +41,62 @@ impl OutputSchema {
     }
 }
 
+/// The first thing that keeps the schemas a builder translated from being checked against.
+pub(super) enum Problem {
+    /// A schema could not be translated, at `pointer`.
+    Error { pointer: String, message: String },
+    /// `$ref`s that lead back to themselves, starting at `pointer`.
+    Cycle { pointer: String, message: String },
+    /// A pattern the validator cannot compile.
+    Pattern(String),
+}
+
+impl Problem {
+    /// The first of `builder`'s problems; `compiles` says whether the validator compiles a
+    /// pattern.
+    pub(super) fn first(
+        builder: &SchemaBuilder,
+        compiles: &mut dyn FnMut(&str) -> bool,
+    ) -> Option<Problem> {
+        if let Some((pointer, message)) = builder.errors.first() {
+            return Some(Problem::Error {
+                pointer: pointer.clone(),
+                message: message.clone(),
+            });
+        }
+        if let Some((_, pointer, message)) = builder.cycles().into_iter().next() {
+            return Some(Problem::Cycle { pointer, message });
+        }
+        let pattern = builder.patterns.iter().find(|pattern| !compiles(pattern))?;
+        Some(Problem::Pattern(pattern.clone()))
+    }
+}
+
+/// The translated `schemas` (at least one) as one schema: itself when alone, else their
+/// `anyOf`; with `defs` as its `$defs`, which only an object root can hold (`None`).
+pub(super) fn joined(mut schemas: Vec<Value>, defs: &Map<String, Value>) -> Option<Value> {
+    let mut root = match schemas.len() {
+        1 => schemas.remove(0),
+        _ => Value::Object(Map::from_iter([(
+            "anyOf".to_string(),
+            Value::Array(schemas),
+        )])),
+    };
+    if !defs.is_empty() {
+        root.as_object_mut()?
+            .insert("$defs".to_string(), Value::Object(defs.clone()));
+    }
+    Some(root)
+}
+
+/// `root` projected by `shape`'s `fields:`, as each answer is; `Err` with why it cannot be.
+pub(super) fn projected(root: Value, shape: &ResultShape) -> Result<Value, String> {
+    match &shape.projection {
+        Some(projection) => projection.schema(&root),
+        None => Ok(root),
+    }
+}
+
 /// The output schema of `operation` shaped by `shape`: `Ok(None)` when its documented answers
 /// say nothing a schema could hold; `Err` with why one could not be declared. `compiles`
 /// says whether the validator compiles a pattern.
@@ -62,39 +118,28 @@ pub(super) fn declare(
             schemas.push(translated);
         }
     }
-    if let Some((pointer, message)) = builder.errors.first() {
-        return Err(format!("its response schema at {pointer}: {message}"));
-    }
-    if let Some((_, _, message)) = builder.cycles().first() {
-        return Err(format!("its response schema has a {message}"));
-    }
-    if let Some(pattern) = builder.patterns.iter().find(|pattern| !compiles(pattern)) {
-        return Err(format!(
-            "its response schema has the pattern {pattern:?}, which the validator cannot compile"
-        ));
-    }
-    let mut root = match schemas.len() {
-        0 => return Ok(None),
-        1 => schemas.remove(0),
-        _ => Value::Object(Map::from_iter([(
-            "anyOf".to_string(),
-            Value::Array(schemas),
-        )])),
-    };
-    let defs = builder.into_defs();
-    if !defs.is_empty() {
-        match &mut root {
-            Value::Object(map) => {
-                map.insert("$defs".to_string(), Value::Object(defs));
-            }
-            _ => return Ok(None),
+    match Problem::first(&builder, compiles) {
+        Some(Problem::Error { pointer, message }) => {
+            return Err(format!("its response schema at {pointer}: {message}"));
         }
+        Some(Problem::Cycle { message, .. }) => {
+            return Err(format!("its response schema has a {message}"));
+        }
+        Some(Problem::Pattern(pattern)) => {
+            return Err(format!(
+                "its response schema has the pattern {pattern:?}, which the validator cannot compile"
+            ));
+        }
+        None => {}
     }
-    super::ecma::portable_patterns(&mut root)?;
-    let served = match &shape.projection {
-        Some(projection) => projection.schema(&root)?,
-        None => root,
+    if schemas.is_empty() {
+        return Ok(None);
+    }
+    let Some(mut root) = joined(schemas, &builder.into_defs()) else {
+        return Ok(None);
     };
+    super::ecma::portable_patterns(&mut root)?;
+    let served = projected(root, shape)?;
     if served == Value::Bool(true) || served == Value::Object(Map::new()) {
         return Ok(None);
     }

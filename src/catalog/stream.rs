@@ -6,10 +6,11 @@
 //! unchecked. A tool that may answer with a stream declares no output schema: its result is
 //! the items read, not the document's JSON answer.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::input::{InputSchema, SharedDefs};
 use super::operation::{self, Operation};
+use super::output::{Problem, joined, projected};
 use super::schema::SchemaBuilder;
 use super::shape::ResultShape;
 use crate::diagnostic::{Diagnostic, Location};
@@ -138,59 +139,41 @@ pub(super) fn documented(
             .with_code(ITEMS_UNCHECKED),
         );
     };
-    if let Some((pointer, message)) = builder.errors.first() {
-        warn(pointer, format!("its item schema: {message}"), diagnostics);
-        return streams;
-    }
-    if let Some((_, pointer, message)) = builder.cycles().first() {
-        warn(
-            pointer,
-            format!("its item schema has a {message}"),
-            diagnostics,
-        );
-        return streams;
-    }
-    if let Some(pattern) = builder.patterns.iter().find(|pattern| !compiles(pattern)) {
-        let at = found.first().map_or("", |(.., at)| at.as_str()).to_string();
-        warn(
-            &at,
+    let problem = match Problem::first(&builder, compiles) {
+        Some(Problem::Error { pointer, message }) => {
+            Some((pointer, format!("its item schema: {message}")))
+        }
+        Some(Problem::Cycle { pointer, message }) => {
+            Some((pointer, format!("its item schema has a {message}")))
+        }
+        Some(Problem::Pattern(pattern)) => Some((
+            found.first().map_or("", |(.., at)| at.as_str()).to_string(),
             format!(
                 "its item schema has the pattern {pattern:?}, which the validator cannot compile"
             ),
-            diagnostics,
-        );
+        )),
+        None => None,
+    };
+    if let Some((at, why)) = problem {
+        warn(&at, why, diagnostics);
         return streams;
     }
     let defs = builder.into_defs();
-    for (media_type, mut schemas, at) in found {
-        let mut root = match schemas.len() {
-            1 => schemas.remove(0),
-            _ => Value::Object(Map::from_iter([(
-                "anyOf".to_string(),
-                Value::Array(schemas),
-            )])),
+    for (media_type, schemas, at) in found {
+        let Some(root) = joined(schemas, &defs) else {
+            continue;
         };
-        if !defs.is_empty() {
-            match &mut root {
-                Value::Object(map) => {
-                    map.insert("$defs".to_string(), Value::Object(defs.clone()));
-                }
-                _ => continue,
+        let root = match projected(root, shape) {
+            Ok(root) => root,
+            Err(why) => {
+                warn(
+                    &at,
+                    format!("its item schema cannot be projected: {why}"),
+                    diagnostics,
+                );
+                continue;
             }
-        }
-        if let Some(projection) = &shape.projection {
-            match projection.schema(&root) {
-                Ok(projected) => root = projected,
-                Err(why) => {
-                    warn(
-                        &at,
-                        format!("its item schema cannot be projected: {why}"),
-                        diagnostics,
-                    );
-                    continue;
-                }
-            }
-        }
+        };
         if let Err(error) = jsonschema::draft202012::meta::validate(&root) {
             warn(
                 &at,
