@@ -582,8 +582,7 @@ fn readyz_follows_the_upstream_when_asked_and_healthz_the_process() {
     let folder = scratch("health-unchecked");
     let (unchecked, _, metrics) = ferry_with_metrics(&folder, &upstream, &[]);
     let base = metrics.trim_end_matches("/metrics").to_owned();
-    let (status, text) = runtime.block_on(get(&format!("{base}/readyz")));
-    assert_eq!((status, text.as_str()), (200, "ready\n"));
+    assert_eq!(answers(&runtime, &format!("{base}/readyz"), 200), "ready\n");
     assert!(unchecked.stop());
 }
 

@@ -405,6 +405,9 @@ async fn an_acl_user_and_its_password_are_honoured() {
     let mut right = options(&url);
     right.prefix = "ferry:".into();
     right.password = Some("right-password-0123".into());
+    // What is tested is the answer, not how soon it comes: a deadline a loaded machine
+    // cannot miss, since a start-up check that times out is not a refusal.
+    right.timeout = Duration::from_secs(2);
     let shared = state::connect(right.clone())
         .await
         .expect("the user logs in");
@@ -459,6 +462,7 @@ async fn a_user_without_a_command_it_needs_is_refused_at_start() {
     let mut without_set = options(&format!("redis://ferry@127.0.0.1:{}", redis.port));
     without_set.prefix = "ferry:".into();
     without_set.password = Some("right-password-0123".into());
+    without_set.timeout = Duration::from_secs(2);
     match state::connect(without_set).await {
         Err(StartError::Refused(text)) => {
             assert!(text.contains("can't run this command"), "{text}");
