@@ -10,6 +10,7 @@
 pub mod access;
 pub mod arazzo;
 pub mod auth;
+pub mod boxed;
 pub mod catalog;
 pub mod client;
 pub mod clients;

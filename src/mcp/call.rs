@@ -237,15 +237,17 @@ impl Server {
                 // Boxed: a run's future holds a step's call and the waits between steps,
                 // several kilobytes that an operation's call would otherwise carry (and copy)
                 // too.
-                let outcome = Box::pin(crate::run::workflow::run(
-                    upstream,
-                    workflow,
-                    routes,
-                    arguments.as_value(),
-                    principal,
-                    &context,
-                    &mut stats,
-                ))
+                let outcome = crate::boxed::future(|| {
+                    crate::run::workflow::run(
+                        upstream,
+                        workflow,
+                        routes,
+                        arguments.as_value(),
+                        principal,
+                        &context,
+                        &mut stats,
+                    )
+                })
                 .await;
                 Ran::Workflow(workflow, outcome)
             }

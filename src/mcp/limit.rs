@@ -271,7 +271,7 @@ impl Limiter {
             return Verdict::Fits;
         }
         // Boxed: the round trip's future is large, and only a call that needs it pays for it.
-        Box::pin(self.shared_verdict(shared, subject, limits, spend)).await
+        crate::boxed::future(|| self.shared_verdict(shared, subject, limits, spend)).await
     }
 
     async fn shared_verdict(

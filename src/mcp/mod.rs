@@ -398,6 +398,9 @@ impl Server {
 
     /// Answers one JSON-RPC message. Never fails: every problem is a JSON-RPC error or a tool
     /// result with `isError: true`. Dropping the future cancels the upstream call in flight.
+    /// Made out of line, so that a caller that boxes it has it written in the box
+    /// ([`crate::boxed`]).
+    #[inline(never)]
     pub async fn handle(&self, incoming: Incoming<'_>) -> Outgoing {
         let mut request = match parse_request(incoming.body) {
             Ok(request) => request,

@@ -231,7 +231,7 @@ impl Endpoint {
         if let Some(route) = route {
             Answer::Mcp {
                 http2: request.version() == Version::HTTP_2,
-                answer: Box::pin(post_mcp(Arc::clone(&self.state), route, request)),
+                answer: crate::boxed::future(|| post_mcp(Arc::clone(&self.state), route, request)),
             }
         } else {
             // The router is always ready; a clone is a reference count, as `axum::serve` takes.
@@ -309,6 +309,8 @@ impl HttpState {
     }
 }
 
+// Made out of line, to be written straight into its box (`crate::boxed`).
+#[inline(never)]
 async fn post_mcp(
     state: Arc<HttpState>,
     route: usize,
@@ -342,9 +344,9 @@ async fn post_mcp(
     let server = serving.load();
     // Before the body is read: an unauthenticated client costs no more than its headers.
     let principal = if server.authenticator().is_enabled() {
-        match server
-            .authenticator()
-            .authenticate_headers(&parts.headers)
+        // Boxed, as the call is below: checking a token may fetch keys or ask the
+        // authorization server, a future of kilobytes this handler's would otherwise carry.
+        match crate::boxed::future(|| server.authenticator().authenticate_headers(&parts.headers))
             .await
         {
             Ok(principal) => Some(principal),
@@ -379,7 +381,7 @@ async fn post_mcp(
         // upstream client's among them), and inline it would make this handler's future as
         // large, copied whole each time it is moved (into the timeout, into its box; a fifth
         // of a call's instructions were such copies); boxed, it is written once, where it runs.
-        Ok::<_, BodyError>(Some(Box::pin(server.handle(incoming)).await))
+        Ok::<_, BodyError>(Some(crate::boxed::future(|| server.handle(incoming)).await))
     };
     let deadline = tokio::time::Instant::now() + state.request_timeout;
     let handled = tokio::time::timeout_at(deadline, work).await;
@@ -398,7 +400,7 @@ async fn post_mcp(
                 body,
                 deadline,
             };
-            return match call.run().await {
+            return match crate::boxed::future(|| call.run()).await {
                 super::sse::Ran::Answered(outgoing) => answer(&state, serving, &server, outgoing),
                 super::sse::Ran::Streamed(response) => response,
             };

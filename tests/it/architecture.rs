@@ -32,8 +32,9 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule {
-        text: "`client`, `diagnostic`, `file`, `json`, `parameter`, `rate`, `state` and `trace` import nothing from ferry",
+        text: "`boxed`, `client`, `diagnostic`, `file`, `json`, `parameter`, `rate`, `state` and `trace` import nothing from ferry",
         scope: Scope::Only(&[
+            "boxed",
             "client",
             "diagnostic",
             "file",

@@ -229,7 +229,9 @@ impl Nonces {
         let Some(shared) = &self.shared else {
             return self.spend(opened, now);
         };
-        let spent = Box::pin(shared.spend_nonce(&opened.nonce, sealed, opened.expires, now)).await;
+        let spent =
+            crate::boxed::future(|| shared.spend_nonce(&opened.nonce, sealed, opened.expires, now))
+                .await;
         match spent {
             Ok(crate::state::Spent::Now) => Ok(()),
             Ok(crate::state::Spent::Already) => Err(Refusal::Replayed),
