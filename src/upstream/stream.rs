@@ -97,12 +97,24 @@ struct Counter {
     items: u64,
     /// The current line (or record) has something but white space.
     content: bool,
-    /// Events: at the start of a line; the current line is a comment; the current event
-    /// has a field; the last byte was a carriage return (a line feed after it ends nothing).
+    /// Events: at the start of a line; the current line is a comment; the last byte was a
+    /// carriage return (a line feed after it ends nothing).
     line_start: bool,
     comment: bool,
-    fields: bool,
     after_cr: bool,
+    /// Events: the current event has a field the reader keeps ([`events`]).
+    kept: bool,
+    /// Events: the current line's field name so far, up to one byte longer than the longest
+    /// kept (a longer name is none of them), and whether its value has begun.
+    name: [u8; 6],
+    name_len: u8,
+    in_value: bool,
+    /// Events: the current line's value so far (its one leading space left out): has begun,
+    /// has a byte, has only digits, has a NUL.
+    value_began: bool,
+    value_any: bool,
+    value_digits: bool,
+    value_nul: bool,
 }
 
 impl Counter {
@@ -136,20 +148,70 @@ impl Counter {
                     }
                     self.after_cr = byte == b'\r';
                     if byte == b'\r' || byte == b'\n' {
-                        if self.line_start && self.fields {
-                            self.items += 1;
-                            self.fields = false;
-                        }
-                        self.line_start = true;
+                        self.end_of_line();
                     } else if self.line_start {
                         self.line_start = false;
                         self.comment = byte == b':';
-                        self.fields |= !self.comment;
+                        self.name_len = 0;
+                        self.in_value = false;
+                        self.value_began = false;
+                        self.value_any = false;
+                        self.value_digits = true;
+                        self.value_nul = false;
+                        self.field_byte(byte);
+                    } else if !self.comment {
+                        self.field_byte(byte);
                     }
                 }
             }
             None => {}
         }
+    }
+
+    /// One byte of an event's field line, not its first when it is a comment's.
+    fn field_byte(&mut self, byte: u8) {
+        if self.comment {
+            return;
+        }
+        if !self.in_value {
+            if byte == b':' {
+                self.in_value = true;
+            } else if usize::from(self.name_len) < self.name.len() {
+                self.name[usize::from(self.name_len)] = byte;
+                self.name_len += 1;
+            }
+            return;
+        }
+        if !self.value_began {
+            self.value_began = true;
+            if byte == b' ' {
+                return;
+            }
+        }
+        self.value_digits &= byte.is_ascii_digit();
+        self.value_nul |= byte == 0;
+        self.value_any = true;
+    }
+
+    /// An event's line ended: an empty one ends the event, counted when it kept a field.
+    fn end_of_line(&mut self) {
+        if self.line_start {
+            if self.kept {
+                self.items += 1;
+                self.kept = false;
+            }
+            return;
+        }
+        self.line_start = true;
+        if self.comment {
+            return;
+        }
+        self.kept |= match &self.name[..usize::from(self.name_len)] {
+            b"data" | b"event" => true,
+            b"id" => !self.value_nul,
+            b"retry" => self.value_any && self.value_digits,
+            _ => false,
+        };
     }
 }
 
@@ -362,7 +424,7 @@ mod tests {
 
     #[test]
     fn the_counter_counts_items_as_they_end_whatever_the_reads() {
-        let cases: [(Sequence, &[u8], u64); 3] = [
+        let cases: [(Sequence, &[u8], u64); 4] = [
             (Sequence::Lines, b"{}\n\n[1]\n{\"partial\"", 2),
             (Sequence::Records, b"\x1e{}\n\x1e[1]\n\x1e", 2),
             (
@@ -370,8 +432,19 @@ mod tests {
                 b": hi\n\ndata: a\r\n\r\nevent: b\rdata: c\r\rdata: d\n",
                 2,
             ),
+            // Events the reader keeps nothing of are not counted: an unknown field, a retry
+            // that is not digits (or is empty after its space), an id with a NUL.
+            (
+                Sequence::Events,
+                b"datum: x\n\nretry: 1s\n\nretry: \n\nid: a\0b\n\nretry:15\n\nid\n\ndata\n\n",
+                3,
+            ),
         ];
         for (sequence, body, expected) in cases {
+            if matches!(sequence, Sequence::Events) {
+                let kept = items(sequence, body, true).items.len() as u64;
+                assert_eq!(kept, expected, "the counter counts what the reader keeps");
+            }
             for step in 1..=body.len() {
                 let mut counter = Counter {
                     sequence: Some(sequence),
