@@ -435,7 +435,7 @@ impl Server {
                     ..
                 }),
                 Some(notify),
-            ) => Some(progress::Reporter { token, notify }),
+            ) => Some(progress::Reporter::new(token, notify)),
             _ => None,
         };
         let dispatched = self

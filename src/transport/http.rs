@@ -399,6 +399,7 @@ async fn post_mcp(
                 principal,
                 body,
                 deadline,
+                keep_alive: state.keep_alive,
             };
             return match crate::boxed::future(|| call.run()).await {
                 super::sse::Ran::Answered(outgoing) => answer(&state, serving, &server, outgoing),

@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
 use memchr::memmem;
 use tokio::sync::mpsc;
-use tokio::time::Instant;
+use tokio::time::{Duration, Instant};
 
 use crate::auth::Principal;
 use crate::mcp::{self, Incoming, Outgoing};
@@ -44,6 +44,8 @@ pub(super) struct Call {
     pub(super) body: Bytes,
     /// When the request's time runs out, the answer then being that it timed out.
     pub(super) deadline: Instant,
+    /// How long the stream may stay silent before a comment tells a proxy it is alive.
+    pub(super) keep_alive: Duration,
 }
 
 /// How a call that may tell its progress was answered.
@@ -66,6 +68,7 @@ impl Call {
             principal,
             body,
             deadline,
+            keep_alive,
         } = self;
         let mut work: Work = Box::pin(async move {
             let incoming = Incoming {
@@ -95,7 +98,7 @@ impl Call {
             work: Some(work),
             notes,
         };
-        let stream = futures_util::stream::unfold(start, |mut streaming| async move {
+        let stream = futures_util::stream::unfold(start, move |mut streaming| async move {
             if let Some(first) = streaming.first.take() {
                 return Some((Ok::<_, std::convert::Infallible>(event(&first)), streaming));
             }
@@ -112,6 +115,11 @@ impl Call {
                     }
                     last.extend_from_slice(&event(&outgoing.body));
                     Some((Ok(Bytes::from(last)), streaming))
+                }
+                // A slow upstream stream may leave this one silent longer than a proxy
+                // between ferry and the client waits.
+                () = tokio::time::sleep(keep_alive) => {
+                    Some((Ok(Bytes::from_static(b": keep-alive\n\n")), streaming))
                 }
             }
         });

@@ -191,6 +191,11 @@ async fn stream_api(uri: Uri, headers: axum::http::HeaderMap) -> Response {
 
 /// ferry serving the streaming API's tools over HTTP, and what compiling them said.
 async fn served() -> (Running, Vec<ferry::diagnostic::Diagnostic>) {
+    served_with(HttpOptions::default()).await
+}
+
+/// [`served`] with `options`.
+async fn served_with(options: HttpOptions) -> (Running, Vec<ferry::diagnostic::Diagnostic>) {
     let app = axum::Router::new().fallback(stream_api);
     let address = serve_app(app).await;
     let text = format!("upstream: http://{address}\n{CURATION}");
@@ -205,7 +210,7 @@ async fn served() -> (Running, Vec<ferry::diagnostic::Diagnostic>) {
     })
     .expect("upstream client");
     let server = Server::new(&catalog, Some(client), ServerOptions::default());
-    (start(server, HttpOptions::default()).await, diagnostics)
+    (start(server, options).await, diagnostics)
 }
 
 /// A modern `tools/call` of `tool` asking for progress, as a client that takes SSE answers.
@@ -355,6 +360,36 @@ async fn json_lines_are_checked_against_the_item_schema_and_redacted() {
     assert_eq!(
         result["_meta"]["dev.ferry/result"]["stream"],
         json!({"items": 4, "notJson": [3], "mismatched": [2, 3]})
+    );
+    running.shutdown().await;
+}
+
+/// A stream that falls silent leaves the progress answer silent too: keep-alive comments
+/// keep a proxy between ferry and the client from closing it, until the answer ends it.
+#[tokio::test]
+async fn a_silent_stream_keeps_its_progress_answer_alive_until_it_ends() {
+    let (running, _) = served_with(HttpOptions {
+        keep_alive: Duration::from_millis(50),
+        ..HttpOptions::default()
+    })
+    .await;
+    let answer = call_with_progress(&running, "stallLines", json!(1)).await;
+    assert_eq!(
+        answer.headers["content-type"], "text/event-stream",
+        "{}",
+        answer.text
+    );
+    let Some((told, _)) = answer.text.split_once(": keep-alive\n\n") else {
+        panic!("no keep-alive comment: {}", answer.text);
+    };
+    assert!(told.contains("notifications/progress"), "{}", answer.text);
+    let messages = messages(&answer.text);
+    let result = &messages.last().expect("the answer")["result"];
+    assert_eq!(
+        result["structuredContent"],
+        json!([{"n": 1}, {"n": 2}]),
+        "{}",
+        answer.text
     );
     running.shutdown().await;
 }
