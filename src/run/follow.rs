@@ -56,7 +56,7 @@ pub enum Look {
     Cancel,
 }
 
-/// Calls the operation `tool` by its `route` (see [`Upstream::call_with`]) and, when it is
+/// Calls the operation `tool` by its `route` (see [`Upstream::exchange`]) and, when it is
 /// long-running and the API accepted it with a `202`, follows it: to its end within the
 /// call's timeout, or, when `as_task`, only as far as its status location, which the
 /// caller then looks at itself ([`look`]).
@@ -70,8 +70,8 @@ pub async fn call(
     stats: &mut CallStats,
 ) -> Outcome {
     let started = Instant::now();
-    let outcome = upstream
-        .call_with(route, tool, arguments, principal, context, stats)
+    let (outcome, sent) = upstream
+        .exchange(route, tool, arguments, principal, context, stats)
         .await;
     let Some(plan) = &tool.long_running else {
         return outcome;
@@ -80,9 +80,7 @@ pub async fn call(
         Ok(answer) if answer.http.status == StatusCode::ACCEPTED => answer,
         outcome => return outcome,
     };
-    let followup = upstream
-        .followup((route, tool), principal, context.trace, started)
-        .await?;
+    let followup = upstream.followup((route, tool), principal, context.trace, started, sent);
     Following {
         followup,
         plan,
@@ -109,13 +107,18 @@ pub async fn look(
     let Some(plan) = tool.long_running.as_deref() else {
         return Polled::Ended(Err(CallError::Request));
     };
-    let followup = match upstream
-        .followup((route, tool), principal, trace, Instant::now())
-        .await
-    {
-        Ok(followup) => followup,
-        Err(error) => return Polled::Ended(Err(error)),
+    let started = Instant::now();
+    let deadline = upstream::deadline_after(started, tool.call.timeout);
+    let sent = match tokio::time::timeout_at(deadline, upstream.sent_for(route, principal)).await {
+        Ok(Ok(sent)) => sent,
+        Ok(Err(error)) => return Polled::Ended(Err(error)),
+        Err(_) => {
+            return Polled::Ended(Err(CallError::Timeout {
+                timeout_ms: tool.call.timeout.as_millis() as u64,
+            }));
+        }
     };
+    let followup = upstream.followup((route, tool), principal, trace, started, sent);
     let following = Following {
         followup,
         plan,

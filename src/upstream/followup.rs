@@ -2,10 +2,11 @@
 //! operation's polls, the fetch of its result, its cancel. [`crate::run::follow`] decides
 //! when to send them and what their answers mean; this is how they are sent.
 //!
-//! Every one is a request without a body, with the API's own credential as this caller has
-//! it now (a token refused and replaced during the call is not sent again), on the API's
-//! own origin (a location elsewhere is never fetched), within the call's timeout and size
-//! cap, and its answer is redacted as the call's is.
+//! Every one is a request without a body, with the API's own credential as the call [`Sent`]
+//! it (the token it ended with, when a refused one was replaced), on the API's own origin (a
+//! location elsewhere is never fetched), within the call's timeout and size cap, and its
+//! answer is redacted as the call's was. A task's look, which follows no call of its own,
+//! asks for the credential afresh ([`Upstream::sent_for`]).
 
 use std::sync::Arc;
 
@@ -22,6 +23,15 @@ use crate::catalog::OperationPlan;
 use crate::client;
 use crate::trace;
 
+/// What a call's requests were sent with, for the requests that follow it: ferry's obtained
+/// credential, when the API's is obtained, and the secrets answers are redacted of with it.
+/// Opaque: it leaves `upstream` only to come back.
+#[derive(Default)]
+pub struct Sent {
+    pub(super) authorization: Option<HeaderValue>,
+    pub(super) secrets: Option<Arc<Secrets>>,
+}
+
 /// One caller's way back to an operation it called: see the module's comment.
 pub struct Followup<'a> {
     upstream: &'a Upstream,
@@ -37,37 +47,44 @@ pub struct Followup<'a> {
 }
 
 impl Upstream {
-    /// The way back to `tool` (by its `route`) for `principal`, within the timeout of a call
-    /// that started at `started`; the API's obtained credential is asked for again (a cache
-    /// look-up, but for a token that has to be fetched).
-    pub async fn followup<'a>(
+    /// ferry's credential for `route`'s API as `principal` would be sent it now: a cache
+    /// look-up, but for a token that has to be fetched (bounded by the token client).
+    pub async fn sent_for(&self, route: &Route, principal: &Principal) -> Result<Sent, CallError> {
+        let part = &self.inner.apis[route.api];
+        let Some(Credential::Obtained(source)) = &part.credential else {
+            return Ok(Sent::default());
+        };
+        let authorization = source
+            .authorization(principal)
+            .await
+            .map_err(CallError::Credential)?;
+        let secrets = part.secrets_with(&self.inner.secrets, &authorization);
+        Ok(Sent {
+            authorization: Some(authorization),
+            secrets,
+        })
+    }
+
+    /// The way back to `tool` (by its `route`) for `principal`, with what its call was
+    /// `sent` with, within the timeout of a call that started at `started`.
+    pub fn followup<'a>(
         &'a self,
         (route, tool): (&'a Route, &'a OperationPlan),
         principal: &'a Principal,
         trace: &'a trace::Context,
         started: Instant,
-    ) -> Result<Followup<'a>, CallError> {
-        let part = &self.inner.apis[route.api];
-        let authorization = match &part.credential {
-            Some(Credential::Obtained(source)) => match source.authorization(principal).await {
-                Ok(value) => Some(value),
-                Err(error) => return Err(CallError::Credential(error)),
-            },
-            _ => None,
-        };
-        let secrets = authorization
-            .as_ref()
-            .and_then(|value| part.secrets_with(&self.inner.secrets, value));
-        Ok(Followup {
+        sent: Sent,
+    ) -> Followup<'a> {
+        Followup {
             upstream: self,
             route,
             tool,
             principal,
             trace,
-            authorization,
-            secrets,
+            authorization: sent.authorization,
+            secrets: sent.secrets,
             started,
-        })
+        }
     }
 }
 

@@ -63,7 +63,7 @@ use random::uuid_v4;
 use redact::Secrets;
 pub(crate) use retry::{backoff, deadline_after, retry_after, retry_after_value, retry_wait};
 
-pub use followup::Followup;
+pub use followup::{Followup, Sent};
 pub use outcome::{
     Answer, CallError, CallStats, Fault, Followed, Handling, Http, Outcome, Page, Pending,
     Redacted, Stopped, Streamed, Unfollowed,
@@ -288,7 +288,8 @@ impl Upstream {
     /// Calls `tool` once, with arguments already validated against its input schema,
     /// preparing its [`Route`] first; a server prepares each tool's once and calls
     /// [`Upstream::call_on`]. An answer of any status, the upstream's refusal included, is
-    /// an [`Answer`].
+    /// an [`Answer`]; a long-running operation's `202` too, which `crate::run::follow`
+    /// follows.
     pub async fn call(&self, tool: &Tool, arguments: &Map<String, Value>) -> Outcome {
         self.call_as(tool, arguments, &Principal::anonymous()).await
     }
@@ -319,7 +320,7 @@ impl Upstream {
     /// the identity header when one is configured, and its validated token is what token
     /// exchange trades. The caller's own credentials are never sent. `stats` counts the
     /// requests sent and the time spent on them, for the audit log and the metrics. The call
-    /// starts a trace of its own, and a fresh idempotency key; see [`Upstream::call_with`].
+    /// starts a trace of its own, and a fresh idempotency key; see [`Upstream::exchange`].
     pub async fn call_on(
         &self,
         route: &Route,
@@ -334,18 +335,20 @@ impl Upstream {
             trace: &trace,
             progress: None,
         };
-        self.call_with(route, tool, arguments, principal, &context, stats)
+        self.exchange(route, tool, arguments, principal, &context, stats)
             .await
+            .0
     }
 
-    /// [`Upstream::call_on`] within what `context` carries (a long-running operation's
-    /// `202` is the answer: `crate::run::follow` follows it): the caller's trace (each attempt
+    /// [`Upstream::call_on`] within what `context` carries, with what its requests were
+    /// [`Sent`] with (a long-running operation's `202` is the answer: `crate::run::follow`
+    /// follows it through a [`Followup`] made of it): the caller's trace (each attempt
     /// carries a `traceparent` naming a span of its own under the trace's, and its
     /// `tracestate`; these replace any the arguments would set, so no caller's value reaches
     /// the upstream but through the trace), and the idempotency key to send where the tool
     /// has an `idempotency_key_header` (a confirmed call's nonce, so the API deduplicates a
     /// confirmation used twice; `None` makes a fresh one).
-    pub async fn call_with(
+    pub async fn exchange(
         &self,
         route: &Route,
         tool: &OperationPlan,
@@ -353,7 +356,7 @@ impl Upstream {
         principal: &Principal,
         context: &CallContext<'_>,
         stats: &mut CallStats,
-    ) -> Outcome {
+    ) -> (Outcome, Sent) {
         let CallContext {
             idempotency_key,
             trace: context,
@@ -379,7 +382,7 @@ impl Upstream {
             Ok(prepared) => prepared,
             Err(error) => {
                 tracing::debug!(tool = %tool.name, argument = %error.argument, "argument refused");
-                return Err(CallError::Argument(error));
+                return (Err(CallError::Argument(error)), Sent::default());
             }
         };
         let obtained = match &part.credential {
@@ -387,7 +390,7 @@ impl Upstream {
                 Ok(value) => Some((source.as_ref(), value)),
                 Err(error) => {
                     tracing::warn!(tool = %tool.name, %error, "no upstream credential for this call");
-                    return Err(CallError::Credential(error));
+                    return (Err(CallError::Credential(error)), Sent::default());
                 }
             },
             _ => None,
@@ -401,7 +404,7 @@ impl Upstream {
             principal,
             idempotency_key,
         ) else {
-            return Err(CallError::Request);
+            return (Err(CallError::Request), Sent::default());
         };
         trace_headers(&mut request.headers, context);
         // An obtained token the upstream echoes is redacted like a configured secret. One it
@@ -415,6 +418,10 @@ impl Upstream {
         // which no redaction of ours would contain.
         let with_token = |value: &HeaderValue| part.secrets_with(&inner.secrets, value);
         let secrets = authorization.and_then(with_token);
+        let mut sent = Sent {
+            authorization: authorization.cloned(),
+            secrets: secrets.clone(),
+        };
         let again = obtained.as_ref().map(|_| request.clone());
         let refused = std::sync::atomic::AtomicBool::new(false);
         let forget = obtained.as_ref().map(|(source, value)| {
@@ -447,7 +454,12 @@ impl Upstream {
         {
             tracing::info!(tool = %tool.name, "upstream refused ferry's token; retrying once with a new one");
             let secrets = with_token(&fresh);
-            again.headers.insert(header::AUTHORIZATION, fresh);
+            again.headers.insert(header::AUTHORIZATION, fresh.clone());
+            // What follows the call sends the token it ended with, and redacts it.
+            sent = Sent {
+                authorization: Some(fresh),
+                secrets: secrets.clone(),
+            };
             result = self
                 .send(
                     tool,
@@ -468,14 +480,14 @@ impl Upstream {
             tool = %tool.name,
             fault = ?result.as_ref().map_or_else(|error| Some(error.fault()), Answer::fault),
             duration_us = started.elapsed().as_micros() as u64,
-            "tool call finished"
+            "upstream exchange finished"
         );
         if let Ok(answer) = &mut result
             && let Some(page) = &mut answer.handling.page
         {
             page.next_arguments = next_arguments(tool, route, arguments, page);
         }
-        result
+        (result, sent)
     }
 }
 
@@ -526,7 +538,7 @@ impl fmt::Debug for Inner {
     }
 }
 
-/// What a call carries beside its tool and arguments; see [`Upstream::call_with`].
+/// What a call carries beside its tool and arguments; see [`Upstream::exchange`].
 #[derive(Clone, Copy)]
 pub struct CallContext<'a> {
     pub idempotency_key: Option<&'a str>,
