@@ -110,12 +110,21 @@ struct Counter {
     name_len: u8,
     in_value: bool,
     /// Events: the current line's value so far (its one leading space left out): has begun,
-    /// has a byte, has only digits, has a NUL.
+    /// has a byte, has only digits and they fit a `u64` (as a kept `retry` must), has a NUL.
     value_began: bool,
     value_any: bool,
     value_digits: bool,
+    value_number: u64,
     value_nul: bool,
+    /// Events: how much of a byte order mark the stream began with, which the reader drops;
+    /// [`BOM_PASSED`] once past the start.
+    bom: u8,
 }
+
+/// The UTF-8 byte order mark a stream of events may begin with.
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+/// [`Counter::bom`] once the stream's start is behind.
+const BOM_PASSED: u8 = u8::MAX;
 
 impl Counter {
     fn scan(&mut self, bytes: &[u8]) {
@@ -142,29 +151,51 @@ impl Counter {
             }
             Some(Sequence::Events) => {
                 for &byte in bytes {
-                    if byte == b'\n' && self.after_cr {
-                        self.after_cr = false;
-                        continue;
+                    if self.bom != BOM_PASSED {
+                        let matched = usize::from(self.bom);
+                        if byte == BOM[matched] {
+                            self.bom = if matched + 1 == BOM.len() {
+                                BOM_PASSED
+                            } else {
+                                self.bom + 1
+                            };
+                            continue;
+                        }
+                        // Not a mark after all: what looked like one begins the first line.
+                        self.bom = BOM_PASSED;
+                        for &start in &BOM[..matched] {
+                            self.event_byte(start);
+                        }
                     }
-                    self.after_cr = byte == b'\r';
-                    if byte == b'\r' || byte == b'\n' {
-                        self.end_of_line();
-                    } else if self.line_start {
-                        self.line_start = false;
-                        self.comment = byte == b':';
-                        self.name_len = 0;
-                        self.in_value = false;
-                        self.value_began = false;
-                        self.value_any = false;
-                        self.value_digits = true;
-                        self.value_nul = false;
-                        self.field_byte(byte);
-                    } else if !self.comment {
-                        self.field_byte(byte);
-                    }
+                    self.event_byte(byte);
                 }
             }
             None => {}
+        }
+    }
+
+    /// One byte of a stream of events, its mark (if any) left out.
+    fn event_byte(&mut self, byte: u8) {
+        if byte == b'\n' && self.after_cr {
+            self.after_cr = false;
+            return;
+        }
+        self.after_cr = byte == b'\r';
+        if byte == b'\r' || byte == b'\n' {
+            self.end_of_line();
+        } else if self.line_start {
+            self.line_start = false;
+            self.comment = byte == b':';
+            self.name_len = 0;
+            self.in_value = false;
+            self.value_began = false;
+            self.value_any = false;
+            self.value_digits = true;
+            self.value_number = 0;
+            self.value_nul = false;
+            self.field_byte(byte);
+        } else if !self.comment {
+            self.field_byte(byte);
         }
     }
 
@@ -188,7 +219,14 @@ impl Counter {
                 return;
             }
         }
-        self.value_digits &= byte.is_ascii_digit();
+        self.value_digits = self.value_digits
+            && byte.is_ascii_digit()
+            && self
+                .value_number
+                .checked_mul(10)
+                .and_then(|number| number.checked_add(u64::from(byte - b'0')))
+                .inspect(|&number| self.value_number = number)
+                .is_some();
         self.value_nul |= byte == 0;
         self.value_any = true;
     }
@@ -424,7 +462,7 @@ mod tests {
 
     #[test]
     fn the_counter_counts_items_as_they_end_whatever_the_reads() {
-        let cases: [(Sequence, &[u8], u64); 4] = [
+        let cases: [(Sequence, &[u8], u64); 5] = [
             (Sequence::Lines, b"{}\n\n[1]\n{\"partial\"", 2),
             (Sequence::Records, b"\x1e{}\n\x1e[1]\n\x1e", 2),
             (
@@ -438,6 +476,13 @@ mod tests {
                 Sequence::Events,
                 b"datum: x\n\nretry: 1s\n\nretry: \n\nid: a\0b\n\nretry:15\n\nid\n\ndata\n\n",
                 3,
+            ),
+            // A byte order mark at the start is no part of the first field's name; a retry
+            // past a u64 is not kept.
+            (
+                Sequence::Events,
+                b"\xEF\xBB\xBFdata: x\n\nretry: 99999999999999999999\n\nretry: 18446744073709551615\n\n",
+                2,
             ),
         ];
         for (sequence, body, expected) in cases {
