@@ -197,6 +197,9 @@ impl Authenticator {
 
     /// [`Authenticator::authenticate`] for an HTTP request's headers. More than one
     /// `Authorization` header, or one that is not text, is a malformed token.
+    // Out of line, so that a caller that boxes its future has it written in the box
+    // (`crate::boxed`).
+    #[inline(never)]
     pub async fn authenticate_headers(
         &self,
         headers: &http::HeaderMap,

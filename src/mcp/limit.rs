@@ -274,6 +274,9 @@ impl Limiter {
         crate::boxed::future(|| self.shared_verdict(shared, subject, limits, spend)).await
     }
 
+    // Out of line, so that a caller that boxes its future has it written in the box
+    // (`crate::boxed`).
+    #[inline(never)]
     async fn shared_verdict(
         &self,
         shared: &state::Shared,

@@ -109,6 +109,9 @@ impl StepFailure {
 /// Runs `workflow` with `arguments` (validated against its input schema) on `upstream`, each
 /// step by its prepared route in `routes` (step order), on behalf of `principal` as a single
 /// tool's call would be. `stats` sums every step's requests.
+// Out of line, so that a caller that boxes its future has it written in the box
+// (`crate::boxed`).
+#[inline(never)]
 pub async fn run(
     upstream: &Upstream,
     workflow: &WorkflowPlan,

@@ -278,6 +278,9 @@ impl Shared {
 
     /// Spends `nonce`, whose state was sealed at `sealed` and expires at `expires` (seconds
     /// since the Unix epoch; `now` is the same clock), for every replica: one round trip.
+    // Out of line, so that a caller that boxes its future has it written in the box
+    // (`crate::boxed`).
+    #[inline(never)]
     pub async fn spend_nonce(
         &self,
         nonce: &[u8],

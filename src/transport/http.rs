@@ -94,7 +94,8 @@ pub struct HttpOptions {
     /// connection may make no progress (a client that does not read its answers) before the
     /// connection is dropped.
     pub request_timeout: Duration,
-    /// How often an open `subscriptions/listen` stream gets a keep-alive comment.
+    /// How often a silent SSE answer (an open `subscriptions/listen`, a call telling its
+    /// progress) gets a keep-alive comment.
     pub keep_alive: Duration,
     /// Longest time a client may take to send a request's head (request line and headers),
     /// from when ferry starts waiting for it, and longest a connection (HTTP/1 or HTTP/2) may

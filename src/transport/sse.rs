@@ -60,6 +60,9 @@ type Work = Pin<Box<dyn Future<Output = Outgoing> + Send>>;
 
 impl Call {
     /// Runs the call until it ends or tells its first progress.
+    // Out of line, so that a caller that boxes its future has it written in the box
+    // (`crate::boxed`).
+    #[inline(never)]
     pub(super) async fn run(self) -> Ran {
         let (notify, mut notes) = mpsc::unbounded_channel::<Bytes>();
         let Call {
