@@ -14,7 +14,7 @@
 //! finished, since a pooled connection may belong to another worker's runtime.
 
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -41,6 +41,22 @@ pub mod workers;
 
 /// Longest time spans still queued at shutdown may take to be sent.
 const TRACE_FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the process does once start-up is over, as the first request can come: set by the
+/// binary (for its allocator's settings), nothing unless set.
+static SERVING_BEGINS: OnceLock<fn()> = OnceLock::new();
+
+/// Has `hook` called once serving begins: after the catalog is built, as stdio or the HTTP
+/// listener starts taking requests. Only the first hook set is kept.
+pub fn when_serving_begins(hook: fn()) {
+    let _ = SERVING_BEGINS.set(hook);
+}
+
+fn serving_begins() {
+    if let Some(hook) = SERVING_BEGINS.get() {
+        hook();
+    }
+}
 
 /// Prints every diagnostic on stderr (from a chosen-only compile: those about what is
 /// served); serves `catalog` only when none is an error, reloading it as `reload` says.
@@ -176,6 +192,7 @@ async fn serve_current(
         observing.run_beside(&args.observe, &args.allowed_hosts)?;
         let input = tokio::io::BufReader::new(tokio::io::stdin());
         let (_, serving) = served.into_iter().next().context("nothing to serve")?;
+        serving_begins();
         stdio::serve(serving, input, tokio::io::stdout(), args.body_limit)
             .await
             .context("serving stdio")?;
@@ -224,6 +241,7 @@ async fn serve_current(
         }
         _ => None,
     };
+    serving_begins();
     workers::serve_http(http::Routes::new(served), listener, options, tls, workers).await?;
     tracing::info!("stopped");
     Ok(())
