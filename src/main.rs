@@ -35,23 +35,24 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// once its text is written, the document once compiled), and within that second the pages
 /// pile up: serving 5,000 operations peaked at 140 MiB resident with the second, 119 MiB
 /// with 10 ms (mimalloc 2's default). Serving lengthens it again
-/// ([`keep_freed_memory_while_serving`]). A delay the environment gives
-/// (`MIMALLOC_PURGE_DELAY`, read by mimalloc as it loads) wins.
+/// ([`keep_freed_memory_while_serving`]).
 fn give_back_freed_memory_sooner() {
-    const MILLISECONDS: std::ffi::c_long = 10;
-    // SAFETY: the option is a plain value mimalloc reads when it purges; it is set here,
-    // before any thread but this one runs, and only when the environment did not set it.
-    unsafe { libmimalloc_sys::mi_option_set_default(PURGE_DELAY, MILLISECONDS) };
+    // Set before any thread but this one runs.
+    set_purge_delay(10);
 }
 
 /// Once serving, 10 ms is too soon: under load at concurrency 64 a page freed by one call is
 /// given back before another call takes it, and taken again with a page fault (0.15 a call,
 /// with a `madvise` about every thirty calls: about 0.75 µs of CPU a call). At 100 ms the
 /// faults all but stop (0.02 a call) and an idle server still gives its memory back within
-/// a tenth of a second. Start-up is over by then, so its peak is what the 10 ms made it. A
-/// delay the environment gives still wins.
+/// a tenth of a second. Start-up is over by then, so its peak is what the 10 ms made it.
 fn keep_freed_memory_while_serving() {
-    const MILLISECONDS: std::ffi::c_long = 100;
+    set_purge_delay(100);
+}
+
+/// Sets mimalloc's purge delay, unless the environment gave one (`MIMALLOC_PURGE_DELAY`, or
+/// its older name `MIMALLOC_RESET_DELAY`, read by mimalloc as it loads): that always wins.
+fn set_purge_delay(milliseconds: std::ffi::c_long) {
     if ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"]
         .iter()
         .any(|name| std::env::var_os(name).is_some())
@@ -61,5 +62,5 @@ fn keep_freed_memory_while_serving() {
     // SAFETY: the option is one aligned machine word that mimalloc reads, unlocked, each time
     // it decides whether to purge; `mi_option_set` writes only that word (and its
     // initialised flag), so a thread purging meanwhile reads either the old delay or the new.
-    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, MILLISECONDS) };
+    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, milliseconds) };
 }
