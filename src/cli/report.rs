@@ -113,8 +113,7 @@ pub fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     if args.compact {
         out.write_all(&array)?;
     } else {
-        let tools: serde_json::Value = serde_json::from_slice(&array)?;
-        serde_json::to_writer_pretty(&mut out, &tools)?;
+        ferry::json::write_pretty(&array, &mut out)?;
     }
     out.write_all(b"\n")?;
     out.flush()?;

@@ -1,5 +1,5 @@
 use serde::de::IgnoredAny;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::*;
 
@@ -22,4 +22,35 @@ fn bytes_read_as_from_slice_reads_them() {
     let skipped = b"{\"a\":\"\xFF\"}";
     assert!(from_bytes::<IgnoredAny>(skipped).is_ok());
     assert!(serde_json::from_slice::<IgnoredAny>(skipped).is_ok());
+}
+
+#[test]
+fn compact_text_is_written_pretty_as_serde_json_writes_its_value() {
+    let cases = [
+        json!([]),
+        json!({}),
+        json!([{}, [], {"a": []}, [[]]]),
+        json!({"name": "a,b:c{d}[e]", "quote": "say \"hi\" \\ {", "n": [1, -2.5, 1e300, null, true]}),
+        json!({"nested": {"deeper": {"deepest": [1, {"x": "y"}]}}, "é": "\u{1}\n\t"}),
+        json!("a lone string, with [brackets]"),
+        json!(12),
+    ];
+    for value in cases {
+        let compact = serde_json::to_vec(&value).unwrap();
+        let mut ours = Vec::new();
+        write_pretty(&compact, &mut ours).unwrap();
+        let theirs = serde_json::to_vec_pretty(&value).unwrap();
+        assert_eq!(
+            String::from_utf8(ours).unwrap(),
+            String::from_utf8(theirs).unwrap(),
+            "{compact:?}"
+        );
+    }
+    // Space between tokens is dropped, not doubled.
+    let mut spaced = Vec::new();
+    write_pretty(b"{ \"a\" : [ 1 , 2 ] }", &mut spaced).unwrap();
+    assert_eq!(
+        spaced,
+        serde_json::to_vec_pretty(&json!({"a": [1, 2]})).unwrap()
+    );
 }
