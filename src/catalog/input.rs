@@ -52,18 +52,17 @@ pub fn too_deep(schema: &Value) -> Option<String> {
 }
 
 /// Canonical compact JSON: what [`super::canonical`] makes of the schema, as text, whole or
-/// in the pieces of an object whose `$defs` are shared.
+/// in the pieces of an object whose `$defs` are shared. Cloned by reference: the server
+/// holds a copy of each tool the catalog holds, and this keeps their texts one.
 #[derive(Clone)]
-pub struct InputSchema(Form);
+pub struct InputSchema(Arc<Form>);
 
-#[derive(Clone)]
 enum Form {
     Whole(Box<RawValue>),
     /// An object's members in sorted order, its `$defs` in their place.
     Split(Box<[(Box<str>, Piece)]>),
 }
 
-#[derive(Clone)]
 enum Piece {
     Text(Box<RawValue>),
     /// The members of `$defs`, in sorted order.
@@ -100,7 +99,7 @@ pub struct SharedDefs(HashSet<Arc<Def>>);
 impl InputSchema {
     /// The text of `schema` with every object's keys sorted.
     pub fn new(schema: &Value) -> InputSchema {
-        InputSchema(Form::Whole(raw(schema)))
+        InputSchema(Arc::new(Form::Whole(raw(schema))))
     }
 
     /// [`InputSchema::new`], its root's `$defs` members taken from `shared` where another
@@ -129,22 +128,22 @@ impl InputSchema {
                 (Box::from(key.as_str()), piece)
             })
             .collect();
-        InputSchema(Form::Split(members))
+        InputSchema(Arc::new(Form::Split(members)))
     }
 
     /// No schema (`null`): a tool kept only for its report (`compile_report`), or one step
     /// of a workflow, whose arguments the workflow's own schema checks.
     pub fn none() -> InputSchema {
-        InputSchema(Form::Whole(RawValue::NULL.to_owned()))
+        InputSchema(Arc::new(Form::Whole(RawValue::NULL.to_owned())))
     }
 
     pub fn is_none(&self) -> bool {
-        matches!(&self.0, Form::Whole(text) if text.get() == "null")
+        matches!(&*self.0, Form::Whole(text) if text.get() == "null")
     }
 
     /// The JSON text: compact, keys sorted.
     pub fn text(&self) -> Cow<'_, str> {
-        match &self.0 {
+        match &*self.0 {
             Form::Whole(text) => Cow::Borrowed(text.get()),
             // Writing strings and raw texts into a string cannot fail.
             Form::Split(_) => Cow::Owned(serde_json::to_string(self).unwrap_or_default()),
@@ -154,7 +153,7 @@ impl InputSchema {
     /// Whether `needle` occurs in the text of one of the schema's pieces (a keyword, say),
     /// without writing the whole text out.
     pub fn mentions(&self, needle: &str) -> bool {
-        match &self.0 {
+        match &*self.0 {
             Form::Whole(text) => text.get().contains(needle),
             Form::Split(members) => members.iter().any(|(key, piece)| {
                 key.contains(needle)
@@ -222,7 +221,7 @@ impl Eq for InputSchema {}
 /// `serde_json::to_value`) read it as the value it is.
 impl Serialize for InputSchema {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.0 {
+        match &*self.0 {
             Form::Whole(text) => text.serialize(serializer),
             Form::Split(members) => {
                 let mut map = serializer.serialize_map(Some(members.len()))?;
@@ -326,7 +325,7 @@ mod tests {
                 "read as the value it is"
             );
         }
-        let pet_of = |schema: &InputSchema| match &schema.0 {
+        let pet_of = |schema: &InputSchema| match &*schema.0 {
             Form::Split(members) => members
                 .iter()
                 .find_map(|(_, piece)| match piece {
@@ -342,6 +341,6 @@ mod tests {
         assert_eq!(shared.0.len(), 2, "Pet and Tag, once each");
         // Without $defs, a schema is one text.
         let plain = InputSchema::shared(&json!({"type": "object"}), &mut shared);
-        assert!(matches!(plain.0, Form::Whole(_)));
+        assert!(matches!(*plain.0, Form::Whole(_)));
     }
 }

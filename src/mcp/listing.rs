@@ -191,29 +191,61 @@ impl Listing {
         cache_scope: &str,
         server_info: &RawValue,
     ) -> Prepared {
-        let mut suffix = br#","result":"#.to_vec();
-        match era {
-            Era::Modern => {
-                suffix.extend_from_slice(br#"{"resultType":"complete","tools":"#);
-                suffix.extend_from_slice(array);
-                suffix.extend_from_slice(br#","ttlMs":"#);
-                suffix.extend_from_slice(ttl_ms.to_string().as_bytes());
-                suffix.extend_from_slice(br#","cacheScope":"#);
-                suffix.extend_from_slice(Value::from(cache_scope).to_string().as_bytes());
-                suffix.extend_from_slice(br#","_meta":"#);
-                let meta = json!({ META_SERVER_INFO: server_info });
-                suffix.extend_from_slice(meta.to_string().as_bytes());
-                suffix.push(b'}');
-            }
-            Era::Legacy => {
-                suffix.extend_from_slice(br#"{"tools":"#);
-                suffix.extend_from_slice(array);
-                suffix.push(b'}');
-            }
-        }
-        suffix.push(b'}');
+        let (head, tail) = enclosure(era, ttl_ms, cache_scope, server_info);
+        let mut suffix = Vec::with_capacity(head.len() + array.len() + tail.len());
+        suffix.extend_from_slice(&head);
+        suffix.extend_from_slice(array);
+        suffix.extend_from_slice(&tail);
         Prepared { suffix }
     }
+
+    /// [`Listing::result`] of this listing's array, moved into the result rather than
+    /// copied: a large API's listing is megabytes, and each era's is held once.
+    pub(super) fn into_result(
+        self,
+        era: Era,
+        ttl_ms: u64,
+        cache_scope: &str,
+        server_info: &RawValue,
+    ) -> Prepared {
+        let (head, tail) = enclosure(era, ttl_ms, cache_scope, server_info);
+        let mut suffix = self.array;
+        suffix.reserve_exact(head.len() + tail.len());
+        suffix.splice(0..0, head);
+        suffix.extend_from_slice(&tail);
+        Prepared { suffix }
+    }
+}
+
+/// What comes before and after the tools array in a `tools/list` response's suffix, as
+/// each era writes it.
+fn enclosure(
+    era: Era,
+    ttl_ms: u64,
+    cache_scope: &str,
+    server_info: &RawValue,
+) -> (Vec<u8>, Vec<u8>) {
+    let mut head = br#","result":"#.to_vec();
+    let mut tail = Vec::new();
+    match era {
+        Era::Modern => {
+            head.extend_from_slice(br#"{"resultType":"complete","tools":"#);
+            tail.extend_from_slice(br#","ttlMs":"#);
+            tail.extend_from_slice(ttl_ms.to_string().as_bytes());
+            tail.extend_from_slice(br#","cacheScope":"#);
+            tail.extend_from_slice(Value::from(cache_scope).to_string().as_bytes());
+            tail.extend_from_slice(br#","_meta":"#);
+            let meta = json!({ META_SERVER_INFO: server_info });
+            tail.extend_from_slice(meta.to_string().as_bytes());
+            tail.push(b'}');
+        }
+        Era::Legacy => {
+            head.extend_from_slice(br#"{"tools":"#);
+            tail.push(b'}');
+        }
+    }
+    tail.push(b'}');
+    (head, tail)
 }
 
 pub(super) fn respond_value(id: &RawValue, result: &Value) -> Outgoing {

@@ -337,27 +337,35 @@ impl Server {
             initialize["instructions"] = Value::String(instructions.clone());
         }
 
-        let tools_list_modern = Listing::result(
-            listing.array(),
-            Era::Modern,
-            options.ttl_ms,
-            cache_scope,
-            &server_info_text,
-        );
-        let tools_list_legacy = Listing::result(
-            legacy_listing.as_ref().unwrap_or(&listing).array(),
-            Era::Legacy,
-            options.ttl_ms,
-            cache_scope,
-            &server_info_text,
-        );
-        // Kept only where lists are written per caller.
-        let (listing, legacy_listing) = if listing_varies {
-            (listing, legacy_listing)
-        } else {
-            (Listing::default(), None)
-        };
         let ttl_ms = options.ttl_ms;
+        // The listings are kept only where lists are written per caller; otherwise each
+        // era's result takes its listing's text, which is not copied.
+        let (tools_list_modern, tools_list_legacy, listing, legacy_listing) = if listing_varies {
+            let result = |listing: &Listing, era| {
+                Listing::result(listing.array(), era, ttl_ms, cache_scope, &server_info_text)
+            };
+            (
+                result(&listing, Era::Modern),
+                result(legacy_listing.as_ref().unwrap_or(&listing), Era::Legacy),
+                listing,
+                legacy_listing,
+            )
+        } else {
+            let legacy = match legacy_listing {
+                Some(legacy) => {
+                    legacy.into_result(Era::Legacy, ttl_ms, cache_scope, &server_info_text)
+                }
+                None => Listing::result(
+                    listing.array(),
+                    Era::Legacy,
+                    ttl_ms,
+                    cache_scope,
+                    &server_info_text,
+                ),
+            };
+            let modern = listing.into_result(Era::Modern, ttl_ms, cache_scope, &server_info_text);
+            (modern, legacy, Listing::default(), None)
+        };
         let confirmer = confirm::Confirmer::new(
             options
                 .confirm_key
