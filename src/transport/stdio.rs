@@ -214,21 +214,36 @@ async fn read_line<R: AsyncBufRead + Unpin>(
 
 /// Writes each message and its newline with one write, together with any others already
 /// queued: tokio's stdout hands every write to a blocking thread and waits for the previous
-/// one, so a message and its newline written apart cost two hand-offs.
+/// one, so a message and its newline written apart cost two hand-offs. A message of
+/// [`OWN_WRITE`] bytes or more (a large API's `tools/list`, megabytes) is written as it is,
+/// then its newline: copying it would cost more than the hand-off, and hold its size twice.
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut receive: mpsc::UnboundedReceiver<Bytes>,
     mut output: W,
 ) -> std::io::Result<()> {
+    /// The size from which a message is written on its own rather than copied.
+    const OWN_WRITE: usize = 64 * 1024;
     let mut lines = Vec::new();
     while let Some(message) = receive.recv().await {
-        lines.clear();
-        lines.extend_from_slice(&message);
-        lines.push(b'\n');
-        while let Ok(message) = receive.try_recv() {
-            lines.extend_from_slice(&message);
-            lines.push(b'\n');
+        let mut next = Some(message);
+        while let Some(message) = next.take() {
+            if message.len() >= OWN_WRITE {
+                if !lines.is_empty() {
+                    output.write_all(&lines).await?;
+                    lines.clear();
+                }
+                output.write_all(&message).await?;
+                output.write_all(b"\n").await?;
+            } else {
+                lines.extend_from_slice(&message);
+                lines.push(b'\n');
+            }
+            next = receive.try_recv().ok();
         }
-        output.write_all(&lines).await?;
+        if !lines.is_empty() {
+            output.write_all(&lines).await?;
+            lines.clear();
+        }
         output.flush().await?;
     }
     Ok(())
@@ -239,4 +254,43 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use tokio::sync::mpsc;
+
+    use super::write_lines;
+
+    #[tokio::test]
+    async fn messages_large_and_small_are_written_in_order_a_line_each() {
+        let large = Bytes::from(vec![b'x'; 200 * 1024]);
+        let messages = [
+            Bytes::from_static(b"{\"a\":1}"),
+            Bytes::from_static(b"{\"b\":2}"),
+            large.clone(),
+            Bytes::from_static(b"{\"c\":3}"),
+            large.clone(),
+        ];
+        let (send, receive) = mpsc::unbounded_channel();
+        // All queued before the writer starts: the small ones are written together, around
+        // the large ones.
+        for message in &messages {
+            send.send(message.clone()).unwrap();
+        }
+        drop(send);
+        let mut output = Vec::new();
+        write_lines(receive, &mut output).await.unwrap();
+        let mut expected = Vec::new();
+        for message in &messages {
+            expected.extend_from_slice(message);
+            expected.push(b'\n');
+        }
+        assert_eq!(output.len(), expected.len());
+        assert!(
+            output == expected,
+            "every message, in order, each on its line"
+        );
+    }
 }
