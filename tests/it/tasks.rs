@@ -3,7 +3,8 @@
 //! follows it with `tasks/get` to the final result; a task made through one replica is
 //! finished through another sharing its key, and one made before a reload after it;
 //! `tasks/cancel` sends the API's cancel, or says there is none; an id that is tampered
-//! with or sealed under another key is refused, and nothing is fetched.
+//! with or sealed under another key is refused, and nothing is fetched; a look past the
+//! tool's rate limit asks the API nothing.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -139,12 +140,17 @@ async fn replicas(keys: [&[u8]; 2]) -> (Arc<Jobs>, [Running; 2]) {
 
 /// The job API, and two servers of its tools, sealing task ids with `keys`.
 async fn servers(keys: [&[u8]; 2]) -> (Arc<Jobs>, [Server; 2]) {
+    servers_of(keys, CURATION).await
+}
+
+/// [`servers`] of the tools `curation` chooses.
+async fn servers_of(keys: [&[u8]; 2], curation: &str) -> (Arc<Jobs>, [Server; 2]) {
     let jobs = Arc::new(Jobs::default());
     let api = Arc::clone(&jobs);
     let app = axum::Router::new()
         .fallback(move |method, uri, headers| job_api(Arc::clone(&api), method, uri, headers));
     let address = serve_app(app).await;
-    let text = format!("upstream: http://{address}\n{CURATION}");
+    let text = format!("upstream: http://{address}\n{curation}");
     let (curation, diagnostics) =
         ferry::curation::parse(&text, "ferry.yaml", PathBuf::new()).expect("curation parses");
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
@@ -326,6 +332,50 @@ async fn tasks_cancel_sends_the_apis_cancel_and_says_when_there_is_none() {
     assert_eq!(
         got["result"]["pollIntervalMs"], 1000,
         "the API's Retry-After"
+    );
+}
+
+#[tokio::test]
+async fn a_look_over_the_tools_rate_limit_asks_the_api_nothing() {
+    // The call and one look fit in the budget; the next looks do not.
+    let curation = CURATION.replace(
+        "      cancel: DELETE\n",
+        "      cancel: DELETE\n    rate_limit: 2/min\n",
+    );
+    assert_ne!(curation, CURATION);
+    let (jobs, [server, _]) = servers_of([SEAL_KEY, SEAL_KEY], &curation).await;
+    let running = start(server, HttpOptions::default()).await;
+    let created = request(&running.url, "tools/call", json!({"name": "startExport"})).await;
+    let task_id = created["result"]["taskId"].clone();
+    let looked = request(&running.url, "tasks/get", json!({"taskId": task_id})).await;
+    assert_eq!(looked["result"]["status"], "working", "{looked}");
+    assert_eq!(jobs.requests(), ["POST /exports", "GET /jobs/export"]);
+
+    let limited = request(&running.url, "tasks/get", json!({"taskId": task_id})).await;
+    let task = &limited["result"];
+    assert_eq!(task["status"], "working", "{limited}");
+    assert_eq!(task["taskId"], task_id);
+    let told = task["statusMessage"].as_str().expect("a status message");
+    assert!(
+        told.starts_with("its status was not looked at: rate limit reached")
+            && told.contains("2/min"),
+        "{told}"
+    );
+    let wait = task["pollIntervalMs"].as_u64().expect("a poll interval");
+    assert!((1_000..=60_000).contains(&wait), "{wait}");
+
+    let refused = request(&running.url, "tasks/cancel", json!({"taskId": task_id})).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("not asked to cancel")),
+        "{refused}"
+    );
+    assert_eq!(
+        jobs.requests(),
+        ["POST /exports", "GET /jobs/export"],
+        "nothing more reached the API"
     );
 }
 

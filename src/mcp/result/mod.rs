@@ -91,6 +91,32 @@ pub(super) struct RateLimited {
     pub unchecked: bool,
 }
 
+impl RateLimited {
+    /// What the caller is told: whose budget, that nothing was sent to the API, and when to
+    /// try again.
+    pub(super) fn told(&self) -> String {
+        let budget = match self.scope {
+            "reads" => "the read tools, together,",
+            "writes" => "the write tools, together,",
+            "step" => "a tool one of this workflow's steps calls, alone or through a workflow,",
+            _ => "this tool",
+        };
+        let seconds = self.retry_after_seconds;
+        let unit = if seconds == 1 { "second" } else { "seconds" };
+        if self.unchecked {
+            format!(
+                "rate limit not checked: each caller may call {budget} {}, and the budgets the servers share could not be read in time, so the call was refused; nothing was sent to the API: try again in {seconds} {unit}",
+                self.limit
+            )
+        } else {
+            format!(
+                "rate limit reached: each caller may call {budget} {}; nothing was sent to the API: try again in {seconds} {unit}",
+                self.limit
+            )
+        }
+    }
+}
+
 /// A tool result as MCP's `CallToolResult` without the era-specific parts, read back from
 /// what the writer serves: what a program that calls [`crate::upstream::Upstream`] directly
 /// (a test, a harness) gets to look at.
@@ -237,25 +263,7 @@ pub(super) fn invalid_arguments(text: String) -> CallResult<'static> {
 /// The result for a call over a rate limit: nothing was sent upstream, and the text and
 /// `_meta["dev.ferry/rateLimit"]` say when to try again.
 pub(super) fn rate_limited(limited: RateLimited) -> CallResult<'static> {
-    let budget = match limited.scope {
-        "reads" => "the read tools, together,",
-        "writes" => "the write tools, together,",
-        "step" => "a tool one of this workflow's steps calls, alone or through a workflow,",
-        _ => "this tool",
-    };
-    let seconds = limited.retry_after_seconds;
-    let unit = if seconds == 1 { "second" } else { "seconds" };
-    let text = if limited.unchecked {
-        format!(
-            "rate limit not checked: each caller may call {budget} {}, and the budgets the servers share could not be read in time, so the call was refused; nothing was sent to the API: try again in {seconds} {unit}",
-            limited.limit
-        )
-    } else {
-        format!(
-            "rate limit reached: each caller may call {budget} {}; nothing was sent to the API: try again in {seconds} {unit}",
-            limited.limit
-        )
-    };
+    let text = limited.told();
     CallResult {
         content: vec![Block::Text(text)],
         is_error: true,

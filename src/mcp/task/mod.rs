@@ -15,6 +15,9 @@
 //! **Each `tasks/get` is one look**: one GET of the status location (with the API's own
 //! credential, on its origin, within the tool's timeout and size cap), and when the
 //! operation ended, its final result is fetched as a call that followed it would have.
+//! A look (`tasks/get` or `tasks/cancel`) is spent from the tool's rate limits as a call is:
+//! over them the API is not asked, and `tasks/get` answers the task `working`, saying why,
+//! with `pollIntervalMs` the time until the budget has room again.
 //! What the extension leaves to the server, ferry chooses so: a task whose operation
 //! failed or was cancelled by the API is `completed` with an `isError` result (the
 //! extension's `failed` is for a JSON-RPC error, which a call of ferry's never is), a task
@@ -286,6 +289,25 @@ impl Server {
         } else {
             Look::Poll
         };
+        // A look is a request to the API made for the caller, so it is spent from the tool's
+        // rate limits as a call is; over them, the API is not asked.
+        if let Some(limited) = self
+            .over_limit(served, Some(principal), true, &mut None)
+            .await
+        {
+            let told = limited.told();
+            tracing::debug!(tool = %served.tool.name, user = %principal.subject, method, "task look refused: rate limit");
+            if which == Look::Cancel {
+                return Err(Failure::invalid_params(&format!(
+                    "the API was not asked to cancel the operation: {told}"
+                )));
+            }
+            let mut detailed = detailed(task_id, &task);
+            detailed["status"] = json!("working");
+            detailed["statusMessage"] = json!(format!("its status was not looked at: {told}"));
+            detailed["pollIntervalMs"] = json!(limited.retry_after_seconds.saturating_mul(1000));
+            return Ok(self.task_answer(id, detailed));
+        }
         let mut stats = upstream::CallStats::default();
         let polled = match look(
             upstream,
@@ -370,9 +392,14 @@ impl Server {
                 detailed["result"] = written;
             }
         }
+        Ok(self.task_answer(id, detailed))
+    }
+
+    /// The `tasks/get` response holding `detailed`, the task as it stands.
+    fn task_answer(&self, id: &RawValue, mut detailed: Value) -> Outgoing {
         detailed["resultType"] = json!("complete");
         detailed["_meta"] = json!({ META_SERVER_INFO: &self.server_info });
-        Ok(respond_value(id, &detailed))
+        respond_value(id, &detailed)
     }
 }
 
