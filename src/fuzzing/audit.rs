@@ -37,6 +37,7 @@ pub fn audit(data: &[u8]) {
         time: UNIX_EPOCH + Duration::from_micros(u64::from(pick) << 40),
         request_id: u64::from(pick),
         jsonrpc_id: jsonrpc_id.clone(),
+        method: (pick & 64 != 0).then_some("tasks/get"),
         tool: Some(Arc::new(ToolFacts {
             name: tool.clone(),
             api: if pick & 8 != 0 {
@@ -127,6 +128,10 @@ pub fn audit(data: &[u8]) {
     };
     assert_eq!(object.get("subject"), Some(&Value::from(expected_subject)));
     assert_eq!(object.get("tool"), Some(&Value::from(tool)));
+    assert_eq!(
+        object.get("method"),
+        (pick & 64 != 0).then(|| Value::from("tasks/get")).as_ref()
+    );
 }
 
 /// `bytes` as the client's raw JSON: the JSON they are (`None` when they are not), or a

@@ -19,8 +19,9 @@ pub fn from_bytes<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> serde_json::Result
 /// Writes the compact JSON text `compact` (as serde_json writes it: no space between tokens)
 /// as `serde_json::to_writer_pretty` writes the value it holds, two spaces an indent, without
 /// reading it into a tree: a tree of a large `tools/list` takes several times its text's
-/// memory. Strings, numbers and literals are copied as they are; whitespace between tokens,
-/// if any, is dropped.
+/// memory. Strings, numbers and literals are copied as they are. Only compact input is
+/// written as serde_json would: whitespace between tokens is dropped, but an empty object or
+/// array with whitespace inside (`{ }`) is opened on lines of its own.
 pub fn write_pretty(compact: &[u8], out: &mut impl Write) -> io::Result<()> {
     fn new_line(out: &mut impl Write, depth: usize) -> io::Result<()> {
         out.write_all(b"\n")?;

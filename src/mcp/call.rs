@@ -424,7 +424,7 @@ impl Server {
             }
         };
         let (limit, scope) = served.limits_told[refusal.limit];
-        tracing::debug!(tool = %served.tool.name, user = %subject, %limit, scope, "tool call refused: rate limit");
+        tracing::debug!(tool = %served.tool.name, user = %subject, %limit, scope, "refused: rate limit");
         Some(result::RateLimited {
             retry_after_seconds: refusal.retry_after_seconds(),
             limit,

@@ -506,8 +506,20 @@ impl Server {
             (Some(outcome), _) => outcome,
             (None, Some(code::HEADER_MISMATCH)) => Outcome::Refused(Reason::HeaderMismatch),
             (None, Some(_)) if request.method == "tools/call" => Outcome::ProtocolError,
-            _ => return,
+            _ => {
+                // A task's look that went on unchecked has no record, but is counted.
+                if let Some(failure) = facts.state_failure {
+                    observer.state_failed(failure);
+                }
+                return;
+            }
         };
+        // A task's look is no call of its tool: its record names the tool, and the tool's
+        // call metrics leave it out.
+        let look = task::LOOKS
+            .iter()
+            .copied()
+            .find(|&look| look == request.method.as_ref());
         let meter = facts
             .tool
             .and_then(|index| self.tools.get(index))
@@ -516,6 +528,7 @@ impl Server {
             time: std::time::SystemTime::now(),
             request_id: observer.request_id(),
             jsonrpc_id: request.id.map(ToOwned::to_owned),
+            method: look,
             tool: meter.map(|meter| Arc::clone(meter.facts())),
             subject: incoming
                 .principal
@@ -534,7 +547,7 @@ impl Server {
             state_failure: facts.state_failure,
             operation: facts.operation,
         };
-        observer.record(record, meter);
+        observer.record(record, meter.filter(|_| look.is_none()));
     }
 
     async fn dispatch<'s>(
@@ -602,8 +615,7 @@ impl Server {
             }
             "subscriptions/listen" => Ok(self.listen(id, params.tools_list_changed)),
             "tasks/get" | "tasks/cancel" | "tasks/update" if self.tasks => {
-                self.task_request(id, method, &params, scope.principal, &scope.trace.context)
-                    .await
+                self.task_request(id, method, &params, scope).await
             }
             _ => Err(Failure::new(
                 StatusCode::NOT_FOUND,

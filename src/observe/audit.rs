@@ -276,6 +276,9 @@ pub fn write_line(record: &CallRecord, out: &mut Vec<u8>) {
     if let Some(id) = &record.jsonrpc_id {
         jsonrpc_id(out, id);
     }
+    if let Some(method) = record.method {
+        text(out, "method", method);
+    }
     if let Some(tool) = &record.tool {
         text(out, "tool", &tool.name);
         if !tool.api.is_empty() {

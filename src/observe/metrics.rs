@@ -189,12 +189,16 @@ impl Metrics {
         }
     }
 
+    pub(super) fn state_failed(&self, failure: StateFailure) {
+        self.0.server.state_failures[failure as usize].increment(1);
+    }
+
     pub(super) fn record(&self, record: &CallRecord, tool: Option<&ToolHandles>) {
         if let Outcome::Refused(reason) = record.outcome {
             self.0.server.refused[reason as usize].increment(1);
         }
         if let Some(failure) = record.state_failure {
-            self.0.server.state_failures[failure as usize].increment(1);
+            self.state_failed(failure);
         }
         let Some(tool) = tool else {
             return;

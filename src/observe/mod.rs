@@ -109,6 +109,10 @@ pub struct CallRecord {
     pub request_id: u64,
     /// The JSON-RPC id as the request wrote it.
     pub jsonrpc_id: Option<Box<RawValue>>,
+    /// The request's method when it is not a `tools/call`: a task's look (`tasks/get`,
+    /// `tasks/cancel`), recorded when it was refused; `None` for a call and for a request
+    /// refused before it was read.
+    pub method: Option<&'static str>,
     /// The tool called, when it is one ferry serves.
     pub tool: Option<Arc<ToolFacts>>,
     /// The principal; `None` is `anonymous`.
@@ -256,6 +260,14 @@ impl Observer {
         }
     }
 
+    /// Counts `failure` for a request that has no record of its own: a task's look that went
+    /// on though its rate limits could not be checked.
+    pub fn state_failed(&self, failure: StateFailure) {
+        if let Some(metrics) = &self.0.metrics {
+            metrics.state_failed(failure);
+        }
+    }
+
     /// A fresh request id.
     pub fn request_id(&self) -> u64 {
         let sequence = self.0.next_id.fetch_add(1, Ordering::Relaxed);
@@ -287,6 +299,7 @@ impl Observer {
                 time: SystemTime::now(),
                 request_id: self.request_id(),
                 jsonrpc_id: None,
+                method: None,
                 tool: None,
                 subject: subject.map(str::to_owned),
                 client: None,

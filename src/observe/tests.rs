@@ -7,6 +7,7 @@ fn record(outcome: Outcome) -> CallRecord {
         time: UNIX_EPOCH + Duration::from_micros(1_764_590_400_123_456),
         request_id: 0xab,
         jsonrpc_id: RawValue::from_string("\"call-7\"".into()).ok(),
+        method: None,
         tool: Some(Arc::new(ToolFacts {
             name: "get_pet".into(),
             api: "pets".into(),

@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use ferry::mcp::confirm::ConfirmKey;
 use ferry::mcp::{Server, ServerOptions};
+use ferry::observe::{Audit, AuditTarget, Metrics, Observer};
 use ferry::openapi::Document;
 use ferry::transport::http::HttpOptions;
 use ferry::upstream::Upstream;
@@ -140,11 +141,15 @@ async fn replicas(keys: [&[u8]; 2]) -> (Arc<Jobs>, [Running; 2]) {
 
 /// The job API, and two servers of its tools, sealing task ids with `keys`.
 async fn servers(keys: [&[u8]; 2]) -> (Arc<Jobs>, [Server; 2]) {
-    servers_of(keys, CURATION).await
+    servers_of(keys, CURATION, None).await
 }
 
 /// [`servers`] of the tools `curation` chooses.
-async fn servers_of(keys: [&[u8]; 2], curation: &str) -> (Arc<Jobs>, [Server; 2]) {
+async fn servers_of(
+    keys: [&[u8]; 2],
+    curation: &str,
+    observer: Option<Observer>,
+) -> (Arc<Jobs>, [Server; 2]) {
     let jobs = Arc::new(Jobs::default());
     let api = Arc::clone(&jobs);
     let app = axum::Router::new()
@@ -165,6 +170,7 @@ async fn servers_of(keys: [&[u8]; 2], curation: &str) -> (Arc<Jobs>, [Server; 2]
         .expect("upstream client");
         let options = ServerOptions {
             confirm_key: ConfirmKey::new(key),
+            observer: observer.clone(),
             ..ServerOptions::default()
         };
         Server::new(&catalog, Some(client), options)
@@ -343,7 +349,17 @@ async fn a_look_over_the_tools_rate_limit_asks_the_api_nothing() {
         "      cancel: DELETE\n    rate_limit: 2/min\n",
     );
     assert_ne!(curation, CURATION);
-    let (jobs, [server, _]) = servers_of([SEAL_KEY, SEAL_KEY], &curation).await;
+    let dir = std::env::temp_dir().join(format!(
+        "ferry-tasks-limited-{}-{}",
+        std::process::id(),
+        task_nanos()
+    ));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let log = dir.join("audit.jsonl");
+    let audit = Audit::open(AuditTarget::File(log.clone()), Default::default()).expect("audit");
+    let observer = Observer::new(Some(audit), Some(Metrics::new()));
+    let (jobs, [server, _]) =
+        servers_of([SEAL_KEY, SEAL_KEY], &curation, Some(observer.clone())).await;
     let running = start(server, HttpOptions::default()).await;
     let created = request(&running.url, "tools/call", json!({"name": "startExport"})).await;
     let task_id = created["result"]["taskId"].clone();
@@ -377,6 +393,60 @@ async fn a_look_over_the_tools_rate_limit_asks_the_api_nothing() {
         ["POST /exports", "GET /jobs/export"],
         "nothing more reached the API"
     );
+    assert_eq!(
+        refused["error"]["data"]["dev.ferry/rateLimit"]["limit"], "2/min",
+        "{refused}"
+    );
+
+    // Each refused look is recorded as a refusal of its method, not as a call of its tool.
+    observer
+        .audit()
+        .expect("the audit log")
+        .finish(std::time::Duration::from_secs(5));
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .expect("the audit log")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let recorded: Vec<Value> = lines
+        .iter()
+        .map(|line| {
+            json!([
+                line["method"],
+                line["tool"],
+                line["outcome"],
+                line["reason"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        recorded,
+        [
+            json!([null, "startExport", "ok", null]),
+            json!(["tasks/get", "startExport", "refused", "rate_limit"]),
+            json!(["tasks/cancel", "startExport", "refused", "rate_limit"]),
+        ],
+        "{lines:?}"
+    );
+    let metrics = observer.metrics().expect("the metrics").render();
+    let count = |series: &str| {
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(series))
+            .map(str::trim)
+            .unwrap_or("none")
+            .to_string()
+    };
+    assert_eq!(
+        count("ferry_refused_total{reason=\"rate_limit\"}"),
+        "2",
+        "{metrics}"
+    );
+    assert!(
+        !metrics.contains("outcome=\"refused\""),
+        "a look is no call of its tool: {metrics}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `ferry serve` itself, with the key it generated at start-up: a task made before a

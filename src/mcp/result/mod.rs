@@ -92,6 +92,21 @@ pub(super) struct RateLimited {
 }
 
 impl RateLimited {
+    /// What `_meta["dev.ferry/rateLimit"]` holds (and a refused `tasks/cancel`'s error data):
+    /// when to try again, which limit and whose budget, and `unchecked` when the budgets
+    /// could not be read.
+    pub(super) fn meta(&self) -> Value {
+        let mut meta = json!({
+            "retryAfterSeconds": self.retry_after_seconds,
+            "limit": self.limit.to_string(),
+            "scope": self.scope,
+        });
+        if self.unchecked {
+            meta["unchecked"] = true.into();
+        }
+        meta
+    }
+
     /// What the caller is told: whose budget, that nothing was sent to the API, and when to
     /// try again.
     pub(super) fn told(&self) -> String {
@@ -105,7 +120,7 @@ impl RateLimited {
         let unit = if seconds == 1 { "second" } else { "seconds" };
         if self.unchecked {
             format!(
-                "rate limit not checked: each caller may call {budget} {}, and the budgets the servers share could not be read in time, so the call was refused; nothing was sent to the API: try again in {seconds} {unit}",
+                "rate limit not checked: each caller may call {budget} {}, and the budgets the servers share could not be read in time, so the request was refused; nothing was sent to the API: try again in {seconds} {unit}",
                 self.limit
             )
         } else {

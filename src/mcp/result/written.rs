@@ -81,15 +81,7 @@ impl Written<'_, '_> {
             write_handling(handling, meta.out)?;
         }
         if let Some(limited) = &result.rate_limit {
-            meta.key(RATE_LIMIT_META);
-            let mut limit = Object::open(meta.out);
-            limit.value("retryAfterSeconds", &limited.retry_after_seconds)?;
-            limit.text("limit", &limited.limit.to_string())?;
-            limit.text("scope", limited.scope)?;
-            if limited.unchecked {
-                limit.value("unchecked", &true)?;
-            }
-            limit.close();
+            meta.value(RATE_LIMIT_META, &limited.meta())?;
         }
         if let Some(workflow) = &result.workflow {
             meta.value(crate::catalog::WORKFLOW_META_KEY, workflow)?;

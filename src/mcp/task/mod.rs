@@ -17,12 +17,13 @@
 //! operation ended, its final result is fetched as a call that followed it would have.
 //! A look (`tasks/get` or `tasks/cancel`) is spent from the tool's rate limits as a call is:
 //! over them the API is not asked, and `tasks/get` answers the task `working`, saying why,
-//! with `pollIntervalMs` the time until the budget has room again.
+//! with `pollIntervalMs` the time until the budget has room again; a refused look is recorded
+//! as a refusal of its method (not a call of its tool).
 //! What the extension leaves to the server, ferry chooses so: a task whose operation
 //! failed or was cancelled by the API is `completed` with an `isError` result (the
 //! extension's `failed` is for a JSON-RPC error, which a call of ferry's never is), a task
 //! cancelled with `tasks/cancel` and so reported by the API is `cancelled`; `pollIntervalMs`
-//! is the API's `Retry-After`, else the tool's `interval_ms`; `ttlMs` is fixed; no
+//! of a look made is the API's `Retry-After`, else the tool's `interval_ms`; `ttlMs` is fixed; no
 //! `tasks/update` is ever needed (ferry never asks for input in a task), so it is refused.
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -35,7 +36,7 @@ use sha2::{Digest, Sha256};
 use super::confirm::ConfirmKey;
 use super::envelope::{MetaString, Params};
 use super::failure::Failure;
-use super::{META_SERVER_INFO, Outgoing, Server, respond_value, result};
+use super::{META_SERVER_INFO, Outgoing, Scope, Server, respond_value, result};
 use crate::auth::Principal;
 use crate::catalog::long_running::State;
 use crate::catalog::{OperationPlan, Runs};
@@ -47,6 +48,8 @@ mod tests;
 
 /// The extension's identifier, as clients and servers declare it.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+/// The methods that look at a task's operation, each a request to the API.
+pub const LOOKS: [&str; 2] = ["tasks/get", "tasks/cancel"];
 /// How long a task id stays valid: a day from the call that made it.
 pub const TTL_SECONDS: u64 = 86_400;
 /// The longest status location a task id carries; a longer one is followed within the
@@ -220,9 +223,9 @@ impl Server {
         id: &RawValue,
         method: &str,
         params: &Params<'_>,
-        principal: Option<&Principal>,
-        trace: &crate::trace::Context,
+        scope: Scope<'_, '_>,
     ) -> Result<Outgoing, Failure> {
+        let trace = &scope.trace.context;
         if !declared(params.round.capabilities) {
             return Err(Failure::missing_extension(method, EXTENSION));
         }
@@ -238,7 +241,7 @@ impl Server {
             }
             None => return Err(Failure::invalid_params("params.taskId is missing")),
         };
-        let principal = principal.unwrap_or(Principal::anonymous_ref());
+        let principal = scope.principal.unwrap_or(Principal::anonymous_ref());
         let unknown = |why: &str| {
             tracing::info!(user = %principal.subject, why, "task refused; nothing fetched");
             Failure::invalid_params("unknown task: no task of yours has this id")
@@ -253,11 +256,11 @@ impl Server {
             })?;
         // The tool must be served here, as a long-running operation of the same API, and
         // the caller may still call it.
-        let served = self
+        let index = *self
             .by_name
             .get(&task.tool)
-            .map(|&index| &self.tools[index])
             .ok_or_else(|| unknown("tool not served"))?;
+        let served = &self.tools[index];
         let (Runs::Operation(operation), [route]) = (&served.tool.runs, served.routes.as_slice())
         else {
             return Err(unknown("tool not served"));
@@ -290,17 +293,35 @@ impl Server {
             Look::Poll
         };
         // A look is a request to the API made for the caller, so it is spent from the tool's
-        // rate limits as a call is; over them, the API is not asked.
+        // rate limits as a call is; over them, the API is not asked, and the refusal is
+        // recorded as a call's is.
         if let Some(limited) = self
-            .over_limit(served, Some(principal), true, &mut None)
+            .over_limit(
+                served,
+                Some(principal),
+                true,
+                &mut scope.facts.state_failure,
+            )
             .await
         {
+            scope.facts.tool = Some(index);
+            scope.facts.outcome = Some(crate::observe::Outcome::Refused(
+                crate::observe::Reason::RateLimit,
+            ));
             let told = limited.told();
-            tracing::debug!(tool = %served.tool.name, user = %principal.subject, method, "task look refused: rate limit");
             if which == Look::Cancel {
-                return Err(Failure::invalid_params(&format!(
-                    "the API was not asked to cancel the operation: {told}"
-                )));
+                let message = format!("the API was not asked to cancel the operation: {told}");
+                // Budgets that could not be read are the server's trouble, not the caller's.
+                let failure = if limited.unchecked {
+                    Failure::new(
+                        http::StatusCode::INTERNAL_SERVER_ERROR,
+                        super::code::INTERNAL_ERROR,
+                        &message,
+                    )
+                } else {
+                    Failure::invalid_params(&message)
+                };
+                return Err(failure.with_data(json!({ result::RATE_LIMIT_META: limited.meta() })));
             }
             let mut detailed = detailed(task_id, &task);
             detailed["status"] = json!("working");
