@@ -25,7 +25,7 @@ use crate::support::{MODERN, free_port};
 use crate::upstream::{TestUpstream, json_reply};
 
 /// A `redis-server` of this test's own, stopped (and its folder removed) when dropped.
-struct Redis {
+pub(crate) struct Redis {
     child: Option<Child>,
     port: u16,
     folder: PathBuf,
@@ -35,7 +35,7 @@ struct Redis {
 impl Redis {
     /// Starts one with `arguments` beside the test's own (loopback, a free port, no
     /// persistence); `None` where `redis-server` is absent and `FERRY_SKIP_REDIS=1`.
-    fn start(test: &str, arguments: &[&str]) -> Option<Redis> {
+    pub(crate) fn start(test: &str, arguments: &[&str]) -> Option<Redis> {
         if Command::new("redis-server")
             .arg("--version")
             .stdout(Stdio::null())
@@ -116,12 +116,12 @@ impl Redis {
         ]
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
     /// Ends it at once, as a crash would: what it held is lost.
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
@@ -159,7 +159,7 @@ impl Drop for Redis {
     }
 }
 
-fn options(url: &str) -> Options {
+pub(crate) fn options(url: &str) -> Options {
     Options {
         url: url.to_owned(),
         password: None,

@@ -4,7 +4,8 @@
 //! finished through another sharing its key, and one made before a reload after it;
 //! `tasks/cancel` sends the API's cancel, or says there is none; an id that is tampered
 //! with or sealed under another key is refused, and nothing is fetched; a look past the
-//! tool's rate limit asks the API nothing.
+//! tool's rate limit, or whose budget the replicas' shared state cannot read, asks the API
+//! nothing and is recorded.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -12,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use ferry::mcp::confirm::ConfirmKey;
+use ferry::mcp::limit::Limiter;
 use ferry::mcp::{Server, ServerOptions};
 use ferry::observe::{Audit, AuditTarget, Metrics, Observer};
 use ferry::openapi::Document;
@@ -141,14 +143,14 @@ async fn replicas(keys: [&[u8]; 2]) -> (Arc<Jobs>, [Running; 2]) {
 
 /// The job API, and two servers of its tools, sealing task ids with `keys`.
 async fn servers(keys: [&[u8]; 2]) -> (Arc<Jobs>, [Server; 2]) {
-    servers_of(keys, CURATION, None).await
+    servers_of(keys, CURATION, |options| options).await
 }
 
 /// [`servers`] of the tools `curation` chooses.
 async fn servers_of(
     keys: [&[u8]; 2],
     curation: &str,
-    observer: Option<Observer>,
+    options: impl Fn(ServerOptions) -> ServerOptions,
 ) -> (Arc<Jobs>, [Server; 2]) {
     let jobs = Arc::new(Jobs::default());
     let api = Arc::clone(&jobs);
@@ -168,12 +170,11 @@ async fn servers_of(
             (name == "JOBS_KEY").then(|| API_KEY.to_string())
         })
         .expect("upstream client");
-        let options = ServerOptions {
+        let defaults = ServerOptions {
             confirm_key: ConfirmKey::new(key),
-            observer: observer.clone(),
             ..ServerOptions::default()
         };
-        Server::new(&catalog, Some(client), options)
+        Server::new(&catalog, Some(client), options(defaults))
     };
     (jobs, [server(keys[0]), server(keys[1])])
 }
@@ -359,7 +360,11 @@ async fn a_look_over_the_tools_rate_limit_asks_the_api_nothing() {
     let audit = Audit::open(AuditTarget::File(log.clone()), Default::default()).expect("audit");
     let observer = Observer::new(Some(audit), Some(Metrics::new()));
     let (jobs, [server, _]) =
-        servers_of([SEAL_KEY, SEAL_KEY], &curation, Some(observer.clone())).await;
+        servers_of([SEAL_KEY, SEAL_KEY], &curation, |options| ServerOptions {
+            observer: Some(observer.clone()),
+            ..options
+        })
+        .await;
     let running = start(server, HttpOptions::default()).await;
     let created = request(&running.url, "tools/call", json!({"name": "startExport"})).await;
     let task_id = created["result"]["taskId"].clone();
@@ -447,6 +452,66 @@ async fn a_look_over_the_tools_rate_limit_asks_the_api_nothing() {
         "a look is no call of its tool: {metrics}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With the budgets replicas share unreadable (Redis gone, `--state-on-failure closed`), a
+/// look is not made either: `tasks/get` says why and to ask again in a second,
+/// `tasks/cancel` answers the server's error, not the caller's, and each is counted.
+#[tokio::test]
+async fn a_look_whose_budget_cannot_be_read_asks_the_api_nothing() {
+    let Some(mut redis) = crate::state::Redis::start("task-looks", &[]) else {
+        return;
+    };
+    let shared = ferry::state::connect(crate::state::options(&redis.url()))
+        .await
+        .expect("connects");
+    let metrics = Metrics::new();
+    let observer = Observer::new(None, Some(metrics.clone()));
+    let curation = CURATION.replace(
+        "      cancel: DELETE\n",
+        "      cancel: DELETE\n    rate_limit: 5/min\n",
+    );
+    let (jobs, [server, _]) =
+        servers_of([SEAL_KEY, SEAL_KEY], &curation, |options| ServerOptions {
+            limiter: Arc::new(Limiter::shared_by(shared.clone())),
+            observer: Some(observer.clone()),
+            ..options
+        })
+        .await;
+    let running = start(server, HttpOptions::default()).await;
+    let created = request(&running.url, "tools/call", json!({"name": "startExport"})).await;
+    let task_id = created["result"]["taskId"].clone();
+    assert!(task_id.is_string(), "{created}");
+
+    redis.kill();
+    let looked = request(&running.url, "tasks/get", json!({"taskId": task_id})).await;
+    let task = &looked["result"];
+    assert_eq!(task["status"], "working", "{looked}");
+    assert!(
+        task["statusMessage"].as_str().is_some_and(
+            |told| told.starts_with("its status was not looked at: rate limit not checked")
+        ),
+        "{looked}"
+    );
+    assert_eq!(task["pollIntervalMs"], 1000, "{looked}");
+    let refused = request(&running.url, "tasks/cancel", json!({"taskId": task_id})).await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["dev.ferry/rateLimit"]["unchecked"], true,
+        "{refused}"
+    );
+    assert_eq!(
+        jobs.requests(),
+        ["POST /exports"],
+        "nothing more reached the API"
+    );
+    let rendered = metrics.render();
+    assert!(
+        rendered.lines().any(
+            |line| line == "ferry_state_failures_total{check=\"rate_limit\",rule=\"closed\"} 2"
+        ),
+        "{rendered}"
+    );
 }
 
 /// `ferry serve` itself, with the key it generated at start-up: a task made before a
