@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+mod limited;
 pub(super) mod operation;
 mod stream;
 mod workflow;
@@ -37,6 +38,7 @@ mod written;
 
 pub(super) use workflow::{workflow_contract_broken, workflow_result};
 
+pub(super) use limited::{RateLimited, rate_limited};
 use written::Written;
 
 use super::confirm::{
@@ -46,7 +48,6 @@ use super::{
     Era, ID_PREFIX, Kind, LEGACY_VERSION, META_SERVER_INFO, MODERN_VERSION, Outgoing, code,
 };
 use crate::auth::Challenge;
-use crate::catalog::Rate;
 use crate::catalog::long_running::State;
 use crate::catalog::shape::ResultShape;
 use crate::upstream::{Answer, CallError, Handling, Http, Outcome};
@@ -76,60 +77,6 @@ pub(super) struct CallResult<'t> {
     rate_limit: Option<RateLimited>,
     /// A composite tool's steps: `_meta["dev.ferry/workflow"]`.
     workflow: Option<Value>,
-}
-
-/// A call over a rate limit, as the caller is told of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct RateLimited {
-    /// Whole seconds until the call would fit, at least 1.
-    pub retry_after_seconds: u64,
-    pub limit: Rate,
-    /// Whose budget: `tool`, or the class's (`reads`, `writes`).
-    pub scope: &'static str,
-    /// The budgets could not be read (the shared state did not answer) and the call was
-    /// refused for it (`--state-on-failure closed`), not for being over.
-    pub unchecked: bool,
-}
-
-impl RateLimited {
-    /// What `_meta["dev.ferry/rateLimit"]` holds (and a refused `tasks/cancel`'s error data):
-    /// when to try again, which limit and whose budget, and `unchecked` when the budgets
-    /// could not be read.
-    pub(super) fn meta(&self) -> Value {
-        let mut meta = json!({
-            "retryAfterSeconds": self.retry_after_seconds,
-            "limit": self.limit.to_string(),
-            "scope": self.scope,
-        });
-        if self.unchecked {
-            meta["unchecked"] = true.into();
-        }
-        meta
-    }
-
-    /// What the caller is told: whose budget, that nothing was sent to the API, and when to
-    /// try again.
-    pub(super) fn told(&self) -> String {
-        let budget = match self.scope {
-            "reads" => "the read tools, together,",
-            "writes" => "the write tools, together,",
-            "step" => "a tool one of this workflow's steps calls, alone or through a workflow,",
-            _ => "this tool",
-        };
-        let seconds = self.retry_after_seconds;
-        let unit = if seconds == 1 { "second" } else { "seconds" };
-        if self.unchecked {
-            format!(
-                "rate limit not checked: each caller may call {budget} {}, and the budgets the servers share could not be read in time, so the request was refused; nothing was sent to the API: try again in {seconds} {unit}",
-                self.limit
-            )
-        } else {
-            format!(
-                "rate limit reached: each caller may call {budget} {}; nothing was sent to the API: try again in {seconds} {unit}",
-                self.limit
-            )
-        }
-    }
 }
 
 /// A tool result as MCP's `CallToolResult` without the era-specific parts, read back from
@@ -271,18 +218,6 @@ pub(super) fn invalid_arguments(text: String) -> CallResult<'static> {
     CallResult {
         content: vec![Block::Text(text)],
         is_error: true,
-        ..CallResult::default()
-    }
-}
-
-/// The result for a call over a rate limit: nothing was sent upstream, and the text and
-/// `_meta["dev.ferry/rateLimit"]` say when to try again.
-pub(super) fn rate_limited(limited: RateLimited) -> CallResult<'static> {
-    let text = limited.told();
-    CallResult {
-        content: vec![Block::Text(text)],
-        is_error: true,
-        rate_limit: Some(limited),
         ..CallResult::default()
     }
 }
