@@ -863,15 +863,7 @@ async fn the_audit_log_and_the_metrics_name_the_operation_a_calling_tool_called(
         )
         .await;
     assert!(!failed);
-    observer
-        .audit()
-        .expect("the audit log")
-        .finish(std::time::Duration::from_secs(5));
-    let lines: Vec<Value> = std::fs::read_to_string(&log)
-        .expect("the audit log")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a JSON line"))
-        .collect();
+    let lines = crate::support::audit_lines(&observer, &log);
     let tools: Vec<(&str, &str)> = lines
         .iter()
         .map(|line| {

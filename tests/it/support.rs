@@ -353,3 +353,16 @@ pub fn ferry(args: &[&str], dir: &std::path::Path) -> (i32, String, String) {
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
+
+/// Every line of the audit log at `log` that `observer` writes, once it has written them all.
+pub fn audit_lines(observer: &ferry::observe::Observer, log: &std::path::Path) -> Vec<Value> {
+    observer
+        .audit()
+        .expect("the audit log")
+        .finish(std::time::Duration::from_secs(5));
+    std::fs::read_to_string(log)
+        .expect("the audit log")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect()
+}

@@ -342,14 +342,28 @@ async fn tasks_cancel_sends_the_apis_cancel_and_says_when_there_is_none() {
     );
 }
 
+/// The job API served over HTTP with `startExport` limited to `rate`, and the id of the task
+/// a first call of it made.
+async fn limited_task(
+    rate: &str,
+    options: impl Fn(ServerOptions) -> ServerOptions,
+) -> (Arc<Jobs>, Running, Value) {
+    let curation = CURATION.replace(
+        "      cancel: DELETE\n",
+        &format!("      cancel: DELETE\n    rate_limit: {rate}\n"),
+    );
+    assert_ne!(curation, CURATION);
+    let (jobs, [server, _]) = servers_of([SEAL_KEY, SEAL_KEY], &curation, options).await;
+    let running = start(server, HttpOptions::default()).await;
+    let created = request(&running.url, "tools/call", json!({"name": "startExport"})).await;
+    let task_id = created["result"]["taskId"].clone();
+    assert!(task_id.is_string(), "{created}");
+    (jobs, running, task_id)
+}
+
 #[tokio::test]
 async fn a_look_over_the_tools_rate_limit_asks_the_api_nothing() {
     // The call and one look fit in the budget; the next looks do not.
-    let curation = CURATION.replace(
-        "      cancel: DELETE\n",
-        "      cancel: DELETE\n    rate_limit: 2/min\n",
-    );
-    assert_ne!(curation, CURATION);
     let dir = std::env::temp_dir().join(format!(
         "ferry-tasks-limited-{}-{}",
         std::process::id(),
@@ -359,15 +373,11 @@ async fn a_look_over_the_tools_rate_limit_asks_the_api_nothing() {
     let log = dir.join("audit.jsonl");
     let audit = Audit::open(AuditTarget::File(log.clone()), Default::default()).expect("audit");
     let observer = Observer::new(Some(audit), Some(Metrics::new()));
-    let (jobs, [server, _]) =
-        servers_of([SEAL_KEY, SEAL_KEY], &curation, |options| ServerOptions {
-            observer: Some(observer.clone()),
-            ..options
-        })
-        .await;
-    let running = start(server, HttpOptions::default()).await;
-    let created = request(&running.url, "tools/call", json!({"name": "startExport"})).await;
-    let task_id = created["result"]["taskId"].clone();
+    let (jobs, running, task_id) = limited_task("2/min", |options| ServerOptions {
+        observer: Some(observer.clone()),
+        ..options
+    })
+    .await;
     let looked = request(&running.url, "tasks/get", json!({"taskId": task_id})).await;
     assert_eq!(looked["result"]["status"], "working", "{looked}");
     assert_eq!(jobs.requests(), ["POST /exports", "GET /jobs/export"]);
@@ -404,15 +414,7 @@ async fn a_look_over_the_tools_rate_limit_asks_the_api_nothing() {
     );
 
     // Each refused look is recorded as a refusal of its method, not as a call of its tool.
-    observer
-        .audit()
-        .expect("the audit log")
-        .finish(std::time::Duration::from_secs(5));
-    let lines: Vec<Value> = std::fs::read_to_string(&log)
-        .expect("the audit log")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a JSON line"))
-        .collect();
+    let lines = crate::support::audit_lines(&observer, &log);
     let recorded: Vec<Value> = lines
         .iter()
         .map(|line| {
@@ -467,21 +469,12 @@ async fn a_look_whose_budget_cannot_be_read_asks_the_api_nothing() {
         .expect("connects");
     let metrics = Metrics::new();
     let observer = Observer::new(None, Some(metrics.clone()));
-    let curation = CURATION.replace(
-        "      cancel: DELETE\n",
-        "      cancel: DELETE\n    rate_limit: 5/min\n",
-    );
-    let (jobs, [server, _]) =
-        servers_of([SEAL_KEY, SEAL_KEY], &curation, |options| ServerOptions {
-            limiter: Arc::new(Limiter::shared_by(shared.clone())),
-            observer: Some(observer.clone()),
-            ..options
-        })
-        .await;
-    let running = start(server, HttpOptions::default()).await;
-    let created = request(&running.url, "tools/call", json!({"name": "startExport"})).await;
-    let task_id = created["result"]["taskId"].clone();
-    assert!(task_id.is_string(), "{created}");
+    let (jobs, running, task_id) = limited_task("5/min", |options| ServerOptions {
+        limiter: Arc::new(Limiter::shared_by(shared.clone())),
+        observer: Some(observer.clone()),
+        ..options
+    })
+    .await;
 
     redis.kill();
     let looked = request(&running.url, "tasks/get", json!({"taskId": task_id})).await;
