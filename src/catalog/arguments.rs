@@ -9,6 +9,7 @@ use crate::curation;
 use crate::diagnostic::{Diagnostic, Location};
 
 use super::choose::Choice;
+use super::input::SharedDefs;
 use super::{CallSettings, OperationReport, body, trim};
 
 /// What the curation does to a chosen tool's arguments, in order: mirrored headers, the
@@ -18,6 +19,7 @@ use super::{CallSettings, OperationReport, body, trim};
 /// `report` with what they saved. Every problem is returned; none stops the others.
 pub(super) fn finish(
     schema: &mut Value,
+    defs: &mut SharedDefs,
     choice: &Choice,
     call: (&crate::curation::CallOptions, &CallSettings),
     location: Location,
@@ -27,7 +29,9 @@ pub(super) fn finish(
     if let Some(problem) = paging_arguments(schema, call.0, call.1) {
         failed.push(Diagnostic::error(choice.location(), problem));
     }
-    if let Err(error) = jsonschema::draft202012::meta::validate(schema) {
+    if !defs.meta_valid(schema)
+        && let Err(error) = jsonschema::draft202012::meta::validate(schema)
+    {
         failed.push(Diagnostic::error(
             location,
             format!(

@@ -330,6 +330,7 @@ fn compile_operation(
         );
         failed.extend(arguments::finish(
             &mut built.input_schema,
+            &mut shared.defs,
             choice,
             (&options, &call),
             location,

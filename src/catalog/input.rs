@@ -92,9 +92,16 @@ impl std::hash::Hash for Def {
 }
 
 /// The `$defs` members the schemas compiled so far hold, each kept once (see the module's
-/// comment). One set serves one compile on one thread; the schemas keep what they point to.
+/// comment), and those found valid JSON Schema 2020-12. One set serves one compile on one
+/// thread; the schemas keep what they point to.
 #[derive(Default)]
-pub struct SharedDefs(HashSet<Arc<Def>>);
+pub struct SharedDefs {
+    held: HashSet<Arc<Def>>,
+    /// The members the meta-schema found valid, each as [`encode`] writes it.
+    valid: HashSet<Box<[u8]>>,
+    /// Where a member is written to be looked up, kept for its allocation.
+    scratch: Vec<u8>,
+}
 
 impl InputSchema {
     /// The text of `schema` with every object's keys sorted.
@@ -181,12 +188,90 @@ impl SharedDefs {
             name: name.into(),
             schema: raw(schema),
         };
-        if let Some(held) = self.0.get(&def) {
+        if let Some(held) = self.held.get(&def) {
             return held.clone();
         }
         let def = Arc::new(def);
-        self.0.insert(def.clone());
+        self.held.insert(def.clone());
         def
+    }
+
+    /// Whether `schema` is valid JSON Schema 2020-12 by the meta-schema: its root checked with
+    /// its `$defs` emptied, and each member checked alone, once per set. The meta-schema checks
+    /// each `$defs` member as a schema of its own (`$dynamicRef: "#meta"`), so the answer is
+    /// the same; a large API's schemas carry the same members again and again, and checking
+    /// every copy was a fifth of compiling a tool. A member is known again by its tree written
+    /// out in [`encode`]'s form, exactly. `false` says only that some part failed: the caller
+    /// asks the meta-schema for its error, on the whole.
+    pub fn meta_valid(&mut self, schema: &mut Value) -> bool {
+        use jsonschema::draft202012::meta;
+        let Some(Value::Object(defs)) = schema.get_mut("$defs") else {
+            return meta::is_valid(schema);
+        };
+        let defs = std::mem::take(defs);
+        let mut valid = meta::is_valid(schema);
+        for def in defs.values() {
+            if !valid {
+                break;
+            }
+            self.scratch.clear();
+            encode(def, &mut self.scratch);
+            if !self.valid.contains(self.scratch.as_slice()) {
+                valid = meta::is_valid(def);
+                if valid {
+                    self.valid.insert(self.scratch.as_slice().into());
+                }
+            }
+        }
+        if let Some(emptied) = schema.get_mut("$defs") {
+            *emptied = Value::Object(defs);
+        }
+        valid
+    }
+}
+
+/// Writes `value` into `out` so that two trees write the same bytes only when they are equal
+/// with their objects' members in the same order: each value's kind first, then each text and
+/// each list with its length before it. Several times cheaper than writing JSON (nothing is
+/// escaped) or hashing member by member.
+fn encode(value: &Value, out: &mut Vec<u8>) {
+    let text = |text: &str, out: &mut Vec<u8>| {
+        out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+        out.extend_from_slice(text.as_bytes());
+    };
+    match value {
+        Value::Null => out.push(0),
+        Value::Bool(value) => out.push(1 + u8::from(*value)),
+        Value::Number(number) => {
+            let (kind, bits) = if let Some(value) = number.as_u64() {
+                (3, value)
+            } else if let Some(value) = number.as_i64() {
+                (4, value as u64)
+            } else {
+                (5, number.as_f64().unwrap_or_default().to_bits())
+            };
+            out.push(kind);
+            out.extend_from_slice(&bits.to_le_bytes());
+        }
+        Value::String(value) => {
+            out.push(6);
+            text(value, out);
+        }
+        Value::Array(items) => {
+            out.push(7);
+            out.extend_from_slice(&(items.len() as u64).to_le_bytes());
+            for item in items {
+                encode(item, out);
+            }
+        }
+        Value::Object(map) => {
+            out.push(8);
+            out.extend_from_slice(&(map.len() as u64).to_le_bytes());
+            for (key, value) in map {
+                text(key, out);
+                encode(value, out);
+            }
+        }
     }
 }
 
@@ -338,9 +423,39 @@ mod tests {
         assert!(std::sync::Arc::ptr_eq(&pet_of(&one), &pet_of(&two)));
         assert!(one.mentions("\"name\"") && one.mentions("additionalProperties"));
         assert!(!two.mentions("Tag"));
-        assert_eq!(shared.0.len(), 2, "Pet and Tag, once each");
+        assert_eq!(shared.held.len(), 2, "Pet and Tag, once each");
         // Without $defs, a schema is one text.
         let plain = InputSchema::shared(&json!({"type": "object"}), &mut shared);
         assert!(matches!(*plain.0, Form::Whole(_)));
+    }
+
+    #[test]
+    fn a_schema_is_valid_by_its_parts_as_it_is_whole() {
+        use jsonschema::draft202012::meta;
+        let pet = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+        let cases = [
+            json!({"type": "object", "$defs": {"Pet": pet.clone()}}),
+            // The same member again, beside one the meta-schema refuses.
+            json!({"$defs": {"Pet": pet.clone(), "Bad": {"minLength": -1}}}),
+            // A root the meta-schema refuses, its member valid.
+            json!({"type": 7, "$defs": {"Pet": pet.clone()}}),
+            json!({"$defs": {"Pet": pet, "Also": {"type": "integer"}}, "required": ["a"]}),
+            json!({"$defs": ["not", "an", "object"]}),
+            json!({"type": "string", "minLength": 2}),
+            json!(true),
+        ];
+        let mut shared = SharedDefs::default();
+        for schema in cases {
+            let mut checked = schema.clone();
+            assert_eq!(
+                shared.meta_valid(&mut checked),
+                meta::is_valid(&schema),
+                "{schema}"
+            );
+            assert_eq!(checked, schema, "given back as it came");
+            let order = |value: &Value| value.as_object().map(|m| m.keys().cloned().collect());
+            assert_eq!(order(&checked), order(&schema) as Option<Vec<String>>);
+        }
+        assert_eq!(shared.valid.len(), 2, "Pet and Also, each once");
     }
 }

@@ -139,11 +139,13 @@ pub(super) fn declare(
         return Ok(None);
     };
     super::ecma::portable_patterns(&mut root)?;
-    let served = projected(root, shape)?;
+    let mut served = projected(root, shape)?;
     if served == Value::Bool(true) || served == Value::Object(Map::new()) {
         return Ok(None);
     }
-    if let Err(error) = jsonschema::draft202012::meta::validate(&served) {
+    if !held.meta_valid(&mut served)
+        && let Err(error) = jsonschema::draft202012::meta::validate(&served)
+    {
         return Err(format!(
             "its output schema would not be valid JSON Schema 2020-12 (at {}: {error})",
             error.instance_path()
