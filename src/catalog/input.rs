@@ -16,7 +16,7 @@
 //! text would be.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -97,6 +97,8 @@ impl std::hash::Hash for Def {
 #[derive(Default)]
 pub struct SharedDefs {
     held: HashSet<Arc<Def>>,
+    /// The same members by each tree they were met as, in [`encode`]'s form, name first.
+    trees: HashMap<Box<[u8]>, Arc<Def>>,
     /// The members the meta-schema found valid, each as [`encode`] writes it.
     valid: HashSet<Box<[u8]>>,
     /// Where a member is written to be looked up, kept for its allocation.
@@ -183,16 +185,29 @@ impl InputSchema {
 
 impl SharedDefs {
     /// The member `name: schema`, as held already or newly added.
+    /// A member met before as the same tree is found by [`encode`]'s form of it, which is
+    /// cheaper to write than its text (nothing sorted, nothing escaped).
     fn get(&mut self, name: &str, schema: &Value) -> Arc<Def> {
+        self.scratch.clear();
+        encode_text(name, &mut self.scratch);
+        encode(schema, &mut self.scratch);
+        if let Some(held) = self.trees.get(self.scratch.as_slice()) {
+            return held.clone();
+        }
         let def = Def {
             name: name.into(),
             schema: raw(schema),
         };
-        if let Some(held) = self.held.get(&def) {
-            return held.clone();
-        }
-        let def = Arc::new(def);
-        self.held.insert(def.clone());
+        let def = match self.held.get(&def) {
+            Some(held) => held.clone(),
+            None => {
+                let def = Arc::new(def);
+                self.held.insert(def.clone());
+                def
+            }
+        };
+        self.trees
+            .insert(self.scratch.as_slice().into(), def.clone());
         def
     }
 
@@ -235,10 +250,6 @@ impl SharedDefs {
 /// each list with its length before it. Several times cheaper than writing JSON (nothing is
 /// escaped) or hashing member by member.
 fn encode(value: &Value, out: &mut Vec<u8>) {
-    let text = |text: &str, out: &mut Vec<u8>| {
-        out.extend_from_slice(&(text.len() as u64).to_le_bytes());
-        out.extend_from_slice(text.as_bytes());
-    };
     match value {
         Value::Null => out.push(0),
         Value::Bool(value) => out.push(1 + u8::from(*value)),
@@ -255,7 +266,7 @@ fn encode(value: &Value, out: &mut Vec<u8>) {
         }
         Value::String(value) => {
             out.push(6);
-            text(value, out);
+            encode_text(value, out);
         }
         Value::Array(items) => {
             out.push(7);
@@ -268,11 +279,17 @@ fn encode(value: &Value, out: &mut Vec<u8>) {
             out.push(8);
             out.extend_from_slice(&(map.len() as u64).to_le_bytes());
             for (key, value) in map {
-                text(key, out);
+                encode_text(key, out);
                 encode(value, out);
             }
         }
     }
+}
+
+/// A text as [`encode`] writes it: its length, then its bytes.
+fn encode_text(text: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
 }
 
 /// The compact text of `value`, every object's keys sorted.
@@ -427,6 +444,26 @@ mod tests {
         // Without $defs, a schema is one text.
         let plain = InputSchema::shared(&json!({"type": "object"}), &mut shared);
         assert!(matches!(*plain.0, Form::Whole(_)));
+    }
+
+    #[test]
+    fn a_member_met_again_in_another_order_is_the_one_held() {
+        let mut shared = SharedDefs::default();
+        let one = json!({"type": "string", "minLength": 1});
+        let other_order = json!({"minLength": 1, "type": "string"});
+        let (first, again, reordered, renamed) = (
+            shared.get("Name", &one),
+            shared.get("Name", &one),
+            shared.get("Name", &other_order),
+            shared.get("Other", &one),
+        );
+        assert!(std::sync::Arc::ptr_eq(&first, &again));
+        assert!(
+            std::sync::Arc::ptr_eq(&first, &reordered),
+            "the same text, held once"
+        );
+        assert!(!std::sync::Arc::ptr_eq(&first, &renamed));
+        assert_eq!((shared.held.len(), shared.trees.len()), (2, 3));
     }
 
     #[test]
