@@ -29,9 +29,7 @@ pub(super) fn finish(
     if let Some(problem) = paging_arguments(schema, call.0, call.1) {
         failed.push(Diagnostic::error(choice.location(), problem));
     }
-    if !defs.meta_valid(schema)
-        && let Err(error) = jsonschema::draft202012::meta::validate(schema)
-    {
+    if let Err(error) = defs.meta_check(schema) {
         failed.push(Diagnostic::error(
             location,
             format!(

@@ -184,8 +184,7 @@ impl InputSchema {
 }
 
 impl SharedDefs {
-    /// The member `name: schema`, as held already or newly added.
-    /// A member met before as the same tree is found by [`encode`]'s form of it, which is
+    /// The member `name: schema`, as held already or newly added. A member met before as the same tree is found by [`encode`]'s form of it, which is
     /// cheaper to write than its text (nothing sorted, nothing escaped).
     fn get(&mut self, name: &str, schema: &Value) -> Arc<Def> {
         self.scratch.clear();
@@ -211,14 +210,25 @@ impl SharedDefs {
         def
     }
 
-    /// Whether `schema` is valid JSON Schema 2020-12 by the meta-schema: its root checked with
-    /// its `$defs` emptied, and each member checked alone, once per set. The meta-schema checks
-    /// each `$defs` member as a schema of its own (`$dynamicRef: "#meta"`), so the answer is
-    /// the same; a large API's schemas carry the same members again and again, and checking
-    /// every copy was a fifth of compiling a tool. A member is known again by its tree written
-    /// out in [`encode`]'s form, exactly. `false` says only that some part failed: the caller
-    /// asks the meta-schema for its error, on the whole.
-    pub fn meta_valid(&mut self, schema: &mut Value) -> bool {
+    /// `schema` checked against the JSON Schema 2020-12 meta-schema: its root with its
+    /// `$defs` emptied, and each member alone, once per set. The meta-schema checks each
+    /// `$defs` member as a schema of its own (`$dynamicRef: "#meta"`), so the answer is the
+    /// same; a large API's schemas carry the same members again and again, and checking every
+    /// copy was a fifth of compiling a tool. A member is known again by its tree written out in
+    /// [`encode`]'s form, exactly. When a part fails, the whole schema is checked again for
+    /// the meta-schema's error, so the error is the one a check of the whole gives.
+    pub fn meta_check<'s>(
+        &mut self,
+        schema: &'s mut Value,
+    ) -> Result<(), jsonschema::ValidationError<'s>> {
+        if self.meta_valid(schema) {
+            return Ok(());
+        }
+        jsonschema::draft202012::meta::validate(schema)
+    }
+
+    /// Whether [`SharedDefs::meta_check`] passes, by parts, with no error made.
+    fn meta_valid(&mut self, schema: &mut Value) -> bool {
         use jsonschema::draft202012::meta;
         let Some(Value::Object(defs)) = schema.get_mut("$defs") else {
             return meta::is_valid(schema);
@@ -467,7 +477,7 @@ mod tests {
     }
 
     #[test]
-    fn a_schema_is_valid_by_its_parts_as_it_is_whole() {
+    fn a_schema_is_checked_by_its_parts_as_it_is_whole() {
         use jsonschema::draft202012::meta;
         let pet = json!({"type": "object", "properties": {"name": {"type": "string"}}});
         let cases = [
@@ -484,9 +494,12 @@ mod tests {
         let mut shared = SharedDefs::default();
         for schema in cases {
             let mut checked = schema.clone();
+            let said = |error: jsonschema::ValidationError<'_>| {
+                format!("{error} at {}", error.instance_path())
+            };
             assert_eq!(
-                shared.meta_valid(&mut checked),
-                meta::is_valid(&schema),
+                shared.meta_check(&mut checked).map_err(said),
+                meta::validate(&schema).map_err(said),
                 "{schema}"
             );
             assert_eq!(checked, schema, "given back as it came");

@@ -143,9 +143,7 @@ pub(super) fn declare(
     if served == Value::Bool(true) || served == Value::Object(Map::new()) {
         return Ok(None);
     }
-    if !held.meta_valid(&mut served)
-        && let Err(error) = jsonschema::draft202012::meta::validate(&served)
-    {
+    if let Err(error) = held.meta_check(&mut served) {
         return Err(format!(
             "its output schema would not be valid JSON Schema 2020-12 (at {}: {error})",
             error.instance_path()
