@@ -446,8 +446,9 @@ impl Server {
             ) => Some(progress::Reporter::new(token, notify)),
             _ => None,
         };
-        let dispatched = self
-            .dispatch(
+        let dispatched = progress::alongside(
+            reporter.as_ref(),
+            self.dispatch(
                 &request,
                 id,
                 params,
@@ -458,8 +459,9 @@ impl Server {
                     trace: &trace,
                     progress: reporter.as_ref().map(|reporter| reporter as _),
                 },
-            )
-            .await;
+            ),
+        )
+        .await;
         let code = match &dispatched {
             Ok(Outgoing {
                 kind: Kind::Refused(_),
