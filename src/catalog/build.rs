@@ -26,7 +26,7 @@ use crate::openapi::{Document, SpecVersion};
 
 use super::body::{is_form, is_json, item_schemas, place_body, request_body, swagger_body};
 use super::operation::{self, Operation, Parameter, Problem};
-use super::schema::SchemaBuilder;
+use super::schema::{SchemaBuilder, Translations};
 use super::{
     CredentialKind, CredentialSlot, ParameterLocation, ParameterPlan, ParameterStyle, RequestPlan,
 };
@@ -69,8 +69,9 @@ pub fn build(
     operation: &Operation,
     credential_names: &[String],
     lift_composition: bool,
+    translations: &mut Translations,
 ) -> Result<Built, Vec<Problem>> {
-    let mut builder = SchemaBuilder::new(document);
+    let mut builder = SchemaBuilder::with_translations(document, translations);
     let mut problems: Vec<Problem> = operation.problems.clone();
     let credentials = credentials(document, operation);
     let mut plan = RequestPlan {

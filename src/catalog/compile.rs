@@ -30,6 +30,7 @@ use super::arguments;
 use super::choose::{Choice, choose};
 use super::input::SharedDefs;
 use super::operation::{self, Operation};
+use super::schema::Translations;
 use super::{
     Api, CallSettings, Catalog, ConfirmSettings, InputSchema, OperationPlan, OperationReport,
     OperationStatus, Runs, SafetyClass, ServerInfo, Tool, ToolLimits, annotations, build, confirm,
@@ -206,6 +207,7 @@ fn compile_operations(
                 .unwrap_or(trim::DEFAULT_MAX_TOOL_TOKENS),
             pattern_ok: HashMap::new(),
             defs: SharedDefs::default(),
+            translations: Translations::default(),
         };
         for (operation, choice) in part {
             let (report, mut tool) = compile_operation(&mut shared, operation, choice, diagnostics);
@@ -263,6 +265,8 @@ struct Shared<'a> {
     pattern_ok: HashMap<String, bool>,
     /// The `$defs` members of the input schemas built so far, each held once.
     defs: SharedDefs,
+    /// The referenced schemas translated so far that depend on nothing but themselves.
+    translations: Translations,
 }
 
 /// One operation: its report line, and its tool when it is chosen and can be one. Its
@@ -505,6 +509,7 @@ fn output_schema(
         &call.shape,
         &mut compiles_cached,
         &mut shared.defs,
+        &mut shared.translations,
     );
     declared
         .map_err(|why| {
@@ -543,7 +548,7 @@ fn new_report(
 /// The operation's input schema and request plan; the builder's warnings go to
 /// `diagnostics`, and why it could not be built to `failed`.
 fn build_operation(
-    shared: &Shared<'_>,
+    shared: &mut Shared<'_>,
     operation: &Operation<'_>,
     label: &str,
     failed: &mut Vec<Diagnostic>,
@@ -554,6 +559,7 @@ fn build_operation(
         operation,
         shared.credential_names,
         shared.curation.lift_composition,
+        &mut shared.translations,
     ) {
         Ok(built) => {
             for problem in &built.warnings {

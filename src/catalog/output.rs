@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::input::{InputSchema, MAX_NESTING, SharedDefs, too_deep};
 use super::operation::{self, Operation};
-use super::schema::SchemaBuilder;
+use super::schema::{SchemaBuilder, Translations};
 use super::shape::{ResultShape, legacy_schema};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::openapi::{Document, FileId, SpecVersion};
@@ -106,8 +106,9 @@ pub(super) fn declare(
     shape: &ResultShape,
     compiles: &mut dyn FnMut(&str) -> bool,
     held: &mut SharedDefs,
+    translations: &mut Translations,
 ) -> Result<Option<OutputSchema>, String> {
-    let mut builder = SchemaBuilder::new(document);
+    let mut builder = SchemaBuilder::with_translations(document, translations);
     let mut schemas: Vec<Value> = Vec::new();
     for (file, pointer, schema) in documented_answers(document, operation)? {
         let translated = builder.schema(file, &pointer, schema);

@@ -38,6 +38,13 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::openapi::{Document, FileId};
+use cycles::{cycles, in_place_references};
+pub use memo::Translations;
+
+mod cycles;
+mod memo;
+#[cfg(test)]
+mod tests;
 
 /// Keywords whose value is one schema.
 const SCHEMA_KEYWORDS: &[&str] = &[
@@ -75,13 +82,6 @@ const MAX_DEPTH: usize = 64;
 /// Deepest nesting followed through `$ref`s as well (each copy of a target starts its own
 /// inline count): a long chain of references would otherwise exhaust the stack.
 const MAX_TOTAL_DEPTH: usize = 128;
-/// Keywords that apply their subschemas to the very value their schema is judging (unlike
-/// `properties` or `items`, which judge a part of it): a cycle of references through these
-/// alone never reaches a smaller value, so validating against it never ends.
-const IN_PLACE_KEYWORDS: &[&str] = &["not", "if", "then", "else"];
-const IN_PLACE_LIST_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf"];
-const IN_PLACE_MAP_KEYWORDS: &[&str] = &["dependentSchemas"];
-
 /// Copies schemas for one tool, collecting the `$defs` they need.
 pub struct SchemaBuilder<'d> {
     document: &'d Document,
@@ -103,6 +103,13 @@ pub struct SchemaBuilder<'d> {
     anchors: Vec<String>,
     /// How deep the copies of targets in progress sit, one inside the other.
     outer_depth: usize,
+    /// Referenced schemas translated before that depend on nothing but themselves.
+    translations: Option<&'d mut Translations>,
+    /// The copy in progress met something that reads what this tool's copy met so far (a
+    /// `$ref`, a recursive reference, an `$anchor`, an `$id`): it is not kept.
+    situated: bool,
+    /// The deepest inline nesting the copy in progress reached.
+    deepest: usize,
 }
 
 impl<'d> SchemaBuilder<'d> {
@@ -118,6 +125,18 @@ impl<'d> SchemaBuilder<'d> {
             resource: None,
             anchors: Vec::new(),
             outer_depth: 0,
+            translations: None,
+            situated: false,
+            deepest: 0,
+        }
+    }
+
+    /// A builder that takes referenced schemas from `translations` when it can, and keeps
+    /// there those it translates that depend on nothing but themselves.
+    pub fn with_translations(document: &'d Document, translations: &'d mut Translations) -> Self {
+        SchemaBuilder {
+            translations: Some(translations),
+            ..SchemaBuilder::new(document)
         }
     }
 
@@ -207,6 +226,7 @@ impl<'d> SchemaBuilder<'d> {
         if !scoped {
             return self.translate_inner(file, pointer, schema, depth);
         }
+        self.situated = true;
         let outer = self.resource.replace((file, pointer.to_string()));
         let out = self.translate_inner(file, pointer, schema, depth);
         self.resource = outer;
@@ -220,6 +240,7 @@ impl<'d> SchemaBuilder<'d> {
         schema: &Value,
         depth: usize,
     ) -> Value {
+        self.deepest = self.deepest.max(depth);
         if depth > MAX_DEPTH {
             self.errors.push((
                 pointer.to_string(),
@@ -246,6 +267,7 @@ impl<'d> SchemaBuilder<'d> {
         if let Some(reference) = map.get("$recursiveRef").or_else(|| map.get("$dynamicRef")) {
             // The documents' recursive refs name the schema they sit in (`"#"`); that schema
             // is the `$defs` entry being copied.
+            self.situated = true;
             return match (&self.current_def, reference.as_str()) {
                 (Some(name), Some(r)) if r.starts_with('#') => def_ref(name),
                 _ => {
@@ -303,6 +325,7 @@ impl<'d> SchemaBuilder<'d> {
             match key {
                 "nullable" | "x-nullable" => nullable = value.as_bool().unwrap_or(false),
                 "$anchor" => {
+                    self.situated = true;
                     if let Some(anchor) = value
                         .as_str()
                         .filter(|a| !self.anchors.iter().any(|k| k == a))
@@ -480,21 +503,53 @@ impl<'d> SchemaBuilder<'d> {
                 }
             },
         };
+        // What a reference points at depends on the names this tool's copy gave so far.
+        self.situated = true;
         let key = (target_file, target_pointer.clone());
         if let Some(name) = self.names.get(&key) {
             return def_ref(name);
         }
         let name = self.unique_name(&key);
-        self.names.insert(key, name.clone());
+        let kept = self.translations.as_deref().and_then(|kept| kept.get(&key));
+        if let Some(closed) = kept
+            && self.outer_depth + depth + 1 + closed.deepest <= MAX_TOTAL_DEPTH
+        {
+            self.patterns.extend_from_slice(&closed.patterns);
+            self.warnings.extend_from_slice(&closed.warnings);
+            self.defs.insert(name.clone(), closed.value.clone());
+            self.names.insert(key, name.clone());
+            return def_ref(&name);
+        }
+        self.names.insert(key.clone(), name.clone());
         // A placeholder first, so a recursive schema finds its own name while being copied.
         self.defs.insert(name.clone(), Value::Bool(true));
         let outer_def = self.current_def.replace(name.clone());
         // The target's own enclosing `$id`, if any, is not known here; it sets its own scope
         // when it has an `$id` itself.
         let outer_resource = self.resource.take();
+        let outer_deepest = std::mem::take(&mut self.deepest);
+        let (errors, patterns, warnings) =
+            (self.errors.len(), self.patterns.len(), self.warnings.len());
+        self.situated = false;
         self.outer_depth += depth + 1;
         let copy = self.translate(target_file, &target_pointer, target_value, 0);
         self.outer_depth -= depth + 1;
+        if !self.situated
+            && self.errors.len() == errors
+            && let Some(translations) = self.translations.as_deref_mut()
+        {
+            translations.keep(
+                key,
+                memo::Closed {
+                    value: copy.clone(),
+                    patterns: self.patterns[patterns..].to_vec(),
+                    warnings: self.warnings[warnings..].to_vec(),
+                    deepest: self.deepest,
+                },
+            );
+        }
+        self.situated = true;
+        self.deepest = outer_deepest;
         self.resource = outer_resource;
         self.current_def = outer_def;
         self.defs.insert(name.clone(), copy);
@@ -592,87 +647,6 @@ impl<'d> SchemaBuilder<'d> {
                 .resolve(file, schema)
                 .is_some_and(|(_, target)| target.get("readOnly") == Some(&Value::Bool(true)))
     }
-}
-
-/// The `$defs` names a translated schema refers to by `$ref` at its own place: through the
-/// in-place keywords, not under `properties`, `items` and the like.
-fn in_place_references(schema: &Value, out: &mut Vec<String>) {
-    let Some(map) = schema.as_object() else {
-        return;
-    };
-    if let Some(name) = map
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|reference| reference.strip_prefix("#/$defs/"))
-    {
-        out.push(name.replace("~1", "/").replace("~0", "~"));
-    }
-    for (key, value) in map {
-        let key = key.as_str();
-        if IN_PLACE_KEYWORDS.contains(&key) {
-            in_place_references(value, out);
-        } else if IN_PLACE_LIST_KEYWORDS.contains(&key) {
-            for item in value.as_array().into_iter().flatten() {
-                in_place_references(item, out);
-            }
-        } else if IN_PLACE_MAP_KEYWORDS.contains(&key) {
-            for item in value.as_object().into_iter().flat_map(Map::values) {
-                in_place_references(item, out);
-            }
-        }
-    }
-}
-
-/// Cycles in a graph given as each node's successors, found in one depth-first walk (linear
-/// in nodes and edges, without recursion): one per edge back into the walk's current path,
-/// skipping those through a node already reported, so a tangle of schemas is reported once
-/// rather than once per loop in it. Each cycle lists its nodes from the one entered first.
-fn cycles(successors: &[Vec<usize>]) -> Vec<Vec<usize>> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        Unseen,
-        /// On the current path, at this position.
-        OnPath(usize),
-        Finished,
-    }
-    let mut marks = vec![Mark::Unseen; successors.len()];
-    let mut reported = vec![false; successors.len()];
-    let mut found = Vec::new();
-    for start in 0..successors.len() {
-        if marks[start] != Mark::Unseen {
-            continue;
-        }
-        // Each node on the path, with how many of its successors have been followed.
-        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
-        marks[start] = Mark::OnPath(0);
-        while let Some(&(node, followed)) = path.last() {
-            let Some(&next) = successors[node].get(followed) else {
-                marks[node] = Mark::Finished;
-                path.pop();
-                continue;
-            };
-            if let Some(top) = path.last_mut() {
-                top.1 += 1;
-            }
-            match marks[next] {
-                Mark::Unseen => {
-                    marks[next] = Mark::OnPath(path.len());
-                    path.push((next, 0));
-                }
-                Mark::OnPath(at) => {
-                    let cycle: Vec<usize> = path[at..].iter().map(|&(node, _)| node).collect();
-                    if !cycle.iter().any(|&node| reported[node]) {
-                        for &node in &cycle {
-                            reported[node] = true;
-                        }
-                        found.push(cycle);
-                    }
-                }
-                Mark::Finished => {}
-            }
-        }
-    }
-    found
 }
 
 /// What is wrong with `value` as the value of `key`, by the JSON Schema 2020-12
