@@ -106,10 +106,12 @@ pub struct SchemaBuilder<'d> {
     /// Referenced schemas translated before that depend on nothing but themselves.
     translations: Option<&'d mut Translations>,
     /// The copy in progress met something that reads what this tool's copy met so far (a
-    /// `$ref`, a recursive reference, an `$anchor`, an `$id`): it is not kept.
+    /// recursive reference, an `$anchor`, an `$id`): it is not kept.
     situated: bool,
     /// The deepest inline nesting the copy in progress reached.
     deepest: usize,
+    /// The references the copy in progress met, in order.
+    met: Vec<memo::Met>,
 }
 
 impl<'d> SchemaBuilder<'d> {
@@ -128,6 +130,7 @@ impl<'d> SchemaBuilder<'d> {
             translations: None,
             situated: false,
             deepest: 0,
+            met: Vec::new(),
         }
     }
 
@@ -503,23 +506,36 @@ impl<'d> SchemaBuilder<'d> {
                 }
             },
         };
-        // What a reference points at depends on the names this tool's copy gave so far.
-        self.situated = true;
-        let key = (target_file, target_pointer.clone());
+        let key = (target_file, target_pointer);
+        if self.translations.is_none() {
+            return def_ref(&self.refer(key, target_value, depth));
+        }
+        // A kept copy that met this reference meets it again by its target's place.
+        let placed = crate::openapi::pointer_get(&document.file(key.0).value, &key.1)
+            .is_some_and(|found| std::ptr::eq(found, target_value));
+        let (patterns, warnings) = (self.patterns.len(), self.warnings.len());
+        let name = self.refer(key.clone(), target_value, depth);
+        if placed {
+            self.met.push(memo::Met {
+                key,
+                depth,
+                name: name.clone(),
+                patterns: patterns..self.patterns.len(),
+                warnings: warnings..self.warnings.len(),
+            });
+        } else {
+            self.situated = true;
+        }
+        def_ref(&name)
+    }
+
+    /// The `$defs` name of the copy of `target`, at `key`, met `depth` deep: copied now
+    /// (or taken from the kept translations) unless this tool has it already.
+    fn refer(&mut self, key: (FileId, String), target: &'d Value, depth: usize) -> String {
         if let Some(name) = self.names.get(&key) {
-            return def_ref(name);
+            return name.clone();
         }
         let name = self.unique_name(&key);
-        let kept = self.translations.as_deref().and_then(|kept| kept.get(&key));
-        if let Some(closed) = kept
-            && self.outer_depth + depth + 1 + closed.deepest <= MAX_TOTAL_DEPTH
-        {
-            self.patterns.extend_from_slice(&closed.patterns);
-            self.warnings.extend_from_slice(&closed.warnings);
-            self.defs.insert(name.clone(), closed.value.clone());
-            self.names.insert(key, name.clone());
-            return def_ref(&name);
-        }
         self.names.insert(key.clone(), name.clone());
         // A placeholder first, so a recursive schema finds its own name while being copied.
         self.defs.insert(name.clone(), Value::Bool(true));
@@ -527,33 +543,16 @@ impl<'d> SchemaBuilder<'d> {
         // The target's own enclosing `$id`, if any, is not known here; it sets its own scope
         // when it has an `$id` itself.
         let outer_resource = self.resource.take();
-        let outer_deepest = std::mem::take(&mut self.deepest);
-        let (errors, patterns, warnings) =
-            (self.errors.len(), self.patterns.len(), self.warnings.len());
-        self.situated = false;
         self.outer_depth += depth + 1;
-        let copy = self.translate(target_file, &target_pointer, target_value, 0);
+        let copy = match self.copy_kept(&key) {
+            Some(copy) => copy,
+            None => self.copy(key, target),
+        };
         self.outer_depth -= depth + 1;
-        if !self.situated
-            && self.errors.len() == errors
-            && let Some(translations) = self.translations.as_deref_mut()
-        {
-            translations.keep(
-                key,
-                memo::Closed {
-                    value: copy.clone(),
-                    patterns: self.patterns[patterns..].to_vec(),
-                    warnings: self.warnings[warnings..].to_vec(),
-                    deepest: self.deepest,
-                },
-            );
-        }
-        self.situated = true;
-        self.deepest = outer_deepest;
         self.resource = outer_resource;
         self.current_def = outer_def;
         self.defs.insert(name.clone(), copy);
-        def_ref(&name)
+        name
     }
 
     /// The map of a `properties`-like keyword (found at `pointer`/`key` in `file`), following

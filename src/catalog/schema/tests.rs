@@ -47,7 +47,12 @@ fn a_schema_taken_from_the_memo_is_the_one_translated_again() {
         // Situated: each copy reads what its tool met (references, an anchor).
         "Holder": {
             "type": "object",
-            "properties": {"leaf": {"$ref": "#/components/schemas/Leaf"}, "again": {"$ref": "#/components/schemas/Leaf"}},
+            "properties": {
+                "leaf": {"$ref": "#/components/schemas/Leaf"},
+                "again": {"$ref": "#/components/schemas/Leaf"},
+                // Data that looks like a reference stays as written.
+                "const": {"const": {"$ref": "#/$defs/Leaf"}},
+            },
         },
         "Anchored": {"$anchor": "here", "type": "string"},
         "Anchored2": {"$anchor": "here", "type": "integer"},
@@ -59,17 +64,28 @@ fn a_schema_taken_from_the_memo_is_the_one_translated_again() {
         // Another schema whose place ends in `Leaf`: a tool that has both names them apart,
         // whichever comes first.
         "Other": {"properties": {"Leaf": {"type": "integer"}}},
+        "Renamed": {"properties": {
+            "first": {"$ref": "#/components/schemas/Other/properties/Leaf"},
+            "then": {"$ref": "#/components/schemas/Holder"},
+        }},
+        // Recursion, through one schema and through two.
+        "Tree": {"properties": {"children": {"type": "array", "items": {"$ref": "#/components/schemas/Tree"}}}},
+        "Ping": {"properties": {"pong": {"$ref": "#/components/schemas/Pong"}, "leaf": {"$ref": "#/components/schemas/Leaf"}}},
+        "Pong": {"properties": {"ping": {"$ref": "#/components/schemas/Ping"}, "tree": {"$ref": "#/components/schemas/Tree"}}},
+        // Reached shallow first, then at the end of every chain: its reference sits deep.
+        "Mid": {"properties": {"x": {"properties": {"leaf": {"$ref": "#/components/schemas/Leaf"}}}}},
         "Both": {"properties": {
             "first": {"$ref": "#/components/schemas/Other/properties/Leaf"},
             "then": {"$ref": "#/components/schemas/Leaf"},
         }},
     });
-    // Chains that reach `Leaf` ever deeper through references, up to and past the limit on
-    // nesting through `$ref`s: a copy kept from a shallow place must not hide that limit.
-    for length in 58..68 {
+    // Chains that reach `Mid` (and `Leaf`) ever deeper through references, up to and past
+    // the limit on nesting through `$ref`s: a copy kept from a shallow place must not hide
+    // that limit.
+    for length in 52..68 {
         for link in 0..length {
             let next = if link + 1 == length {
-                "#/components/schemas/Leaf".to_string()
+                "#/components/schemas/Mid".to_string()
             } else {
                 format!("#/components/schemas/Chain{length}_{}", link + 1)
             };
@@ -91,6 +107,11 @@ fn a_schema_taken_from_the_memo_is_the_one_translated_again() {
         "Anchored",
         "Anchors",
         "Broken",
+        "Renamed",
+        "Tree",
+        "Ping",
+        "Pong",
+        "Renamed",
         "Both",
         "Leaf",
         "Anchored",
@@ -99,8 +120,9 @@ fn a_schema_taken_from_the_memo_is_the_one_translated_again() {
     .iter()
     .map(|name| format!("#/components/schemas/{name}"))
     .collect();
+    roots.push("#/components/schemas/Mid".to_string());
     roots.extend(
-        (58..68)
+        (52..68)
             .rev()
             .map(|length| format!("#/components/schemas/Chain{length}_0")),
     );
@@ -117,16 +139,23 @@ fn a_schema_taken_from_the_memo_is_the_one_translated_again() {
     );
     assert!(alone[0].contains("minLength"), "{}", alone[0]);
     assert!(
-        alone[6].contains(r##""then":{"$ref":"#/$defs/Leaf_2"}"##),
+        alone[6].contains(r##""then":{"$ref":"#/$defs/Holder"}"##)
+            && alone[6].contains(r##""leaf":{"$ref":"#/$defs/Leaf_2"}"##)
+            && alone[6].contains(r##""const":{"$ref":"#/$defs/Leaf"}"##),
         "{}",
         alone[6]
+    );
+    assert!(
+        alone[11].contains(r##""then":{"$ref":"#/$defs/Leaf_2"}"##),
+        "{}",
+        alone[11]
     );
     let limited = alone
         .iter()
         .filter(|made| made.contains("nested more than"))
         .count();
     assert!(
-        (1..10).contains(&limited),
-        "{limited} of 10 chains reach the limit"
+        (1..16).contains(&limited),
+        "{limited} of 16 chains reach the limit"
     );
 }
