@@ -446,9 +446,10 @@ impl Server {
             ) => Some(progress::Reporter::new(token, notify)),
             _ => None,
         };
-        let dispatched = progress::alongside(
-            reporter.as_ref(),
-            self.dispatch(
+        let dispatched = {
+            // Pinned where it stands: moved into the progress timer's future, the large
+            // future of a request's handling would be copied on every request.
+            let dispatching = std::pin::pin!(self.dispatch(
                 &request,
                 id,
                 params,
@@ -459,9 +460,9 @@ impl Server {
                     trace: &trace,
                     progress: reporter.as_ref().map(|reporter| reporter as _),
                 },
-            ),
-        )
-        .await;
+            ));
+            progress::alongside(reporter.as_ref(), dispatching).await
+        };
         let code = match &dispatched {
             Ok(Outgoing {
                 kind: Kind::Refused(_),

@@ -4,6 +4,7 @@
 //! (an SSE response on HTTP, a line on stdio) before its answer.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -152,15 +153,15 @@ impl upstream::Progress for Reporter<'_> {
 
 /// Runs `work`, the request's handling, and meanwhile tells `reporter`'s held count once
 /// its time comes: a stream that brought items and then fell silent has its last count
-/// told within two intervals, not only with the answer.
-pub(super) async fn alongside<T>(
+/// told within two intervals, not only with the answer. `work` is borrowed pinned, not
+/// moved: a request's handling is a large future, and most requests ask for no progress.
+pub(super) async fn alongside<F: Future>(
     reporter: Option<&Reporter<'_>>,
-    work: impl Future<Output = T>,
-) -> T {
+    mut work: Pin<&mut F>,
+) -> F::Output {
     let Some(reporter) = reporter else {
         return work.await;
     };
-    let mut work = std::pin::pin!(work);
     let mut ticks = tokio::time::interval_at(Instant::now() + INTERVAL, INTERVAL);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -227,13 +228,13 @@ mod tests {
         let (notify, mut notes) = tokio::sync::mpsc::unbounded_channel();
         let token = RawValue::from_string("\"t\"".to_string()).expect("JSON");
         let reporter = Reporter::new(&token, &notify);
-        let answer = alongside(Some(&reporter), async {
+        let work = std::pin::pin!(async {
             upstream::Progress::report(&reporter, 1, 10, 1_000);
             upstream::Progress::report(&reporter, 2, 20, 1_000);
             tokio::time::sleep(Duration::from_secs(5)).await;
             "answer"
-        })
-        .await;
+        });
+        let answer = alongside(Some(&reporter), work).await;
         assert_eq!(answer, "answer");
         let told: Vec<Bytes> = std::iter::from_fn(|| notes.try_recv().ok()).collect();
         assert_eq!(told.len(), 2, "{told:?}");
