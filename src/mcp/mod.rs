@@ -436,16 +436,7 @@ impl Server {
             self.traces.as_ref(),
             incoming.headers.is_some(),
         );
-        let reporter = match (&params, incoming.notify) {
-            (
-                Ok(Params {
-                    progress_token: Some(token),
-                    ..
-                }),
-                Some(notify),
-            ) => Some(progress::Reporter::new(token, notify)),
-            _ => None,
-        };
+        let reporter = progress::Reporter::asked(params.as_ref().ok(), incoming.notify);
         let dispatched = {
             // Pinned where it stands: moved into the progress timer's future, the large
             // future of a request's handling would be copied on every request.

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use serde_json::value::RawValue;
 use tokio::time::Instant;
 
+use super::envelope::Params;
 use crate::upstream;
 
 /// Where notifications about one request go: each is one JSON-RPC message.
@@ -49,7 +50,13 @@ struct Count {
 }
 
 impl<'r> Reporter<'r> {
-    pub(super) fn new(token: &'r RawValue, notify: &'r Notify) -> Reporter<'r> {
+    /// The reporter of a request whose `_meta` carries a progress token, when its
+    /// transport can carry notifications.
+    pub(super) fn asked(params: Option<&Params<'r>>, notify: Option<&'r Notify>) -> Option<Self> {
+        Some(Reporter::new(params?.progress_token?, notify?))
+    }
+
+    fn new(token: &'r RawValue, notify: &'r Notify) -> Reporter<'r> {
         Reporter {
             token,
             notify,
