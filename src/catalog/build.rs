@@ -69,7 +69,7 @@ pub fn build(
     operation: &Operation,
     credential_names: &[String],
     lift_composition: bool,
-    translations: &mut Translations,
+    translations: Option<&mut Translations>,
 ) -> Result<Built, Vec<Problem>> {
     let mut builder = SchemaBuilder::with_translations(document, translations);
     let mut problems: Vec<Problem> = operation.problems.clone();

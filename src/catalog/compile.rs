@@ -265,7 +265,7 @@ struct Shared<'a> {
     pattern_ok: HashMap<String, bool>,
     /// The `$defs` members of the input schemas built so far, each held once.
     defs: SharedDefs,
-    /// The referenced schemas translated so far that depend on nothing but themselves.
+    /// The copies of referenced schemas the tools built so far made, for the next to take.
     translations: Translations,
 }
 
@@ -559,7 +559,7 @@ fn build_operation(
         operation,
         shared.credential_names,
         shared.curation.lift_composition,
-        &mut shared.translations,
+        Some(&mut shared.translations),
     ) {
         Ok(built) => {
             for problem in &built.warnings {

@@ -184,8 +184,9 @@ impl InputSchema {
 }
 
 impl SharedDefs {
-    /// The member `name: schema`, as held already or newly added. A member met before as the same tree is found by [`encode`]'s form of it, which is
-    /// cheaper to write than its text (nothing sorted, nothing escaped).
+    /// The member `name: schema`, as held already or newly added. A member met before as
+    /// the same tree is found by [`encode`]'s form of it, which is cheaper to write than its
+    /// text (nothing sorted, nothing escaped).
     fn get(&mut self, name: &str, schema: &Value) -> Arc<Def> {
         self.scratch.clear();
         encode_text(name, &mut self.scratch);

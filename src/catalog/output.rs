@@ -108,7 +108,7 @@ pub(super) fn declare(
     held: &mut SharedDefs,
     translations: &mut Translations,
 ) -> Result<Option<OutputSchema>, String> {
-    let mut builder = SchemaBuilder::with_translations(document, translations);
+    let mut builder = SchemaBuilder::with_translations(document, Some(translations));
     let mut schemas: Vec<Value> = Vec::new();
     for (file, pointer, schema) in documented_answers(document, operation)? {
         let translated = builder.schema(file, &pointer, schema);

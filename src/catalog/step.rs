@@ -15,7 +15,6 @@ use crate::curation::call::NEVER_REPORTED_HEADERS;
 use crate::openapi::Document;
 
 use super::operation::Operation;
-use super::schema::Translations;
 use super::shape::ResultShape;
 use super::{
     BodyPlacement, CallSettings, OperationPlan, ParameterLocation, Tool, build, operation,
@@ -58,7 +57,7 @@ pub(super) fn plan(
         operation,
         &curation.credential_parameters(),
         curation.lift_composition,
-        &mut Translations::default(),
+        None,
     )
     .map_err(|problems| {
         let reason = problems

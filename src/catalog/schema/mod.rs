@@ -103,10 +103,11 @@ pub struct SchemaBuilder<'d> {
     anchors: Vec<String>,
     /// How deep the copies of targets in progress sit, one inside the other.
     outer_depth: usize,
-    /// Referenced schemas translated before that depend on nothing but themselves.
+    /// The copies of referenced schemas kept from earlier tools ([`memo`]).
     translations: Option<&'d mut Translations>,
     /// The copy in progress met something that reads what this tool's copy met so far (a
-    /// recursive reference, an `$anchor`, an `$id`): it is not kept.
+    /// recursive reference, an `$anchor`, an `$id`), or a reference whose target cannot be
+    /// found again by its place: it is not kept.
     situated: bool,
     /// The deepest inline nesting the copy in progress reached.
     deepest: usize,
@@ -134,11 +135,14 @@ impl<'d> SchemaBuilder<'d> {
         }
     }
 
-    /// A builder that takes referenced schemas from `translations` when it can, and keeps
-    /// there those it translates that depend on nothing but themselves.
-    pub fn with_translations(document: &'d Document, translations: &'d mut Translations) -> Self {
+    /// A builder that takes the copies of referenced schemas from `translations` when it
+    /// can, and keeps there the ones it makes ([`memo`]); with `None`, one that keeps none.
+    pub fn with_translations(
+        document: &'d Document,
+        translations: Option<&'d mut Translations>,
+    ) -> Self {
         SchemaBuilder {
-            translations: Some(translations),
+            translations,
             ..SchemaBuilder::new(document)
         }
     }

@@ -5,7 +5,7 @@ use crate::openapi::{Document, FileId};
 
 /// All that translating a `$ref` to `root` made: the schema, its `$defs`, and what was said.
 fn made(document: &Document, root: &str, translations: &mut Translations) -> String {
-    let mut builder = SchemaBuilder::with_translations(document, translations);
+    let mut builder = SchemaBuilder::with_translations(document, Some(translations));
     let value = builder.schema(FileId(0), "/root", &json!({"$ref": root}));
     let said = format!(
         "{value}\nerrors {:?}\npatterns {:?}\nwarnings {:?}\ncycles {:?}",
